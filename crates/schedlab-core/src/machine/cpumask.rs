@@ -1,0 +1,134 @@
+//! A fixed-size CPU bitmap (`struct cpumask`).
+
+use crate::ids::CpuId;
+
+/// A set of CPUs of one machine, as a bitmap.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct CpuMask {
+    bits: Vec<u64>,
+    nr: usize,
+}
+
+impl CpuMask {
+    /// An empty mask for a machine of `nr` CPUs.
+    pub fn new(nr: usize) -> CpuMask {
+        CpuMask { bits: vec![0; nr.div_ceil(64)], nr }
+    }
+    /// A mask with every CPU of an `nr`-CPU machine set.
+    pub fn full(nr: usize) -> CpuMask {
+        let mut m = CpuMask::new(nr);
+        for i in 0..nr {
+            m.set(CpuId(i as u32));
+        }
+        m
+    }
+    /// Number of CPUs of the machine (the mask's size, not its weight).
+    pub fn nr_cpus(&self) -> usize {
+        self.nr
+    }
+    /// Adds a CPU.
+    #[inline]
+    pub fn set(&mut self, cpu: CpuId) {
+        self.bits[cpu.idx() / 64] |= 1 << (cpu.idx() % 64);
+    }
+    /// Removes a CPU.
+    #[inline]
+    pub fn clear(&mut self, cpu: CpuId) {
+        self.bits[cpu.idx() / 64] &= !(1 << (cpu.idx() % 64));
+    }
+    /// Is `cpu` in the set?
+    #[inline]
+    pub fn test(&self, cpu: CpuId) -> bool {
+        cpu.idx() < self.nr && self.bits[cpu.idx() / 64] & (1 << (cpu.idx() % 64)) != 0
+    }
+    /// Number of CPUs set.
+    pub fn weight(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    /// True when no CPU is set.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+    /// Lowest CPU set.
+    pub fn first(&self) -> Option<CpuId> {
+        self.iter().next()
+    }
+    /// CPUs in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        self.bits.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(CpuId(wi as u32 * 64 + b))
+            })
+        })
+    }
+    /// CPUs in wrapping order starting after `start` (`for_each_cpu_wrap`
+    /// from `start + 1`... the kernel starts at `start`; callers pass the
+    /// first CPU they want scanned).
+    pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
+        let s = start.0;
+        self.iter()
+            .filter(move |c| c.0 >= s)
+            .chain(self.iter().filter(move |c| c.0 < s))
+    }
+    /// Set intersection.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = self.clone();
+        for (a, b) in m.bits.iter_mut().zip(&other.bits) {
+            *a &= *b;
+        }
+        m
+    }
+    /// Do the two sets share a CPU?
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.bits.iter().zip(&other.bits).any(|(a, b)| a & b != 0)
+    }
+    /// Is every CPU of `self` in `other`?
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.bits.iter().zip(&other.bits).all(|(a, b)| a & !b == 0)
+    }
+    /// Builds a mask from CPU numbers; numbers >= `nr` are an error.
+    pub fn from_cpus(nr: usize, cpus: &[u32]) -> Result<CpuMask, u32> {
+        let mut m = CpuMask::new(nr);
+        for &c in cpus {
+            if c as usize >= nr {
+                return Err(c);
+            }
+            m.set(CpuId(c));
+        }
+        Ok(m)
+    }
+    /// The kernel's list format (`0-3,8-11`).
+    pub fn to_list(&self) -> String {
+        let mut out = Vec::new();
+        let mut it = self.iter().map(|c| c.0).peekable();
+        while let Some(a) = it.next() {
+            let mut b = a;
+            while it.peek() == Some(&(b + 1)) {
+                b = it.next().unwrap();
+            }
+            out.push(if a == b { a.to_string() } else { format!("{a}-{b}") });
+        }
+        out.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_format_and_wrap() {
+        let m = CpuMask::from_cpus(70, &[0, 1, 2, 3, 8, 65]).unwrap();
+        assert_eq!(m.to_list(), "0-3,8,65");
+        assert_eq!(m.weight(), 6);
+        let w: Vec<u32> = m.iter_wrap(CpuId(3)).map(|c| c.0).collect();
+        assert_eq!(w, vec![3, 8, 65, 0, 1, 2]);
+        assert!(CpuMask::from_cpus(4, &[4]).is_err());
+    }
+}

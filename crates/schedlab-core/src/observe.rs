@@ -1,0 +1,166 @@
+//! What the simulator reports while it runs: the [`Sink`] trait, one method
+//! per tracepoint, in the push style of ripgrep's `Sink`.
+//!
+//! The engine is generic over the sink, so a run without `--trace` pays only
+//! for an inlined empty call. Writers (ftrace text, later trace.dat and
+//! Perfetto) live in `schedlab-output` and implement this trait.
+
+use crate::ids::CpuId;
+use crate::time::Nanos;
+
+/// A task as a tracepoint names it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TaskView<'a> {
+    /// Thread id; 0 is the idle task (`swapper/N`).
+    pub pid: u32,
+    /// comm (at most 15 characters in a real kernel; we keep the full name).
+    pub comm: &'a str,
+    /// Kernel priority: `120 + nice` for fair tasks.
+    pub prio: i32,
+}
+
+/// How the previous task left the CPU (`prev_state` of sched_switch).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PrevState {
+    /// Still runnable, gave up the CPU voluntarily (`R`), or the idle task.
+    Runnable,
+    /// Still runnable, preempted (`R+`).
+    Preempted,
+    /// Interruptible sleep (`S`).
+    Sleeping,
+    /// Uninterruptible sleep (`D`).
+    Uninterruptible,
+    /// Exiting (`Z`).
+    Dead,
+}
+
+impl PrevState {
+    /// The letters the kernel prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrevState::Runnable => "R",
+            PrevState::Preempted => "R+",
+            PrevState::Sleeping => "S",
+            PrevState::Uninterruptible => "D",
+            PrevState::Dead => "Z",
+        }
+    }
+    /// Parses the kernel letters (the subset above; `X` reads as Dead,
+    /// `I` as Uninterruptible-like idle).
+    pub fn parse(s: &str) -> Option<PrevState> {
+        Some(match s {
+            "R" => PrevState::Runnable,
+            "R+" => PrevState::Preempted,
+            "S" => PrevState::Sleeping,
+            "D" | "I" => PrevState::Uninterruptible,
+            "Z" | "X" => PrevState::Dead,
+            _ => return None,
+        })
+    }
+}
+
+/// A scheduler tracepoint's payload.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TraceEvent<'a> {
+    /// `sched_switch`.
+    SchedSwitch {
+        /// Task leaving the CPU.
+        prev: TaskView<'a>,
+        /// Its state.
+        prev_state: PrevState,
+        /// Task taking the CPU.
+        next: TaskView<'a>,
+    },
+    /// `sched_waking` (in the waker's context).
+    SchedWaking {
+        /// The wakee.
+        task: TaskView<'a>,
+        /// CPU chosen by select_task_rq.
+        target_cpu: CpuId,
+    },
+    /// `sched_wakeup` (the wakee is runnable on `target_cpu`).
+    SchedWakeup {
+        /// The wakee.
+        task: TaskView<'a>,
+        /// Its runqueue.
+        target_cpu: CpuId,
+    },
+    /// `sched_wakeup_new` (first wakeup of a new task).
+    SchedWakeupNew {
+        /// The new task.
+        task: TaskView<'a>,
+        /// Its runqueue.
+        target_cpu: CpuId,
+    },
+    /// `sched_migrate_task`.
+    SchedMigrateTask {
+        /// The task moved.
+        task: TaskView<'a>,
+        /// From.
+        orig_cpu: CpuId,
+        /// To.
+        dest_cpu: CpuId,
+    },
+}
+
+/// One trace line: who (context task) on which CPU at what time did what.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TraceRecord<'a> {
+    /// Time in ns since the simulated boot (the trace clock).
+    pub time: Nanos,
+    /// CPU the event was recorded on.
+    pub cpu: CpuId,
+    /// Task whose context recorded it (the `TASK-PID` column).
+    pub ctx: TaskView<'a>,
+    /// The five latency-format flag characters (`d..2.`).
+    pub flags: [u8; 5],
+    /// The event.
+    pub event: TraceEvent<'a>,
+}
+
+/// Receiver of everything the simulator reports.
+pub trait Sink {
+    /// Does this sink want tracepoints? When false the engine skips building
+    /// records.
+    fn wants_trace(&self) -> bool {
+        false
+    }
+    /// One tracepoint hit.
+    fn trace(&mut self, _rec: &TraceRecord<'_>) {}
+}
+
+/// A sink that ignores everything.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct NullSink;
+impl Sink for NullSink {}
+
+/// A sink that keeps every record as owned text lines' data (tests).
+#[derive(Default, Debug, Clone)]
+pub struct CountingSink {
+    /// Number of records per event kind: switch, waking, wakeup, wakeup_new, migrate.
+    pub counts: [u64; 5],
+}
+impl Sink for CountingSink {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &TraceRecord<'_>) {
+        let i = match rec.event {
+            TraceEvent::SchedSwitch { .. } => 0,
+            TraceEvent::SchedWaking { .. } => 1,
+            TraceEvent::SchedWakeup { .. } => 2,
+            TraceEvent::SchedWakeupNew { .. } => 3,
+            TraceEvent::SchedMigrateTask { .. } => 4,
+        };
+        self.counts[i] += 1;
+    }
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn wants_trace(&self) -> bool {
+        (**self).wants_trace()
+    }
+    fn trace(&mut self, rec: &TraceRecord<'_>) {
+        (**self).trace(rec)
+    }
+}

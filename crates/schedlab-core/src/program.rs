@@ -1,0 +1,188 @@
+//! The behaviour program: what a task does, in one form for every workload
+//! source (rt-app JSON, built-in generators, later trace replay).
+//!
+//! A [`Workload`] is a list of [`TaskSpec`]s plus the shared objects they
+//! name (timers). Each task runs a [`Program`]: an ordered list of
+//! [`Phase`]s, each repeated `loops` times, the whole list repeated
+//! `Program::loops` times (rt-app's loop semantics, formats.md 1.6). One
+//! execution of a phase is one *iteration* and produces one rt-app log row.
+//!
+//! Workload readers build this form before the run; the simulator never sees
+//! JSON.
+
+use crate::time::Nanos;
+
+/// Scheduling policy of a task (`sched_setscheduler`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Policy {
+    /// SCHED_OTHER / SCHED_NORMAL.
+    Normal,
+    /// SCHED_BATCH: normal weights, never wakeup-preempts.
+    Batch,
+    /// SCHED_IDLE: weight 3, treated as idle by placement.
+    Idle,
+    /// SCHED_FIFO (modelled by a later issue).
+    Fifo,
+    /// SCHED_RR (modelled by a later issue).
+    Rr,
+    /// SCHED_DEADLINE (modelled by a later issue).
+    Deadline,
+}
+
+impl Policy {
+    /// The kernel's spelling, as rt-app and summary.json write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Normal => "SCHED_NORMAL",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+            Policy::Deadline => "SCHED_DEADLINE",
+        }
+    }
+
+    /// Parses rt-app / kernel policy names (`SCHED_OTHER` is SCHED_NORMAL).
+    pub fn parse(s: &str) -> Option<Policy> {
+        Some(match s {
+            "SCHED_OTHER" | "SCHED_NORMAL" => Policy::Normal,
+            "SCHED_BATCH" => Policy::Batch,
+            "SCHED_IDLE" => Policy::Idle,
+            "SCHED_FIFO" => Policy::Fifo,
+            "SCHED_RR" => Policy::Rr,
+            "SCHED_DEADLINE" => Policy::Deadline,
+            _ => return None,
+        })
+    }
+
+    /// True for the policies of the fair class.
+    pub fn is_fair(self) -> bool {
+        matches!(self, Policy::Normal | Policy::Batch | Policy::Idle)
+    }
+}
+
+/// Index of a timer in [`Workload::timers`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimerRef(pub u32);
+
+/// One step of a behaviour program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// A fixed amount of CPU work (rt-app `run`): `work_ns` of execution at
+    /// capacity 1024. `perf` is rt-app's loop count in thousands, reported in
+    /// the log's `perf` column.
+    Run {
+        /// CPU work in nanoseconds.
+        work_ns: Nanos,
+        /// Configured duration in µs (the log's `c_duration`).
+        config_us: u64,
+        /// Thousands of calibrated loops (the log's `perf`).
+        perf: u64,
+    },
+    /// Stay runnable until `wall_ns` of wall-clock time has passed since the
+    /// op began (rt-app `runtime`).
+    Runtime {
+        /// Wall-clock time in nanoseconds.
+        wall_ns: Nanos,
+        /// Configured duration in µs (the log's `c_duration`).
+        config_us: u64,
+    },
+    /// Block for a relative time (rt-app `sleep`, `nanosleep`).
+    Sleep {
+        /// Sleep length in nanoseconds.
+        ns: Nanos,
+    },
+    /// Wait for the next expiry of a periodic timer (rt-app `timer`,
+    /// algorithm of formats.md 1.8).
+    Timer {
+        /// Which timer.
+        timer: TimerRef,
+        /// Period in nanoseconds.
+        period_ns: Nanos,
+    },
+    /// `sched_yield()`.
+    Yield,
+}
+
+/// A phase: ops run in order, `loops` times in a row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// Phase name (the JSON key), for messages.
+    pub name: String,
+    /// Consecutive iterations of this phase (>= 1).
+    pub loops: u64,
+    /// The ops of one iteration.
+    pub ops: Vec<Op>,
+    /// Affinity applied at the start of each iteration, if given.
+    pub cpus: Option<Vec<u32>>,
+    /// Policy and nice applied at the start of each iteration, if given.
+    pub sched: Option<(Policy, i32)>,
+}
+
+/// A task's whole program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// The phases, in order.
+    pub phases: Vec<Phase>,
+    /// Passes over the phase list; `None` runs until the workload ends.
+    pub loops: Option<u64>,
+}
+
+/// A thread of the workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskSpec {
+    /// Thread name (`<task>-<index>` for rt-app), also the comm.
+    pub name: String,
+    /// rt-app's global thread index (the log's `idx` column).
+    pub index: u32,
+    /// Scheduling policy.
+    pub policy: Policy,
+    /// Nice value (-20..=19) for fair policies; rt priority for FIFO/RR.
+    pub nice: i32,
+    /// Allowed CPUs; `None` = every CPU of the machine.
+    pub cpus: Option<Vec<u32>>,
+    /// Start delay after the common start T0.
+    pub delay_ns: Nanos,
+    /// Custom slice (rt-app `dl-runtime` on SCHED_OTHER, 6.12+).
+    pub custom_slice_ns: Option<Nanos>,
+    /// Task group path (`/` = root).
+    pub group: String,
+    /// What the task does.
+    pub program: Program,
+}
+
+/// A timer object of the workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerSpec {
+    /// Name (rt-app `ref`; unique timers get `<ref>@<thread>`).
+    pub name: String,
+    /// Absolute mode keeps the grid after overruns; relative re-anchors.
+    pub absolute: bool,
+}
+
+/// A complete workload, ready to simulate.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Workload {
+    /// Threads in creation order.
+    pub tasks: Vec<TaskSpec>,
+    /// Timers named by `Op::Timer`.
+    pub timers: Vec<TimerSpec>,
+    /// Run length from the workload (`global.duration`); `None` = until all
+    /// tasks finish.
+    pub duration_ns: Option<Nanos>,
+    /// Prefix of the per-thread log files (`global.log_basename`).
+    pub log_basename: String,
+    /// rt-app's ns per calibrated loop (pLoad).
+    pub calibration_ns: u64,
+}
+
+impl Program {
+    /// Does the program ever block (sleep/timer)? Used by generators' sanity checks.
+    pub fn blocks(&self) -> bool {
+        self.phases.iter().any(|p| {
+            p.ops
+                .iter()
+                .any(|o| matches!(o, Op::Sleep { .. } | Op::Timer { .. }))
+        })
+    }
+}

@@ -1,0 +1,122 @@
+//! Counters and per-iteration measurements the run produces.
+
+use crate::time::Nanos;
+
+/// One rt-app log row (formats.md 2.3), all times in µs.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct LogRow {
+    /// Global thread index.
+    pub idx: u32,
+    /// Thousands of calibrated loops done by the iteration's run events.
+    pub perf: u64,
+    /// Wall time spent inside run/runtime events.
+    pub run: u64,
+    /// Wall time of the whole iteration.
+    pub period: u64,
+    /// CLOCK_MONOTONIC at the iteration's start.
+    pub start: u64,
+    /// CLOCK_MONOTONIC at the iteration's end.
+    pub end: u64,
+    /// `start` minus the use case's `t_start`.
+    pub rel_st: u64,
+    /// Slack at the iteration's last timer event (signed).
+    pub slack: i64,
+    /// Configured run time of the iteration.
+    pub c_duration: u64,
+    /// Configured periods of the iteration's timers.
+    pub c_period: u64,
+    /// Wake-up latency (reset by an overrun).
+    pub wu_lat: u64,
+}
+
+/// Per-task figures for summary.json.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskStats {
+    /// CPU time the task got.
+    pub runtime_ns: Nanos,
+    /// Time spent runnable but not running.
+    pub wait_ns: Nanos,
+    /// Times the task was switched in.
+    pub switches: u64,
+    /// Involuntary switches out (preemptions).
+    pub preempted: u64,
+    /// Migrations between CPUs.
+    pub migrations: u64,
+    /// Wakeups of this task.
+    pub wakeups: u64,
+    /// Phase iterations completed (log rows).
+    pub loops: u64,
+}
+
+/// Per-CPU figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuStats {
+    /// Time running task work.
+    pub busy_ns: Nanos,
+    /// Time idle (including idle-state exit).
+    pub idle_ns: Nanos,
+    /// Time in scheduler paths (costs charged to this CPU).
+    pub sched_overhead_ns: Nanos,
+    /// `schedule()` calls (schedstat sched_count).
+    pub sched_count: u64,
+    /// `schedule()` calls that picked idle (sched_goidle).
+    pub sched_goidle: u64,
+    /// Wakeups done on this CPU (ttwu_count).
+    pub ttwu_count: u64,
+    /// Wakeups of tasks that were last on this CPU (ttwu_local).
+    pub ttwu_local: u64,
+    /// Time tasks waited on this runqueue (run_delay).
+    pub run_delay_ns: Nanos,
+    /// Time tasks ran on this CPU (rq_cpu_time).
+    pub rq_cpu_time_ns: Nanos,
+    /// Timeslices run (pcount).
+    pub pcount: u64,
+}
+
+/// Where CPU time went, by path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// Context switches.
+    pub context_switch_ns: Nanos,
+    /// Wakeups.
+    pub wakeup_ns: Nanos,
+}
+
+/// Summary statistics of a list of samples (µs for wakeup latency).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SampleStats {
+    /// Number of samples.
+    pub n: u64,
+    /// Minimum.
+    pub min: u64,
+    /// Maximum.
+    pub max: u64,
+    /// Sum.
+    pub sum: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Population standard deviation.
+    pub stddev: f64,
+}
+
+impl SampleStats {
+    /// Statistics of `xs` (population stddev, as rt-app users compute it).
+    pub fn of(xs: impl IntoIterator<Item = u64>) -> SampleStats {
+        let v: Vec<u64> = xs.into_iter().collect();
+        if v.is_empty() {
+            return SampleStats::default();
+        }
+        let n = v.len() as u64;
+        let sum: u64 = v.iter().sum();
+        let mean = sum as f64 / n as f64;
+        let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+        SampleStats {
+            n,
+            min: *v.iter().min().unwrap(),
+            max: *v.iter().max().unwrap(),
+            sum,
+            mean,
+            stddev: var.sqrt(),
+        }
+    }
+}
