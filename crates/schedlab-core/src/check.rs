@@ -1,1 +1,167 @@
-//! (in progress)
+//! `--check`: invariants verified after every event. A violation is a bug
+//! in the model, reported with the time and the event that exposed it.
+
+use crate::engine::Sim;
+use crate::fair::eevdf;
+use crate::ids::{CpuId, EntityId};
+use crate::observe::Sink;
+use crate::task::TaskState;
+use crate::time::Nanos;
+
+/// The first broken invariant of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Simulated time.
+    pub time: Nanos,
+    /// The event just handled.
+    pub event: String,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invariant violated at {} ns after {}: {}", self.time, self.event, self.what)
+    }
+}
+
+/// Runs every check; the first failure's message.
+pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    task_in_at_most_one_runqueue(sim)?;
+    runqueue_counts_match(sim)?;
+    vruntime_sums_consistent(sim)?;
+    cpu_time_adds_up(sim)?;
+    Ok(())
+}
+
+/// Every queued entity is in exactly one cfs_rq (timeline or curr), and it
+/// is the queue of its task's CPU; sleeping and dead tasks are in none.
+pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    let mut seen: Vec<Option<usize>> = vec![None; sim.ents.len()];
+    for (qi, q) in sim.cfs.iter().enumerate() {
+        let listed = q.timeline.iter().map(|&(_, id)| id).chain(q.curr.filter(|c| sim.ents[c.idx()].on_rq));
+        for id in listed {
+            if let Some(prev) = seen[id.idx()] {
+                return Err(format!("entity {id} is queued on cfs_rq {prev} and cfs_rq {qi}"));
+            }
+            seen[id.idx()] = Some(qi);
+        }
+        if let Some(c) = q.curr {
+            if q.timeline.iter().any(|&(_, id)| id == c) {
+                return Err(format!("cfs_rq {qi}: curr entity {c} is also in the timeline"));
+            }
+        }
+    }
+    let mut running_on: Vec<Option<CpuId>> = vec![None; sim.tasks.len()];
+    for rq in &sim.rqs {
+        if let Some(t) = rq.curr {
+            if let Some(other) = running_on[t.idx()] {
+                return Err(format!("task {} runs on CPU {other} and CPU {}", sim.tasks[t.idx()].spec.name, rq.cpu));
+            }
+            running_on[t.idx()] = Some(rq.cpu);
+            let task = &sim.tasks[t.idx()];
+            if task.cpu != rq.cpu {
+                return Err(format!("task {} runs on CPU {} but says CPU {}", task.spec.name, rq.cpu, task.cpu));
+            }
+        }
+    }
+    for task in &sim.tasks {
+        let q = seen[task.se.idx()];
+        match task.state {
+            TaskState::Runnable => {
+                let want = sim.rqs[task.cpu.idx()].cfs.idx();
+                if q != Some(want) {
+                    return Err(format!("runnable task {} is not queued on CPU {}", task.spec.name, task.cpu));
+                }
+            }
+            _ => {
+                if q.is_some() {
+                    return Err(format!("task {} is {:?} but queued", task.spec.name, task.state));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `nr_running`, `nr_queued`, `h_nr_queued`, `h_nr_idle` and `load_weight`
+/// agree with what is queued.
+pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    for rq in &sim.rqs {
+        let q = &sim.cfs[rq.cfs.idx()];
+        let mut ents: Vec<EntityId> = q.timeline.iter().map(|&(_, id)| id).collect();
+        if let Some(c) = q.curr.filter(|c| sim.ents[c.idx()].on_rq) {
+            ents.push(c);
+        }
+        let n = ents.len() as u32;
+        let w: u64 = ents.iter().map(|e| sim.ents[e.idx()].weight).sum();
+        let idle = ents.iter().filter(|e| sim.ents[e.idx()].idle).count() as u32;
+        let cpu = rq.cpu;
+        if q.nr_queued != n || q.h_nr_queued != n || rq.nr_running != n {
+            return Err(format!(
+                "CPU {cpu}: {n} entities queued but nr_queued {} h_nr_queued {} nr_running {}",
+                q.nr_queued, q.h_nr_queued, rq.nr_running
+            ));
+        }
+        if q.load_weight != w {
+            return Err(format!("CPU {cpu}: load weight {} but queued weights sum to {w}", q.load_weight));
+        }
+        if q.h_nr_idle != idle {
+            return Err(format!("CPU {cpu}: h_nr_idle {} but {idle} SCHED_IDLE entities queued", q.h_nr_idle));
+        }
+        if let Some(t) = rq.curr {
+            if q.curr != Some(sim.tasks[t.idx()].se) {
+                return Err(format!("CPU {cpu}: running task's entity is not the queue's curr"));
+            }
+        } else if q.curr.is_some() {
+            return Err(format!("CPU {cpu}: idle but the queue has a curr"));
+        }
+    }
+    Ok(())
+}
+
+/// The incremental EEVDF sums equal a recomputation, the timeline is keyed
+/// by each entity's real deadline, and queued entities are marked on_rq.
+pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    for (qi, q) in sim.cfs.iter().enumerate() {
+        let (s, w) = eevdf::recompute_sums(q, &sim.ents);
+        if (s, w) != (q.sum_w_vruntime, q.sum_weight) {
+            return Err(format!(
+                "cfs_rq {qi}: sum_w_vruntime/sum_weight {}/{} but recomputed {s}/{w}",
+                q.sum_w_vruntime, q.sum_weight
+            ));
+        }
+        for &(d, id) in &q.timeline {
+            let se = &sim.ents[id.idx()];
+            if se.deadline != d || !se.on_rq {
+                return Err(format!("cfs_rq {qi}: entity {id} keyed at deadline {d} (has {}, on_rq {})", se.deadline, se.on_rq));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Per CPU: task time + idle time + scheduler time = elapsed time.
+pub fn cpu_time_adds_up<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    let now = sim.now;
+    for (c, rq) in sim.rqs.iter().enumerate() {
+        let st = &sim.cpu_stats[c];
+        let mut busy = st.busy_ns;
+        if let Some(t) = rq.curr {
+            let se = &sim.ents[sim.tasks[t.idx()].se.idx()];
+            busy += now.saturating_sub(se.exec_start);
+        }
+        let mut idle = st.idle_ns;
+        if let Some(s) = rq.idle_since {
+            idle += now.saturating_sub(s);
+        }
+        let ovh = st.sched_overhead_ns - rq.ovh_until.saturating_sub(now);
+        if busy + idle + ovh != now {
+            return Err(format!(
+                "CPU {c}: busy {busy} + idle {idle} + overhead {ovh} = {} ns, but {now} ns have passed",
+                busy + idle + ovh
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,1 +1,675 @@
-//! (in progress)
+//! The scheduler core (`kernel/sched/core.c` vocabulary): `schedule`,
+//! `try_to_wake_up`, `wake_up_new_task`, `sched_tick`, `resched_curr`, the
+//! idle loop's entry and exit, and the cost charging that turns scheduler
+//! work into CPU time. It owns every runqueue state transition and calls
+//! the fair class's functions.
+//!
+//! Preemption model (kernel-model.md §3.3). A reschedule request for the
+//! CPU it is made on (tick, a wakeup in an interrupt or by the running
+//! task) takes effect at once: user-mode code is preempted on the return
+//! from interrupt or syscall under every model, and the simulated tasks run
+//! their work in user mode. A request for another CPU needs an IPI, which
+//! `resched_curr` sends under none/voluntary/full; under `lazy` the fair
+//! class's request only sets the lazy flag, so it waits for that CPU's next
+//! tick (or its next return to user). Kernel-mode sections, where the
+//! models differ further, come with the workloads that have them.
+//!
+//! Costs: `charge` adds scheduler CPU time to a CPU. A running task makes
+//! no progress while its CPU is busy with scheduler work, so the task loses
+//! exactly the time the scheduler takes. Idle-exit and IPI latencies are
+//! delays, not CPU time.
+
+use crate::event::Event;
+use crate::fair::eevdf::{self, CurrUpdate, EnqueueKind};
+use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
+use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
+use crate::fair::select::{self, CpuView};
+use crate::features::PreemptModel;
+use crate::ids::{CpuId, TaskId};
+use crate::machine::Machine;
+use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
+use crate::engine::{Sim, FIRST_PID};
+use crate::fair::weight::kernel_prio;
+use crate::task::{Resume, TaskState};
+use crate::time::Nanos;
+
+/// A tracepoint to emit, by ids.
+enum Tp {
+    Switch { prev: Option<TaskId>, state: PrevState, next: Option<TaskId> },
+    Waking(TaskId, CpuId),
+    Wakeup(TaskId, CpuId),
+    WakeupNew(TaskId, CpuId),
+    Migrate(TaskId, CpuId, CpuId),
+}
+
+/// A scheduler path that costs CPU time (the profile's rows).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// `__schedule` + context switch.
+    ContextSwitch,
+    /// `try_to_wake_up`.
+    Wakeup,
+}
+
+impl<S: Sink> CpuView for Sim<S> {
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn available_idle_cpu(&self, cpu: CpuId) -> bool {
+        let rq = &self.rqs[cpu.idx()];
+        rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0
+    }
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        let rq = &self.rqs[cpu.idx()];
+        rq.nr_running + rq.ttwu_pending
+    }
+    fn cpu_load(&self, cpu: CpuId) -> u64 {
+        self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.load_avg
+    }
+}
+
+impl<S: Sink> Sim<S> {
+    // ---------------------------------------------------------------- tracing
+
+    fn emit(&mut self, cpu: CpuId, irq: bool, tp: Tp) {
+        if !self.trace {
+            return;
+        }
+        let rq = &self.rqs[cpu.idx()];
+        let nr = if rq.need_resched {
+            b'N'
+        } else if rq.need_resched_lazy {
+            b'L'
+        } else {
+            b'.'
+        };
+        let flags = [b'd', nr, if irq { b'h' } else { b'.' }, b'2', b'.'];
+        let (tasks, names) = (&self.tasks, &self.swapper_names);
+        let view = |t: Option<TaskId>, c: CpuId| match t {
+            Some(t) => {
+                let task = &tasks[t.idx()];
+                TaskView { pid: task.pid, comm: &task.spec.name, prio: kernel_prio(task.policy, task.nice) }
+            }
+            None => TaskView { pid: 0, comm: &names[c.idx()], prio: 120 },
+        };
+        let event = match tp {
+            Tp::Switch { prev, state, next } => TraceEvent::SchedSwitch {
+                prev: view(prev, cpu),
+                prev_state: if prev.is_some() { state } else { PrevState::Runnable },
+                next: view(next, cpu),
+            },
+            Tp::Waking(t, c) => TraceEvent::SchedWaking { task: view(Some(t), cpu), target_cpu: c },
+            Tp::Wakeup(t, c) => TraceEvent::SchedWakeup { task: view(Some(t), cpu), target_cpu: c },
+            Tp::WakeupNew(t, c) => TraceEvent::SchedWakeupNew { task: view(Some(t), cpu), target_cpu: c },
+            Tp::Migrate(t, orig_cpu, dest_cpu) => {
+                TraceEvent::SchedMigrateTask { task: view(Some(t), cpu), orig_cpu, dest_cpu }
+            }
+        };
+        let ctx = match self.ctx_override.filter(|(c, _)| *c == cpu) {
+            Some((_, pid)) => TaskView { pid, comm: "rt-app", prio: 120 },
+            None => view(rq.curr, cpu),
+        };
+        let rec = TraceRecord { time: self.now, cpu, ctx, flags, event };
+        self.sink.trace(&rec);
+    }
+
+    // ------------------------------------------------------------ accounting
+
+    /// Applies an `update_curr` result to the running task of `cpu`.
+    fn account(&mut self, cpu: CpuId, u: CurrUpdate) {
+        if u.delta_exec == 0 {
+            if u.resched {
+                self.resched_curr(cpu, true, cpu);
+            }
+            return;
+        }
+        if let Some(t) = self.rqs[cpu.idx()].curr {
+            let task = &mut self.tasks[t.idx()];
+            task.stats.runtime_ns += u.delta_exec;
+            task.work_left = task.work_left.saturating_sub(u.delta_exec);
+            let cs = &mut self.cpu_stats[cpu.idx()];
+            cs.busy_ns += u.delta_exec;
+            cs.rq_cpu_time_ns += u.delta_exec;
+        }
+        if u.resched {
+            self.resched_curr(cpu, true, cpu);
+        }
+    }
+
+    /// `update_curr` on the CPU's root queue, accounted to the running task.
+    pub(crate) fn update_curr_task(&mut self, cpu: CpuId) {
+        let q = self.rqs[cpu.idx()].cfs.idx();
+        let u = eevdf::update_curr(&mut self.cfs[q], &mut self.ents, self.now, &self.p);
+        self.account(cpu, u);
+    }
+
+    /// `update_load_avg` for a task entity and its queue.
+    fn update_load_avg(&mut self, t: TaskId) {
+        let now = self.now;
+        let task = &self.tasks[t.idx()];
+        let q = self.rqs[task.cpu.idx()].cfs.idx();
+        let se_id = task.se;
+        let cfs = &mut self.cfs[q];
+        let se = &mut self.ents[se_id.idx()];
+        let running = cfs.curr == Some(se_id);
+        let on = se.on_rq as u64;
+        se.avg.update(now, on, on, running, se.weight);
+        cfs.avg.update(now, cfs.load_weight, cfs.h_nr_queued as u64, cfs.curr.is_some(), 1);
+    }
+
+    /// Charges `cost` of scheduler CPU time to `cpu` at `now`.
+    pub(crate) fn charge(&mut self, cpu: CpuId, cost: Nanos, path: Path, rearm: bool) {
+        if cost == 0 {
+            return;
+        }
+        match path {
+            Path::ContextSwitch => self.profile.context_switch_ns += cost,
+            Path::Wakeup => self.profile.wakeup_ns += cost,
+        }
+        self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
+        let now = self.now;
+        if self.rqs[cpu.idx()].curr.is_some() {
+            self.update_curr_task(cpu);
+            let rq = &mut self.rqs[cpu.idx()];
+            let start = now.max(rq.ovh_until);
+            rq.ovh_until = start + cost;
+            let until = rq.ovh_until;
+            let se = self.tasks[rq.curr.unwrap().idx()].se;
+            let e = &mut self.ents[se.idx()];
+            e.exec_start = e.exec_start.max(until);
+            if rearm {
+                self.arm_burst(cpu);
+            }
+        } else {
+            let rq = &mut self.rqs[cpu.idx()];
+            let start = now.max(rq.ovh_until);
+            if let Some(s) = rq.idle_since {
+                self.cpu_stats[cpu.idx()].idle_ns += start.saturating_sub(s);
+            }
+            rq.ovh_until = start + cost;
+            rq.idle_since = Some(rq.ovh_until);
+        }
+    }
+
+    // ------------------------------------------------------------- the tick
+
+    fn next_tick_after(&self, t: Nanos) -> Nanos {
+        let tick = self.cfg.tick_ns();
+        let off = self.tick_offset;
+        if t < off {
+            return off;
+        }
+        off + ((t - off) / tick + 1) * tick
+    }
+
+    fn start_tick(&mut self, cpu: CpuId) {
+        let at = self.next_tick_after(self.now);
+        let rq = &mut self.rqs[cpu.idx()];
+        rq.tick_stopped = false;
+        rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        let gen = rq.tick_gen;
+        self.queue.push(at, Event::Tick { cpu, gen });
+    }
+
+    fn stop_tick(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu.idx()];
+        rq.tick_stopped = true;
+        rq.tick_gen = rq.tick_gen.wrapping_add(1);
+    }
+
+    /// `sched_tick`: lazy upgrade, `task_tick_fair`, re-arm.
+    pub(crate) fn sched_tick(&mut self, cpu: CpuId) {
+        let Some(t) = self.rqs[cpu.idx()].curr else {
+            self.stop_tick(cpu);
+            return;
+        };
+        if self.rqs[cpu.idx()].need_resched_lazy {
+            self.rqs[cpu.idx()].need_resched = true;
+            self.post_resched(cpu, self.now);
+        }
+        self.update_curr_task(cpu);
+        self.update_load_avg(t);
+        let at = self.now + self.cfg.tick_ns();
+        let gen = self.rqs[cpu.idx()].tick_gen;
+        self.queue.push(at, Event::Tick { cpu, gen });
+    }
+
+    // -------------------------------------------------------- rescheduling
+
+    /// `resched_curr` / `resched_curr_lazy` for `cpu`, requested from
+    /// `from` (see the module doc for the preemption model).
+    pub(crate) fn resched_curr(&mut self, cpu: CpuId, lazy: bool, from: CpuId) {
+        let local = cpu == from;
+        let ipi = self.machine.costs.ipi_latency_ns;
+        let rq = &mut self.rqs[cpu.idx()];
+        if rq.curr.is_none() {
+            rq.need_resched = true;
+            let t = if local { self.now } else { self.now + ipi };
+            let t = self.irq_time(cpu, t);
+            self.post_resched(cpu, t);
+            return;
+        }
+        if rq.need_resched {
+            return;
+        }
+        if lazy && self.cfg.preempt == PreemptModel::Lazy {
+            rq.need_resched_lazy = true;
+            if local {
+                self.post_resched(cpu, self.now);
+            }
+            return;
+        }
+        rq.need_resched = true;
+        let t = if local { self.now } else { self.now + ipi };
+        self.post_resched(cpu, t);
+    }
+
+    fn post_resched(&mut self, cpu: CpuId, t: Nanos) {
+        let rq = &mut self.rqs[cpu.idx()];
+        if rq.resched_posted.is_some_and(|p| p <= t) {
+            return;
+        }
+        rq.resched_posted = Some(t);
+        self.queue.push(t, Event::Resched { cpu });
+    }
+
+    pub(crate) fn resched_event(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu.idx()];
+        if rq.resched_posted.is_some_and(|p| p <= self.now) {
+            rq.resched_posted = None;
+        }
+        if rq.curr.is_none() {
+            if rq.awake_at.is_some_and(|a| a > self.now) {
+                return; // a later event for the same wake-up will come
+            }
+            if rq.nr_running > 0 {
+                self.schedule(cpu, PrevState::Runnable);
+            } else {
+                rq.need_resched = false;
+                self.reidle(cpu);
+            }
+            return;
+        }
+        if rq.need_resched || rq.need_resched_lazy {
+            self.schedule(cpu, PrevState::Preempted);
+        }
+    }
+
+    // ------------------------------------------------------------ idle
+
+    /// When code triggered by an interrupt at `t` runs on `cpu`: at once if
+    /// the CPU is awake, after the exit latency of its idle state if not.
+    pub(crate) fn irq_time(&mut self, cpu: CpuId, t: Nanos) -> Nanos {
+        let rq = &mut self.rqs[cpu.idx()];
+        if rq.curr.is_some() {
+            return t;
+        }
+        match (rq.awake_at, rq.idle_state) {
+            (Some(a), _) => a.max(t),
+            (None, Some(s)) => {
+                let a = t + self.machine.idle_states[s].exit_latency_ns;
+                rq.awake_at = Some(a);
+                a
+            }
+            (None, None) => t,
+        }
+    }
+
+    /// The CPU has nothing to run: pick an idle state by the next timer
+    /// (the governor's main rule) and stop the tick.
+    fn enter_idle(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu.idx()];
+        let next_timer = rq.timers.first().map(|&(t, _)| t);
+        let predicted = next_timer.map_or(Nanos::MAX, |t| t.saturating_sub(now));
+        rq.idle_state = Some(self.machine.idle_state_for(predicted));
+        rq.awake_at = None;
+        if rq.idle_since.is_none() {
+            rq.idle_since = Some(now.max(rq.ovh_until));
+        }
+        self.stop_tick(cpu);
+    }
+
+    /// An idle CPU that handled an interrupt goes back to sleep if it has
+    /// nothing to run.
+    pub(crate) fn reidle(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu.idx()];
+        if rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0 && rq.resched_posted.is_none() {
+            self.enter_idle(cpu);
+        }
+    }
+
+    // ------------------------------------------------------------ schedule
+
+    /// Arms the running task's next burst end (also used to run the program
+    /// at the moment the task gets the CPU).
+    pub(crate) fn arm_burst(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu.idx()];
+        rq.burst_gen = rq.burst_gen.wrapping_add(1);
+        let Some(t) = rq.curr else { return };
+        let gen = rq.burst_gen;
+        let task = &self.tasks[t.idx()];
+        let start = self.ents[task.se.idx()].exec_start.max(self.now);
+        let at = match task.resume {
+            Resume::Op => match task.current_op() {
+                Some(crate::program::Op::Run { .. }) => start + task.work_left,
+                Some(crate::program::Op::Runtime { .. }) => start.max(task.runtime_end),
+                _ => start,
+            },
+            Resume::CompleteBlock | Resume::Continue => start,
+        };
+        self.queue.push(at, Event::BurstEnd { cpu, gen });
+    }
+
+    /// `__schedule`: put prev, pick next, switch.
+    pub(crate) fn schedule(&mut self, cpu: CpuId, prev_state: PrevState) {
+        let now = self.now;
+        let c = cpu.idx();
+        self.cpu_stats[c].sched_count += 1;
+        let rq = &mut self.rqs[c];
+        rq.need_resched = false;
+        rq.need_resched_lazy = false;
+        let prev = rq.curr;
+        let q = rq.cfs.idx();
+        if prev.is_some() {
+            self.update_curr_task(cpu);
+        }
+        let next_se = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true);
+        let next = next_se.map(|e| self.ents[e.idx()].task.expect("flat queues hold tasks"));
+        if next.is_some() && next == prev {
+            return; // re-picked: no switch (put_prev_set_next_task returns early)
+        }
+        // Put prev.
+        if let Some(p) = prev {
+            let u = eevdf::put_prev_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
+            self.account(cpu, u);
+            self.update_load_avg(p);
+            let task = &mut self.tasks[p.idx()];
+            if task.state == TaskState::Runnable {
+                task.wait_since = Some(now);
+                if prev_state == PrevState::Preempted {
+                    task.stats.preempted += 1;
+                }
+            }
+        }
+        // Set next.
+        if let Some(n) = next {
+            let se = self.tasks[n.idx()].se;
+            eevdf::set_next_entity(&mut self.cfs[q], &mut self.ents, se, now, &self.p);
+            self.update_load_avg(n);
+        }
+        self.emit(cpu, false, Tp::Switch { prev, state: prev_state, next });
+        self.rqs[c].curr = next;
+        self.rqs[c].last_switch = now;
+        match next {
+            Some(n) => {
+                let rq = &mut self.rqs[c];
+                if let Some(s) = rq.idle_since.take() {
+                    self.cpu_stats[c].idle_ns += now.saturating_sub(s);
+                }
+                rq.idle_state = None;
+                rq.awake_at = None;
+                let stopped = rq.tick_stopped;
+                let task = &mut self.tasks[n.idx()];
+                if let Some(w) = task.wait_since.take() {
+                    task.stats.wait_ns += now - w;
+                    self.cpu_stats[c].run_delay_ns += now - w;
+                }
+                task.stats.switches += 1;
+                self.cpu_stats[c].pcount += 1;
+                if stopped {
+                    self.start_tick(cpu);
+                }
+            }
+            None => {
+                self.cpu_stats[c].sched_goidle += 1;
+                self.enter_idle(cpu);
+            }
+        }
+        let cost = self.machine.costs.context_switch_ns;
+        self.charge(cpu, cost, Path::ContextSwitch, false);
+        self.arm_burst(cpu);
+    }
+
+    // ------------------------------------------------------ enqueue/dequeue
+
+    fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
+        let now = self.now;
+        let q = self.rqs[cpu.idx()].cfs.idx();
+        let se = self.tasks[t.idx()].se;
+        // Bring the queue's PELT up to date, attach a fresh/migrated entity.
+        {
+            let cfs = &mut self.cfs[q];
+            cfs.avg.update(now, cfs.load_weight, cfs.h_nr_queued as u64, cfs.curr.is_some(), 1);
+            let e = &mut self.ents[se.idx()];
+            if e.avg.last_update_time == 0 {
+                e.avg.last_update_time = now & !1023;
+                cfs.avg.attach(&e.avg);
+            }
+        }
+        let u = eevdf::enqueue_entity(&mut self.cfs[q], &mut self.ents, se, kind, now, &self.p);
+        self.account(cpu, u);
+        let idle = self.ents[se.idx()].idle;
+        let cfs = &mut self.cfs[q];
+        cfs.h_nr_queued += 1;
+        if idle {
+            cfs.h_nr_idle += 1;
+        }
+        self.rqs[cpu.idx()].nr_running += 1;
+        self.update_load_avg(t);
+    }
+
+    /// Takes `t` off its CPU's queue (it stays curr until the next schedule).
+    pub(crate) fn dequeue_task(&mut self, t: TaskId) {
+        let now = self.now;
+        let cpu = self.tasks[t.idx()].cpu;
+        let q = self.rqs[cpu.idx()].cfs.idx();
+        let se = self.tasks[t.idx()].se;
+        self.update_load_avg(t);
+        let u = eevdf::dequeue_entity(&mut self.cfs[q], &mut self.ents, se, now, &self.p);
+        self.account(cpu, u);
+        let idle = self.ents[se.idx()].idle;
+        let cfs = &mut self.cfs[q];
+        cfs.h_nr_queued -= 1;
+        if idle {
+            cfs.h_nr_idle -= 1;
+        }
+        self.rqs[cpu.idx()].nr_running -= 1;
+        let cfs = &mut self.cfs[q];
+        cfs.avg.update(now, cfs.load_weight, cfs.h_nr_queued as u64, cfs.curr.is_some(), 1);
+    }
+
+    /// Moves a task that is on no runqueue to `dest` (`set_task_cpu`).
+    fn set_task_cpu(&mut self, t: TaskId, dest: CpuId, from_cpu: CpuId) {
+        let orig = self.tasks[t.idx()].cpu;
+        if orig == dest {
+            return;
+        }
+        self.emit(from_cpu, false, Tp::Migrate(t, orig, dest));
+        // PELT: detach from the old queue; attach at the next enqueue.
+        let se = self.tasks[t.idx()].se;
+        let oq = self.rqs[orig.idx()].cfs.idx();
+        let avg = self.ents[se.idx()].avg.clone();
+        self.cfs[oq].avg.detach(&avg);
+        self.ents[se.idx()].avg.last_update_time = 0;
+        let task = &mut self.tasks[t.idx()];
+        task.cpu = dest;
+        task.stats.migrations += 1;
+    }
+
+    // ---------------------------------------------------------------- wakeup
+
+    /// `try_to_wake_up` from `waker_cpu` (an interrupt when `!in_task`).
+    pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId, in_task: bool) {
+        debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Sleeping);
+        let target0 = self.tasks[t.idx()].cpu;
+        self.emit(waker_cpu, !in_task, Tp::Waking(t, target0));
+        self.tasks[t.idx()].stats.wakeups += 1;
+        self.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
+        let cost = self.machine.costs.wakeup_ns;
+        self.charge(waker_cpu, cost, Path::Wakeup, true);
+        let prev = self.tasks[t.idx()].cpu;
+        let target = select::select_task_rq_wakeup(self, &self.tasks[t.idx()].cpus_allowed, prev);
+        if target == waker_cpu {
+            self.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
+        }
+        self.set_task_cpu(t, target, waker_cpu);
+        if target == waker_cpu || self.machine.share_llc(target, waker_cpu) {
+            self.ttwu_do_activate(t, target, waker_cpu, in_task, EnqueueKind::Wakeup);
+        } else {
+            // TTWU_QUEUE: the target enqueues it in its IPI handler.
+            self.tasks[t.idx()].state = TaskState::Waking;
+            self.rqs[target.idx()].ttwu_pending += 1;
+            let at = self.now + self.machine.costs.ipi_latency_ns;
+            let at = self.irq_time(target, at);
+            self.queue.push(at, Event::RemoteWakeup { cpu: target, task: t });
+        }
+    }
+
+    pub(crate) fn remote_wakeup(&mut self, cpu: CpuId, t: TaskId) {
+        self.rqs[cpu.idx()].ttwu_pending -= 1;
+        self.ttwu_do_activate(t, cpu, cpu, false, EnqueueKind::Wakeup);
+        self.reidle(cpu);
+    }
+
+    /// `ttwu_do_activate` run by `exec_cpu`: enqueue, trace, preempt check.
+    fn ttwu_do_activate(&mut self, t: TaskId, cpu: CpuId, exec_cpu: CpuId, in_task: bool, kind: EnqueueKind) {
+        self.enqueue_task(t, cpu, kind);
+        let task = &mut self.tasks[t.idx()];
+        task.state = TaskState::Runnable;
+        task.wait_since = Some(self.now);
+        if kind == EnqueueKind::Initial {
+            self.emit(exec_cpu, false, Tp::WakeupNew(t, cpu));
+        } else {
+            self.emit(exec_cpu, !in_task, Tp::Wakeup(t, cpu));
+        }
+        if self.rqs[cpu.idx()].curr.is_none() {
+            self.resched_curr(cpu, false, exec_cpu);
+        } else {
+            self.wakeup_preempt(cpu, t, exec_cpu, in_task, kind == EnqueueKind::Initial);
+        }
+    }
+
+    /// `wakeup_preempt` → `wakeup_preempt_fair`.
+    fn wakeup_preempt(&mut self, cpu: CpuId, t: TaskId, exec_cpu: CpuId, in_task: bool, fork: bool) {
+        let rq = &self.rqs[cpu.idx()];
+        let Some(curr) = rq.curr else { return };
+        if curr == t || rq.need_resched || !self.cfg.features.wakeup_preemption {
+            return;
+        }
+        self.update_curr_task(cpu);
+        let q = self.rqs[cpu.idx()].cfs.idx();
+        let (se, pse) = (self.tasks[curr.idx()].se, self.tasks[t.idx()].se);
+        let ctx = WakeupCtx {
+            wakee_policy: self.tasks[t.idx()].policy,
+            fork,
+            in_task,
+            preempt_short: self.cfg.features.preempt_short,
+            run_to_parity: self.cfg.features.run_to_parity,
+        };
+        match preempt::wakeup_preempt_fair(&self.cfs[q], &self.ents, se, pse, &ctx) {
+            PreemptDecision::Preempt { cancel_protect } => {
+                if cancel_protect {
+                    eevdf::cancel_protect_slice(&mut self.ents, se);
+                }
+                self.resched_curr(cpu, true, exec_cpu);
+            }
+            PreemptDecision::ShrinkProtect => eevdf::update_protect_slice(&self.cfs[q], &mut self.ents, se),
+            PreemptDecision::None => {}
+        }
+    }
+
+    /// `wake_up_new_task`: first placement (fork slow path) and wakeup.
+    pub(crate) fn wake_up_new_task(&mut self, t: TaskId) {
+        let cpu = select::select_task_rq_fork(self, &self.tasks[t.idx()].cpus_allowed);
+        self.tasks[t.idx()].cpu = cpu;
+        // post_init_entity_util_avg: a new task looks heavy (load = weight)
+        // and gets half the spare capacity of its CPU as util.
+        let q = self.rqs[cpu.idx()].cfs.idx();
+        let se = self.tasks[t.idx()].se;
+        let (cfs_util, cfs_load) = (self.cfs[q].avg.util_avg, self.cfs[q].avg.load_avg);
+        let cap = (1024u64.saturating_sub(cfs_util)) / 2;
+        let w = self.ents[se.idx()].weight;
+        let util = if cfs_util > 0 { (cfs_util * w / (cfs_load + 1)).min(cap) } else { cap };
+        let div = PELT_MIN_DIVIDER;
+        self.ents[se.idx()].avg = SchedAvg {
+            load_sum: div,
+            load_avg: w,
+            util_avg: util,
+            util_sum: util * div,
+            runnable_avg: util,
+            runnable_sum: util * div,
+            ..Default::default()
+        };
+        // The creating context is rt-app's main thread (pid FIRST_PID − 1),
+        // shown on CPU 0.
+        self.ctx_override = Some((CpuId(0), FIRST_PID - 1));
+        self.ttwu_do_activate(t, cpu, CpuId(0), true, EnqueueKind::Initial);
+        self.ctx_override = None;
+    }
+
+    // ----------------------------------------------------------- timers
+
+    /// Arms `t`'s hrtimer on its CPU for `expiry`, with the task's timer
+    /// slack: the timer fires at the first hrtimer interrupt of that CPU
+    /// after `expiry` (the tick, while it runs) or at `expiry + slack`.
+    pub(crate) fn arm_task_timer(&mut self, t: TaskId, expiry: Nanos) {
+        let cpu = self.tasks[t.idx()].cpu;
+        let slack = self.cfg.tunables.timer_slack_ns;
+        let hard = expiry + slack;
+        let mut fire = hard;
+        if !self.rqs[cpu.idx()].tick_stopped {
+            let tick = if expiry <= self.tick_offset { self.tick_offset } else { self.next_tick_after(expiry - 1) };
+            if tick < hard {
+                fire = tick;
+            }
+        }
+        let task = &mut self.tasks[t.idx()];
+        task.timer_gen = task.timer_gen.wrapping_add(1);
+        task.timer_cpu = cpu;
+        task.timer_expiry = expiry;
+        let gen = task.timer_gen;
+        self.rqs[cpu.idx()].timers.insert((hard, t));
+        self.queue.push(fire, Event::TaskTimer { task: t, gen, handler: false });
+    }
+
+    pub(crate) fn task_timer(&mut self, t: TaskId, handler: bool) {
+        let task = &self.tasks[t.idx()];
+        let cpu = task.timer_cpu;
+        let hard = task.timer_expiry + self.cfg.tunables.timer_slack_ns;
+        let gen = task.timer_gen;
+        if !handler {
+            // Coalesced with a tick that did not happen (CPU went idle):
+            // the hardware timer fires at the hard expiry.
+            if self.now < hard && self.rqs[cpu.idx()].tick_stopped {
+                self.queue.push(hard, Event::TaskTimer { task: t, gen, handler: false });
+                return;
+            }
+            let h = self.irq_time(cpu, self.now);
+            if h > self.now {
+                self.queue.push(h, Event::TaskTimer { task: t, gen, handler: true });
+                return;
+            }
+        }
+        self.rqs[cpu.idx()].timers.remove(&(hard, t));
+        let task = &mut self.tasks[t.idx()];
+        task.timer_gen = task.timer_gen.wrapping_add(1);
+        self.try_to_wake_up(t, cpu, false);
+        self.reidle(cpu);
+    }
+
+    /// Puts a task that is on no runqueue onto `dest` (affinity change),
+    /// waking or preempting there as a wakeup would.
+    pub(crate) fn move_task(&mut self, t: TaskId, from: CpuId, dest: CpuId, kind: EnqueueKind) {
+        self.set_task_cpu(t, dest, from);
+        self.enqueue_task(t, dest, kind);
+        let task = &mut self.tasks[t.idx()];
+        task.state = TaskState::Runnable;
+        task.wait_since = Some(self.now);
+        if self.rqs[dest.idx()].curr.is_none() {
+            self.resched_curr(dest, false, from);
+        } else {
+            self.wakeup_preempt(dest, t, from, true, false);
+        }
+    }
+}

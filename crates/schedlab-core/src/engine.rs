@@ -1,1 +1,337 @@
-//! (in progress)
+//! The simulator object and its only loop: pop the earliest event, advance
+//! `now`, hand the event to one core entry point, optionally check
+//! invariants. The engine knows events and time, nothing about EEVDF.
+
+use crate::check::{self, Violation};
+use crate::config::SimConfig;
+use crate::event::queue::EventQueue;
+use crate::event::Event;
+use crate::fair::eevdf::EevdfParams;
+use crate::fair::pelt::SchedAvg;
+use crate::fair::weight::task_weight;
+use crate::ids::{CfsRqId, CpuId, EntityId, TaskId};
+use crate::machine::{CpuMask, Machine};
+use crate::observe::Sink;
+use crate::program::Workload;
+use crate::rng;
+use crate::rq::{CfsRq, Rq, SchedEntity};
+use crate::stats::{CpuStats, Profile};
+use crate::task::{Pc, Task, TaskState, TimerState};
+use crate::time::{Nanos, NSEC_PER_MSEC};
+use rand::Rng;
+
+/// Why a simulation could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// The workload does not fit the machine (affinity, sizes).
+    #[error("{0}")]
+    Workload(String),
+}
+
+/// A simulation in progress.
+pub struct Sim<S: Sink> {
+    /// Configuration.
+    pub cfg: SimConfig,
+    /// The machine.
+    pub machine: Machine,
+    /// EEVDF knobs derived from cfg and machine.
+    pub(crate) p: EevdfParams,
+    /// Current time.
+    pub now: Nanos,
+    pub(crate) queue: EventQueue,
+    /// Per-CPU runqueues.
+    pub rqs: Vec<Rq>,
+    /// cfs_rq arena.
+    pub cfs: Vec<CfsRq>,
+    /// Entity arena.
+    pub ents: Vec<SchedEntity>,
+    /// Tasks.
+    pub tasks: Vec<Task>,
+    /// rt-app timer objects.
+    pub(crate) timers: Vec<TimerState>,
+    /// Per-CPU counters.
+    pub cpu_stats: Vec<CpuStats>,
+    /// Scheduler path costs.
+    pub profile: Profile,
+    /// rt-app's `t_start` (just before thread creation).
+    pub t_start: Nanos,
+    /// Tick grid phase.
+    pub(crate) tick_offset: Nanos,
+    /// End of the run (duration), if fixed.
+    pub end: Option<Nanos>,
+    /// Events handled.
+    pub events: u64,
+    /// Tasks not yet dead.
+    pub(crate) live_tasks: usize,
+    pub(crate) swapper_names: Vec<String>,
+    pub(crate) sink: S,
+    pub(crate) violation: Option<Violation>,
+    pub(crate) trace: bool,
+    /// Trace context override (cpu, pid) for events of rt-app's main thread.
+    pub(crate) ctx_override: Option<(CpuId, u32)>,
+}
+
+/// What a finished run hands back (the simulator keeps the details; see
+/// [`Sim`]'s public fields).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunResult {
+    /// Simulated time at the end.
+    pub end_ns: Nanos,
+    /// Events handled.
+    pub events: u64,
+    /// First invariant violation, with `--check`.
+    pub violation: Option<Violation>,
+}
+
+/// pid of the first task; rt-app's main thread is `FIRST_PID - 1`.
+pub const FIRST_PID: u32 = 1001;
+
+impl<S: Sink> Sim<S> {
+    /// Builds a simulation of `workload` on `machine`.
+    pub fn new(machine: Machine, workload: &Workload, cfg: SimConfig, sink: S) -> Result<Self, SimError> {
+        let n = machine.nr_cpus();
+        if workload.tasks.is_empty() {
+            return Err(SimError::Workload("the workload has no tasks".into()));
+        }
+        let p = EevdfParams {
+            base_slice_ns: cfg.tunables.base_slice_ns(n),
+            base_slice_normalized_ns: cfg.tunables.base_slice_normalized_ns,
+            tick_ns: cfg.tick_ns(),
+            place_lag: cfg.features.place_lag,
+            place_deadline_initial: cfg.features.place_deadline_initial,
+            run_to_parity: cfg.features.run_to_parity,
+        };
+        let mut cfs = Vec::with_capacity(n);
+        let mut rqs = Vec::with_capacity(n);
+        for c in 0..n {
+            let cpu = CpuId(c as u32);
+            cfs.push(CfsRq { cpu, ..Default::default() });
+            rqs.push(Rq {
+                cpu,
+                cfs: CfsRqId(c as u32),
+                idle_since: Some(0),
+                idle_state: Some(machine.idle_states.len() - 1),
+                tick_stopped: true,
+                ..Default::default()
+            });
+        }
+        let mut ents = Vec::with_capacity(workload.tasks.len());
+        let mut tasks = Vec::with_capacity(workload.tasks.len());
+        for (i, spec) in workload.tasks.iter().enumerate() {
+            if !spec.policy.is_fair() {
+                return Err(SimError::Workload(format!(
+                    "task '{}': policy {} is not supported yet",
+                    spec.name,
+                    spec.policy.name()
+                )));
+            }
+            let cpus_allowed = match &spec.cpus {
+                None => CpuMask::full(n),
+                Some(list) => CpuMask::from_cpus(n, list).map_err(|c| {
+                    SimError::Workload(format!(
+                        "task '{}': CPU {c} is not on machine '{}' ({n} CPUs)",
+                        spec.name, machine.name
+                    ))
+                })?,
+            };
+            if cpus_allowed.is_empty() {
+                return Err(SimError::Workload(format!("task '{}': empty CPU affinity", spec.name)));
+            }
+            for ph in &spec.program.phases {
+                if let Some(list) = &ph.cpus {
+                    CpuMask::from_cpus(n, list).map_err(|c| {
+                        SimError::Workload(format!(
+                            "task '{}', phase '{}': CPU {c} is not on machine '{}' ({n} CPUs)",
+                            spec.name, ph.name, machine.name
+                        ))
+                    })?;
+                }
+            }
+            let w = task_weight(spec.policy, spec.nice);
+            let se = EntityId(ents.len() as u32);
+            ents.push(SchedEntity {
+                weight: w,
+                slice: spec.custom_slice_ns.unwrap_or(p.base_slice_ns),
+                custom_slice: spec.custom_slice_ns.is_some(),
+                idle: spec.policy == crate::program::Policy::Idle,
+                task: Some(TaskId(i as u32)),
+                avg: SchedAvg::default(),
+                ..Default::default()
+            });
+            tasks.push(Task {
+                id: TaskId(i as u32),
+                pid: FIRST_PID + i as u32,
+                spec: spec.clone(),
+                policy: spec.policy,
+                nice: spec.nice,
+                cpus_allowed,
+                se,
+                state: TaskState::New,
+                cpu: CpuId(0),
+                wait_since: None,
+                pc: Pc::default(),
+                work_left: 0,
+                op_start: 0,
+                runtime_end: 0,
+                wake_expiry: None,
+                wake_is_timer: false,
+                timer_gen: 0,
+                timer_cpu: CpuId(0),
+                timer_expiry: 0,
+                iter: Default::default(),
+                log: Vec::new(),
+                stats: Default::default(),
+                resume: crate::task::Resume::Continue,
+                delay_done: spec.delay_ns == 0,
+            });
+        }
+        let timers = workload
+            .timers
+            .iter()
+            .map(|t| TimerState { next: None, absolute: t.absolute })
+            .collect();
+        // Boot-to-boot variation: where the run starts relative to the tick
+        // grid, and a start-up time of 1-2 ms, both drawn from the seed.
+        let tick = cfg.tick_ns();
+        let tick_offset = rng::stream(cfg.seed, "tick-phase").random_range(0..tick);
+        let t_start = NSEC_PER_MSEC + rng::stream(cfg.seed, "start").random_range(0..NSEC_PER_MSEC);
+        let duration = cfg.duration_ns.or(workload.duration_ns);
+        let trace = sink.wants_trace();
+        let mut sim = Sim {
+            p,
+            now: 0,
+            queue: EventQueue::new(),
+            rqs,
+            cfs,
+            ents,
+            live_tasks: tasks.len(),
+            tasks,
+            timers,
+            cpu_stats: vec![CpuStats::default(); n],
+            profile: Profile::default(),
+            t_start,
+            tick_offset,
+            end: duration.map(|d| t_start + d),
+            events: 0,
+            swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
+            sink,
+            violation: None,
+            trace,
+            ctx_override: None,
+            machine,
+            cfg,
+        };
+        for i in 0..sim.tasks.len() {
+            sim.queue.push(t_start, Event::TaskStart { task: TaskId(i as u32) });
+        }
+        if let Some(e) = sim.end {
+            sim.queue.push(e, Event::End);
+        }
+        Ok(sim)
+    }
+
+    /// Runs to the end (duration, or every task finished, or the first
+    /// invariant violation with `check`).
+    pub fn run(&mut self) -> RunResult {
+        while let Some((t, ev)) = self.queue.pop() {
+            if let Some(e) = self.end {
+                if t > e {
+                    break;
+                }
+            }
+            debug_assert!(t >= self.now, "time went backwards");
+            self.now = t;
+            self.events += 1;
+            if ev == Event::End {
+                break;
+            }
+            self.handle(ev);
+            if self.cfg.check {
+                if let Err(what) = check::check_all(self) {
+                    self.violation = Some(Violation { time: t, event: format!("{ev:?}"), what });
+                    break;
+                }
+            }
+            if self.live_tasks == 0 && self.end.is_none() {
+                break;
+            }
+        }
+        let end = self.end.unwrap_or(self.now).max(self.now);
+        if self.violation.is_none() {
+            self.now = end;
+        }
+        self.finish_accounting();
+        RunResult { end_ns: self.now, events: self.events, violation: self.violation.clone() }
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Tick { cpu, gen } => {
+                if self.rqs[cpu.idx()].tick_gen == gen {
+                    self.sched_tick(cpu);
+                }
+            }
+            Event::BurstEnd { cpu, gen } => {
+                if self.rqs[cpu.idx()].burst_gen == gen {
+                    self.burst_end(cpu);
+                }
+            }
+            Event::Resched { cpu } => self.resched_event(cpu),
+            Event::TaskTimer { task, gen, handler } => {
+                if self.tasks[task.idx()].timer_gen == gen {
+                    self.task_timer(task, handler);
+                }
+            }
+            Event::RemoteWakeup { cpu, task } => self.remote_wakeup(cpu, task),
+            Event::TaskStart { task } => self.wake_up_new_task(task),
+            Event::End => {}
+        }
+    }
+
+    /// Closes every open accounting interval at `now`.
+    fn finish_accounting(&mut self) {
+        let now = self.now;
+        for c in 0..self.rqs.len() {
+            let cpu = CpuId(c as u32);
+            if self.rqs[c].curr.is_some() {
+                self.update_curr_task(cpu);
+            }
+            let rq = &mut self.rqs[c];
+            if let Some(s) = rq.idle_since {
+                if now > s {
+                    self.cpu_stats[c].idle_ns += now - s;
+                }
+                rq.idle_since = Some(now.max(s));
+            }
+            // Overhead charged beyond the end did not happen within the run.
+            if rq.ovh_until > now {
+                let future = rq.ovh_until - now;
+                self.cpu_stats[c].sched_overhead_ns -= future.min(self.cpu_stats[c].sched_overhead_ns);
+                rq.ovh_until = now;
+            }
+        }
+        for t in &mut self.tasks {
+            if let Some(w) = t.wait_since.take() {
+                if now > w {
+                    t.stats.wait_ns += now - w;
+                    self.cpu_stats[t.cpu.idx()].run_delay_ns += now - w;
+                }
+            }
+        }
+    }
+
+    /// The sink (e.g. to finish a trace file).
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    /// Consumes the simulator, returning the sink.
+    pub fn into_sink(self) -> S {
+        self.sink
+    }
+
+    /// Events pushed so far (for benchmarks).
+    pub fn events_pushed(&self) -> u64 {
+        self.queue.pushed()
+    }
+}

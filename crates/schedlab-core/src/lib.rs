@@ -23,6 +23,7 @@ pub mod config;
 pub mod core;
 pub mod engine;
 pub mod event;
+mod exec;
 pub mod fair;
 pub mod features;
 pub mod ids;
@@ -35,5 +36,5 @@ pub mod stats;
 pub mod task;
 pub mod time;
 
-// pub use config::SimConfig;
-// pub use engine::{RunResult, Sim};
+pub use config::SimConfig;
+pub use engine::{RunResult, Sim};

@@ -1,1 +1,117 @@
-//! (in progress)
+//! Per-CPU runqueues (`struct rq`), fair runqueues (`struct cfs_rq`) and
+//! scheduling entities (`struct sched_entity`).
+//!
+//! Entities and cfs_rqs live in flat arenas owned by the simulator and are
+//! named by [`EntityId`] / [`CfsRqId`], so a group hierarchy (task group
+//! issue) is a matter of more arena entries: an entity with `my_q` set is a
+//! group entity whose child queue is `my_q`.
+
+use crate::fair::pelt::SchedAvg;
+use crate::ids::{CfsRqId, CpuId, EntityId, TaskId};
+use crate::time::Nanos;
+use std::collections::BTreeSet;
+
+/// A scheduling entity (task or group).
+#[derive(Clone, Debug, Default)]
+pub struct SchedEntity {
+    /// Load weight at user resolution (1024 = nice 0).
+    pub weight: u64,
+    /// Virtual runtime.
+    pub vruntime: i64,
+    /// Virtual deadline.
+    pub deadline: i64,
+    /// Virtual lag `V − v` saved at dequeue.
+    pub vlag: i64,
+    /// Request size (slice) in ns.
+    pub slice: Nanos,
+    /// The slice was set by the task (not the base slice).
+    pub custom_slice: bool,
+    /// End of the protected window (RUN_TO_PARITY).
+    pub vprot: i64,
+    /// Queued on `cfs_rq` (running included).
+    pub on_rq: bool,
+    /// Start of the current accounting window.
+    pub exec_start: Nanos,
+    /// Total CPU time.
+    pub sum_exec_runtime: Nanos,
+    /// `sum_exec_runtime` when last picked.
+    pub prev_sum_exec_runtime: Nanos,
+    /// The queue it sits on when queued.
+    pub cfs_rq: CfsRqId,
+    /// Group entities: the queue they own.
+    pub my_q: Option<CfsRqId>,
+    /// Parent group entity (None at depth 0).
+    pub parent: Option<EntityId>,
+    /// Task entities: the task.
+    pub task: Option<TaskId>,
+    /// SCHED_IDLE task or idle group (`se_is_idle`).
+    pub idle: bool,
+    /// PELT signals.
+    pub avg: SchedAvg,
+}
+
+/// A fair runqueue.
+#[derive(Clone, Debug, Default)]
+pub struct CfsRq {
+    /// CPU it belongs to.
+    pub cpu: CpuId,
+    /// Σ weights of queued entities, curr included.
+    pub load_weight: u64,
+    /// Queued entities at this level, curr included.
+    pub nr_queued: u32,
+    /// Queued tasks below this queue.
+    pub h_nr_queued: u32,
+    /// Queued SCHED_IDLE tasks below this queue.
+    pub h_nr_idle: u32,
+    /// Entities waiting to run, ordered by (deadline, id); curr is not here.
+    pub timeline: BTreeSet<(i64, EntityId)>,
+    /// The running entity at this level.
+    pub curr: Option<EntityId>,
+    /// Reference point of the sums (`zero_vruntime`).
+    pub zero_vruntime: i64,
+    /// Σ w·(v − v0) over `timeline`.
+    pub sum_w_vruntime: i128,
+    /// Σ w over `timeline`.
+    pub sum_weight: u64,
+    /// PELT of the queue.
+    pub avg: SchedAvg,
+}
+
+/// A CPU's runqueue.
+#[derive(Clone, Debug, Default)]
+pub struct Rq {
+    /// The CPU.
+    pub cpu: CpuId,
+    /// Root fair queue.
+    pub cfs: CfsRqId,
+    /// Running task (None = idle task).
+    pub curr: Option<TaskId>,
+    /// Runnable tasks on this CPU, running one included.
+    pub nr_running: u32,
+    /// `TIF_NEED_RESCHED`.
+    pub need_resched: bool,
+    /// `TIF_NEED_RESCHED_LAZY`.
+    pub need_resched_lazy: bool,
+    /// A Resched event is pending at this time.
+    pub resched_posted: Option<Nanos>,
+    /// Remote wakeups queued for this CPU but not yet enqueued.
+    pub ttwu_pending: u32,
+    /// Scheduler work on this CPU occupies it until this time.
+    pub ovh_until: Nanos,
+    /// Idle since this time (None while a task runs).
+    pub idle_since: Option<Nanos>,
+    /// cpuidle state entered (None while not idle).
+    pub idle_state: Option<usize>,
+    /// Idle and already woken by an interrupt: runs code from this time.
+    pub awake_at: Option<Nanos>,
+    /// Tick stopped (NO_HZ idle).
+    pub tick_stopped: bool,
+    /// Generation of the armed tick.
+    pub tick_gen: u32,
+    /// Generation of the running task's burst-end event.
+    pub burst_gen: u32,
+    /// Time of the last context switch on this CPU.
+    pub last_switch: Nanos,
+    /// Armed task hrtimers on this CPU, for the idle governor.
+    pub timers: BTreeSet<(Nanos, TaskId)>,
+}

@@ -1,1 +1,152 @@
-//! (in progress)
+//! A task's run-time state: scheduling identity, where it is, where its
+//! behaviour program stands, and its measurements.
+
+use crate::ids::{CpuId, EntityId, TaskId};
+use crate::machine::CpuMask;
+use crate::program::{Policy, TaskSpec};
+use crate::stats::{LogRow, TaskStats};
+use crate::time::Nanos;
+
+/// Where a task is in its life.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// Not created yet.
+    New,
+    /// Queued on a runqueue (running or waiting).
+    Runnable,
+    /// A wakeup is on its way to the target CPU (TTWU_QUEUE IPI in flight).
+    Waking,
+    /// Blocked on a timer.
+    Sleeping,
+    /// Finished.
+    Dead,
+}
+
+/// The interpreter's position in the program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pc {
+    /// Completed passes over the phase list.
+    pub task_loop: u64,
+    /// Current phase.
+    pub phase: usize,
+    /// Completed iterations of the current phase.
+    pub phase_iter: u64,
+    /// Current op within the iteration.
+    pub op: usize,
+    /// The current op has started (its state below is valid).
+    pub op_started: bool,
+    /// An iteration is open (its start was recorded).
+    pub iter_open: bool,
+    /// The program has finished.
+    pub done: bool,
+}
+
+/// Accumulators of the current rt-app iteration (formats.md 2.3).
+#[derive(Clone, Debug, Default)]
+pub struct Iteration {
+    /// Start time.
+    pub start: Nanos,
+    /// perf column.
+    pub perf: u64,
+    /// run column (µs, summed per event).
+    pub run_us: u64,
+    /// slack column.
+    pub slack_us: i64,
+    /// c_duration column.
+    pub c_duration_us: u64,
+    /// c_period column.
+    pub c_period_us: u64,
+    /// wu_lat column.
+    pub wu_lat_us: u64,
+    /// The iteration had a timer event that slept (a wu_lat sample).
+    pub timer_slept: bool,
+}
+
+/// State of one rt-app timer object.
+#[derive(Clone, Debug, Default)]
+pub struct TimerState {
+    /// Next expiry; None until first used.
+    pub next: Option<Nanos>,
+    /// Absolute mode.
+    pub absolute: bool,
+}
+
+/// A task.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// Its id.
+    pub id: TaskId,
+    /// Thread id shown in traces.
+    pub pid: u32,
+    /// The spec it was built from.
+    pub spec: TaskSpec,
+    /// Current policy.
+    pub policy: Policy,
+    /// Current nice.
+    pub nice: i32,
+    /// Allowed CPUs.
+    pub cpus_allowed: CpuMask,
+    /// Its scheduling entity.
+    pub se: EntityId,
+    /// Life state.
+    pub state: TaskState,
+    /// CPU it is on (or last ran on).
+    pub cpu: CpuId,
+    /// When it became runnable-waiting (for wait time and run_delay).
+    pub wait_since: Option<Nanos>,
+    /// Program position.
+    pub pc: Pc,
+    /// Work left in the current Run op (ns at capacity 1024).
+    pub work_left: Nanos,
+    /// Start time of the current run/runtime op.
+    pub op_start: Nanos,
+    /// End (wall) of the current Runtime op.
+    pub runtime_end: Nanos,
+    /// Expiry the task is blocked on (timer semantics, for wu_lat).
+    pub wake_expiry: Option<Nanos>,
+    /// The timer op it blocked in counts for wu_lat.
+    pub wake_is_timer: bool,
+    /// Generation of the armed hrtimer.
+    pub timer_gen: u32,
+    /// CPU the hrtimer is armed on.
+    pub timer_cpu: CpuId,
+    /// Expiry of the armed hrtimer (soft, without slack).
+    pub timer_expiry: Nanos,
+    /// Current iteration accumulators.
+    pub iter: Iteration,
+    /// Completed iterations (rt-app log rows).
+    pub log: Vec<LogRow>,
+    /// Counters.
+    pub stats: TaskStats,
+    /// What to do when the task next gets the CPU.
+    pub resume: Resume,
+    /// rt-app's start `delay` has been slept.
+    pub delay_done: bool,
+}
+
+/// What a task does when it next runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Carry on with the current Run/Runtime op.
+    Op,
+    /// It blocked in an op (sleep/timer): that op completes when it runs.
+    CompleteBlock,
+    /// Start the op the program counter points at.
+    Continue,
+}
+
+impl Task {
+    /// The op the program counter points at (None when finished).
+    pub fn current_op(&self) -> Option<&crate::program::Op> {
+        if self.pc.done {
+            return None;
+        }
+        self.spec.program.phases.get(self.pc.phase)?.ops.get(self.pc.op)
+    }
+
+    /// Log rows that belong to iterations with a timer (wakeup-latency
+    /// samples in µs, the `wu_lat` column).
+    pub fn wakeup_latency_samples(&self) -> impl Iterator<Item = u64> + '_ {
+        self.log.iter().filter(|r| r.c_period > 0).map(|r| r.wu_lat)
+    }
+}

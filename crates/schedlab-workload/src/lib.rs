@@ -1,1 +1,105 @@
-//! (in progress)
+//! # schedlab-workload: workload readers
+//!
+//! Turns workload descriptions into the simulator's behaviour program
+//! ([`schedlab_core::program::Workload`]). The simulator never sees JSON.
+//!
+//! ```text
+//!  text ──json::parse──► ordered multimap tree (positions, repeated keys)
+//!        ──rtapp::raw──► typed tasks / phases / events (key rules, types)
+//!        ──rtapp::lower► Workload (threads, timers, units, policies)
+//! ```
+//!
+//! * [`json`] owns the json-c non-strict dialect and nothing rt-app specific.
+//! * [`rtapp`] owns the rt-app grammar (formats.md section 1), and lists
+//!   every place where it deviates from rt-app.
+//!
+//! Errors are one line, `FILE:LINE:COL: <problem>`, naming the JSON key where
+//! there is one, so they can be pasted into an editor's "go to" box.
+#![warn(missing_docs)]
+
+pub mod json;
+pub mod rtapp;
+
+use schedlab_core::program::Workload;
+
+pub use rtapp::DEFAULT_PLOAD_NS;
+
+/// A workload read successfully, with the warnings produced on the way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    /// The workload, ready to simulate.
+    pub workload: Workload,
+    /// One-line warnings (`FILE:LINE:COL: ...`), in the order found.
+    pub warnings: Vec<String>,
+}
+
+/// What class of problem stopped the load.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The text is not JSON in json-c's dialect.
+    Syntax,
+    /// Valid JSON, but not a workload (no `"tasks"`; e.g. a merge fragment).
+    NotAWorkload,
+    /// A real rt-app feature schedlab does not model yet.
+    Unsupported,
+    /// A key rt-app does not know (rt-app would skip it silently).
+    UnknownKey,
+    /// A value of the wrong type or out of range.
+    Invalid,
+}
+
+/// Why a workload could not be loaded. `Display` is exactly one line:
+/// `FILE:LINE:COL: <problem>`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {msg}")]
+pub struct WorkloadError {
+    /// The file name as given to the loader.
+    pub file: String,
+    /// 1-based line of the offending key or value.
+    pub line: u32,
+    /// 1-based column (characters) of the offending key or value.
+    pub col: u32,
+    /// Class of problem.
+    pub kind: ErrorKind,
+    /// The problem, starting with `key "K": ` when a key is involved.
+    pub msg: String,
+}
+
+impl WorkloadError {
+    /// Builds an error at a position.
+    pub fn new(file: &str, pos: json::Pos, kind: ErrorKind, msg: impl Into<String>) -> Self {
+        WorkloadError {
+            file: file.to_string(),
+            line: pos.line,
+            col: pos.col,
+            kind,
+            msg: msg.into(),
+        }
+    }
+
+    /// True when the workload uses a feature that is not modelled yet.
+    pub fn is_unsupported(&self) -> bool {
+        self.kind == ErrorKind::Unsupported
+    }
+}
+
+/// Reads an rt-app workload file (formats.md section 1) and lowers it.
+///
+/// * `file` is only used in messages;
+/// * `nr_cpus` is the simulated machine's CPU count: `cpus` entries must be
+///   below it, and phases that do not set `cpus` in a task where other phases
+///   do get the task's set (or every CPU), as rt-app does.
+pub fn load_rtapp(file: &str, text: &str, nr_cpus: usize) -> Result<Loaded, WorkloadError> {
+    let opts = json::Options {
+        allow_bare_keys: true,
+    };
+    let root = json::parse_with(text, opts)
+        .map_err(|e| WorkloadError::new(file, e.pos, ErrorKind::Syntax, e.msg))?;
+    let mut cx = rtapp::Cx::new(file);
+    let raw = rtapp::raw::read_file(&mut cx, &root)?;
+    let workload = rtapp::lower::lower(&mut cx, &raw, nr_cpus)?;
+    Ok(Loaded {
+        workload,
+        warnings: cx.warnings,
+    })
+}

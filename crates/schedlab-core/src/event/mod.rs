@@ -1,1 +1,57 @@
-//! (in progress)
+//! The closed set of simulator events and their queue.
+//!
+//! Stale events (a cancelled timer, a preempted burst end, a stopped tick)
+//! are not searched for and removed: each carries the generation of the
+//! thing it belongs to and is dropped on pop when that generation moved on.
+
+pub mod queue;
+
+use crate::ids::{CpuId, TaskId};
+
+/// Something that happens at a point in simulated time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The periodic tick of a CPU (`sched_tick`).
+    Tick {
+        /// CPU.
+        cpu: CpuId,
+        /// `Rq::tick_gen` when armed.
+        gen: u32,
+    },
+    /// The running task of `cpu` finishes its current work burst.
+    BurstEnd {
+        /// CPU.
+        cpu: CpuId,
+        /// `Rq::burst_gen` when armed.
+        gen: u32,
+    },
+    /// The CPU must run `schedule()` (resched IPI arrived, or an idle CPU
+    /// finished waking up).
+    Resched {
+        /// CPU.
+        cpu: CpuId,
+    },
+    /// A task's hrtimer (sleep or rt-app timer) expires.
+    TaskTimer {
+        /// Task.
+        task: TaskId,
+        /// `Task::timer_gen` when armed.
+        gen: u32,
+        /// False at expiry; true once the CPU is awake to run the handler.
+        handler: bool,
+    },
+    /// A queued remote wakeup (TTWU_QUEUE IPI) runs on `cpu`.
+    RemoteWakeup {
+        /// Target CPU.
+        cpu: CpuId,
+        /// The wakee.
+        task: TaskId,
+    },
+    /// A task of the workload is created (`wake_up_new_task`).
+    TaskStart {
+        /// Task.
+        task: TaskId,
+    },
+    /// The end of the run.
+    End,
+}

@@ -12,7 +12,10 @@ pub struct CpuMask {
 impl CpuMask {
     /// An empty mask for a machine of `nr` CPUs.
     pub fn new(nr: usize) -> CpuMask {
-        CpuMask { bits: vec![0; nr.div_ceil(64)], nr }
+        CpuMask {
+            bits: vec![0; nr.div_ceil(64)],
+            nr,
+        }
     }
     /// A mask with every CPU of an `nr`-CPU machine set.
     pub fn full(nr: usize) -> CpuMask {
@@ -67,9 +70,8 @@ impl CpuMask {
             })
         })
     }
-    /// CPUs in wrapping order starting after `start` (`for_each_cpu_wrap`
-    /// from `start + 1`... the kernel starts at `start`; callers pass the
-    /// first CPU they want scanned).
+    /// CPUs in wrapping order starting at `start` (included if set), then
+    /// up to the end, then from CPU 0 (`for_each_cpu_wrap(cpu, mask, start)`).
     pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
         let s = start.0;
         self.iter()
@@ -112,7 +114,11 @@ impl CpuMask {
             while it.peek() == Some(&(b + 1)) {
                 b = it.next().unwrap();
             }
-            out.push(if a == b { a.to_string() } else { format!("{a}-{b}") });
+            out.push(if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            });
         }
         out.join(",")
     }

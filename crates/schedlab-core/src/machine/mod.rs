@@ -11,15 +11,19 @@
 //! which is per package). Every level nests in the one above.
 //!
 //! This module owns the topology description only. Sched domains built from
-//! it live in `domains.rs` (sched-domains issue); presets in `presets.rs`;
-//! the sysfs importer in `sysfs.rs` (it takes a file-reading closure, so the
-//! library itself does no I/O).
+//! it live in `domains.rs` (sched-domains issue); presets and synthetic test
+//! machines in `presets.rs`; the sysfs importer in `sysfs.rs` (it reads
+//! through a [`sysfs::SysfsReader`] supplied by the caller, so the library
+//! itself does no I/O); the text rendering for `schedlab machines` in
+//! `describe.rs`.
 
 pub mod cpumask;
+mod describe;
 pub mod presets;
 pub mod sysfs;
 
 pub use cpumask::CpuMask;
+pub use presets::{make_test_machine, preset, preset_list, PRESET_NAMES};
 
 use crate::ids::CpuId;
 use crate::time::Nanos;
@@ -145,7 +149,10 @@ impl Machine {
             return bad("has no CPUs".into());
         }
         if cpus.len() > MAX_CPUS {
-            return bad(format!("{} CPUs is more than the {MAX_CPUS} supported", cpus.len()));
+            return bad(format!(
+                "{} CPUs is more than the {MAX_CPUS} supported",
+                cpus.len()
+            ));
         }
         let n = cpus.len();
         let dense = |f: &dyn Fn(&CpuTopo) -> u32, what: &str| -> Result<Vec<CpuMask>, String> {
@@ -158,7 +165,9 @@ impl Machine {
                 spans[f(c) as usize].set(CpuId(i as u32));
             }
             if let Some(empty) = spans.iter().position(|s| s.is_empty()) {
-                return Err(format!("{what} ids are not dense ({what} {empty} has no CPU)"));
+                return Err(format!(
+                    "{what} ids are not dense ({what} {empty} has no CPU)"
+                ));
             }
             Ok(spans)
         };
@@ -179,41 +188,88 @@ impl Machine {
         for (i, c) in cpus.iter().enumerate() {
             let first_of = |span: &CpuMask| span.first().unwrap().idx();
             let checks: [(&str, usize, &str, bool); 4] = [
-                ("core", first_of(&spans.core[c.core as usize]), "cluster", cpus[first_of(&spans.core[c.core as usize])].cluster == c.cluster),
-                ("cluster", first_of(&spans.cluster[c.cluster as usize]), "LLC", cpus[first_of(&spans.cluster[c.cluster as usize])].llc == c.llc),
-                ("LLC", first_of(&spans.llc[c.llc as usize]), "node", cpus[first_of(&spans.llc[c.llc as usize])].node == c.node),
-                ("node", first_of(&spans.node[c.node as usize]), "package", cpus[first_of(&spans.node[c.node as usize])].package == c.package),
+                (
+                    "core",
+                    first_of(&spans.core[c.core as usize]),
+                    "cluster",
+                    cpus[first_of(&spans.core[c.core as usize])].cluster == c.cluster,
+                ),
+                (
+                    "cluster",
+                    first_of(&spans.cluster[c.cluster as usize]),
+                    "LLC",
+                    cpus[first_of(&spans.cluster[c.cluster as usize])].llc == c.llc,
+                ),
+                (
+                    "LLC",
+                    first_of(&spans.llc[c.llc as usize]),
+                    "node",
+                    cpus[first_of(&spans.llc[c.llc as usize])].node == c.node,
+                ),
+                (
+                    "node",
+                    first_of(&spans.node[c.node as usize]),
+                    "package",
+                    cpus[first_of(&spans.node[c.node as usize])].package == c.package,
+                ),
             ];
             for (lvl, other, parent, ok) in checks {
                 if !ok {
+                    let a = |w: &str| if w == "LLC" { "an" } else { "a" };
                     return bad(format!(
-                        "CPU {i} and CPU {other} share a {lvl} but not a {parent}"
+                        "CPU {i} and CPU {other} share {} {lvl} but not {} {parent}",
+                        a(lvl),
+                        a(parent)
                     ));
                 }
             }
             if c.capacity == 0 || c.capacity > 1024 {
-                return bad(format!("CPU {i} has capacity {} (must be 1..=1024)", c.capacity));
+                return bad(format!(
+                    "CPU {i} has capacity {} (must be 1..=1024)",
+                    c.capacity
+                ));
             }
         }
         let nodes = spans.node.len();
         if node_distance.len() != nodes || node_distance.iter().any(|r| r.len() != nodes) {
             return bad(format!("the node distance matrix must be {nodes}x{nodes}"));
         }
-        for a in 0..nodes {
-            if node_distance[a][a] != 10 {
-                return bad(format!("node {a}'s distance to itself is {} (must be 10)", node_distance[a][a]));
-            }
-            for b in 0..nodes {
-                if a != b && node_distance[a][b] <= 10 {
-                    return bad(format!("distance from node {a} to node {b} must be above 10"));
+        for (a, row) in node_distance.iter().enumerate() {
+            for (b, &d) in row.iter().enumerate() {
+                if a == b && d != 10 {
+                    return bad(format!("node {a}'s distance to itself is {d} (must be 10)"));
                 }
-                if node_distance[a][b] != node_distance[b][a] {
+                if a != b && d <= 10 {
+                    return bad(format!(
+                        "distance from node {a} to node {b} is {d} (must be above 10)"
+                    ));
+                }
+                if d > 254 {
+                    return bad(format!(
+                        "distance from node {a} to node {b} is {d} (SLIT distances stop at 254)"
+                    ));
+                }
+                if d != node_distance[b][a] {
                     return bad(format!("node distances {a}->{b} and {b}->{a} differ"));
                 }
             }
         }
         if idle_states.is_empty() {
             return bad("needs at least one idle state".into());
+        }
+        // `idle_state_for` picks the last state whose residency fits, so the
+        // states must be ordered by target residency (cpuidle drivers list
+        // them shallowest first).
+        for (i, w) in idle_states.windows(2).enumerate() {
+            if w[1].target_residency_ns < w[0].target_residency_ns {
+                return bad(format!(
+                    "idle state {} ({}) has a shorter target residency than state {} ({}); states must go from shallow to deep",
+                    i + 1,
+                    w[1].name,
+                    i,
+                    w[0].name
+                ));
+            }
         }
         Ok(Machine {
             name,
@@ -257,6 +313,35 @@ impl Machine {
     /// CPUs of `cpu`'s package.
     pub fn package_span(&self, cpu: CpuId) -> &CpuMask {
         &self.spans.package[self.cpu(cpu).package as usize]
+    }
+    /// CPUs of core `core` (machine-wide id).
+    pub fn core_cpus(&self, core: u32) -> &CpuMask {
+        &self.spans.core[core as usize]
+    }
+    /// CPUs of cluster `cluster` (machine-wide id).
+    pub fn cluster_cpus(&self, cluster: u32) -> &CpuMask {
+        &self.spans.cluster[cluster as usize]
+    }
+    /// CPUs of LLC `llc` (machine-wide id).
+    pub fn llc_cpus(&self, llc: u32) -> &CpuMask {
+        &self.spans.llc[llc as usize]
+    }
+    /// CPUs of NUMA node `node`.
+    pub fn node_cpus(&self, node: u32) -> &CpuMask {
+        &self.spans.node[node as usize]
+    }
+    /// CPUs of package `package`.
+    pub fn package_cpus(&self, package: u32) -> &CpuMask {
+        &self.spans.package[package as usize]
+    }
+    /// Largest number of SMT threads in one core (1 without SMT).
+    pub fn max_threads_per_core(&self) -> usize {
+        self.spans
+            .core
+            .iter()
+            .map(|s| s.weight())
+            .max()
+            .unwrap_or(1)
     }
     /// Number of cores, clusters, LLCs, nodes and packages.
     pub fn counts(&self) -> (usize, usize, usize, usize, usize) {
@@ -314,5 +399,132 @@ impl Machine {
             }
         }
         pick
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo(package: u32, node: u32, llc: u32, cluster: u32, core: u32) -> CpuTopo {
+        CpuTopo {
+            package,
+            node,
+            llc,
+            cluster,
+            core,
+            capacity: 1024,
+        }
+    }
+
+    /// 4 CPUs: two 2-thread cores, each in its own LLC/node/package.
+    fn cpus() -> Vec<CpuTopo> {
+        vec![
+            topo(0, 0, 0, 0, 0),
+            topo(0, 0, 0, 0, 0),
+            topo(1, 1, 1, 1, 1),
+            topo(1, 1, 1, 1, 1),
+        ]
+    }
+
+    fn try_build(cpus: Vec<CpuTopo>, dist: Vec<Vec<u32>>) -> Result<Machine, String> {
+        Machine::new(
+            "t",
+            "test",
+            cpus,
+            dist,
+            presets::default_costs(),
+            presets::default_idle_states(),
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn machine_new_accepts_valid() {
+        let m = try_build(cpus(), vec![vec![10, 20], vec![20, 10]]).unwrap();
+        assert_eq!(m.counts(), (2, 2, 2, 2, 2));
+        assert_eq!(m.core_cpus(1).to_list(), "2-3");
+        assert_eq!(m.max_threads_per_core(), 2);
+        assert_eq!(m.distance(CpuId(0), CpuId(2)), Distance::OtherPackage);
+    }
+
+    #[test]
+    fn machine_new_rejects_non_nesting() {
+        let d = vec![vec![10, 20], vec![20, 10]];
+        // CPU 1 shares core 0 with CPU 0 but sits in cluster 1.
+        let mut c = cpus();
+        c[1].cluster = 1;
+        c[2].cluster = 0;
+        assert_eq!(
+            try_build(c, d.clone()).unwrap_err(),
+            "machine 't': CPU 1 and CPU 0 share a core but not a cluster"
+        );
+        // An LLC spanning two nodes.
+        let mut c = cpus();
+        c[2].llc = 0;
+        c[3].llc = 0;
+        let e = try_build(c, d.clone()).unwrap_err();
+        assert!(e.contains("share an LLC but not a node"), "{e}");
+        // Sparse ids.
+        let mut c = cpus();
+        for x in &mut c[2..] {
+            x.core = 3;
+        }
+        let e = try_build(c, d.clone()).unwrap_err();
+        assert_eq!(e, "machine 't': core ids are not dense (core 1 has no CPU)");
+        let mut c = cpus();
+        c[0].capacity = 0;
+        assert!(try_build(c, d).unwrap_err().contains("capacity 0"));
+        assert!(try_build(vec![], vec![])
+            .unwrap_err()
+            .contains("has no CPUs"));
+    }
+
+    #[test]
+    fn machine_new_rejects_bad_distances() {
+        let e = |d: Vec<Vec<u32>>| try_build(cpus(), d).unwrap_err();
+        assert_eq!(
+            e(vec![vec![10]]),
+            "machine 't': the node distance matrix must be 2x2"
+        );
+        assert_eq!(
+            e(vec![vec![10, 20], vec![20]]),
+            "machine 't': the node distance matrix must be 2x2"
+        );
+        assert!(e(vec![vec![11, 20], vec![20, 10]]).contains("node 0's distance to itself is 11"));
+        assert!(e(vec![vec![10, 10], vec![10, 10]]).contains("must be above 10"));
+        assert!(e(vec![vec![10, 20], vec![21, 10]]).contains("0->1 and 1->0 differ"));
+        assert!(e(vec![vec![10, 300], vec![300, 10]]).contains("stop at 254"));
+    }
+
+    #[test]
+    fn machine_new_rejects_unordered_idle_states() {
+        let mut idle = presets::default_idle_states();
+        idle.swap(1, 2);
+        let e = Machine::new(
+            "t",
+            "test",
+            cpus(),
+            vec![vec![10, 20], vec![20, 10]],
+            presets::default_costs(),
+            idle,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("idle state 2 (C1) has a shorter target residency"),
+            "{e}"
+        );
+        let e = Machine::new(
+            "t",
+            "test",
+            cpus(),
+            vec![vec![10, 20], vec![20, 10]],
+            presets::default_costs(),
+            vec![],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("at least one idle state"), "{e}");
     }
 }

@@ -1,0 +1,292 @@
+//! The behaviour-program interpreter: what a task does when it has the CPU.
+//!
+//! It follows rt-app's thread body (formats.md 1.6–1.8, 2.3): phases and
+//! loops, `run` as a fixed amount of work, `runtime` as wall time, `sleep`,
+//! the `timer` algorithm with its slack and wake-up latency, `yield`, and
+//! one log row per phase iteration. Every op runs in the task's own
+//! context at the time the task really has the CPU (after the context
+//! switch cost), so measured latencies include the scheduler's own costs.
+
+use crate::fair::eevdf;
+use crate::fair::select;
+use crate::fair::weight::task_weight;
+use crate::ids::{CpuId, TaskId};
+use crate::machine::CpuMask;
+use crate::observe::{PrevState, Sink};
+use crate::program::Op;
+use crate::stats::LogRow;
+use crate::task::{Iteration, Resume, TaskState};
+use crate::engine::Sim;
+use crate::fair::eevdf::EnqueueKind;
+use crate::time::{Nanos, NSEC_PER_USEC};
+
+fn us(ns: Nanos) -> u64 {
+    ns / NSEC_PER_USEC
+}
+
+impl<S: Sink> Sim<S> {
+    /// The running task of `cpu` reached the end of its burst (or got the
+    /// CPU with something to do).
+    pub(crate) fn burst_end(&mut self, cpu: CpuId) {
+        let Some(t) = self.rqs[cpu.idx()].curr else { return };
+        self.update_curr_task(cpu);
+        let now = self.now;
+        let task = &mut self.tasks[t.idx()];
+        match task.resume {
+            Resume::Op => {
+                // Progress is linear, so an early event means the burst was
+                // pushed back (scheduler work on this CPU): re-arm.
+                let unfinished = match task.current_op() {
+                    Some(Op::Run { .. }) => task.work_left > 0,
+                    Some(Op::Runtime { .. }) => now < task.runtime_end,
+                    _ => false,
+                };
+                if unfinished {
+                    self.arm_burst(cpu);
+                    return;
+                }
+                self.op_done(t);
+            }
+            Resume::CompleteBlock => {
+                if task.wake_is_timer {
+                    let exp = task.wake_expiry.unwrap_or(now);
+                    task.iter.wu_lat_us += us(now.saturating_sub(exp));
+                    task.iter.timer_slept = true;
+                }
+                task.wake_expiry = None;
+                self.op_done(t);
+            }
+            Resume::Continue => {}
+        }
+        self.run_program(cpu, t);
+    }
+
+    /// Accounts the finished op into the iteration and moves the program on.
+    fn op_done(&mut self, t: TaskId) {
+        let now = self.now;
+        let task = &mut self.tasks[t.idx()];
+        match task.current_op().cloned() {
+            Some(Op::Run { config_us, perf, .. }) => {
+                task.iter.run_us += us(now - task.op_start);
+                task.iter.perf += perf;
+                task.iter.c_duration_us += config_us;
+            }
+            Some(Op::Runtime { config_us, .. }) => {
+                task.iter.run_us += us(now - task.op_start);
+                task.iter.c_duration_us += config_us;
+            }
+            _ => {}
+        }
+        task.pc.op += 1;
+        task.pc.op_started = false;
+        let nops = task.spec.program.phases[task.pc.phase].ops.len();
+        if task.pc.op == nops {
+            self.end_iteration(t);
+        }
+    }
+
+    /// Closes the iteration: one rt-app log row; then the loop counters.
+    fn end_iteration(&mut self, t: TaskId) {
+        let now = self.now;
+        let t_start = self.t_start;
+        let task = &mut self.tasks[t.idx()];
+        let it = std::mem::take(&mut task.iter);
+        task.log.push(LogRow {
+            idx: task.spec.index,
+            perf: it.perf,
+            run: it.run_us,
+            period: us(now - it.start),
+            start: us(it.start),
+            end: us(now),
+            rel_st: us(it.start.saturating_sub(t_start)),
+            slack: it.slack_us,
+            c_duration: it.c_duration_us,
+            c_period: it.c_period_us,
+            wu_lat: it.wu_lat_us,
+        });
+        task.stats.loops += 1;
+        let prog = &task.spec.program;
+        let pc = &mut task.pc;
+        pc.iter_open = false;
+        pc.op = 0;
+        pc.phase_iter += 1;
+        if pc.phase_iter >= prog.phases[pc.phase].loops {
+            pc.phase_iter = 0;
+            pc.phase += 1;
+            if pc.phase == prog.phases.len() {
+                pc.phase = 0;
+                pc.task_loop += 1;
+                if prog.loops.is_some_and(|l| pc.task_loop >= l) {
+                    pc.done = true;
+                }
+            }
+        }
+    }
+
+    /// Runs the program from the current op until the task needs CPU time,
+    /// blocks, yields or exits.
+    pub(crate) fn run_program(&mut self, cpu: CpuId, t: TaskId) {
+        loop {
+            let now = self.now;
+            let t_first = self.t_start + self.tasks[t.idx()].spec.delay_ns;
+            let task = &mut self.tasks[t.idx()];
+            task.resume = Resume::Op;
+            if !task.delay_done {
+                task.delay_done = true;
+                self.block(cpu, t, t_first, false, Resume::Continue);
+                return;
+            }
+            if task.pc.done {
+                self.task_exit(cpu, t);
+                return;
+            }
+            if !task.pc.iter_open {
+                if self.apply_phase_attrs(cpu, t) {
+                    return; // migrated; it carries on where it lands
+                }
+                let task = &mut self.tasks[t.idx()];
+                task.pc.iter_open = true;
+                task.iter = Iteration { start: now, ..Default::default() };
+            }
+            let task = &mut self.tasks[t.idx()];
+            let op = task.current_op().cloned().expect("a phase has at least one op");
+            task.pc.op_started = true;
+            match op {
+                Op::Run { work_ns, .. } => {
+                    task.work_left = work_ns;
+                    task.op_start = now;
+                    self.arm_burst(cpu);
+                    return;
+                }
+                Op::Runtime { wall_ns, .. } => {
+                    task.op_start = now;
+                    task.runtime_end = now + wall_ns;
+                    self.arm_burst(cpu);
+                    return;
+                }
+                Op::Sleep { ns } => {
+                    self.block(cpu, t, now + ns, false, Resume::CompleteBlock);
+                    return;
+                }
+                Op::Timer { timer, period_ns } => {
+                    task.iter.c_period_us += us(period_ns);
+                    let ts = &mut self.timers[timer.0 as usize];
+                    let next = ts.next.unwrap_or(t_first) + period_ns;
+                    ts.next = Some(next);
+                    let task = &mut self.tasks[t.idx()];
+                    task.iter.slack_us = (next as i64 - now as i64) / NSEC_PER_USEC as i64;
+                    if now < next {
+                        self.block(cpu, t, next, true, Resume::CompleteBlock);
+                        return;
+                    }
+                    // Overrun: no sleep; relative timers re-anchor.
+                    if !ts_absolute(&self.timers[timer.0 as usize]) {
+                        self.timers[timer.0 as usize].next = Some(now);
+                    }
+                    self.tasks[t.idx()].iter.wu_lat_us = 0;
+                    self.op_done(t);
+                }
+                Op::Yield => {
+                    self.op_done(t);
+                    let q = self.rqs[cpu.idx()].cfs.idx();
+                    eevdf::yield_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
+                    self.tasks[t.idx()].resume = Resume::Continue;
+                    self.schedule(cpu, PrevState::Runnable);
+                    if self.rqs[cpu.idx()].curr == Some(t) {
+                        // Re-picked at once: carry on now.
+                        continue;
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Blocks the running task until `expiry` (sleep, timer, start delay).
+    fn block(&mut self, cpu: CpuId, t: TaskId, expiry: Nanos, is_timer: bool, resume: Resume) {
+        let task = &mut self.tasks[t.idx()];
+        task.wake_expiry = Some(expiry);
+        task.wake_is_timer = is_timer;
+        task.resume = resume;
+        self.dequeue_task(t);
+        self.tasks[t.idx()].state = TaskState::Sleeping;
+        self.arm_task_timer(t, expiry);
+        self.schedule(cpu, PrevState::Sleeping);
+    }
+
+    fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
+        self.dequeue_task(t);
+        self.tasks[t.idx()].state = TaskState::Dead;
+        self.live_tasks -= 1;
+        self.schedule(cpu, PrevState::Dead);
+    }
+
+    /// Phase-level policy/nice and affinity, applied at the start of each
+    /// iteration when they differ. Returns true when the task had to leave
+    /// this CPU.
+    fn apply_phase_attrs(&mut self, cpu: CpuId, t: TaskId) -> bool {
+        let n = self.machine.nr_cpus();
+        let task = &self.tasks[t.idx()];
+        let phase = &task.spec.program.phases[task.pc.phase];
+        let sched = phase.sched;
+        let cpus = phase.cpus.clone();
+        if let Some((policy, nice)) = sched {
+            if (policy, nice) != (task.policy, task.nice) && policy.is_fair() {
+                self.set_fair_policy(cpu, t, policy, nice);
+            }
+        }
+        let Some(list) = cpus else { return false };
+        let mask = CpuMask::from_cpus(n, &list).expect("checked at set-up");
+        if mask == self.tasks[t.idx()].cpus_allowed {
+            return false;
+        }
+        self.tasks[t.idx()].cpus_allowed = mask.clone();
+        if mask.test(cpu) {
+            return false;
+        }
+        // Move the running task (the stopper's move_queued_task).
+        let now = self.now;
+        self.dequeue_task(t);
+        self.tasks[t.idx()].resume = Resume::Continue;
+        self.schedule(cpu, PrevState::Preempted);
+        let dest = select::select_task_rq_fork(self, &mask);
+        self.migrate_to(t, cpu, dest);
+        let task = &mut self.tasks[t.idx()];
+        task.state = TaskState::Runnable;
+        task.wait_since = Some(now);
+        true
+    }
+
+    /// Policy/nice change of a running fair task (`__sched_setscheduler`).
+    fn set_fair_policy(&mut self, cpu: CpuId, t: TaskId, policy: crate::program::Policy, nice: i32) {
+        let now = self.now;
+        let q = self.rqs[cpu.idx()].cfs.idx();
+        let se = self.tasks[t.idx()].se;
+        self.update_curr_task(cpu);
+        let w = task_weight(policy, nice);
+        eevdf::reweight_entity(&mut self.cfs[q], &mut self.ents, se, w, now, &self.p);
+        let was_idle = self.ents[se.idx()].idle;
+        let idle = policy == crate::program::Policy::Idle;
+        self.ents[se.idx()].idle = idle;
+        if self.ents[se.idx()].on_rq && was_idle != idle {
+            let cfs = &mut self.cfs[q];
+            if idle {
+                cfs.h_nr_idle += 1;
+            } else {
+                cfs.h_nr_idle -= 1;
+            }
+        }
+        let task = &mut self.tasks[t.idx()];
+        task.policy = policy;
+        task.nice = nice;
+    }
+
+    /// Puts a dequeued, not running task on `dest` and wakes that CPU.
+    fn migrate_to(&mut self, t: TaskId, from: CpuId, dest: CpuId) {
+        self.move_task(t, from, dest, EnqueueKind::Migrate);
+    }
+}
+
+fn ts_absolute(ts: &crate::task::TimerState) -> bool {
+    ts.absolute
+}

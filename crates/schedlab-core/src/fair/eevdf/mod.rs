@@ -1,0 +1,423 @@
+//! EEVDF on one cfs_rq: virtual time, lag, eligibility, deadlines, the pick,
+//! placement, and the queue operations that keep the sums right.
+//!
+//! Kernel reference: fair.c `avg_vruntime`, `vruntime_eligible`,
+//! `update_entity_lag`, `place_entity`, `update_deadline`, `update_curr`,
+//! `__pick_eevdf`, `set_next_entity`, `put_prev_entity`,
+//! `set_protect_slice`/`update_protect_slice` (kernel-model.md §2, §3.3),
+//! ≈v6.15–6.18 plus tip-2026's `zero_vruntime` re-centring.
+//!
+//! ```text
+//!   V = v0 + Σ w_i (v_i − v0) / Σ w_i         (queued entities, curr included)
+//!   lag_i = V − v_i        eligible ⇔ lag_i ≥ 0
+//!   d_i = v_i + slice_i · 1024 / w_i           (virtual deadline)
+//!   pick: the eligible entity with the earliest deadline
+//! ```
+//!
+//! Deviations:
+//! * Reduced weights `w'` are the user-resolution weights (6.6–6.18), so the
+//!   tip-2026 eligibility quirk (§2.2) is not modelled.
+//! * The timeline is a `BTreeSet` ordered by (deadline, id); the pick walks it
+//!   in deadline order and takes the first eligible entity, which is what
+//!   the augmented-tree heap search computes, in O(k) for the k ineligible
+//!   entities skipped instead of O(log n).
+//! * No DELAY_DEQUEUE, no buddies (NEXT_BUDDY / PICK_BUDDY), no custom
+//!   group slices yet.
+
+use super::weight::calc_delta_fair;
+use crate::ids::EntityId;
+use crate::rq::{CfsRq, SchedEntity};
+use crate::time::Nanos;
+
+/// The knobs EEVDF reads (features and tunables of the run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EevdfParams {
+    /// `sysctl_sched_base_slice` (scaled).
+    pub base_slice_ns: Nanos,
+    /// Normalised base slice (0.70 ms) for protection without RUN_TO_PARITY.
+    pub base_slice_normalized_ns: Nanos,
+    /// `TICK_NSEC` (lag clamp).
+    pub tick_ns: Nanos,
+    /// PLACE_LAG.
+    pub place_lag: bool,
+    /// PLACE_DEADLINE_INITIAL.
+    pub place_deadline_initial: bool,
+    /// RUN_TO_PARITY.
+    pub run_to_parity: bool,
+}
+
+#[inline]
+fn vdelta(delta: Nanos, w: u64) -> i64 {
+    calc_delta_fair(delta, w) as i64
+}
+
+/// Weighted average vruntime `V` of the queue (curr included while queued).
+pub fn avg_vruntime(cfs: &CfsRq, ents: &[SchedEntity]) -> i64 {
+    let mut avg = cfs.sum_w_vruntime;
+    let mut load = cfs.sum_weight as i128;
+    if let Some(c) = cfs.curr {
+        let se = &ents[c.idx()];
+        if se.on_rq {
+            let w = se.weight as i128;
+            avg += (se.vruntime - cfs.zero_vruntime) as i128 * w;
+            load += w;
+        }
+    }
+    if load > 0 {
+        // Round toward −∞ so an entity exactly at V tests eligible.
+        if avg < 0 {
+            avg -= load - 1;
+        }
+        avg /= load;
+    }
+    cfs.zero_vruntime + avg as i64
+}
+
+/// `vruntime_eligible`: would an entity at `v` have non-negative lag?
+pub fn vruntime_eligible(cfs: &CfsRq, ents: &[SchedEntity], v: i64) -> bool {
+    let mut avg = cfs.sum_w_vruntime;
+    let mut load = cfs.sum_weight as i128;
+    if let Some(c) = cfs.curr {
+        let se = &ents[c.idx()];
+        if se.on_rq {
+            let w = se.weight as i128;
+            avg += (se.vruntime - cfs.zero_vruntime) as i128 * w;
+            load += w;
+        }
+    }
+    avg >= (v - cfs.zero_vruntime) as i128 * load
+}
+
+/// `entity_eligible`.
+#[inline]
+pub fn entity_eligible(cfs: &CfsRq, ents: &[SchedEntity], se: EntityId) -> bool {
+    vruntime_eligible(cfs, ents, ents[se.idx()].vruntime)
+}
+
+/// Moves the reference point `v0` to the current `V` (tip-2026
+/// `update_zero_vruntime`), keeping the products small.
+fn update_zero_vruntime(cfs: &mut CfsRq, ents: &[SchedEntity]) {
+    let v = avg_vruntime(cfs, ents);
+    let d = v - cfs.zero_vruntime;
+    cfs.sum_w_vruntime -= d as i128 * cfs.sum_weight as i128;
+    cfs.zero_vruntime = v;
+}
+
+/// `__enqueue_entity`: into the timeline and the sums.
+pub fn enqueue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
+    let se = &ents[id.idx()];
+    cfs.sum_w_vruntime += (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
+    cfs.sum_weight += se.weight;
+    let fresh = cfs.timeline.insert((se.deadline, id));
+    debug_assert!(fresh, "entity {id} already in the timeline");
+    update_zero_vruntime(cfs, ents);
+}
+
+/// `__dequeue_entity`: out of the timeline and the sums.
+pub fn dequeue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
+    let se = &ents[id.idx()];
+    let was = cfs.timeline.remove(&(se.deadline, id));
+    debug_assert!(was, "entity {id} not in the timeline");
+    cfs.sum_w_vruntime -= (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
+    cfs.sum_weight -= se.weight;
+    update_zero_vruntime(cfs, ents);
+}
+
+/// `update_deadline`: once the request is used up, issue a new one.
+/// Returns true when a new deadline was set (request consumed → resched).
+pub fn update_deadline(se: &mut SchedEntity, p: &EevdfParams) -> bool {
+    if se.vruntime < se.deadline {
+        return false;
+    }
+    if !se.custom_slice {
+        se.slice = p.base_slice_ns;
+    }
+    se.deadline = se.vruntime + vdelta(se.slice, se.weight);
+    true
+}
+
+/// What `update_curr` did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CurrUpdate {
+    /// Wall time charged.
+    pub delta_exec: Nanos,
+    /// A reschedule is due (request consumed or protection ended with
+    /// others queued).
+    pub resched: bool,
+}
+
+/// `update_curr` for the queue's running entity, charging it up to `now`.
+pub fn update_curr(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos, p: &EevdfParams) -> CurrUpdate {
+    let Some(c) = cfs.curr else {
+        return CurrUpdate::default();
+    };
+    let se = &mut ents[c.idx()];
+    if now <= se.exec_start {
+        return CurrUpdate::default();
+    }
+    let delta = now - se.exec_start;
+    se.exec_start = now;
+    se.sum_exec_runtime += delta;
+    se.vruntime += vdelta(delta, se.weight);
+    let consumed = update_deadline(se, p);
+    let protected_over = se.vruntime >= se.vprot;
+    CurrUpdate {
+        delta_exec: delta,
+        resched: cfs.nr_queued > 1 && (consumed || protected_over),
+    }
+}
+
+/// `update_entity_lag`: save `V − v`, clamped to
+/// `±calc_delta_fair(max(2·slice, TICK_NSEC))`.
+pub fn update_entity_lag(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId, p: &EevdfParams) {
+    let v = avg_vruntime(cfs, ents);
+    let se = &mut ents[id.idx()];
+    let limit = vdelta((2 * se.slice).max(p.tick_ns), se.weight);
+    se.vlag = (v - se.vruntime).clamp(-limit, limit);
+}
+
+/// `place_entity`: give an entity joining the queue its vruntime and
+/// deadline, preserving its lag (§2.7).
+pub fn place_entity(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId, initial: bool, p: &EevdfParams) {
+    let v_avg = avg_vruntime(cfs, ents);
+    let mut load = cfs.sum_weight as i128;
+    if let Some(c) = cfs.curr {
+        if ents[c.idx()].on_rq {
+            load += ents[c.idx()].weight as i128;
+        }
+    }
+    let se = &mut ents[id.idx()];
+    if !se.custom_slice {
+        se.slice = p.base_slice_ns;
+    }
+    let mut vslice = vdelta(se.slice, se.weight);
+    let mut lag: i64 = 0;
+    if p.place_lag && cfs.nr_queued > 0 && se.vlag != 0 {
+        // Adding an entity with lag vl moves V by −w·vl/(W+w); inflate the
+        // lag so that after the move it is still vl.
+        let l = se.vlag as i128 * (load + se.weight as i128);
+        let load = if load == 0 { 1 } else { load };
+        lag = (l / load) as i64;
+    }
+    se.vruntime = v_avg - lag;
+    if initial && p.place_deadline_initial {
+        vslice /= 2;
+    }
+    se.deadline = se.vruntime + vslice;
+}
+
+/// Flags of an enqueue.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EnqueueKind {
+    /// A wakeup (`ENQUEUE_WAKEUP`): placed with its saved lag.
+    Wakeup,
+    /// A new task (`ENQUEUE_INITIAL`).
+    Initial,
+    /// A migration or other non-sleep requeue: placed with its saved lag.
+    Migrate,
+}
+
+/// `enqueue_entity` on one queue (curr accounting first, then placement).
+pub fn enqueue_entity(
+    cfs: &mut CfsRq,
+    ents: &mut [SchedEntity],
+    id: EntityId,
+    kind: EnqueueKind,
+    now: Nanos,
+    p: &EevdfParams,
+) -> CurrUpdate {
+    let u = update_curr(cfs, ents, now, p);
+    place_entity(cfs, ents, id, kind == EnqueueKind::Initial, p);
+    cfs.load_weight += ents[id.idx()].weight;
+    cfs.nr_queued += 1;
+    if cfs.curr != Some(id) {
+        enqueue_tree(cfs, ents, id);
+    }
+    ents[id.idx()].on_rq = true;
+    u
+}
+
+/// `dequeue_entity` on one queue: save the lag, leave the timeline.
+pub fn dequeue_entity(
+    cfs: &mut CfsRq,
+    ents: &mut [SchedEntity],
+    id: EntityId,
+    now: Nanos,
+    p: &EevdfParams,
+) -> CurrUpdate {
+    let u = update_curr(cfs, ents, now, p);
+    update_entity_lag(cfs, ents, id, p);
+    if cfs.curr != Some(id) {
+        dequeue_tree(cfs, ents, id);
+    }
+    cfs.load_weight -= ents[id.idx()].weight;
+    cfs.nr_queued -= 1;
+    ents[id.idx()].on_rq = false;
+    u
+}
+
+/// Shortest slice among the queued entities (curr included).
+pub fn min_slice(cfs: &CfsRq, ents: &[SchedEntity]) -> Option<Nanos> {
+    let mut m = cfs
+        .curr
+        .filter(|c| ents[c.idx()].on_rq)
+        .map(|c| ents[c.idx()].slice);
+    for &(_, id) in &cfs.timeline {
+        let s = ents[id.idx()].slice;
+        m = Some(m.map_or(s, |x: Nanos| x.min(s)));
+    }
+    m
+}
+
+/// `set_protect_slice`: the window in which curr is not preempted by pick.
+fn set_protect_slice(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId, p: &EevdfParams) {
+    let own = ents[id.idx()].slice;
+    let s = if p.run_to_parity {
+        min_slice(cfs, ents).unwrap_or(own).min(own)
+    } else {
+        p.base_slice_normalized_ns.min(own)
+    };
+    let se = &mut ents[id.idx()];
+    se.vprot = if s == se.slice {
+        se.deadline
+    } else {
+        se.deadline.min(se.vruntime + vdelta(s, se.weight))
+    };
+}
+
+/// `update_protect_slice`: shrink curr's protection to the queue's
+/// shortest slice (a wakeup that did not preempt).
+pub fn update_protect_slice(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId) {
+    let s = min_slice(cfs, ents).unwrap_or(ents[id.idx()].slice);
+    let se = &mut ents[id.idx()];
+    se.vprot = se.vprot.min(se.vruntime + vdelta(s, se.weight));
+}
+
+/// `cancel_protect_slice`.
+pub fn cancel_protect_slice(ents: &mut [SchedEntity], id: EntityId) {
+    let se = &mut ents[id.idx()];
+    se.vprot = se.vruntime;
+}
+
+/// `set_next_entity`: `id` becomes the queue's curr and leaves the timeline.
+pub fn set_next_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], id: EntityId, exec_start: Nanos, p: &EevdfParams) {
+    if ents[id.idx()].on_rq {
+        dequeue_tree(cfs, ents, id);
+    }
+    set_protect_slice(cfs, ents, id, p);
+    cfs.curr = Some(id);
+    let se = &mut ents[id.idx()];
+    se.exec_start = exec_start;
+    se.prev_sum_exec_runtime = se.sum_exec_runtime;
+}
+
+/// `put_prev_entity`: curr stops running; back into the timeline if queued.
+pub fn put_prev_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos, p: &EevdfParams) -> CurrUpdate {
+    let Some(c) = cfs.curr else {
+        return CurrUpdate::default();
+    };
+    let u = if ents[c.idx()].on_rq {
+        update_curr(cfs, ents, now, p)
+    } else {
+        CurrUpdate::default()
+    };
+    cfs.curr = None;
+    if ents[c.idx()].on_rq {
+        enqueue_tree(cfs, ents, c);
+    }
+    u
+}
+
+/// `__pick_eevdf(cfs_rq, protect)`: the eligible entity with the earliest
+/// virtual deadline, honouring curr's protected window when `protect`.
+pub fn pick_eevdf(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Option<EntityId> {
+    let curr_q = cfs.curr.filter(|c| ents[c.idx()].on_rq);
+    // 1. A single queued entity.
+    if cfs.nr_queued == 1 {
+        return curr_q.or_else(|| cfs.timeline.first().map(|&(_, id)| id));
+    }
+    // 3. Curr competes only while eligible.
+    let curr = curr_q.filter(|&c| entity_eligible(cfs, ents, c));
+    // 4. Inside its protected window curr keeps the CPU.
+    if protect {
+        if let Some(c) = curr {
+            if ents[c.idx()].vruntime < ents[c.idx()].vprot {
+                return Some(c);
+            }
+        }
+    }
+    // 5./6. Earliest deadline among eligible tree entities.
+    let best = cfs
+        .timeline
+        .iter()
+        .map(|&(_, id)| id)
+        .find(|&id| entity_eligible(cfs, ents, id));
+    // 7. Curr wins if its deadline is earlier.
+    match (curr, best) {
+        (Some(c), Some(b)) if ents[c.idx()].deadline < ents[b.idx()].deadline => Some(c),
+        (Some(c), None) => Some(c),
+        (_, Some(b)) => Some(b),
+        (None, None) => {
+            // Rounding can leave no entity exactly eligible; the kernel then
+            // returns the leftmost entry.
+            curr_q.or_else(|| cfs.timeline.first().map(|&(_, id)| id))
+        }
+    }
+}
+
+/// `reweight_entity`: change an entity's weight keeping its lag and
+/// relative deadline in wall-time terms (§2.7 note).
+pub fn reweight_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], id: EntityId, new_w: u64, now: Nanos, p: &EevdfParams) {
+    let old_w = ents[id.idx()].weight;
+    if old_w == new_w {
+        return;
+    }
+    let is_curr = cfs.curr == Some(id);
+    let on_rq = ents[id.idx()].on_rq;
+    if on_rq {
+        if is_curr {
+            update_curr(cfs, ents, now, p);
+        } else {
+            dequeue_tree(cfs, ents, id);
+        }
+        let v_avg = avg_vruntime(cfs, ents);
+        let se = &mut ents[id.idx()];
+        let lag = v_avg - se.vruntime;
+        let rel_d = se.deadline - se.vruntime;
+        se.vruntime = v_avg - (lag as i128 * old_w as i128 / new_w as i128) as i64;
+        se.deadline = se.vruntime + (rel_d as i128 * old_w as i128 / new_w as i128) as i64;
+        se.weight = new_w;
+        cfs.load_weight = cfs.load_weight - old_w + new_w;
+        if !is_curr {
+            enqueue_tree(cfs, ents, id);
+        }
+    } else {
+        let se = &mut ents[id.idx()];
+        se.vlag = (se.vlag as i128 * old_w as i128 / new_w as i128) as i64;
+        se.weight = new_w;
+    }
+}
+
+/// `yield_task_fair` (EEVDF): push curr's deadline one request further.
+pub fn yield_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos, p: &EevdfParams) {
+    update_curr(cfs, ents, now, p);
+    if let Some(c) = cfs.curr {
+        let se = &mut ents[c.idx()];
+        se.deadline += vdelta(se.slice, se.weight);
+    }
+}
+
+/// Recomputes the sums from scratch (for `--check`).
+pub fn recompute_sums(cfs: &CfsRq, ents: &[SchedEntity]) -> (i128, u64) {
+    let mut s = 0i128;
+    let mut w = 0u64;
+    for &(_, id) in &cfs.timeline {
+        let se = &ents[id.idx()];
+        s += (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
+        w += se.weight;
+    }
+    (s, w)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,190 @@
+//! Hand-worked EEVDF cases (kernel-model.md §2). Arithmetic in comments.
+
+use super::*;
+use crate::ids::{CfsRqId, EntityId};
+
+const P: EevdfParams = EevdfParams {
+    base_slice_ns: 3_000_000,
+    base_slice_normalized_ns: 700_000,
+    tick_ns: 4_000_000,
+    place_lag: true,
+    place_deadline_initial: true,
+    run_to_parity: true,
+};
+
+fn ent(w: u64, v: i64, d: i64) -> SchedEntity {
+    SchedEntity {
+        weight: w,
+        vruntime: v,
+        deadline: d,
+        slice: 3_000_000,
+        cfs_rq: CfsRqId(0),
+        ..Default::default()
+    }
+}
+
+/// Queue every entity (none is curr).
+fn queue(ents: &mut [SchedEntity]) -> CfsRq {
+    let mut cfs = CfsRq::default();
+    for i in 0..ents.len() {
+        let id = EntityId(i as u32);
+        ents[i].on_rq = true;
+        cfs.load_weight += ents[i].weight;
+        cfs.nr_queued += 1;
+        enqueue_tree(&mut cfs, ents, id);
+    }
+    cfs
+}
+
+#[test]
+fn avg_vruntime_is_the_weighted_mean() {
+    // V = (1024·0 + 2048·300) / 3072 = 614400 / 3072 = 200.
+    let mut e = vec![ent(1024, 0, 10), ent(2048, 300, 20)];
+    let cfs = queue(&mut e);
+    assert_eq!(avg_vruntime(&cfs, &e), 200);
+    // Re-centring keeps V: zero_vruntime moved to 200 and the sum to 0.
+    assert_eq!(cfs.zero_vruntime, 200);
+    assert_eq!(recompute_sums(&cfs, &e), (cfs.sum_w_vruntime, cfs.sum_weight));
+}
+
+#[test]
+fn avg_vruntime_rounds_toward_minus_infinity() {
+    // V = (1024·0 + 1024·1 + 1024·1) / 3072 = 2/3 → 0, and −2/3 → −1.
+    let mut e = vec![ent(1024, 0, 1), ent(1024, 1, 2), ent(1024, 1, 3)];
+    let cfs = queue(&mut e);
+    assert_eq!(avg_vruntime(&cfs, &e), 0);
+    let mut e = vec![ent(1024, 0, 1), ent(1024, -1, 2), ent(1024, -1, 3)];
+    let cfs = queue(&mut e);
+    assert_eq!(avg_vruntime(&cfs, &e), -1);
+}
+
+#[test]
+fn eligibility_is_lag_non_negative() {
+    // V = 200: v=200 has lag 0 (eligible), v=201 lag −1 (not).
+    let mut e = vec![ent(1024, 0, 10), ent(2048, 300, 20)];
+    let cfs = queue(&mut e);
+    assert!(vruntime_eligible(&cfs, &e, 200));
+    assert!(!vruntime_eligible(&cfs, &e, 201));
+    assert!(entity_eligible(&cfs, &e, EntityId(0)));
+    assert!(!entity_eligible(&cfs, &e, EntityId(1)));
+}
+
+#[test]
+fn pick_takes_earliest_deadline_among_eligible() {
+    // Three nice-0 entities, V = (0 + 100 + 500)/3 = 200.
+    //   A v=0   d=900  eligible
+    //   B v=100 d=800  eligible   <- earliest eligible deadline
+    //   C v=500 d=300  ineligible (earliest deadline overall)
+    let mut e = vec![ent(1024, 0, 900), ent(1024, 100, 800), ent(1024, 500, 300)];
+    let cfs = queue(&mut e);
+    assert_eq!(pick_eevdf(&cfs, &e, true), Some(EntityId(1)));
+}
+
+#[test]
+fn curr_keeps_cpu_inside_protection_and_loses_after() {
+    let mut e = vec![ent(1024, 0, 3_000_000), ent(1024, 0, 1_000_000)];
+    let mut cfs = CfsRq::default();
+    // Entity 0 runs (curr), entity 1 waits with an earlier deadline.
+    for i in 0..2 {
+        e[i].on_rq = true;
+        cfs.load_weight += 1024;
+        cfs.nr_queued += 1;
+    }
+    enqueue_tree(&mut cfs, &e, EntityId(1));
+    cfs.curr = Some(EntityId(0));
+    e[0].vprot = 2_000_000;
+    // Protected: curr (v=0 < vprot) is returned although 1 has the earlier deadline.
+    assert_eq!(pick_eevdf(&cfs, &e, true), Some(EntityId(0)));
+    // Without protection the earlier deadline wins.
+    assert_eq!(pick_eevdf(&cfs, &e, false), Some(EntityId(1)));
+}
+
+#[test]
+fn place_entity_inflates_lag_so_it_survives_insertion() {
+    // One queued nice-0 entity at v=1000 (V=1000). A waking nice-0 entity
+    // with vlag=+300: lag' = 300·(1024+1024)/1024 = 600, v = 1000−600 = 400.
+    // After insertion V = (1000+400)/2 = 700, so its lag is 700−400 = 300.
+    let mut e = vec![ent(1024, 1000, 5000), ent(1024, 0, 0)];
+    let mut cfs = CfsRq::default();
+    e[0].on_rq = true;
+    cfs.load_weight = 1024;
+    cfs.nr_queued = 1;
+    enqueue_tree(&mut cfs, &e, EntityId(0));
+    e[1].vlag = 300;
+    enqueue_entity(&mut cfs, &mut e, EntityId(1), EnqueueKind::Wakeup, 0, &P);
+    assert_eq!(e[1].vruntime, 400);
+    assert_eq!(avg_vruntime(&cfs, &e), 700);
+    // Deadline: v + slice (3 ms at nice 0).
+    assert_eq!(e[1].deadline, 400 + 3_000_000);
+}
+
+#[test]
+fn initial_placement_gets_half_a_slice() {
+    let mut e = vec![ent(1024, 0, 0)];
+    let mut cfs = CfsRq::default();
+    enqueue_entity(&mut cfs, &mut e, EntityId(0), EnqueueKind::Initial, 0, &P);
+    assert_eq!(e[0].vruntime, 0);
+    assert_eq!(e[0].deadline, 1_500_000);
+}
+
+#[test]
+fn lag_is_clamped_on_dequeue() {
+    // nice 0, slice 3 ms, tick 4 ms: limit = max(6 ms, 4 ms) = 6 ms.
+    let mut e = vec![ent(1024, 0, 1), ent(1024, 20_000_000, 2)];
+    let mut cfs = queue(&mut e);
+    // V = 10 ms; entity 1 has lag −10 ms → clamped to −6 ms.
+    dequeue_entity(&mut cfs, &mut e, EntityId(1), 0, &P);
+    assert_eq!(e[1].vlag, -6_000_000);
+    assert!(!e[1].on_rq);
+    assert_eq!(cfs.nr_queued, 1);
+}
+
+#[test]
+fn lag_is_preserved_across_sleep() {
+    // Two nice-0 entities at v=0 and v=1000 (V=500). Entity 0 (lag +500)
+    // sleeps and wakes onto the same queue: it comes back with lag +500.
+    let mut e = vec![ent(1024, 0, 10), ent(1024, 1000, 20)];
+    let mut cfs = queue(&mut e);
+    dequeue_entity(&mut cfs, &mut e, EntityId(0), 0, &P);
+    assert_eq!(e[0].vlag, 500);
+    enqueue_entity(&mut cfs, &mut e, EntityId(0), EnqueueKind::Wakeup, 0, &P);
+    let v = avg_vruntime(&cfs, &e);
+    assert_eq!(v - e[0].vruntime, 500);
+}
+
+#[test]
+fn update_curr_charges_weighted_time_and_renews_the_request() {
+    // nice 5 (w=335): 1 ms of wall time = 1e6·1024/335 = 3_056_716 ns virtual.
+    let mut e = vec![ent(335, 0, 9_170_148), ent(1024, 0, 3_000_000)];
+    let mut cfs = CfsRq::default();
+    for i in 0..2 {
+        e[i].on_rq = true;
+        cfs.load_weight += e[i].weight;
+        cfs.nr_queued += 1;
+    }
+    enqueue_tree(&mut cfs, &e, EntityId(1));
+    cfs.curr = Some(EntityId(0));
+    e[0].vprot = e[0].deadline;
+    let u = update_curr(&mut cfs, &mut e, 1_000_000, &P);
+    assert_eq!(u.delta_exec, 1_000_000);
+    assert_eq!(e[0].vruntime, 3_056_716);
+    assert!(!u.resched);
+    // Two more ms add calc_delta_fair(2 ms) = 6_113_432: v = 9_170_148 ≥ d,
+    // so a new request: d = v + calc_delta_fair(3 ms) = v + 9_170_149.
+    let u = update_curr(&mut cfs, &mut e, 3_000_000, &P);
+    assert!(u.resched);
+    assert_eq!(e[0].vruntime, 9_170_148);
+    assert_eq!(e[0].deadline, e[0].vruntime + 9_170_149);
+}
+
+#[test]
+fn reweight_keeps_lag_in_wall_time() {
+    // V = 500 (two nice-0 at 0 and 1000). Entity 1 (lag −500) becomes nice 5
+    // (w 335): its virtual lag scales by 1024/335 → −1528.
+    let mut e = vec![ent(1024, 0, 10), ent(1024, 1000, 20)];
+    let mut cfs = queue(&mut e);
+    reweight_entity(&mut cfs, &mut e, EntityId(1), 335, 0, &P);
+    assert_eq!(e[1].weight, 335);
+    assert_eq!(cfs.load_weight, 1024 + 335);
+    assert_eq!(recompute_sums(&cfs, &e), (cfs.sum_w_vruntime, cfs.sum_weight));
+}

@@ -1,0 +1,357 @@
+//! Writing: header, line prefix and the five scheduler payloads.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use schedlab_core::observe::{Sink, TaskView, TraceEvent, TraceRecord};
+
+use super::parse::OwnedRecord;
+
+/// The ten fixed lines of the header that follow the `entries-in-buffer`
+/// line (formats.md 4.1: nop tracer, irq-info on, 5 flag columns).
+pub const FTRACE_HEADER_COLUMNS: &str = "\
+#
+#                                _-----=> irqs-off/BH-disabled
+#                               / _----=> need-resched
+#                              | / _---=> hardirq/softirq
+#                              || / _--=> preempt-depth
+#                              ||| / _-=> migrate-disable
+#                              |||| /     delay
+#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+#              | |         |   |||||     |         |
+";
+
+/// Writes the `trace` file header for `entries` lines on `nr_cpus` CPUs:
+/// `# tracer: nop`, `#`, `# entries-in-buffer/entries-written: N/N   #P:C`
+/// and the column legend.
+pub fn write_header<W: Write + ?Sized>(out: &mut W, entries: u64, nr_cpus: u32) -> io::Result<()> {
+    write!(
+        out,
+        "# tracer: nop\n#\n# entries-in-buffer/entries-written: {entries}/{entries}   #P:{nr_cpus}\n{FTRACE_HEADER_COLUMNS}"
+    )
+}
+
+/// The comm as schedlab prints it: whitespace, control characters and `=`
+/// become `_` (Perfetto splits arguments on spaces and `=`, formats.md 4.5);
+/// an empty comm becomes `<...>` (the kernel's "unknown comm").
+pub fn sanitize_comm(comm: &str) -> Cow<'_, str> {
+    if comm.is_empty() {
+        return Cow::Borrowed("<...>");
+    }
+    let bad = |c: char| c.is_whitespace() || c.is_control() || c == '=';
+    if comm.contains(bad) {
+        Cow::Owned(comm.chars().map(|c| if bad(c) { '_' } else { c }).collect())
+    } else {
+        Cow::Borrowed(comm)
+    }
+}
+
+/// The comm printed in the TASK-PID column (`<idle>` for pid 0).
+pub(super) fn ctx_comm<'a>(task: &TaskView<'a>) -> Cow<'a, str> {
+    if task.pid == 0 {
+        Cow::Borrowed("<idle>")
+    } else {
+        sanitize_comm(task.comm)
+    }
+}
+
+/// The comm printed inside a payload (`swapper/<cpu>` for pid 0).
+pub(super) fn payload_comm<'a>(task: &TaskView<'a>, cpu: u32) -> Cow<'a, str> {
+    if task.pid == 0 {
+        Cow::Owned(format!("swapper/{cpu}"))
+    } else {
+        sanitize_comm(task.comm)
+    }
+}
+
+/// Flag bytes as printed: anything that is not a graphic ASCII character
+/// becomes `.`.
+fn flag_char(b: u8) -> char {
+    if b.is_ascii_graphic() {
+        b as char
+    } else {
+        '.'
+    }
+}
+
+/// ns to µs, rounded to nearest as the kernel's `ns2usecs` does.
+pub(super) fn round_to_us(ns: u64) -> u64 {
+    ns / 1000 + u64::from(ns % 1000 >= 500)
+}
+
+/// Appends the line prefix up to and including `": "` after the event name:
+/// `%16s-%-7d [%03d] FLAGS %5lu.%06lu: EVENT: `.
+///
+/// `time_ns` is rounded to the nearest µs (the kernel's `ns2usecs`).
+pub(super) fn push_prefix(
+    s: &mut String,
+    comm: &str,
+    pid: u32,
+    cpu: u32,
+    flags: &str,
+    time_ns: u64,
+    event: &str,
+) {
+    let us = round_to_us(time_ns);
+    let (secs, usecs) = (us / 1_000_000, us % 1_000_000);
+    let _ = write!(s, "{comm:>16}-{pid:<7} [{cpu:03}] ");
+    if !flags.is_empty() {
+        s.push_str(flags);
+        s.push(' ');
+    }
+    let _ = write!(s, "{secs:>5}.{usecs:06}: {event}: ");
+}
+
+/// `sched_switch` payload (formats.md 4.2).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn push_switch(
+    s: &mut String,
+    prev_comm: &str,
+    prev_pid: u32,
+    prev_prio: i32,
+    prev_state: &str,
+    next_comm: &str,
+    next_pid: u32,
+    next_prio: i32,
+) {
+    let _ = write!(
+        s,
+        "prev_comm={prev_comm} prev_pid={prev_pid} prev_prio={prev_prio} prev_state={prev_state} ==> next_comm={next_comm} next_pid={next_pid} next_prio={next_prio}"
+    );
+}
+
+/// `sched_waking` / `sched_wakeup` / `sched_wakeup_new` payload.
+pub(super) fn push_wakeup(s: &mut String, comm: &str, pid: u32, prio: i32, target_cpu: u32) {
+    let _ = write!(
+        s,
+        "comm={comm} pid={pid} prio={prio} target_cpu={target_cpu:03}"
+    );
+}
+
+/// `sched_migrate_task` payload.
+pub(super) fn push_migrate(s: &mut String, comm: &str, pid: u32, prio: i32, orig: u32, dest: u32) {
+    let _ = write!(
+        s,
+        "comm={comm} pid={pid} prio={prio} orig_cpu={orig} dest_cpu={dest}"
+    );
+}
+
+/// Appends one complete line (with `\n`) for `rec`.
+fn push_record(s: &mut String, rec: &TraceRecord<'_>) {
+    let cpu = rec.cpu.0;
+    // Every byte is mapped to graphic ASCII, so this is valid UTF-8.
+    let flag_bytes = rec.flags.map(|b| flag_char(b) as u8);
+    let flags = std::str::from_utf8(&flag_bytes).unwrap_or(".....");
+    let name = match rec.event {
+        TraceEvent::SchedSwitch { .. } => "sched_switch",
+        TraceEvent::SchedWaking { .. } => "sched_waking",
+        TraceEvent::SchedWakeup { .. } => "sched_wakeup",
+        TraceEvent::SchedWakeupNew { .. } => "sched_wakeup_new",
+        TraceEvent::SchedMigrateTask { .. } => "sched_migrate_task",
+    };
+    push_prefix(
+        s,
+        &ctx_comm(&rec.ctx),
+        rec.ctx.pid,
+        cpu,
+        &flags,
+        rec.time,
+        name,
+    );
+    match rec.event {
+        TraceEvent::SchedSwitch {
+            prev,
+            prev_state,
+            next,
+        } => push_switch(
+            s,
+            &payload_comm(&prev, cpu),
+            prev.pid,
+            prev.prio,
+            prev_state.as_str(),
+            &payload_comm(&next, cpu),
+            next.pid,
+            next.prio,
+        ),
+        TraceEvent::SchedWaking { task, target_cpu }
+        | TraceEvent::SchedWakeup { task, target_cpu }
+        | TraceEvent::SchedWakeupNew { task, target_cpu } => push_wakeup(
+            s,
+            &payload_comm(&task, cpu),
+            task.pid,
+            task.prio,
+            target_cpu.0,
+        ),
+        TraceEvent::SchedMigrateTask {
+            task,
+            orig_cpu,
+            dest_cpu,
+        } => push_migrate(
+            s,
+            &payload_comm(&task, cpu),
+            task.pid,
+            task.prio,
+            orig_cpu.0,
+            dest_cpu.0,
+        ),
+    }
+    s.push('\n');
+}
+
+/// One record as its trace line, without the trailing newline.
+pub fn format_record(rec: &TraceRecord<'_>) -> String {
+    let mut s = String::with_capacity(160);
+    push_record(&mut s, rec);
+    s.pop();
+    s
+}
+
+/// Streams event lines (no header, like `trace_pipe`) to `W`.
+///
+/// [`Sink::trace`] cannot fail, so the first I/O error is kept, later
+/// records are dropped, and [`finish`](Self::finish) returns the error.
+#[derive(Debug)]
+pub struct FtraceTextWriter<W: Write> {
+    out: W,
+    line: String,
+    written: u64,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> FtraceTextWriter<W> {
+    /// A writer over `out`. Wrap files in a `BufWriter`: one `write_all`
+    /// is issued per line.
+    pub fn new(out: W) -> Self {
+        FtraceTextWriter {
+            out,
+            line: String::with_capacity(256),
+            written: 0,
+            error: None,
+        }
+    }
+
+    /// Lines written so far.
+    pub fn entries(&self) -> u64 {
+        self.written
+    }
+
+    /// Writes one record (the same as [`Sink::trace`], but reports errors).
+    pub fn write_record(&mut self, rec: &TraceRecord<'_>) -> io::Result<()> {
+        self.line.clear();
+        push_record(&mut self.line, rec);
+        self.out.write_all(self.line.as_bytes())?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Writes one already-owned record (parsed or converted) verbatim.
+    pub fn write_owned(&mut self, rec: &OwnedRecord) -> io::Result<()> {
+        self.line.clear();
+        rec.push_line(&mut self.line);
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Flushes and returns the inner writer and the number of lines, or the
+    /// first error met while streaming.
+    pub fn finish(mut self) -> io::Result<(W, u64)> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.flush()?;
+        Ok((self.out, self.written))
+    }
+}
+
+impl<W: Write> Sink for FtraceTextWriter<W> {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &TraceRecord<'_>) {
+        if self.error.is_none() {
+            if let Err(e) = self.write_record(rec) {
+                self.error = Some(e);
+            }
+        }
+    }
+}
+
+/// The `trace.txt` writer: streams lines into an anonymous temporary file,
+/// then [`finish`](Self::finish) writes the header (which needs the final
+/// count) and copies the body behind it. Memory use is constant.
+///
+/// The temporary file has no name (`O_TMPFILE` where available), so nothing
+/// is left behind if the process dies.
+#[derive(Debug)]
+pub struct SpooledTraceWriter {
+    inner: FtraceTextWriter<BufWriter<File>>,
+}
+
+impl SpooledTraceWriter {
+    /// Spools in `dir`; pick a directory on the same file system as the
+    /// output (for example [`StagedOutDir::stage_dir`](crate::outdir::StagedOutDir::stage_dir)).
+    pub fn new_in(dir: impl AsRef<Path>) -> io::Result<Self> {
+        let f = tempfile::tempfile_in(dir)?;
+        Ok(Self::from_file(f))
+    }
+
+    /// Spools in the system temporary directory.
+    pub fn new() -> io::Result<Self> {
+        Ok(Self::from_file(tempfile::tempfile()?))
+    }
+
+    fn from_file(f: File) -> Self {
+        SpooledTraceWriter {
+            inner: FtraceTextWriter::new(BufWriter::with_capacity(1 << 16, f)),
+        }
+    }
+
+    /// Lines written so far.
+    pub fn entries(&self) -> u64 {
+        self.inner.entries()
+    }
+
+    /// Writes the header for `nr_cpus` CPUs and then the body to `out`;
+    /// returns the number of event lines.
+    pub fn finish<W: Write + ?Sized>(self, nr_cpus: u32, out: &mut W) -> io::Result<u64> {
+        let (buf, n) = self.inner.finish()?;
+        let mut f = buf.into_inner().map_err(|e| e.into_error())?;
+        f.seek(SeekFrom::Start(0))?;
+        write_header(out, n, nr_cpus)?;
+        io::copy(&mut f, out)?;
+        out.flush()?;
+        Ok(n)
+    }
+}
+
+impl Sink for SpooledTraceWriter {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &TraceRecord<'_>) {
+        self.inner.trace(rec)
+    }
+}
+
+/// Writes a complete `trace` file (header and lines) for records already in
+/// memory; convenient for tests and small traces.
+pub fn write_trace_text<W: Write + ?Sized>(
+    out: &mut W,
+    nr_cpus: u32,
+    records: &[OwnedRecord],
+) -> io::Result<()> {
+    write_header(out, records.len() as u64, nr_cpus)?;
+    let mut line = String::with_capacity(256);
+    for r in records {
+        line.clear();
+        r.push_line(&mut line);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! The human tables printed on stdout after a run.
+//!
+//! What it owns: pure functions from data to `String`: the per-task table,
+//! the wakeup-latency table, the one-line latency form in which the
+//! published result we compare against is written (`N 4710 min 0 max 67664
+//! sum 5.25956e+06 mean 1116.68 stddev 2315.09`, i.e. C++ stream / printf
+//! `%g` output), and the C `%g` formatting that line needs ([`fmt_g`]).
+//!
+//! `%g` (C99 7.19.6.1): with precision P (6 by default) and X the decimal
+//! exponent of the value rounded to P significant digits, use `%.(P-1-X)f`
+//! if `P > X >= -4`, else `%.(P-1)e`; then drop trailing zeros and a
+//! trailing decimal point. The exponent has a sign and at least two digits.
+//!
+//! Deviations: none known. Rust's float formatting rounds the exact binary
+//! value like glibc's printf does.
+
+use std::fmt::Write as _;
+
+use schedlab_core::stats::SampleStats;
+
+use crate::summary::TaskSummary;
+
+/// Formats `x` like C's `printf("%.*g", precision, x)`.
+pub fn fmt_g(x: f64, precision: usize) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    let p = precision.max(1);
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    // Scientific with P significant digits gives the rounded exponent.
+    let sci = format!("{:.*e}", p - 1, x);
+    let (mant, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("exponent is an integer");
+    if exp < -4 || exp >= p as i32 {
+        let mant = strip_zeros(mant);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", exp.unsigned_abs())
+    } else {
+        let decimals = (p as i32 - 1 - exp) as usize;
+        strip_zeros(&format!("{x:.decimals$}")).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// The one-line latency form: `N n min a max b sum s mean m stddev d`, with
+/// sum, mean and stddev in `%g`.
+pub fn latency_line(s: &SampleStats) -> String {
+    format!(
+        "N {} min {} max {} sum {} mean {} stddev {}",
+        s.n,
+        s.min,
+        s.max,
+        fmt_g(s.sum as f64, 6),
+        fmt_g(s.mean, 6),
+        fmt_g(s.stddev, 6)
+    )
+}
+
+/// Combines per-task statistics into one for a set of tasks. n, min, max
+/// and sum are exact; the mean is sum/n and the population variance is
+/// `Σ n_i (σ_i² + μ_i²) / N − μ²` (exact up to float rounding, and summed
+/// in the given order, so deterministic). Prefer `SampleStats::of` on the
+/// raw samples when they are at hand.
+pub fn merge_sample_stats<'a>(parts: impl IntoIterator<Item = &'a SampleStats>) -> SampleStats {
+    let mut out = SampleStats::default();
+    let mut sq = 0.0f64;
+    for p in parts.into_iter().filter(|p| p.n > 0) {
+        if out.n == 0 {
+            out.min = p.min;
+            out.max = p.max;
+        } else {
+            out.min = out.min.min(p.min);
+            out.max = out.max.max(p.max);
+        }
+        out.n += p.n;
+        out.sum += p.sum;
+        sq += p.n as f64 * (p.stddev * p.stddev + p.mean * p.mean);
+    }
+    if out.n > 0 {
+        out.mean = out.sum as f64 / out.n as f64;
+        out.stddev = (sq / out.n as f64 - out.mean * out.mean).max(0.0).sqrt();
+    }
+    out
+}
+
+/// Column alignment.
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// Renders rows under a header with two spaces between columns and no
+/// trailing blanks.
+fn render(header: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut l = String::new();
+        for (i, c) in cells.enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            let _ = match align[i] {
+                Align::Left => write!(l, "{c:<w$}", w = width[i]),
+                Align::Right => write!(l, "{c:>w$}", w = width[i]),
+            };
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(&mut header.iter().copied());
+    for r in rows {
+        line(&mut r.iter().map(String::as_str));
+    }
+    out
+}
+
+/// ns as milliseconds with 3 decimals (integer arithmetic, truncated).
+fn ms3(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1_000_000, (ns % 1_000_000) / 1_000)
+}
+
+/// The per-task table: name, policy, nice, runtime ms, wait ms, switches,
+/// migrations, wakeups, loops.
+pub fn task_table(tasks: &[TaskSummary]) -> String {
+    use Align::{Left as L, Right as R};
+    let header = [
+        "task",
+        "policy",
+        "nice",
+        "runtime_ms",
+        "wait_ms",
+        "switches",
+        "migrations",
+        "wakeups",
+        "loops",
+    ];
+    let rows: Vec<Vec<String>> = tasks
+        .iter()
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                t.policy.clone(),
+                t.nice.to_string(),
+                ms3(t.runtime_ns),
+                ms3(t.wait_ns),
+                t.switches.to_string(),
+                t.migrations.to_string(),
+                t.wakeups.to_string(),
+                t.loops.to_string(),
+            ]
+        })
+        .collect();
+    render(&header, &[L, L, R, R, R, R, R, R, R], &rows)
+}
+
+/// The wakeup-latency table (µs): one row per labelled set (a task, or a
+/// group of tasks merged with [`merge_sample_stats`]): N, min, max, sum,
+/// mean, stddev. Mean and stddev have 2 decimals; sum is an integer.
+pub fn latency_table(rows: &[(&str, &SampleStats)]) -> String {
+    use Align::{Left as L, Right as R};
+    let header = ["wu_lat_us", "N", "min", "max", "sum", "mean", "stddev"];
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(label, s)| {
+            vec![
+                label.to_string(),
+                s.n.to_string(),
+                s.min.to_string(),
+                s.max.to_string(),
+                s.sum.to_string(),
+                format!("{:.2}", s.mean),
+                format!("{:.2}", s.stddev),
+            ]
+        })
+        .collect();
+    render(&header, &[L, R, R, R, R, R, R], &rows)
+}
+
+/// Latency table rows for each task of a summary, in order.
+pub fn task_latency_table(tasks: &[TaskSummary]) -> String {
+    let stats: Vec<SampleStats> = tasks
+        .iter()
+        .map(|t| t.wakeup_latency_us.to_stats())
+        .collect();
+    let rows: Vec<(&str, &SampleStats)> = tasks
+        .iter()
+        .zip(&stats)
+        .map(|(t, s)| (t.name.as_str(), s))
+        .collect();
+    latency_table(&rows)
+}

@@ -1,0 +1,401 @@
+//! Typed rt-app description → [`Workload`].
+//!
+//! This module owns everything that needs the whole file or the machine:
+//!
+//! * threads: global index in text order, instances consecutive, named
+//!   `<task>-<index>` (formats.md 1.8); `instance: 0` tasks are templates
+//!   and create no thread;
+//! * units: µs → ns, `run t` → `floor(t*1000/pLoad)*pLoad` ns of work with
+//!   `perf = floor(t/pLoad)` (formats.md 1.9, 2.3);
+//! * loops (formats.md 1.6): with `phases`, the task `loop` counts passes
+//!   (default for ever) and each phase `loop` defaults to 1; without
+//!   `phases`, the only phase runs `loop` times (absent or -1: for ever);
+//! * timers: a `ref` beginning with `unique` gives one timer per thread,
+//!   named `<ref>@<thread>`; any other `ref` is one timer shared by every
+//!   thread; a timer is absolute if any event naming it says so;
+//! * policies and nice: `priority` is the nice value for OTHER/BATCH and is
+//!   ignored for IDLE; `dl-runtime` (or the legacy task-level `runtime`) on
+//!   OTHER/BATCH is a custom slice, clamped like the kernel to 0.1..100 ms;
+//! * affinity: `cpus` must name CPUs of the machine; when some phases set
+//!   `cpus`, the others get the task's set (or every CPU), because rt-app
+//!   re-applies the task default in phases that give none.
+
+use std::collections::HashMap;
+
+use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
+
+use super::raw::{At, Calibration, RawEvent, RawFile, RawPhase, RawSched, RawTask};
+use super::{Cx, DEFAULT_PLOAD_NS, MAX_SLICE_US, MAX_THREADS, MIN_SLICE_US};
+use crate::json::Pos;
+use crate::{ErrorKind, WorkloadError};
+
+/// Builds the workload. `nr_cpus` bounds `cpus` and the calibration CPU.
+pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, WorkloadError> {
+    let g = &raw.global;
+    let pload = match g.calibration {
+        Calibration::Missing => {
+            let msg = format!("no \"calibration\" in \"global\" (rt-app calibrates CPU0); using pLoad {DEFAULT_PLOAD_NS} ns");
+            cx.warn(Pos { line: 1, col: 1 }, msg);
+            DEFAULT_PLOAD_NS
+        }
+        Calibration::Ns(ns, pos) => {
+            if ns <= 0 {
+                let msg = format!("pLoad {ns} ns must be greater than 0");
+                return Err(cx.key_err(pos, "calibration", ErrorKind::Invalid, &msg));
+            }
+            ns as u64
+        }
+        Calibration::Cpu(cpu, pos) => {
+            if cpu as usize >= nr_cpus {
+                let msg = format!("CPU{cpu} does not exist (the machine has {nr_cpus} CPUs)");
+                return Err(cx.key_err(pos, "calibration", ErrorKind::Invalid, &msg));
+            }
+            DEFAULT_PLOAD_NS
+        }
+    };
+    let duration_ns = match g.duration_s {
+        Some(s) if s > 0 => Some((s as u64).saturating_mul(NSEC_PER_SEC)),
+        _ => None,
+    };
+    let mut out = Workload {
+        tasks: Vec::new(),
+        timers: Vec::new(),
+        duration_ns,
+        log_basename: g.log_basename.clone().unwrap_or_else(|| "rt-app".into()),
+        calibration_ns: pload,
+    };
+    let absolute = timer_modes(raw);
+    let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();
+    let mut next_index: u64 = 0;
+    for task in &raw.tasks {
+        let (instances, ipos) = task.instance;
+        if instances < 0 {
+            let msg = format!("{instances} must not be negative (0 makes a fork template)");
+            return Err(cx.key_err(ipos, "instance", ErrorKind::Invalid, &msg));
+        }
+        if next_index + instances as u64 > MAX_THREADS {
+            let msg = format!("{instances} instances bring the file to more than {MAX_THREADS} threads, which is absurd");
+            return Err(cx.key_err(ipos, "instance", ErrorKind::Invalid, &msg));
+        }
+        let spec = TaskLowering::new(cx, task, g.default_policy, nr_cpus)?;
+        let phases = lower_phases(cx, task, &spec, nr_cpus, pload)?;
+        let first = next_index;
+        for _ in 0..instances {
+            let name = format!("{}-{}", task.name, next_index);
+            if next_index == first && name.chars().count() > 15 {
+                cx.warn(task.pos, format!("thread name \"{name}\" is longer than 15 characters; real rt-app threads then keep the comm \"rt-app\""));
+            }
+            let mut thread_phases = Vec::with_capacity(phases.len());
+            for (p, timers) in &phases {
+                let mut ph = p.clone();
+                for (op, (tname, period_ns)) in ph.ops.iter_mut().zip(timers) {
+                    let Some(tname) = tname else { continue };
+                    let (full, abs) = if tname.starts_with("unique") {
+                        let abs = absolute[&(Some(task.name.as_str()), tname.as_str())];
+                        (format!("{tname}@{name}"), abs)
+                    } else {
+                        (tname.clone(), absolute[&(None, tname.as_str())])
+                    };
+                    let id = *timer_ids.entry(full.clone()).or_insert_with(|| {
+                        out.timers.push(TimerSpec {
+                            name: full,
+                            absolute: abs,
+                        });
+                        TimerRef(out.timers.len() as u32 - 1)
+                    });
+                    *op = Op::Timer {
+                        timer: id,
+                        period_ns: *period_ns,
+                    };
+                }
+                thread_phases.push(ph);
+            }
+            out.tasks.push(TaskSpec {
+                name,
+                index: next_index as u32,
+                policy: spec.policy,
+                nice: spec.nice,
+                cpus: spec.cpus.clone(),
+                delay_ns: task.delay_us * NSEC_PER_USEC,
+                custom_slice_ns: spec.slice_us.map(|us| us * NSEC_PER_USEC),
+                group: "/".into(),
+                program: Program {
+                    phases: thread_phases,
+                    loops: spec.loops,
+                },
+            });
+            next_index += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Absolute flag per timer: key (Some(task), ref) for unique refs, (None, ref)
+/// for shared ones. Template tasks count too: rt-app parses them.
+fn timer_modes(raw: &RawFile) -> HashMap<(Option<&str>, &str), bool> {
+    let mut m: HashMap<(Option<&str>, &str), bool> = HashMap::new();
+    for t in &raw.tasks {
+        for p in &t.phases {
+            for e in &p.events {
+                if let RawEvent::Timer { name, absolute, .. } = e {
+                    let owner = name.starts_with("unique").then_some(t.name.as_str());
+                    *m.entry((owner, name.as_str())).or_default() |= absolute;
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Task-level settings resolved against the global defaults.
+struct TaskLowering {
+    policy: Policy,
+    nice: i32,
+    slice_us: Option<u64>,
+    cpus: Option<Vec<u32>>,
+    loops: Option<u64>,
+    /// Loops of the single phase of a phase-less task.
+    own_phase_loops: u64,
+}
+
+impl TaskLowering {
+    fn new(
+        cx: &mut Cx,
+        task: &RawTask,
+        default: Option<(Policy, Pos)>,
+        nr_cpus: usize,
+    ) -> Result<Self, WorkloadError> {
+        let s = &task.sched;
+        let policy = match (s.policy, default) {
+            (Some((p, _)), _) => p,
+            (None, Some((p, pos))) if !p.is_fair() => {
+                let msg = format!("policy {} (the default of task \"{}\") is not supported yet (real-time and deadline classes come with a later issue)", p.name(), task.name);
+                return Err(cx.key_err(pos, "default_policy", ErrorKind::Unsupported, &msg));
+            }
+            (None, Some((p, _))) => p,
+            (None, None) => Policy::Normal,
+        };
+        let nice = nice_for(cx, policy, s.priority)?;
+        let slice_us = slice_for(cx, policy, s)?;
+        let cpus = match &s.cpus {
+            Some(c) => Some(check_cpus(cx, c, nr_cpus)?),
+            None => None,
+        };
+        let (loops, own_phase_loops) = match (task.has_phases, task.loops) {
+            (true, None) => (None, 1),
+            (true, Some((n, pos))) => (loop_count(cx, n, pos)?, 1),
+            (false, None) => (None, 1),
+            (false, Some((n, pos))) => match loop_count(cx, n, pos)? {
+                None => (None, 1),
+                Some(n) => (Some(1), n),
+            },
+        };
+        Ok(TaskLowering {
+            policy,
+            nice,
+            slice_us,
+            cpus,
+            loops,
+            own_phase_loops,
+        })
+    }
+}
+
+/// Task `loop`: -1 = for ever, else at least 1.
+fn loop_count(cx: &Cx, n: i64, pos: Pos) -> Result<Option<u64>, WorkloadError> {
+    match n {
+        -1 => Ok(None),
+        n if n >= 1 => Ok(Some(n as u64)),
+        n => {
+            let msg = format!("{n} is not a loop count (use -1 for ever, or 1 or more)");
+            Err(cx.key_err(pos, "loop", ErrorKind::Invalid, &msg))
+        }
+    }
+}
+
+fn nice_for(cx: &mut Cx, policy: Policy, prio: Option<At<i64>>) -> Result<i32, WorkloadError> {
+    let Some((p, pos)) = prio else { return Ok(0) };
+    if policy == Policy::Idle {
+        cx.warn(
+            pos,
+            "key \"priority\": ignored for SCHED_IDLE (rt-app sets no nice)",
+        );
+        return Ok(0);
+    }
+    if !(-20..=19).contains(&p) {
+        let msg = format!(
+            "nice {p} is out of range for {} (expected -20..=19)",
+            policy.name()
+        );
+        return Err(cx.key_err(pos, "priority", ErrorKind::Invalid, &msg));
+    }
+    Ok(p as i32)
+}
+
+fn slice_for(cx: &mut Cx, policy: Policy, s: &RawSched) -> Result<Option<u64>, WorkloadError> {
+    let (us, pos, key) = match (s.dl_runtime, s.legacy_runtime) {
+        (Some((us, pos)), _) if us != 0 => (us, pos, "dl-runtime"),
+        (_, Some((us, pos))) => (us, pos, "runtime"),
+        _ => return Ok(None),
+    };
+    if us < 0 {
+        let msg = format!("{us} must not be negative (µs)");
+        return Err(cx.key_err(pos, key, ErrorKind::Invalid, &msg));
+    }
+    if policy == Policy::Idle {
+        cx.warn(
+            pos,
+            format!("key \"{key}\": a custom slice is ignored for SCHED_IDLE"),
+        );
+        return Ok(None);
+    }
+    if key == "runtime" {
+        cx.warn(pos, "key \"runtime\": at task level rt-app also reads it as the legacy scheduling runtime, which requests a custom slice");
+    }
+    let clamped = (us as u64).clamp(MIN_SLICE_US, MAX_SLICE_US);
+    if clamped != us as u64 {
+        cx.warn(pos, format!("key \"{key}\": custom slice {us} µs clamped to {clamped} µs (the kernel allows 100..=100000 µs)"));
+    }
+    Ok(Some(clamped))
+}
+
+fn check_cpus(cx: &Cx, c: &At<Vec<i64>>, nr_cpus: usize) -> Result<Vec<u32>, WorkloadError> {
+    let (list, pos) = c;
+    let mut out: Vec<u32> = Vec::with_capacity(list.len());
+    for &cpu in list {
+        if cpu < 0 || cpu as u64 >= nr_cpus as u64 {
+            let msg = format!(
+                "CPU {cpu} does not exist (the machine has CPUs 0..={})",
+                nr_cpus.saturating_sub(1)
+            );
+            return Err(cx.key_err(*pos, "cpus", ErrorKind::Invalid, &msg));
+        }
+        if !out.contains(&(cpu as u32)) {
+            out.push(cpu as u32);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Per phase: the phase with timer ops still unresolved, and per op the
+/// timer name and period (None for other ops).
+type PhaseTemplate = (Phase, Vec<(Option<String>, u64)>);
+
+fn lower_phases(
+    cx: &mut Cx,
+    task: &RawTask,
+    spec: &TaskLowering,
+    nr_cpus: usize,
+    pload: u64,
+) -> Result<Vec<PhaseTemplate>, WorkloadError> {
+    let any_cpus = task.phases.iter().any(|p| p.sched.cpus.is_some());
+    let fallback = spec
+        .cpus
+        .clone()
+        .unwrap_or_else(|| (0..nr_cpus as u32).collect());
+    let mut out = Vec::with_capacity(task.phases.len());
+    for (i, p) in task.phases.iter().enumerate() {
+        let loops = match (task.has_phases, p.loops) {
+            (false, _) => spec.own_phase_loops,
+            (true, None) => 1,
+            (true, Some((n, _))) if n >= 1 => n as u64,
+            (true, Some((n, pos))) => {
+                let msg = format!("{n} is not a phase loop count (expected 1 or more)");
+                return Err(cx.key_err(pos, "loop", ErrorKind::Invalid, &msg));
+            }
+        };
+        let cpus = match &p.sched.cpus {
+            Some(c) => Some(check_cpus(cx, c, nr_cpus)?),
+            None if any_cpus => Some(fallback.clone()),
+            None => None,
+        };
+        let sched = phase_sched(cx, task, i, spec.policy)?;
+        let mut ops = Vec::with_capacity(p.events.len());
+        let mut timers = Vec::with_capacity(p.events.len());
+        for e in &p.events {
+            let (op, timer) = lower_event(cx, p, e, pload);
+            ops.push(op);
+            timers.push(timer);
+        }
+        out.push((
+            Phase {
+                name: p.name.clone(),
+                loops,
+                ops,
+                cpus,
+                sched,
+            },
+            timers,
+        ));
+    }
+    Ok(out)
+}
+
+/// `(policy, nice)` for phase `i`, if it sets either.
+fn phase_sched(
+    cx: &mut Cx,
+    task: &RawTask,
+    i: usize,
+    task_policy: Policy,
+) -> Result<Option<(Policy, i32)>, WorkloadError> {
+    let s = &task.phases[i].sched;
+    if s.policy.is_none() && s.priority.is_none() {
+        return Ok(None);
+    }
+    let policy = match s.policy {
+        Some((p, _)) => p,
+        None => task.phases[..i]
+            .iter()
+            .rev()
+            .find_map(|p| p.sched.policy.map(|(p, _)| p))
+            .unwrap_or(task_policy),
+    };
+    Ok(Some((policy, nice_for(cx, policy, s.priority)?)))
+}
+
+fn lower_event(cx: &mut Cx, p: &RawPhase, e: &RawEvent, pload: u64) -> (Op, (Option<String>, u64)) {
+    let none = (None, 0);
+    match e {
+        RawEvent::Run(t) => {
+            let loops = t * 1000 / pload;
+            if loops == 0 {
+                cx.warn(p.pos, format!("phase \"{}\": run {t} µs is less than one calibrated loop ({pload} ns) and does no work", p.name));
+            }
+            (
+                Op::Run {
+                    work_ns: loops * pload,
+                    config_us: *t,
+                    perf: t / pload,
+                },
+                none,
+            )
+        }
+        RawEvent::Runtime(t) => (
+            Op::Runtime {
+                wall_ns: t * NSEC_PER_USEC,
+                config_us: *t,
+            },
+            none,
+        ),
+        RawEvent::Sleep(t) => (
+            Op::Sleep {
+                ns: t * NSEC_PER_USEC,
+            },
+            none,
+        ),
+        RawEvent::Yield => (Op::Yield, none),
+        RawEvent::Timer {
+            name, period_us, ..
+        } => {
+            let period_ns = period_us * NSEC_PER_USEC;
+            // Placeholder; replaced per thread once the timer id is known.
+            let op = Op::Timer {
+                timer: TimerRef(u32::MAX),
+                period_ns,
+            };
+            (op, (Some(name.clone()), period_ns))
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! rt-app workload files (formats.md section 1).
+//!
+//! This module owns the rt-app grammar: which keys exist where, how event
+//! keys are recognised (by prefix, in rt-app's resolution order), units and
+//! defaults. [`raw`] reads the JSON tree into typed tasks, phases and events;
+//! [`lower`] expands instances into threads, allocates timers and converts
+//! units into a [`schedlab_core::program::Workload`].
+//!
+//! ## Where schedlab deviates from rt-app (on purpose)
+//!
+//! * **Unknown keys are errors** (`unknown key "X"`). rt-app skips them
+//!   silently; we prefer catching typos such as `"prioriry"`. The legacy
+//!   global key `"frag"`, which several shipped examples still carry, is
+//!   accepted and ignored with a warning.
+//! * **Events at task level in a task with `"phases"`** are an error; rt-app
+//!   ignores them silently. (The exact key `"runtime"` there is the legacy
+//!   scheduling key and is accepted.)
+//! * **Repeated event keys** are separate events at their text position
+//!   (workgen's rule, formats.md 1.3). **Repeated non-event keys**, and
+//!   repeated task or phase names, follow json-c: the *last* value wins at
+//!   the *first* position; each repeat adds a warning (workgen would make the
+//!   first value win for one-line keys).
+//! * **Bare keys** (`"suspend",`, the old workgen input form) are read; a
+//!   bare event key then fails as that event (`suspend` is not modelled
+//!   yet), any other bare key is an error.
+//! * `"sleep": 0` is accepted with a warning (the shipped template uses it);
+//!   zero or negative `run`, `runtime` and timer periods are errors.
+//! * `loop` must be `-1` (for ever) or at least 1; a phase `loop` must be at
+//!   least 1. rt-app accepts other values with odd effects.
+//! * `"calibration": "CPUn"` uses [`DEFAULT_PLOAD_NS`]; a missing
+//!   `calibration` does the same with a warning (rt-app logs an error and
+//!   calibrates CPU0).
+//! * A phase-level `priority` without `policy` is applied with the policy in
+//!   force at that point of the phase list (the last earlier phase that sets
+//!   one, else the task's).
+//!
+//! ## Not supported yet (one-line error naming the key)
+//!
+//! Events `lock`, `unlock`, `wait`, `signal`, `broad`, `sync`, `barrier`,
+//! `suspend`, `resume`, `mem`, `iorun`, `memrun`, `fork`, `sem_post`,
+//! `sem_wait`; keys `taskgroup`, `util_min`, `util_max`, `nodes_membind`,
+//! the top-level `resources` section, `cumulative_slack: true`, policies
+//! SCHED_FIFO / SCHED_RR / SCHED_DEADLINE, and a phase-level `dl-runtime`
+//! (the program model has no per-phase slice).
+
+pub mod lower;
+pub mod raw;
+
+use crate::json::{Kind, Pos, Value};
+use crate::{ErrorKind, WorkloadError};
+
+/// pLoad (ns per calibrated loop) used when the file asks for run-time
+/// calibration (`"calibration": "CPUn"`) or gives none.
+///
+/// The simulator executes `run` work exactly, so this value only decides
+/// the truncation of `run` to whole loops and the numbers in the log's
+/// `perf` column (`floor(t_us / pLoad)`); 100 ns is a typical pLoad of a
+/// current big core.
+pub const DEFAULT_PLOAD_NS: u64 = 100;
+
+/// Most threads a file may create at start; more is surely a mistake.
+pub const MAX_THREADS: u64 = 100_000;
+
+/// Kernel bounds of a custom slice (`sched_runtime` on a fair task): 0.1 ms.
+pub const MIN_SLICE_US: u64 = 100;
+/// Kernel bounds of a custom slice: 100 ms.
+pub const MAX_SLICE_US: u64 = 100_000;
+
+/// What an event key is, after prefix resolution.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// `run*` (but not `runtime*`): fixed work.
+    Run,
+    /// `runtime*`: fixed wall-clock time.
+    Runtime,
+    /// `sleep*`.
+    Sleep,
+    /// `timer*`.
+    Timer,
+    /// `yield*`.
+    Yield,
+    /// A real rt-app event not modelled yet: (canonical name, why/when).
+    Unsupported(&'static str, &'static str),
+}
+
+const SYNC_NOTE: &str = "mutexes come with the rt-app compatibility issue";
+const COND_NOTE: &str = "condition variables come with the rt-app compatibility issue";
+const WAKE_NOTE: &str = "suspend/resume come with the rt-app compatibility issue";
+const MEM_NOTE: &str = "memory and I/O load are not modelled by the CPU simulator";
+
+/// Resolves an event key by prefix, in rt-app's order (formats.md 1.7).
+/// `None`: not an event key.
+pub fn event_kind(key: &str) -> Option<EventKind> {
+    use EventKind::*;
+    let table: [(&str, EventKind); 18] = [
+        ("runtime", Runtime),
+        ("run", Run),
+        ("sleep", Sleep),
+        ("memrun", Unsupported("memrun", MEM_NOTE)),
+        ("mem", Unsupported("mem", MEM_NOTE)),
+        ("iorun", Unsupported("iorun", MEM_NOTE)),
+        ("lock", Unsupported("lock", SYNC_NOTE)),
+        ("unlock", Unsupported("unlock", SYNC_NOTE)),
+        ("signal", Unsupported("signal", COND_NOTE)),
+        ("broad", Unsupported("broad", COND_NOTE)),
+        ("wait", Unsupported("wait", COND_NOTE)),
+        ("sync", Unsupported("sync", COND_NOTE)),
+        (
+            "barrier",
+            Unsupported(
+                "barrier",
+                "barriers come with the rt-app compatibility issue",
+            ),
+        ),
+        ("timer", Timer),
+        ("resume", Unsupported("resume", WAKE_NOTE)),
+        ("suspend", Unsupported("suspend", WAKE_NOTE)),
+        ("yield", Yield),
+        (
+            "fork",
+            Unsupported("fork", "fork comes with the rt-app compatibility issue"),
+        ),
+    ];
+    if let Some((_, k)) = table.iter().find(|(p, _)| key.starts_with(p)) {
+        return Some(*k);
+    }
+    if key.starts_with("sem_post") || key.starts_with("sem_wait") {
+        let name = if key.starts_with("sem_post") {
+            "sem_post"
+        } else {
+            "sem_wait"
+        };
+        return Some(Unsupported(
+            name,
+            "semaphores come with the rt-app compatibility issue",
+        ));
+    }
+    None
+}
+
+/// Error and warning context: the file name and the warnings so far.
+#[derive(Debug)]
+pub struct Cx {
+    /// File name for messages.
+    pub file: String,
+    /// Warnings, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl Cx {
+    /// A fresh context for `file`.
+    pub fn new(file: &str) -> Self {
+        Cx {
+            file: file.to_string(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Builds an error at `pos`.
+    pub fn err(&self, pos: Pos, kind: ErrorKind, msg: impl Into<String>) -> WorkloadError {
+        WorkloadError::new(&self.file, pos, kind, msg)
+    }
+
+    /// Builds an error about `key` at `pos`: `key "K": msg`.
+    pub fn key_err(&self, pos: Pos, key: &str, kind: ErrorKind, msg: &str) -> WorkloadError {
+        self.err(pos, kind, format!("key \"{key}\": {msg}"))
+    }
+
+    /// Records a warning at `pos`.
+    pub fn warn(&mut self, pos: Pos, msg: impl AsRef<str>) {
+        let line = format!("{}:{}: warning: {}", self.file, pos, msg.as_ref());
+        self.warnings.push(line);
+    }
+
+    fn type_err(&self, key: &str, v: &Value, want: &str) -> WorkloadError {
+        let msg = match v.kind {
+            Kind::Bare => "has no value (json-c needs ': value')".to_string(),
+            _ => format!("expected {want}, found {}", v.kind.type_name()),
+        };
+        self.key_err(v.pos, key, ErrorKind::Invalid, &msg)
+    }
+
+    /// The value as an int, or a one-line type error naming `key`.
+    pub fn int(&self, key: &str, v: &Value) -> Result<i64, WorkloadError> {
+        match v.kind {
+            Kind::Int(i) => Ok(i),
+            _ => Err(self.type_err(key, v, "an int")),
+        }
+    }
+
+    /// The value as an int in `lo..=hi`.
+    pub fn int_in(&self, key: &str, v: &Value, lo: i64, hi: i64) -> Result<i64, WorkloadError> {
+        let i = self.int(key, v)?;
+        if i < lo || i > hi {
+            let msg = format!("{i} is out of range (expected {lo}..={hi})");
+            return Err(self.key_err(v.pos, key, ErrorKind::Invalid, &msg));
+        }
+        Ok(i)
+    }
+
+    /// The value as a string.
+    pub fn string<'v>(&self, key: &str, v: &'v Value) -> Result<&'v str, WorkloadError> {
+        match &v.kind {
+            Kind::Str(s) => Ok(s),
+            _ => Err(self.type_err(key, v, "a string")),
+        }
+    }
+
+    /// The value as a boolean.
+    pub fn boolean(&self, key: &str, v: &Value) -> Result<bool, WorkloadError> {
+        match v.kind {
+            Kind::Bool(b) => Ok(b),
+            _ => Err(self.type_err(key, v, "a boolean")),
+        }
+    }
+
+    /// The value as an object's members.
+    pub fn object<'v>(
+        &self,
+        key: &str,
+        v: &'v Value,
+    ) -> Result<&'v [crate::json::Member], WorkloadError> {
+        match &v.kind {
+            Kind::Object(m) => Ok(m),
+            _ => Err(self.type_err(key, v, "an object")),
+        }
+    }
+}

@@ -1,0 +1,554 @@
+//! JSON tree → typed rt-app description ([`RawFile`]).
+//!
+//! This module owns key recognition and value types: which key is legal in
+//! which object, event prefixes, the repeated-key rule, and the checks that
+//! need no knowledge of the machine or of other tasks. Values stay in rt-app
+//! units (µs, nice, raw loop counts) and keep their positions so that
+//! [`super::lower`] can still report errors at the right place.
+//!
+//! Errors come in text order inside an object: a non-event key is handled
+//! at its first occurrence, with the value of its last occurrence (json-c).
+
+use std::collections::HashMap;
+
+use schedlab_core::program::Policy;
+
+use super::{event_kind, Cx, EventKind};
+use crate::json::{Kind, Member, Pos, Value};
+use crate::{ErrorKind, WorkloadError};
+
+/// The whole file.
+#[derive(Clone, Debug)]
+pub struct RawFile {
+    /// Tasks in text order (repeated names collapsed, json-c rule).
+    pub tasks: Vec<RawTask>,
+    /// The `global` object (defaults when absent).
+    pub global: RawGlobal,
+}
+
+/// `global`, in rt-app units.
+#[derive(Clone, Debug, Default)]
+pub struct RawGlobal {
+    /// `duration` in seconds (`-1` default).
+    pub duration_s: Option<i64>,
+    /// `default_policy` and where it was written.
+    pub default_policy: Option<(Policy, Pos)>,
+    /// `calibration`.
+    pub calibration: Calibration,
+    /// `log_basename`.
+    pub log_basename: Option<String>,
+}
+
+/// The `calibration` setting.
+#[derive(Clone, Debug, Default)]
+pub enum Calibration {
+    /// Absent (rt-app: calibrate CPU0, logging an error).
+    #[default]
+    Missing,
+    /// pLoad given in ns.
+    Ns(i64, Pos),
+    /// Measure on this CPU.
+    Cpu(u32, Pos),
+}
+
+/// A value with the position of its key.
+pub type At<T> = (T, Pos);
+
+/// Scheduling keys of a task or phase.
+#[derive(Clone, Debug, Default)]
+pub struct RawSched {
+    /// `policy`.
+    pub policy: Option<At<Policy>>,
+    /// `priority` (nice for fair policies).
+    pub priority: Option<At<i64>>,
+    /// `dl-runtime` in µs.
+    pub dl_runtime: Option<At<i64>>,
+    /// Legacy task-level `runtime` in µs (also a custom slice request).
+    pub legacy_runtime: Option<At<i64>>,
+    /// `cpus`, not yet checked against the machine.
+    pub cpus: Option<At<Vec<i64>>>,
+}
+
+/// One event in rt-app units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RawEvent {
+    /// `run`: µs of work.
+    Run(u64),
+    /// `runtime`: µs of wall time.
+    Runtime(u64),
+    /// `sleep`: µs.
+    Sleep(u64),
+    /// `timer`.
+    Timer {
+        /// `ref` (default "unknown").
+        name: String,
+        /// `period` in µs.
+        period_us: u64,
+        /// `mode` is "absolute".
+        absolute: bool,
+    },
+    /// `yield`.
+    Yield,
+}
+
+/// One phase (or the task itself when it has no `phases`).
+#[derive(Clone, Debug)]
+pub struct RawPhase {
+    /// Phase name (task name for a phase-less task).
+    pub name: String,
+    /// Position of the phase's key.
+    pub pos: Pos,
+    /// Phase `loop` (absent for phase-less tasks: the task's loop applies).
+    pub loops: Option<At<i64>>,
+    /// Events in text order.
+    pub events: Vec<RawEvent>,
+    /// Phase-level scheduling keys (empty for phase-less tasks).
+    pub sched: RawSched,
+}
+
+/// One task (a JSON key under `tasks`).
+#[derive(Clone, Debug)]
+pub struct RawTask {
+    /// Task name.
+    pub name: String,
+    /// Position of the task's key.
+    pub pos: Pos,
+    /// `instance` (default 1) and its position.
+    pub instance: At<i64>,
+    /// `delay` in µs.
+    pub delay_us: u64,
+    /// Task `loop`.
+    pub loops: Option<At<i64>>,
+    /// True when the task has a `phases` object.
+    pub has_phases: bool,
+    /// The phases (exactly one for a phase-less task).
+    pub phases: Vec<RawPhase>,
+    /// Task-level scheduling keys.
+    pub sched: RawSched,
+}
+
+/// Where an object is, for key rules.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Level {
+    /// A task object with a `phases` object.
+    TaskWithPhases,
+    /// A task object that is also its only phase.
+    TaskOnly,
+    /// An object under `phases`.
+    Phase,
+}
+
+/// Members in text order, events kept, other repeated keys collapsed to
+/// their first position with their last value (warning per repeat).
+fn collapse(cx: &mut Cx, members: &[Member], keep_all: impl Fn(&str) -> bool) -> Vec<Member> {
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for (i, m) in members.iter().enumerate() {
+        if !keep_all(&m.key) {
+            last.insert(&m.key, i);
+            *count.entry(&m.key).or_default() += 1;
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen: HashMap<&str, ()> = HashMap::new();
+    for m in members {
+        if keep_all(&m.key) {
+            out.push(m.clone());
+            continue;
+        }
+        if seen.insert(&m.key, ()).is_some() {
+            continue;
+        }
+        let n = count[m.key.as_str()];
+        let winner = &members[last[m.key.as_str()]];
+        if n > 1 {
+            cx.warn(
+                winner.key_pos,
+                format!(
+                    "key \"{}\" appears {n} times in one object; using the last value at the first position (json-c's rule; workgen would keep the first)",
+                    m.key
+                ),
+            );
+        }
+        out.push(Member {
+            key: m.key.clone(),
+            key_pos: m.key_pos,
+            value: winner.value.clone(),
+        });
+    }
+    out
+}
+
+/// Reads the root of an rt-app file.
+pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
+    let not_workload = "this is not an rt-app workload: it has no \"tasks\" object (fragments such as the examples' merge/ files must be merged into a complete file first)";
+    let Kind::Object(members) = &root.kind else {
+        return Err(cx.err(root.pos, ErrorKind::NotAWorkload, not_workload));
+    };
+    let members = collapse(cx, members, |_| false);
+    if !members.iter().any(|m| m.key == "tasks") {
+        return Err(cx.err(root.pos, ErrorKind::NotAWorkload, not_workload));
+    }
+    let mut tasks = Vec::new();
+    let mut global = RawGlobal::default();
+    for m in &members {
+        match m.key.as_str() {
+            "tasks" => {
+                let obj = cx.object("tasks", &m.value)?;
+                let list = collapse(cx, obj, |_| false);
+                if list.is_empty() {
+                    let msg = "the workload has no tasks";
+                    return Err(cx.key_err(m.key_pos, "tasks", ErrorKind::Invalid, msg));
+                }
+                for t in &list {
+                    tasks.push(read_task(cx, t)?);
+                }
+            }
+            "global" => {
+                let obj = cx.object("global", &m.value)?;
+                global = read_global(cx, obj)?;
+            }
+            "resources" => {
+                let msg = "the resources section is not supported yet (it only declares mutexes, condition variables and timers, which come with the rt-app compatibility issue)";
+                return Err(cx.key_err(m.key_pos, "resources", ErrorKind::Unsupported, msg));
+            }
+            k => return Err(unknown(cx, m.key_pos, k, "the top level")),
+        }
+    }
+    Ok(RawFile { tasks, global })
+}
+
+fn unknown(cx: &Cx, pos: Pos, key: &str, place: &str) -> WorkloadError {
+    cx.err(
+        pos,
+        ErrorKind::UnknownKey,
+        format!("unknown key \"{key}\" in {place} (rt-app would ignore it; schedlab rejects it to catch typos)"),
+    )
+}
+
+fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadError> {
+    let mut g = RawGlobal::default();
+    for m in collapse(cx, members, |_| false) {
+        let (k, v) = (m.key.as_str(), &m.value);
+        match k {
+            "duration" => g.duration_s = Some(cx.int(k, v)?),
+            "default_policy" => {
+                let s = cx.string(k, v)?;
+                let p = Policy::parse(s).ok_or_else(|| bad_policy(cx, v.pos, k, s))?;
+                g.default_policy = Some((p, m.key_pos));
+            }
+            "calibration" => {
+                g.calibration = match &v.kind {
+                    Kind::Int(i) => Calibration::Ns(*i, v.pos),
+                    Kind::Str(s) => {
+                        let cpu = s.strip_prefix("CPU").and_then(|n| n.parse::<u32>().ok());
+                        let cpu = cpu.ok_or_else(|| {
+                            let msg =
+                                format!("expected \"CPU<n>\" or an int pLoad in ns, found \"{s}\"");
+                            cx.key_err(v.pos, k, ErrorKind::Invalid, &msg)
+                        })?;
+                        Calibration::Cpu(cpu, v.pos)
+                    }
+                    _ => return Err(cx.type_err(k, v, "\"CPU<n>\" or an int")),
+                }
+            }
+            "log_basename" => g.log_basename = Some(cx.string(k, v)?.to_string()),
+            "logdir" | "io_device" => {
+                cx.string(k, v)?;
+            }
+            "gnuplot" | "lock_pages" | "pi_enabled" => {
+                cx.boolean(k, v)?;
+            }
+            "mem_buffer_size" => {
+                cx.int(k, v)?;
+            }
+            "log_size" | "ftrace" => {
+                if !matches!(v.kind, Kind::Int(_) | Kind::Str(_) | Kind::Bool(_)) {
+                    return Err(cx.type_err(k, v, "an int, a string or a boolean"));
+                }
+            }
+            "cumulative_slack" => {
+                if cx.boolean(k, v)? {
+                    let msg = "cumulative_slack true is not supported yet (the slack column is per-timer)";
+                    return Err(cx.key_err(v.pos, k, ErrorKind::Unsupported, msg));
+                }
+            }
+            "frag" => cx.warn(m.key_pos, "key \"frag\": legacy global key, ignored"),
+            _ => return Err(unknown(cx, m.key_pos, k, "\"global\"")),
+        }
+    }
+    Ok(g)
+}
+
+fn bad_policy(cx: &Cx, pos: Pos, key: &str, s: &str) -> WorkloadError {
+    let msg = format!("unknown policy \"{s}\" (expected SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE)");
+    cx.key_err(pos, key, ErrorKind::Invalid, &msg)
+}
+
+fn read_task(cx: &mut Cx, m: &Member) -> Result<RawTask, WorkloadError> {
+    let members = cx.object(&m.key, &m.value)?;
+    let has_phases = members.iter().any(|x| x.key == "phases");
+    let level = if has_phases {
+        Level::TaskWithPhases
+    } else {
+        Level::TaskOnly
+    };
+    let mut task = RawTask {
+        name: m.key.clone(),
+        pos: m.key_pos,
+        instance: (1, m.key_pos),
+        delay_us: 0,
+        loops: None,
+        has_phases,
+        phases: Vec::new(),
+        sched: RawSched::default(),
+    };
+    let mut own = RawPhase {
+        name: m.key.clone(),
+        pos: m.key_pos,
+        loops: None,
+        events: Vec::new(),
+        sched: RawSched::default(),
+    };
+    let mut loops = None;
+    let keep = |k: &str| event_kind(k).is_some() && !(has_phases && k == "runtime");
+    for x in collapse(cx, members, keep) {
+        let (k, v) = (x.key.as_str(), &x.value);
+        match k {
+            "instance" => task.instance = (cx.int(k, v)?, v.pos),
+            "delay" => task.delay_us = cx.int_in(k, v, 0, MAX_US)? as u64,
+            "phases" => {
+                let obj = cx.object(k, v)?;
+                let list = collapse(cx, obj, |_| false);
+                if list.is_empty() {
+                    return Err(cx.key_err(x.key_pos, k, ErrorKind::Invalid, "no phases"));
+                }
+                for p in &list {
+                    task.phases.push(read_phase(cx, p)?);
+                }
+            }
+            _ => read_common(cx, &x, level, &mut own, &mut task.sched, &mut loops)?,
+        }
+    }
+    task.loops = loops;
+    if !has_phases {
+        if own.events.is_empty() {
+            let msg = format!("task \"{}\" has no events (it would do nothing)", m.key);
+            return Err(cx.err(m.key_pos, ErrorKind::Invalid, msg));
+        }
+        task.phases.push(own);
+    }
+    Ok(task)
+}
+
+fn read_phase(cx: &mut Cx, m: &Member) -> Result<RawPhase, WorkloadError> {
+    let members = cx.object(&m.key, &m.value)?;
+    let mut phase = RawPhase {
+        name: m.key.clone(),
+        pos: m.key_pos,
+        loops: None,
+        events: Vec::new(),
+        sched: RawSched::default(),
+    };
+    let mut sched = RawSched::default();
+    let mut loops = None;
+    for x in collapse(cx, members, |k| event_kind(k).is_some()) {
+        read_common(cx, &x, Level::Phase, &mut phase, &mut sched, &mut loops)?;
+    }
+    phase.sched = sched;
+    phase.loops = loops;
+    if phase.events.is_empty() {
+        let msg = format!(
+            "phase \"{}\" has no events (rt-app requires at least one)",
+            m.key
+        );
+        return Err(cx.err(m.key_pos, ErrorKind::Invalid, msg));
+    }
+    Ok(phase)
+}
+
+/// Keys shared by task and phase objects: events, `loop`, scheduling keys.
+fn read_common(
+    cx: &mut Cx,
+    x: &Member,
+    level: Level,
+    phase: &mut RawPhase,
+    sched: &mut RawSched,
+    loops: &mut Option<At<i64>>,
+) -> Result<(), WorkloadError> {
+    let (k, v) = (x.key.as_str(), &x.value);
+    let unsupported = |what: &str| {
+        let msg = format!("{what} is not supported yet");
+        Err(cx.key_err(x.key_pos, k, ErrorKind::Unsupported, &msg))
+    };
+    if level == Level::TaskWithPhases && k == "runtime" {
+        sched.legacy_runtime = Some((cx.int(k, v)?, v.pos));
+        return Ok(());
+    }
+    if let Some(ev) = event_kind(k) {
+        if level == Level::TaskWithPhases {
+            let msg = "events at task level are ignored when the task has \"phases\" (rt-app skips them); move it into a phase";
+            return Err(cx.key_err(x.key_pos, k, ErrorKind::Invalid, msg));
+        }
+        if level == Level::TaskOnly && k == "runtime" {
+            sched.legacy_runtime = Some((cx.int(k, v)?, v.pos));
+        }
+        phase.events.push(read_event(cx, x, ev)?);
+        return Ok(());
+    }
+    match k {
+        "loop" => *loops = Some((cx.int(k, v)?, v.pos)),
+        "policy" => {
+            let s = cx.string(k, v)?;
+            let p = Policy::parse(s).ok_or_else(|| bad_policy(cx, v.pos, k, s))?;
+            if !p.is_fair() {
+                let msg = format!("policy {s} is not supported yet (real-time and deadline classes come with a later issue)");
+                return Err(cx.key_err(v.pos, k, ErrorKind::Unsupported, &msg));
+            }
+            sched.policy = Some((p, x.key_pos));
+        }
+        "priority" => sched.priority = Some((cx.int(k, v)?, v.pos)),
+        "dl-runtime" if level == Level::Phase => {
+            return unsupported("a phase-level dl-runtime (custom slice per phase)");
+        }
+        "dl-runtime" => sched.dl_runtime = Some((cx.int(k, v)?, v.pos)),
+        "dl-period" | "dl-deadline" => {
+            cx.int(k, v)?;
+            cx.warn(
+                x.key_pos,
+                format!("key \"{k}\": ignored for fair-class policies"),
+            );
+        }
+        "period" | "deadline" if level != Level::Phase => {
+            cx.int(k, v)?;
+            cx.warn(
+                x.key_pos,
+                format!("key \"{k}\": legacy deadline key, ignored for fair-class policies"),
+            );
+        }
+        "cpus" => {
+            let Kind::Array(items) = &v.kind else {
+                return Err(cx.type_err(k, v, "an array of ints"));
+            };
+            if items.is_empty() {
+                return Err(cx.key_err(v.pos, k, ErrorKind::Invalid, "empty CPU list"));
+            }
+            let cpus = items
+                .iter()
+                .map(|i| cx.int(k, i))
+                .collect::<Result<Vec<_>, _>>()?;
+            sched.cpus = Some((cpus, v.pos));
+        }
+        "taskgroup" => return unsupported("taskgroup (cgroup placement)"),
+        "util_min" | "util_max" => return unsupported("uclamp"),
+        "nodes_membind" => return unsupported("NUMA memory binding"),
+        "exec" | "lock_order" | "resources" if level != Level::Phase => {
+            let msg = "this task is written in the old grammar of the merge.py fragments (exec, lock_order, resources); such a merge/ fragment is not an rt-app workload";
+            return Err(cx.key_err(x.key_pos, k, ErrorKind::NotAWorkload, msg));
+        }
+        "instance" | "delay" | "phases" | "period" | "deadline" => {
+            let msg = format!("key \"{k}\" is only valid at task level, not in a phase");
+            return Err(cx.err(x.key_pos, ErrorKind::Invalid, msg));
+        }
+        _ => {
+            let place = if level == Level::Phase {
+                "a phase"
+            } else {
+                "a task"
+            };
+            return Err(unknown(cx, x.key_pos, k, place));
+        }
+    }
+    Ok(())
+}
+
+/// Largest µs value accepted, so that the value in ns fits in 63 bits.
+pub const MAX_US: i64 = i64::MAX / 1000;
+
+/// A positive int of µs, or an error naming the key.
+fn positive_us(cx: &Cx, key: &str, v: &Value) -> Result<u64, WorkloadError> {
+    let t = cx.int(key, v)?;
+    if t <= 0 {
+        let msg = format!("{t} must be greater than 0 (µs)");
+        return Err(cx.key_err(v.pos, key, ErrorKind::Invalid, &msg));
+    }
+    Ok(cx.int_in(key, v, 1, MAX_US)? as u64)
+}
+
+fn read_event(cx: &mut Cx, x: &Member, ev: EventKind) -> Result<RawEvent, WorkloadError> {
+    let (k, v) = (x.key.as_str(), &x.value);
+    Ok(match ev {
+        EventKind::Unsupported(name, note) => {
+            let bare = if v.kind == Kind::Bare {
+                "; bare key form of the old workgen"
+            } else {
+                ""
+            };
+            let msg = format!("event '{name}' is not supported yet ({note}{bare})");
+            return Err(cx.key_err(x.key_pos, k, ErrorKind::Unsupported, &msg));
+        }
+        EventKind::Run => RawEvent::Run(positive_us(cx, k, v)?),
+        EventKind::Runtime => RawEvent::Runtime(positive_us(cx, k, v)?),
+        EventKind::Sleep => {
+            let t = cx.int(k, v)?;
+            let t = if t < 0 {
+                t
+            } else {
+                cx.int_in(k, v, 0, MAX_US)?
+            };
+            if t < 0 {
+                let msg = format!("{t} must not be negative (µs)");
+                return Err(cx.key_err(v.pos, k, ErrorKind::Invalid, &msg));
+            }
+            if t == 0 {
+                cx.warn(
+                    v.pos,
+                    format!("key \"{k}\": a sleep of 0 µs only enters and leaves the kernel"),
+                );
+            }
+            RawEvent::Sleep(t as u64)
+        }
+        EventKind::Yield => {
+            if v.kind == Kind::Bare {
+                return Err(cx.type_err(k, v, "a value"));
+            }
+            RawEvent::Yield
+        }
+        EventKind::Timer => read_timer(cx, k, v)?,
+    })
+}
+
+fn read_timer(cx: &mut Cx, key: &str, v: &Value) -> Result<RawEvent, WorkloadError> {
+    let obj = cx.object(key, v)?;
+    let members = collapse(cx, obj, |_| false);
+    let (mut name, mut period, mut absolute) = ("unknown".to_string(), None, false);
+    for m in &members {
+        let (k, tv) = (m.key.as_str(), &m.value);
+        match k {
+            "ref" => name = cx.string(k, tv)?.to_string(),
+            "period" => period = Some(positive_us(cx, k, tv)?),
+            "mode" => {
+                absolute = match cx.string(k, tv)? {
+                    "absolute" => true,
+                    "relative" => false,
+                    s => {
+                        let msg = format!(
+                            "unknown timer mode \"{s}\" (expected \"relative\" or \"absolute\")"
+                        );
+                        return Err(cx.key_err(tv.pos, k, ErrorKind::Invalid, &msg));
+                    }
+                }
+            }
+            _ => return Err(unknown(cx, m.key_pos, k, "a timer")),
+        }
+    }
+    let Some(period_us) = period else {
+        let msg = "timer has no \"period\" (rt-app's default 0 never sleeps)";
+        return Err(cx.key_err(v.pos, key, ErrorKind::Invalid, msg));
+    };
+    Ok(RawEvent::Timer {
+        name,
+        period_us,
+        absolute,
+    })
+}

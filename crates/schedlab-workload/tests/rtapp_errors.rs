@@ -1,0 +1,249 @@
+//! Broken rt-app inputs: each must fail with one exact line,
+//! `FILE:LINE:COL: <problem>`, naming the key where there is one.
+
+use schedlab_workload::{load_rtapp, ErrorKind};
+
+/// Loads `text` as `w.json` on a 4-CPU machine and returns the error line.
+fn fail(text: &str) -> (String, ErrorKind) {
+    let e = load_rtapp("w.json", text, 4).expect_err("should fail");
+    let line = e.to_string();
+    assert!(!line.contains('\n'), "{line}");
+    (line, e.kind)
+}
+
+fn task(body: &str) -> String {
+    format!("{{\n  \"tasks\": {{\n    \"t\": {{\n      {body}\n    }}\n  }}\n}}\n")
+}
+
+#[test]
+fn lock_is_not_supported_yet() {
+    let (line, kind) = fail(&task(r#""run": 10, "lock": "m""#));
+    assert_eq!(line, "w.json:4:18: key \"lock\": event 'lock' is not supported yet (mutexes come with the rt-app compatibility issue)");
+    assert_eq!(kind, ErrorKind::Unsupported);
+}
+
+#[test]
+fn run_as_double_is_rejected() {
+    let (line, kind) = fail(&task(r#""run": 1000.0"#));
+    assert_eq!(
+        line,
+        "w.json:4:14: key \"run\": expected an int, found a double"
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+}
+
+#[test]
+fn run_as_string_is_rejected() {
+    let (line, _) = fail(&task(r#""run2": "x""#));
+    assert_eq!(
+        line,
+        "w.json:4:15: key \"run2\": expected an int, found a string"
+    );
+}
+
+#[test]
+fn zero_run_and_negative_sleep() {
+    let (line, _) = fail(&task(r#""run": 0"#));
+    assert_eq!(
+        line,
+        "w.json:4:14: key \"run\": 0 must be greater than 0 (µs)"
+    );
+    let (line, _) = fail(&task(r#""run": 5, "sleep": -3"#));
+    assert_eq!(
+        line,
+        "w.json:4:26: key \"sleep\": -3 must not be negative (µs)"
+    );
+}
+
+#[test]
+fn timer_without_period_and_zero_period() {
+    let (line, _) = fail(&task(r#""run": 5, "timer": { "ref": "a" }"#));
+    assert_eq!(
+        line,
+        "w.json:4:26: key \"timer\": timer has no \"period\" (rt-app's default 0 never sleeps)"
+    );
+    let (line, _) = fail(&task(r#""run": 5, "timer": { "period": 0 }"#));
+    assert_eq!(
+        line,
+        "w.json:4:38: key \"period\": 0 must be greater than 0 (µs)"
+    );
+}
+
+#[test]
+fn timer_bad_mode() {
+    let (line, _) = fail(&task(
+        r#""run": 5, "timer": { "period": 10, "mode": "abs" }"#,
+    ));
+    assert!(
+        line.starts_with("w.json:4:50: key \"mode\": unknown timer mode \"abs\""),
+        "{line}"
+    );
+}
+
+#[test]
+fn unknown_task_key_is_a_typo() {
+    let (line, kind) = fail(&task(r#""run": 5, "prioriry": 3"#));
+    assert_eq!(line, "w.json:4:17: unknown key \"prioriry\" in a task (rt-app would ignore it; schedlab rejects it to catch typos)");
+    assert_eq!(kind, ErrorKind::UnknownKey);
+}
+
+#[test]
+fn unknown_global_key() {
+    let (line, _) = fail("{\"tasks\": {\"t\": {\"run\": 1}},\n \"global\": {\"durration\": 3}}");
+    assert_eq!(line, "w.json:2:13: unknown key \"durration\" in \"global\" (rt-app would ignore it; schedlab rejects it to catch typos)");
+}
+
+#[test]
+fn negative_instance_and_absurd_instance() {
+    let (line, _) = fail(&task(r#""instance": -1, "run": 5"#));
+    assert_eq!(
+        line,
+        "w.json:4:19: key \"instance\": -1 must not be negative (0 makes a fork template)"
+    );
+    let (line, _) = fail(&task(r#""instance": 100001, "run": 5"#));
+    assert_eq!(line, "w.json:4:19: key \"instance\": 100001 instances bring the file to more than 100000 threads, which is absurd");
+}
+
+#[test]
+fn cpu_beyond_machine() {
+    let (line, _) = fail(&task(r#""run": 5, "cpus": [0, 4]"#));
+    assert_eq!(
+        line,
+        "w.json:4:25: key \"cpus\": CPU 4 does not exist (the machine has CPUs 0..=3)"
+    );
+}
+
+#[test]
+fn nice_out_of_range() {
+    let (line, _) = fail(&task(r#""run": 5, "priority": -21"#));
+    assert_eq!(line, "w.json:4:29: key \"priority\": nice -21 is out of range for SCHED_NORMAL (expected -20..=19)");
+}
+
+#[test]
+fn fifo_policy_not_supported_yet() {
+    let (line, kind) = fail(&task(r#""run": 5, "policy": "SCHED_RR""#));
+    assert_eq!(line, "w.json:4:27: key \"policy\": policy SCHED_RR is not supported yet (real-time and deadline classes come with a later issue)");
+    assert_eq!(kind, ErrorKind::Unsupported);
+}
+
+#[test]
+fn unknown_policy_name() {
+    let (line, _) = fail(&task(r#""run": 5, "policy": "SCHED_FAIR""#));
+    assert!(
+        line.starts_with("w.json:4:27: key \"policy\": unknown policy \"SCHED_FAIR\""),
+        "{line}"
+    );
+}
+
+#[test]
+fn taskgroup_and_uclamp_not_supported_yet() {
+    let (line, _) = fail(&task(r#""run": 5, "taskgroup": "/a""#));
+    assert_eq!(
+        line,
+        "w.json:4:17: key \"taskgroup\": taskgroup (cgroup placement) is not supported yet"
+    );
+    let (line, _) = fail(&task(r#""run": 5, "util_max": 512"#));
+    assert_eq!(
+        line,
+        "w.json:4:17: key \"util_max\": uclamp is not supported yet"
+    );
+}
+
+#[test]
+fn resources_section_not_supported_yet() {
+    let (line, kind) = fail("{\"tasks\": {\"t\": {\"run\": 1}}, \"resources\": {}}");
+    assert!(
+        line.starts_with(
+            "w.json:1:30: key \"resources\": the resources section is not supported yet"
+        ),
+        "{line}"
+    );
+    assert_eq!(kind, ErrorKind::Unsupported);
+}
+
+#[test]
+fn phase_without_events() {
+    let (line, _) = fail(&task(r#""phases": { "p1": { "loop": 3 } }"#));
+    assert_eq!(
+        line,
+        "w.json:4:19: phase \"p1\" has no events (rt-app requires at least one)"
+    );
+}
+
+#[test]
+fn event_at_task_level_next_to_phases() {
+    let (line, _) = fail(&task(r#""run": 3, "phases": { "p1": { "run": 3 } }"#));
+    assert!(line.starts_with("w.json:4:7: key \"run\": events at task level are ignored when the task has \"phases\""), "{line}");
+}
+
+#[test]
+fn no_tasks_is_not_a_workload() {
+    let (line, kind) = fail("{ \"global\": { \"duration\": 5 } }");
+    assert!(
+        line.starts_with("w.json:1:1: this is not an rt-app workload: it has no \"tasks\" object"),
+        "{line}"
+    );
+    assert!(line.contains("merge/"), "{line}");
+    assert_eq!(kind, ErrorKind::NotAWorkload);
+}
+
+#[test]
+fn bad_loops() {
+    let (line, _) = fail(&task(r#""loop": 0, "run": 3"#));
+    assert_eq!(
+        line,
+        "w.json:4:15: key \"loop\": 0 is not a loop count (use -1 for ever, or 1 or more)"
+    );
+    let (line, _) = fail(&task(r#""phases": { "p": { "loop": -1, "run": 3 } }"#));
+    assert_eq!(
+        line,
+        "w.json:4:34: key \"loop\": -1 is not a phase loop count (expected 1 or more)"
+    );
+}
+
+#[test]
+fn syntax_error_has_position() {
+    let (line, kind) = fail("{\n  \"tasks\": {\n    \"t\": { \"run\" 5 }\n  }\n}");
+    assert_eq!(
+        line,
+        "w.json:3:18: expected ':' after key \"run\", found '5'"
+    );
+    assert_eq!(kind, ErrorKind::Syntax);
+}
+
+#[test]
+fn bare_non_event_key_has_no_value() {
+    let (line, _) = fail(&task(r#""run": 3, "loop""#));
+    assert_eq!(
+        line,
+        "w.json:4:17: key \"loop\": has no value (json-c needs ': value')"
+    );
+}
+
+#[test]
+fn bad_calibration() {
+    let (line, _) =
+        fail("{\"tasks\": {\"t\": {\"run\": 1}}, \"global\": {\"calibration\": \"GPU0\"}}");
+    assert!(
+        line.starts_with("w.json:1:56: key \"calibration\": expected \"CPU<n>\""),
+        "{line}"
+    );
+    let (line, _) = fail("{\"tasks\": {\"t\": {\"run\": 1}}, \"global\": {\"calibration\": 0}}");
+    assert_eq!(
+        line,
+        "w.json:1:56: key \"calibration\": pLoad 0 ns must be greater than 0"
+    );
+}
+
+#[test]
+fn cumulative_slack_true_not_supported_yet() {
+    let (line, kind) =
+        fail("{\"tasks\": {\"t\": {\"run\": 1}}, \"global\": {\"cumulative_slack\": true}}");
+    assert!(
+        line.starts_with(
+            "w.json:1:61: key \"cumulative_slack\": cumulative_slack true is not supported yet"
+        ),
+        "{line}"
+    );
+    assert_eq!(kind, ErrorKind::Unsupported);
+}

@@ -1,0 +1,258 @@
+//! The shipped rt-app examples (`/work/shared/fixtures/rt-app-examples/`)
+//! and hand-checked lowerings.
+//!
+//! Outcome of every example file (machine of 4 CPUs):
+//!
+//! | file | outcome |
+//! |---|---|
+//! | browser-long.json, browser-short.json | not supported yet: `resume` (10:6) |
+//! | cpufreq_governor_efficiency/calibration.json | not supported yet: `default_policy` SCHED_FIFO (19:3) |
+//! | cpufreq_governor_efficiency/dvfs.json | not supported yet: `policy` SCHED_FIFO (5:15) |
+//! | custom-slice.json | not supported yet: `policy` SCHED_DEADLINE (19:15) |
+//! | mp3-long.json, mp3-short.json | not supported yet: `resume` (10:6) |
+//! | spreading-tasks.json | loads (warning: phase `heavy1` repeated, json-c rule) |
+//! | template.json | loads (warning: `sleep` 0) |
+//! | tutorial/example1.json | loads |
+//! | tutorial/example2.json | loads |
+//! | tutorial/example3.json | loads (warning: no calibration) |
+//! | tutorial/example4.json | not supported yet: `resume` (10:4) |
+//! | tutorial/example5.json | not supported yet: `lock` (20:6) |
+//! | tutorial/example6.json | not supported yet: `mem` (11:4) |
+//! | tutorial/example7.json | not supported yet: `barrier1` (35:4) |
+//! | tutorial/example8.json | loads |
+//! | tutorial/example9.json | not supported yet: `fork` (32:6) |
+//! | tutorial/example10.json, example11.json | not supported yet: `taskgroup` |
+//! | video-long.json, video-short.json | not supported yet: bare `suspend` (6:4) |
+//! | merge/*.json | not an rt-app workload |
+
+use std::path::{Path, PathBuf};
+
+use schedlab_core::program::{Op, Phase, Policy, TimerRef};
+use schedlab_workload::{load_rtapp, ErrorKind, Loaded};
+
+/// `/work/shared/fixtures` seen from this crate, in any worktree under /work.
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
+
+fn examples() -> PathBuf {
+    Path::new(FIXTURES).join("rt-app-examples")
+}
+
+fn load(rel: &str) -> Loaded {
+    let text = std::fs::read_to_string(examples().join(rel)).unwrap();
+    load_rtapp(rel, &text, 4).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    out.sort();
+    out
+}
+
+const LOADS: [&str; 6] = [
+    "spreading-tasks.json",
+    "template.json",
+    "tutorial/example1.json",
+    "tutorial/example2.json",
+    "tutorial/example3.json",
+    "tutorial/example8.json",
+];
+
+#[test]
+fn every_example_loads_or_is_not_supported_yet() {
+    let root = examples();
+    let mut files = json_files(&root);
+    files.extend(json_files(&root.join("tutorial")));
+    files.extend(json_files(&root.join("cpufreq_governor_efficiency")));
+    assert_eq!(files.len(), 22, "fixture set changed");
+    let mut loaded = Vec::new();
+    for path in &files {
+        let rel = path.strip_prefix(&root).unwrap().to_str().unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        match load_rtapp(rel, &text, 4) {
+            Ok(_) => loaded.push(rel.to_string()),
+            Err(e) => {
+                let line = e.to_string();
+                assert!(e.is_unsupported(), "{line}");
+                assert!(line.starts_with(&format!("{rel}:")), "{line}");
+                assert!(line.contains("not supported yet"), "{line}");
+                assert!(line.contains("key \""), "{line}");
+                assert!(!line.contains('\n'), "{line}");
+            }
+        }
+    }
+    assert_eq!(loaded, LOADS);
+}
+
+#[test]
+fn merge_fragments_are_not_workloads() {
+    let files = json_files(&examples().join("merge"));
+    assert_eq!(files.len(), 6);
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let e = load_rtapp("frag.json", &text, 4).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NotAWorkload, "{e}");
+        let line = e.to_string();
+        assert!(line.contains("not an rt-app workload"), "{line}");
+        assert!(line.contains("merge"), "{line}");
+    }
+}
+
+fn run(us: u64, pload: u64) -> Op {
+    Op::Run {
+        work_ns: us * 1000 / pload * pload,
+        config_us: us,
+        perf: us / pload,
+    }
+}
+
+#[test]
+fn example3_twelve_threads_with_private_timers() {
+    let w = load("tutorial/example3.json").workload;
+    assert_eq!(w.calibration_ns, 100);
+    assert_eq!(w.duration_ns, None);
+    assert_eq!(w.log_basename, "rt-app");
+    assert_eq!(w.tasks.len(), 12);
+    assert_eq!(w.timers.len(), 12);
+    for (i, t) in w.tasks.iter().enumerate() {
+        assert_eq!(t.name, format!("thread0-{i}"));
+        assert_eq!(t.index, i as u32);
+        assert_eq!(
+            (t.policy, t.nice, t.cpus.clone()),
+            (Policy::Normal, 0, None)
+        );
+        // "loop": 1 with phases: one pass over light×10, heavy×10.
+        assert_eq!(t.program.loops, Some(1));
+        let p = &t.program.phases;
+        assert_eq!(p.len(), 2);
+        assert_eq!((p[0].name.as_str(), p[0].loops), ("light", 10));
+        assert_eq!((p[1].name.as_str(), p[1].loops), ("heavy", 10));
+        // Both phases share this thread's "unique" timer: the grid carries on.
+        let tid = TimerRef(i as u32);
+        assert_eq!(w.timers[i].name, format!("unique@thread0-{i}"));
+        assert!(!w.timers[i].absolute);
+        let timer = Op::Timer {
+            timer: tid,
+            period_ns: 30_000_000,
+        };
+        assert_eq!(p[0].ops, vec![run(3000, 100), timer.clone()]);
+        assert_eq!(p[1].ops, vec![run(27000, 100), timer]);
+        assert_eq!(
+            p[0].ops[0],
+            Op::Run {
+                work_ns: 3_000_000,
+                config_us: 3000,
+                perf: 30
+            }
+        );
+    }
+}
+
+#[test]
+fn example8_phase_affinity_falls_back_to_task_cpus() {
+    let w = load("tutorial/example8.json").workload;
+    assert_eq!(w.duration_ns, Some(2_000_000_000));
+    assert_eq!(w.log_basename, "rt-app1");
+    let t = &w.tasks[0];
+    assert_eq!(t.name, "thread0-0");
+    assert_eq!(t.cpus, Some(vec![2]));
+    // No task loop with phases: for ever.
+    assert_eq!(t.program.loops, None);
+    let cpus: Vec<_> = t.program.phases.iter().map(|p| p.cpus.clone()).collect();
+    assert_eq!(cpus, vec![Some(vec![0]), Some(vec![1]), Some(vec![2])]);
+    assert!(t
+        .program
+        .phases
+        .iter()
+        .all(|p| p.loops == 1 && p.sched.is_none()));
+}
+
+#[test]
+fn spreading_tasks_collapses_repeated_phase_names() {
+    let l = load("spreading-tasks.json");
+    let w = &l.workload;
+    assert_eq!(w.tasks.len(), 2);
+    assert_eq!(w.tasks[0].name, "thread1-0");
+    assert_eq!(w.tasks[1].name, "thread2-1");
+    let names: Vec<_> = w.tasks[1]
+        .program
+        .phases
+        .iter()
+        .map(|p| (p.name.as_str(), p.loops))
+        .collect();
+    // json-c: the second "heavy1" replaces the first, at the first position.
+    assert_eq!(names, [("light1", 900), ("heavy1", 600), ("light2", 300)]);
+    assert_eq!(l.warnings.len(), 1);
+    assert!(l.warnings[0].starts_with("spreading-tasks.json:38:33: warning: key \"heavy1\""));
+    let timers: Vec<_> = w.timers.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(timers, ["unique@thread1-0", "unique@thread2-1"]);
+}
+
+#[test]
+fn template_and_example1_single_phase_tasks() {
+    let w = load("template.json").workload;
+    let t = &w.tasks[0];
+    assert_eq!((t.program.loops, t.program.phases.len()), (None, 1));
+    let p: &Phase = &t.program.phases[0];
+    assert_eq!((p.name.as_str(), p.loops), ("thread0", 1));
+    assert_eq!(p.ops[1], Op::Sleep { ns: 0 });
+    assert_eq!(
+        p.ops[2],
+        Op::Timer {
+            timer: TimerRef(0),
+            period_ns: 100_000_000
+        }
+    );
+    assert_eq!(w.timers[0].name, "unique@thread0-0");
+
+    let w = load("tutorial/example1.json").workload;
+    let p = &w.tasks[0].program.phases[0];
+    assert_eq!(p.ops, vec![run(20000, 100), Op::Sleep { ns: 80_000_000 }]);
+}
+
+#[test]
+fn issue_example_thirteen_threads() {
+    let text = r#"{"tasks": {"cfs_thread": {"instance": 8, "loop": -1, "run": 5333, "timer": {"ref": "unique", "period": 7777}}, "idle_thread": {"instance": 5, "loop": -1, "policy": "SCHED_IDLE", "run": 3000}}, "global": {"duration": 5, "calibration": "CPU0", "default_policy": "SCHED_OTHER", "log_size": "file"}}"#;
+    let l = load_rtapp("issue.json", text, 4).unwrap();
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    let w = l.workload;
+    assert_eq!(w.duration_ns, Some(5_000_000_000));
+    assert_eq!(w.calibration_ns, schedlab_workload::DEFAULT_PLOAD_NS);
+    let names: Vec<_> = w.tasks.iter().map(|t| t.name.clone()).collect();
+    let mut want: Vec<_> = (0..8).map(|i| format!("cfs_thread-{i}")).collect();
+    want.extend((8..13).map(|i| format!("idle_thread-{i}")));
+    assert_eq!(names, want);
+    for (i, t) in w.tasks.iter().enumerate() {
+        assert_eq!(t.index, i as u32);
+        assert_eq!(t.program.loops, None);
+        assert_eq!(t.program.phases[0].loops, 1);
+        if i < 8 {
+            assert_eq!(t.policy, Policy::Normal);
+            assert_eq!(w.timers[i].name, format!("unique@cfs_thread-{i}"));
+            let ops = &t.program.phases[0].ops;
+            // 5333 µs at 100 ns/loop: 53330 loops, perf 53.
+            assert_eq!(
+                ops[0],
+                Op::Run {
+                    work_ns: 5_333_000,
+                    config_us: 5333,
+                    perf: 53
+                }
+            );
+            assert_eq!(
+                ops[1],
+                Op::Timer {
+                    timer: TimerRef(i as u32),
+                    period_ns: 7_777_000
+                }
+            );
+        } else {
+            assert_eq!(t.policy, Policy::Idle);
+            assert_eq!(t.program.phases[0].ops, vec![run(3000, 100)]);
+        }
+    }
+    assert_eq!(w.timers.len(), 8);
+}

@@ -1,0 +1,174 @@
+//! Lowering rules checked on small hand-written files (formats.md 1.3–1.8).
+
+use schedlab_core::program::{Op, Policy, TimerRef};
+use schedlab_workload::{load_rtapp, Loaded};
+
+fn ok(text: &str) -> Loaded {
+    load_rtapp("w.json", text, 4).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn repeated_event_keys_are_separate_events_in_text_order() {
+    // json-c alone would see: run 2000, sleep 500 (formats.md 1.2).
+    let l = ok(
+        r#"{"tasks": {"t": {"run": 1000, "sleep": 500, "run": 2000}}, "global": {"calibration": 10}}"#,
+    );
+    let ops = &l.workload.tasks[0].program.phases[0].ops;
+    assert_eq!(
+        ops,
+        &vec![
+            Op::Run {
+                work_ns: 1_000_000,
+                config_us: 1000,
+                perf: 100
+            },
+            Op::Sleep { ns: 500_000 },
+            Op::Run {
+                work_ns: 2_000_000,
+                config_us: 2000,
+                perf: 200
+            },
+        ]
+    );
+    assert!(l.warnings.is_empty());
+}
+
+#[test]
+fn repeated_loop_last_value_wins_with_warning() {
+    let l = ok("{\"tasks\": {\"t\": {\"loop\": 2, \"run\": 5,\n \"loop\": 7}}}");
+    let t = &l.workload.tasks[0];
+    assert_eq!(t.program.loops, Some(1));
+    assert_eq!(t.program.phases[0].loops, 7);
+    let w: Vec<_> = l
+        .warnings
+        .iter()
+        .filter(|w| w.contains("\"loop\""))
+        .collect();
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].starts_with("w.json:2:2: warning: key \"loop\" appears 2 times"),
+        "{}",
+        w[0]
+    );
+}
+
+#[test]
+fn run_truncates_to_whole_loops() {
+    // pLoad 128 ns (dvfs.json's value): 900 µs = 7031 loops = 899968 ns, perf 7.
+    let l = ok(r#"{"tasks": {"t": {"run": 900}}, "global": {"calibration": 128}}"#);
+    let op = &l.workload.tasks[0].program.phases[0].ops[0];
+    assert_eq!(
+        op,
+        &Op::Run {
+            work_ns: 899_968,
+            config_us: 900,
+            perf: 7
+        }
+    );
+    assert_eq!(l.workload.calibration_ns, 128);
+}
+
+#[test]
+fn shared_timer_is_absolute_if_any_use_says_so() {
+    let l = ok(r#"{"tasks": {
+        "a": {"instance": 2, "run": 5, "timer": {"ref": "tick", "period": 100}},
+        "b": {"run": 5, "timer1": {"ref": "tick", "period": 200, "mode": "absolute"}},
+        "c": {"instance": 0, "run": 5, "timer": {"ref": "uniqueX", "period": 50}}
+    }}"#);
+    let w = &l.workload;
+    // Template task c creates no thread and no timer.
+    let names: Vec<_> = w.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a-0", "a-1", "b-2"]);
+    assert_eq!(w.timers.len(), 1);
+    assert_eq!(
+        (w.timers[0].name.as_str(), w.timers[0].absolute),
+        ("tick", true)
+    );
+    for t in &w.tasks {
+        let op = t.program.phases[0].ops[1].clone();
+        assert!(
+            matches!(
+                op,
+                Op::Timer {
+                    timer: TimerRef(0),
+                    ..
+                }
+            ),
+            "{op:?}"
+        );
+    }
+}
+
+#[test]
+fn custom_slice_is_clamped_and_priority_is_nice() {
+    let l = ok(r#"{"tasks": {
+        "a": {"run": 5, "priority": -19, "dl-runtime": 100000},
+        "b": {"run": 5, "policy": "SCHED_BATCH", "priority": 7, "dl-runtime": 50},
+        "c": {"run": 5, "policy": "SCHED_IDLE", "priority": 7}
+    }}"#);
+    let t = &l.workload.tasks;
+    assert_eq!(
+        (t[0].policy, t[0].nice, t[0].custom_slice_ns),
+        (Policy::Normal, -19, Some(100_000_000))
+    );
+    assert_eq!(
+        (t[1].policy, t[1].nice, t[1].custom_slice_ns),
+        (Policy::Batch, 7, Some(100_000))
+    );
+    assert_eq!(
+        (t[2].policy, t[2].nice, t[2].custom_slice_ns),
+        (Policy::Idle, 0, None)
+    );
+    assert!(l
+        .warnings
+        .iter()
+        .any(|w| w.contains("custom slice 50 µs clamped to 100 µs")));
+    assert!(l
+        .warnings
+        .iter()
+        .any(|w| w.contains("ignored for SCHED_IDLE")));
+}
+
+#[test]
+fn phase_sched_and_delay() {
+    let l = ok(r#"{"tasks": {"t": {"delay": 1500, "loop": 2, "phases": {
+        "a": {"policy": "SCHED_BATCH", "run": 5},
+        "b": {"priority": 3, "sleep": 5},
+        "c": {"loop": 4, "yield": true}
+    }}}, "global": {"default_policy": "SCHED_IDLE"}}"#);
+    let t = &l.workload.tasks[0];
+    assert_eq!(t.policy, Policy::Idle);
+    assert_eq!(t.delay_ns, 1_500_000);
+    assert_eq!(t.program.loops, Some(2));
+    let p = &t.program.phases;
+    assert_eq!(p[0].sched, Some((Policy::Batch, 0)));
+    // Priority alone keeps the policy set by the earlier phase.
+    assert_eq!(p[1].sched, Some((Policy::Batch, 3)));
+    assert_eq!((p[2].sched, p[2].loops), (None, 4));
+    assert_eq!(p[2].ops, vec![Op::Yield]);
+}
+
+#[test]
+fn legacy_runtime_is_an_event_and_a_slice() {
+    let l = ok(r#"{"tasks": {"t": {"runtime": 2000, "sleep": 10}}}"#);
+    let t = &l.workload.tasks[0];
+    assert_eq!(
+        t.program.phases[0].ops[0],
+        Op::Runtime {
+            wall_ns: 2_000_000,
+            config_us: 2000
+        }
+    );
+    assert_eq!(t.custom_slice_ns, Some(2_000_000));
+    assert!(l
+        .warnings
+        .iter()
+        .any(|w| w.contains("legacy scheduling runtime")));
+}
+
+#[test]
+fn comments_single_quotes_and_frag() {
+    let l = ok("{ /* c */ 'tasks': { 't': { 'run': 5, }, }, // x\n 'global': { 'frag': 1, 'gnuplot': TRUE, }, }");
+    assert_eq!(l.workload.tasks[0].name, "t-0");
+    assert!(l.warnings.iter().any(|w| w.contains("\"frag\"")));
+}
