@@ -1,1 +1,100 @@
-fn main() {}
+//! `schedlab`: the command-line front end. Thin: it parses arguments
+//! (clap), resolves them into a machine, a workload and a `SimConfig`, runs
+//! the library and writes the outputs. Every user error is one line on
+//! stderr and exit status 2; nothing half-written is left behind.
+
+mod bench;
+mod report;
+mod resolve;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A deterministic simulator of the Linux fair-class CPU scheduler.
+#[derive(Parser, Debug)]
+#[command(name = "schedlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Simulate a workload on a machine and write its outputs.
+    Run(resolve::RunArgs),
+    /// List the machine presets, or print one machine's topology.
+    Machines {
+        /// A preset name or `sysfs:DIR`.
+        name: Option<String>,
+    },
+    /// List every scheduler feature switch with its default.
+    Features,
+    /// Run the performance suite and print events/s and simulated s per wall s.
+    Bench(bench::BenchArgs),
+}
+
+/// A user error: printed as one line, exit status 2.
+#[derive(Debug)]
+pub struct UserError(pub String);
+impl std::fmt::Display for UserError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UserError {}
+
+/// Shorthand for a user error.
+pub fn user(msg: impl Into<String>) -> anyhow::Error {
+    UserError(msg.into()).into()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            // One line: user errors as they are, anything else with its chain.
+            let msg = if e.downcast_ref::<UserError>().is_some() {
+                e.to_string()
+            } else {
+                format!("{e:#}")
+            };
+            eprintln!("schedlab: error: {}", msg.replace('\n', " "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.cmd {
+        Cmd::Run(args) => report::run(&args),
+        Cmd::Machines { name } => {
+            match name {
+                None => {
+                    for (n, d) in schedlab_core::machine::preset_list() {
+                        println!("{n:<18} {d}");
+                    }
+                }
+                Some(n) => print!("{}", resolve::machine(&n)?.describe()),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Features => {
+            println!("{:<24} {:<8} description", "feature", "default");
+            for (name, def, doc) in schedlab_core::features::FEATURE_TABLE {
+                println!(
+                    "{name:<24} {:<8} {}",
+                    if *def { "on" } else { "off" },
+                    doc.trim()
+                );
+            }
+            println!(
+                "\nSet with --features NAME,NO_NAME,... ; debugfs view of the defaults:\n{}",
+                schedlab_core::features::Features::default().debugfs_line()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench(args) => bench::run(&args),
+    }
+}

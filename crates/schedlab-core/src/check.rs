@@ -21,7 +21,11 @@ pub struct Violation {
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "invariant violated at {} ns after {}: {}", self.time, self.event, self.what)
+        write!(
+            f,
+            "invariant violated at {} ns after {}: {}",
+            self.time, self.event, self.what
+        )
     }
 }
 
@@ -39,16 +43,24 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let mut seen: Vec<Option<usize>> = vec![None; sim.ents.len()];
     for (qi, q) in sim.cfs.iter().enumerate() {
-        let listed = q.timeline.iter().map(|&(_, id)| id).chain(q.curr.filter(|c| sim.ents[c.idx()].on_rq));
+        let listed = q
+            .timeline
+            .iter()
+            .map(|&(_, id)| id)
+            .chain(q.curr.filter(|c| sim.ents[c.idx()].on_rq));
         for id in listed {
             if let Some(prev) = seen[id.idx()] {
-                return Err(format!("entity {id} is queued on cfs_rq {prev} and cfs_rq {qi}"));
+                return Err(format!(
+                    "entity {id} is queued on cfs_rq {prev} and cfs_rq {qi}"
+                ));
             }
             seen[id.idx()] = Some(qi);
         }
         if let Some(c) = q.curr {
             if q.timeline.iter().any(|&(_, id)| id == c) {
-                return Err(format!("cfs_rq {qi}: curr entity {c} is also in the timeline"));
+                return Err(format!(
+                    "cfs_rq {qi}: curr entity {c} is also in the timeline"
+                ));
             }
         }
     }
@@ -56,12 +68,19 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
     for rq in &sim.rqs {
         if let Some(t) = rq.curr {
             if let Some(other) = running_on[t.idx()] {
-                return Err(format!("task {} runs on CPU {other} and CPU {}", sim.tasks[t.idx()].spec.name, rq.cpu));
+                return Err(format!(
+                    "task {} runs on CPU {other} and CPU {}",
+                    sim.tasks[t.idx()].spec.name,
+                    rq.cpu
+                ));
             }
             running_on[t.idx()] = Some(rq.cpu);
             let task = &sim.tasks[t.idx()];
             if task.cpu != rq.cpu {
-                return Err(format!("task {} runs on CPU {} but says CPU {}", task.spec.name, rq.cpu, task.cpu));
+                return Err(format!(
+                    "task {} runs on CPU {} but says CPU {}",
+                    task.spec.name, rq.cpu, task.cpu
+                ));
             }
         }
     }
@@ -71,12 +90,18 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             TaskState::Runnable => {
                 let want = sim.rqs[task.cpu.idx()].cfs.idx();
                 if q != Some(want) {
-                    return Err(format!("runnable task {} is not queued on CPU {}", task.spec.name, task.cpu));
+                    return Err(format!(
+                        "runnable task {} is not queued on CPU {}",
+                        task.spec.name, task.cpu
+                    ));
                 }
             }
             _ => {
                 if q.is_some() {
-                    return Err(format!("task {} is {:?} but queued", task.spec.name, task.state));
+                    return Err(format!(
+                        "task {} is {:?} but queued",
+                        task.spec.name, task.state
+                    ));
                 }
             }
         }
@@ -104,14 +129,22 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         if q.load_weight != w {
-            return Err(format!("CPU {cpu}: load weight {} but queued weights sum to {w}", q.load_weight));
+            return Err(format!(
+                "CPU {cpu}: load weight {} but queued weights sum to {w}",
+                q.load_weight
+            ));
         }
         if q.h_nr_idle != idle {
-            return Err(format!("CPU {cpu}: h_nr_idle {} but {idle} SCHED_IDLE entities queued", q.h_nr_idle));
+            return Err(format!(
+                "CPU {cpu}: h_nr_idle {} but {idle} SCHED_IDLE entities queued",
+                q.h_nr_idle
+            ));
         }
         if let Some(t) = rq.curr {
             if q.curr != Some(sim.tasks[t.idx()].se) {
-                return Err(format!("CPU {cpu}: running task's entity is not the queue's curr"));
+                return Err(format!(
+                    "CPU {cpu}: running task's entity is not the queue's curr"
+                ));
             }
         } else if q.curr.is_some() {
             return Err(format!("CPU {cpu}: idle but the queue has a curr"));
@@ -134,7 +167,10 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
         for &(d, id) in &q.timeline {
             let se = &sim.ents[id.idx()];
             if se.deadline != d || !se.on_rq {
-                return Err(format!("cfs_rq {qi}: entity {id} keyed at deadline {d} (has {}, on_rq {})", se.deadline, se.on_rq));
+                return Err(format!(
+                    "cfs_rq {qi}: entity {id} keyed at deadline {d} (has {}, on_rq {})",
+                    se.deadline, se.on_rq
+                ));
             }
         }
     }

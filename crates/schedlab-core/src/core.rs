@@ -19,23 +19,27 @@
 //! exactly the time the scheduler takes. Idle-exit and IPI latencies are
 //! delays, not CPU time.
 
+use crate::engine::{Sim, FIRST_PID};
 use crate::event::Event;
 use crate::fair::eevdf::{self, CurrUpdate, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
 use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
 use crate::fair::select::{self, CpuView};
+use crate::fair::weight::kernel_prio;
 use crate::features::PreemptModel;
 use crate::ids::{CpuId, TaskId};
 use crate::machine::Machine;
 use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
-use crate::engine::{Sim, FIRST_PID};
-use crate::fair::weight::kernel_prio;
 use crate::task::{Resume, TaskState};
 use crate::time::Nanos;
 
 /// A tracepoint to emit, by ids.
 enum Tp {
-    Switch { prev: Option<TaskId>, state: PrevState, next: Option<TaskId> },
+    Switch {
+        prev: Option<TaskId>,
+        state: PrevState,
+        next: Option<TaskId>,
+    },
     Waking(TaskId, CpuId),
     Wakeup(TaskId, CpuId),
     WakeupNew(TaskId, CpuId),
@@ -88,28 +92,61 @@ impl<S: Sink> Sim<S> {
         let view = |t: Option<TaskId>, c: CpuId| match t {
             Some(t) => {
                 let task = &tasks[t.idx()];
-                TaskView { pid: task.pid, comm: &task.spec.name, prio: kernel_prio(task.policy, task.nice) }
+                TaskView {
+                    pid: task.pid,
+                    comm: &task.spec.name,
+                    prio: kernel_prio(task.policy, task.nice),
+                }
             }
-            None => TaskView { pid: 0, comm: &names[c.idx()], prio: 120 },
+            None => TaskView {
+                pid: 0,
+                comm: &names[c.idx()],
+                prio: 120,
+            },
         };
         let event = match tp {
             Tp::Switch { prev, state, next } => TraceEvent::SchedSwitch {
                 prev: view(prev, cpu),
-                prev_state: if prev.is_some() { state } else { PrevState::Runnable },
+                prev_state: if prev.is_some() {
+                    state
+                } else {
+                    PrevState::Runnable
+                },
                 next: view(next, cpu),
             },
-            Tp::Waking(t, c) => TraceEvent::SchedWaking { task: view(Some(t), cpu), target_cpu: c },
-            Tp::Wakeup(t, c) => TraceEvent::SchedWakeup { task: view(Some(t), cpu), target_cpu: c },
-            Tp::WakeupNew(t, c) => TraceEvent::SchedWakeupNew { task: view(Some(t), cpu), target_cpu: c },
-            Tp::Migrate(t, orig_cpu, dest_cpu) => {
-                TraceEvent::SchedMigrateTask { task: view(Some(t), cpu), orig_cpu, dest_cpu }
-            }
+            Tp::Waking(t, c) => TraceEvent::SchedWaking {
+                task: view(Some(t), cpu),
+                target_cpu: c,
+            },
+            Tp::Wakeup(t, c) => TraceEvent::SchedWakeup {
+                task: view(Some(t), cpu),
+                target_cpu: c,
+            },
+            Tp::WakeupNew(t, c) => TraceEvent::SchedWakeupNew {
+                task: view(Some(t), cpu),
+                target_cpu: c,
+            },
+            Tp::Migrate(t, orig_cpu, dest_cpu) => TraceEvent::SchedMigrateTask {
+                task: view(Some(t), cpu),
+                orig_cpu,
+                dest_cpu,
+            },
         };
         let ctx = match self.ctx_override.filter(|(c, _)| *c == cpu) {
-            Some((_, pid)) => TaskView { pid, comm: "rt-app", prio: 120 },
+            Some((_, pid)) => TaskView {
+                pid,
+                comm: "rt-app",
+                prio: 120,
+            },
             None => view(rq.curr, cpu),
         };
-        let rec = TraceRecord { time: self.now, cpu, ctx, flags, event };
+        let rec = TraceRecord {
+            time: self.now,
+            cpu,
+            ctx,
+            flags,
+            event,
+        };
         self.sink.trace(&rec);
     }
 
@@ -154,7 +191,13 @@ impl<S: Sink> Sim<S> {
         let running = cfs.curr == Some(se_id);
         let on = se.on_rq as u64;
         se.avg.update(now, on, on, running, se.weight);
-        cfs.avg.update(now, cfs.load_weight, cfs.h_nr_queued as u64, cfs.curr.is_some(), 1);
+        cfs.avg.update(
+            now,
+            cfs.load_weight,
+            cfs.h_nr_queued as u64,
+            cfs.curr.is_some(),
+            1,
+        );
     }
 
     /// Charges `cost` of scheduler CPU time to `cpu` at `now`.
@@ -334,7 +377,11 @@ impl<S: Sink> Sim<S> {
     /// nothing to run.
     pub(crate) fn reidle(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu.idx()];
-        if rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0 && rq.resched_posted.is_none() {
+        if rq.curr.is_none()
+            && rq.nr_running == 0
+            && rq.ttwu_pending == 0
+            && rq.resched_posted.is_none()
+        {
             self.enter_idle(cpu);
         }
     }
@@ -398,7 +445,15 @@ impl<S: Sink> Sim<S> {
             eevdf::set_next_entity(&mut self.cfs[q], &mut self.ents, se, now, &self.p);
             self.update_load_avg(n);
         }
-        self.emit(cpu, false, Tp::Switch { prev, state: prev_state, next });
+        self.emit(
+            cpu,
+            false,
+            Tp::Switch {
+                prev,
+                state: prev_state,
+                next,
+            },
+        );
         self.rqs[c].curr = next;
         self.rqs[c].last_switch = now;
         match next {
@@ -440,7 +495,13 @@ impl<S: Sink> Sim<S> {
         // Bring the queue's PELT up to date, attach a fresh/migrated entity.
         {
             let cfs = &mut self.cfs[q];
-            cfs.avg.update(now, cfs.load_weight, cfs.h_nr_queued as u64, cfs.curr.is_some(), 1);
+            cfs.avg.update(
+                now,
+                cfs.load_weight,
+                cfs.h_nr_queued as u64,
+                cfs.curr.is_some(),
+                1,
+            );
             let e = &mut self.ents[se.idx()];
             if e.avg.last_update_time == 0 {
                 e.avg.last_update_time = now & !1023;
@@ -476,7 +537,13 @@ impl<S: Sink> Sim<S> {
         }
         self.rqs[cpu.idx()].nr_running -= 1;
         let cfs = &mut self.cfs[q];
-        cfs.avg.update(now, cfs.load_weight, cfs.h_nr_queued as u64, cfs.curr.is_some(), 1);
+        cfs.avg.update(
+            now,
+            cfs.load_weight,
+            cfs.h_nr_queued as u64,
+            cfs.curr.is_some(),
+            1,
+        );
     }
 
     /// Moves a task that is on no runqueue to `dest` (`set_task_cpu`).
@@ -522,7 +589,13 @@ impl<S: Sink> Sim<S> {
             self.rqs[target.idx()].ttwu_pending += 1;
             let at = self.now + self.machine.costs.ipi_latency_ns;
             let at = self.irq_time(target, at);
-            self.queue.push(at, Event::RemoteWakeup { cpu: target, task: t });
+            self.queue.push(
+                at,
+                Event::RemoteWakeup {
+                    cpu: target,
+                    task: t,
+                },
+            );
         }
     }
 
@@ -533,7 +606,14 @@ impl<S: Sink> Sim<S> {
     }
 
     /// `ttwu_do_activate` run by `exec_cpu`: enqueue, trace, preempt check.
-    fn ttwu_do_activate(&mut self, t: TaskId, cpu: CpuId, exec_cpu: CpuId, in_task: bool, kind: EnqueueKind) {
+    fn ttwu_do_activate(
+        &mut self,
+        t: TaskId,
+        cpu: CpuId,
+        exec_cpu: CpuId,
+        in_task: bool,
+        kind: EnqueueKind,
+    ) {
         self.enqueue_task(t, cpu, kind);
         let task = &mut self.tasks[t.idx()];
         task.state = TaskState::Runnable;
@@ -551,7 +631,14 @@ impl<S: Sink> Sim<S> {
     }
 
     /// `wakeup_preempt` → `wakeup_preempt_fair`.
-    fn wakeup_preempt(&mut self, cpu: CpuId, t: TaskId, exec_cpu: CpuId, in_task: bool, fork: bool) {
+    fn wakeup_preempt(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        exec_cpu: CpuId,
+        in_task: bool,
+        fork: bool,
+    ) {
         let rq = &self.rqs[cpu.idx()];
         let Some(curr) = rq.curr else { return };
         if curr == t || rq.need_resched || !self.cfg.features.wakeup_preemption {
@@ -574,7 +661,9 @@ impl<S: Sink> Sim<S> {
                 }
                 self.resched_curr(cpu, true, exec_cpu);
             }
-            PreemptDecision::ShrinkProtect => eevdf::update_protect_slice(&self.cfs[q], &mut self.ents, se),
+            PreemptDecision::ShrinkProtect => {
+                eevdf::update_protect_slice(&self.cfs[q], &mut self.ents, se)
+            }
             PreemptDecision::None => {}
         }
     }
@@ -590,7 +679,11 @@ impl<S: Sink> Sim<S> {
         let (cfs_util, cfs_load) = (self.cfs[q].avg.util_avg, self.cfs[q].avg.load_avg);
         let cap = (1024u64.saturating_sub(cfs_util)) / 2;
         let w = self.ents[se.idx()].weight;
-        let util = if cfs_util > 0 { (cfs_util * w / (cfs_load + 1)).min(cap) } else { cap };
+        let util = if cfs_util > 0 {
+            (cfs_util * w / (cfs_load + 1)).min(cap)
+        } else {
+            cap
+        };
         let div = PELT_MIN_DIVIDER;
         self.ents[se.idx()].avg = SchedAvg {
             load_sum: div,
@@ -619,7 +712,11 @@ impl<S: Sink> Sim<S> {
         let hard = expiry + slack;
         let mut fire = hard;
         if !self.rqs[cpu.idx()].tick_stopped {
-            let tick = if expiry <= self.tick_offset { self.tick_offset } else { self.next_tick_after(expiry - 1) };
+            let tick = if expiry <= self.tick_offset {
+                self.tick_offset
+            } else {
+                self.next_tick_after(expiry - 1)
+            };
             if tick < hard {
                 fire = tick;
             }
@@ -630,7 +727,14 @@ impl<S: Sink> Sim<S> {
         task.timer_expiry = expiry;
         let gen = task.timer_gen;
         self.rqs[cpu.idx()].timers.insert((hard, t));
-        self.queue.push(fire, Event::TaskTimer { task: t, gen, handler: false });
+        self.queue.push(
+            fire,
+            Event::TaskTimer {
+                task: t,
+                gen,
+                handler: false,
+            },
+        );
     }
 
     pub(crate) fn task_timer(&mut self, t: TaskId, handler: bool) {
@@ -642,12 +746,26 @@ impl<S: Sink> Sim<S> {
             // Coalesced with a tick that did not happen (CPU went idle):
             // the hardware timer fires at the hard expiry.
             if self.now < hard && self.rqs[cpu.idx()].tick_stopped {
-                self.queue.push(hard, Event::TaskTimer { task: t, gen, handler: false });
+                self.queue.push(
+                    hard,
+                    Event::TaskTimer {
+                        task: t,
+                        gen,
+                        handler: false,
+                    },
+                );
                 return;
             }
             let h = self.irq_time(cpu, self.now);
             if h > self.now {
-                self.queue.push(h, Event::TaskTimer { task: t, gen, handler: true });
+                self.queue.push(
+                    h,
+                    Event::TaskTimer {
+                        task: t,
+                        gen,
+                        handler: true,
+                    },
+                );
                 return;
             }
         }

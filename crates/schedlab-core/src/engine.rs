@@ -88,7 +88,12 @@ pub const FIRST_PID: u32 = 1001;
 
 impl<S: Sink> Sim<S> {
     /// Builds a simulation of `workload` on `machine`.
-    pub fn new(machine: Machine, workload: &Workload, cfg: SimConfig, sink: S) -> Result<Self, SimError> {
+    pub fn new(
+        machine: Machine,
+        workload: &Workload,
+        cfg: SimConfig,
+        sink: S,
+    ) -> Result<Self, SimError> {
         let n = machine.nr_cpus();
         if workload.tasks.is_empty() {
             return Err(SimError::Workload("the workload has no tasks".into()));
@@ -105,7 +110,10 @@ impl<S: Sink> Sim<S> {
         let mut rqs = Vec::with_capacity(n);
         for c in 0..n {
             let cpu = CpuId(c as u32);
-            cfs.push(CfsRq { cpu, ..Default::default() });
+            cfs.push(CfsRq {
+                cpu,
+                ..Default::default()
+            });
             rqs.push(Rq {
                 cpu,
                 cfs: CfsRqId(c as u32),
@@ -135,7 +143,10 @@ impl<S: Sink> Sim<S> {
                 })?,
             };
             if cpus_allowed.is_empty() {
-                return Err(SimError::Workload(format!("task '{}': empty CPU affinity", spec.name)));
+                return Err(SimError::Workload(format!(
+                    "task '{}': empty CPU affinity",
+                    spec.name
+                )));
             }
             for ph in &spec.program.phases {
                 if let Some(list) = &ph.cpus {
@@ -188,7 +199,10 @@ impl<S: Sink> Sim<S> {
         let timers = workload
             .timers
             .iter()
-            .map(|t| TimerState { next: None, absolute: t.absolute })
+            .map(|t| TimerState {
+                next: None,
+                absolute: t.absolute,
+            })
             .collect();
         // Boot-to-boot variation: where the run starts relative to the tick
         // grid, and a start-up time of 1-2 ms, both drawn from the seed.
@@ -222,7 +236,12 @@ impl<S: Sink> Sim<S> {
             cfg,
         };
         for i in 0..sim.tasks.len() {
-            sim.queue.push(t_start, Event::TaskStart { task: TaskId(i as u32) });
+            sim.queue.push(
+                t_start,
+                Event::TaskStart {
+                    task: TaskId(i as u32),
+                },
+            );
         }
         if let Some(e) = sim.end {
             sim.queue.push(e, Event::End);
@@ -248,7 +267,11 @@ impl<S: Sink> Sim<S> {
             self.handle(ev);
             if self.cfg.check {
                 if let Err(what) = check::check_all(self) {
-                    self.violation = Some(Violation { time: t, event: format!("{ev:?}"), what });
+                    self.violation = Some(Violation {
+                        time: t,
+                        event: format!("{ev:?}"),
+                        what,
+                    });
                     break;
                 }
             }
@@ -261,7 +284,11 @@ impl<S: Sink> Sim<S> {
             self.now = end;
         }
         self.finish_accounting();
-        RunResult { end_ns: self.now, events: self.events, violation: self.violation.clone() }
+        RunResult {
+            end_ns: self.now,
+            events: self.events,
+            violation: self.violation.clone(),
+        }
     }
 
     fn handle(&mut self, ev: Event) {
@@ -306,7 +333,8 @@ impl<S: Sink> Sim<S> {
             // Overhead charged beyond the end did not happen within the run.
             if rq.ovh_until > now {
                 let future = rq.ovh_until - now;
-                self.cpu_stats[c].sched_overhead_ns -= future.min(self.cpu_stats[c].sched_overhead_ns);
+                self.cpu_stats[c].sched_overhead_ns -=
+                    future.min(self.cpu_stats[c].sched_overhead_ns);
                 rq.ovh_until = now;
             }
         }

@@ -7,7 +7,9 @@
 //! context at the time the task really has the CPU (after the context
 //! switch cost), so measured latencies include the scheduler's own costs.
 
+use crate::engine::Sim;
 use crate::fair::eevdf;
+use crate::fair::eevdf::EnqueueKind;
 use crate::fair::select;
 use crate::fair::weight::task_weight;
 use crate::ids::{CpuId, TaskId};
@@ -16,8 +18,6 @@ use crate::observe::{PrevState, Sink};
 use crate::program::Op;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
-use crate::engine::Sim;
-use crate::fair::eevdf::EnqueueKind;
 use crate::time::{Nanos, NSEC_PER_USEC};
 
 fn us(ns: Nanos) -> u64 {
@@ -28,7 +28,9 @@ impl<S: Sink> Sim<S> {
     /// The running task of `cpu` reached the end of its burst (or got the
     /// CPU with something to do).
     pub(crate) fn burst_end(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else { return };
+        let Some(t) = self.rqs[cpu.idx()].curr else {
+            return;
+        };
         self.update_curr_task(cpu);
         let now = self.now;
         let task = &mut self.tasks[t.idx()];
@@ -66,7 +68,9 @@ impl<S: Sink> Sim<S> {
         let now = self.now;
         let task = &mut self.tasks[t.idx()];
         match task.current_op().cloned() {
-            Some(Op::Run { config_us, perf, .. }) => {
+            Some(Op::Run {
+                config_us, perf, ..
+            }) => {
                 task.iter.run_us += us(now - task.op_start);
                 task.iter.perf += perf;
                 task.iter.c_duration_us += config_us;
@@ -146,10 +150,16 @@ impl<S: Sink> Sim<S> {
                 }
                 let task = &mut self.tasks[t.idx()];
                 task.pc.iter_open = true;
-                task.iter = Iteration { start: now, ..Default::default() };
+                task.iter = Iteration {
+                    start: now,
+                    ..Default::default()
+                };
             }
             let task = &mut self.tasks[t.idx()];
-            let op = task.current_op().cloned().expect("a phase has at least one op");
+            let op = task
+                .current_op()
+                .cloned()
+                .expect("a phase has at least one op");
             task.pc.op_started = true;
             match op {
                 Op::Run { work_ns, .. } => {
@@ -258,7 +268,13 @@ impl<S: Sink> Sim<S> {
     }
 
     /// Policy/nice change of a running fair task (`__sched_setscheduler`).
-    fn set_fair_policy(&mut self, cpu: CpuId, t: TaskId, policy: crate::program::Policy, nice: i32) {
+    fn set_fair_policy(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        policy: crate::program::Policy,
+        nice: i32,
+    ) {
         let now = self.now;
         let q = self.rqs[cpu.idx()].cfs.idx();
         let se = self.tasks[t.idx()].se;

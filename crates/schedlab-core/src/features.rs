@@ -150,7 +150,13 @@ impl Features {
     pub fn debugfs_line(&self) -> String {
         self.values()
             .iter()
-            .map(|(n, on)| if *on { n.to_string() } else { format!("NO_{n}") })
+            .map(|(n, on)| {
+                if *on {
+                    n.to_string()
+                } else {
+                    format!("NO_{n}")
+                }
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -164,7 +170,10 @@ mod tests {
     fn parse_toggles_and_rejects_nonsense() {
         let f = Features::parse("NO_PLACE_LAG,RUN_TO_PARITY").unwrap();
         assert!(!f.place_lag && f.run_to_parity);
-        assert!(matches!(Features::parse("BOGUS"), Err(FeatureError::Unknown(..))));
+        assert!(matches!(
+            Features::parse("BOGUS"),
+            Err(FeatureError::Unknown(..))
+        ));
         assert!(matches!(
             Features::parse("PLACE_LAG,NO_PLACE_LAG"),
             Err(FeatureError::Contradiction(..))

@@ -141,7 +141,12 @@ impl Task {
         if self.pc.done {
             return None;
         }
-        self.spec.program.phases.get(self.pc.phase)?.ops.get(self.pc.op)
+        self.spec
+            .program
+            .phases
+            .get(self.pc.phase)?
+            .ops
+            .get(self.pc.op)
     }
 
     /// Log rows that belong to iterations with a timer (wakeup-latency

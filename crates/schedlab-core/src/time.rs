@@ -70,7 +70,11 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
 
 /// Formats nanoseconds as seconds with six decimals (ftrace style).
 pub fn fmt_secs_us(ns: Nanos) -> String {
-    format!("{}.{:06}", ns / NSEC_PER_SEC, (ns % NSEC_PER_SEC) / NSEC_PER_USEC)
+    format!(
+        "{}.{:06}",
+        ns / NSEC_PER_SEC,
+        (ns % NSEC_PER_SEC) / NSEC_PER_USEC
+    )
 }
 
 #[cfg(test)]

@@ -49,7 +49,11 @@ impl EventQueue {
     pub fn push(&mut self, time: Nanos, event: Event) {
         self.seq += 1;
         self.pushed += 1;
-        self.heap.push(Entry { time, seq: self.seq, event });
+        self.heap.push(Entry {
+            time,
+            seq: self.seq,
+            event,
+        });
     }
     /// Removes and returns the earliest event.
     #[inline]
@@ -88,11 +92,15 @@ mod tests {
         let mut x: u64 = 12345;
         let mut seq = 0u64;
         for _ in 0..100_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             if (x >> 33) % 3 != 0 {
                 let t = (x >> 40) % 1000;
                 seq += 1;
-                let ev = Event::Resched { cpu: CpuId(seq as u32) };
+                let ev = Event::Resched {
+                    cpu: CpuId(seq as u32),
+                };
                 q.push(t, ev);
                 shadow.insert((t, seq), ev);
             } else {

@@ -112,7 +112,11 @@ impl SchedAvg {
             return false;
         }
         self.last_update_time += delta << 10;
-        let (runnable, running) = if load == 0 { (0, false) } else { (runnable, running) };
+        let (runnable, running) = if load == 0 {
+            (0, false)
+        } else {
+            (runnable, running)
+        };
 
         // accumulate_sum
         let mut contrib = delta;
@@ -124,11 +128,8 @@ impl SchedAvg {
             self.util_sum = decay_load(self.util_sum, periods);
             delta %= 1024;
             if load != 0 {
-                contrib = accumulate_pelt_segments(
-                    periods,
-                    1024 - self.period_contrib as u64,
-                    delta,
-                );
+                contrib =
+                    accumulate_pelt_segments(periods, 1024 - self.period_contrib as u64, delta);
             }
         }
         self.period_contrib = delta as u32;
@@ -217,8 +218,16 @@ mod tests {
         for i in 1..=2000u64 {
             a.update(i * period, 1, 1, true, 1024);
         }
-        assert!(a.util_avg >= 1020 && a.util_avg <= 1024, "util {}", a.util_avg);
-        assert!(a.load_avg >= 1020 && a.load_avg <= 1024, "load {}", a.load_avg);
+        assert!(
+            a.util_avg >= 1020 && a.util_avg <= 1024,
+            "util {}",
+            a.util_avg
+        );
+        assert!(
+            a.load_avg >= 1020 && a.load_avg <= 1024,
+            "load {}",
+            a.load_avg
+        );
         // Blocked for 32 periods: util halves.
         let before = a.util_avg;
         a.update(2032 * period, 0, 0, false, 1024);

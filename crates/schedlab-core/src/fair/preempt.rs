@@ -58,7 +58,9 @@ pub fn wakeup_preempt_fair(
     // 3. SCHED_IDLE: a non-idle wakee preempts an idle curr at once; an idle
     //    wakee never preempts a non-idle curr.
     if cse_idle && !pse_idle {
-        return PreemptDecision::Preempt { cancel_protect: true };
+        return PreemptDecision::Preempt {
+            cancel_protect: true,
+        };
     }
     if cse_idle != pse_idle {
         return PreemptDecision::None;
@@ -76,12 +78,16 @@ pub fn wakeup_preempt_fair(
         }
         // 8. A waker running in task context that is no longer eligible.
         if ctx.in_task && !entity_eligible(cfs, ents, se) {
-            return PreemptDecision::Preempt { cancel_protect: false };
+            return PreemptDecision::Preempt {
+                cancel_protect: false,
+            };
         }
     }
     // 10. Preempt iff the wakee is what the pick would choose now.
     if pick_eevdf(cfs, ents, !short) == Some(pse) {
-        return PreemptDecision::Preempt { cancel_protect: short };
+        return PreemptDecision::Preempt {
+            cancel_protect: short,
+        };
     }
     if ctx.run_to_parity {
         PreemptDecision::ShrinkProtect
@@ -96,7 +102,12 @@ mod tests {
     use crate::fair::eevdf::enqueue_tree;
     use crate::ids::CfsRqId;
 
-    fn setup(curr_idle: bool, wakee_idle: bool, wakee_v: i64, wakee_d: i64) -> (CfsRq, Vec<SchedEntity>) {
+    fn setup(
+        curr_idle: bool,
+        wakee_idle: bool,
+        wakee_v: i64,
+        wakee_d: i64,
+    ) -> (CfsRq, Vec<SchedEntity>) {
         let mk = |w: u64, v: i64, d: i64, idle: bool| SchedEntity {
             weight: w,
             vruntime: v,
@@ -110,7 +121,10 @@ mod tests {
         };
         let cw = if curr_idle { 3 } else { 1024 };
         let ww = if wakee_idle { 3 } else { 1024 };
-        let ents = vec![mk(cw, 0, 2_800_000, curr_idle), mk(ww, wakee_v, wakee_d, wakee_idle)];
+        let ents = vec![
+            mk(cw, 0, 2_800_000, curr_idle),
+            mk(ww, wakee_v, wakee_d, wakee_idle),
+        ];
         let mut cfs = CfsRq {
             curr: Some(EntityId(0)),
             nr_queued: 2,
@@ -137,15 +151,23 @@ mod tests {
         let (cfs, e) = setup(true, false, 10_000_000, 20_000_000);
         assert_eq!(
             wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &ctx()),
-            PreemptDecision::Preempt { cancel_protect: true }
+            PreemptDecision::Preempt {
+                cancel_protect: true
+            }
         );
     }
 
     #[test]
     fn idle_wakee_never_preempts_normal_curr() {
         let (cfs, e) = setup(false, true, -10_000_000, 1);
-        let c = WakeupCtx { wakee_policy: Policy::Idle, ..ctx() };
-        assert_eq!(wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c), PreemptDecision::None);
+        let c = WakeupCtx {
+            wakee_policy: Policy::Idle,
+            ..ctx()
+        };
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c),
+            PreemptDecision::None
+        );
     }
 
     #[test]
@@ -165,14 +187,22 @@ mod tests {
         e[1].slice = 1_000_000;
         assert_eq!(
             wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &ctx()),
-            PreemptDecision::Preempt { cancel_protect: true }
+            PreemptDecision::Preempt {
+                cancel_protect: true
+            }
         );
     }
 
     #[test]
     fn batch_wakee_does_not_preempt() {
         let (cfs, e) = setup(false, false, -1_000_000, 1);
-        let c = WakeupCtx { wakee_policy: Policy::Batch, ..ctx() };
-        assert_eq!(wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c), PreemptDecision::None);
+        let c = WakeupCtx {
+            wakee_policy: Policy::Batch,
+            ..ctx()
+        };
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c),
+            PreemptDecision::None
+        );
     }
 }

@@ -83,19 +83,31 @@ mod tests {
         // 1 node, 2 LLCs of 2 cores, no SMT: CPUs {0,1} and {2,3}.
         let m = make_test_machine(1, 2, 2, 1);
         let all = CpuMask::full(4);
-        let v = View { m, nr: vec![0, 0, 1, 1] };
+        let v = View {
+            m,
+            nr: vec![0, 0, 1, 1],
+        };
         assert_eq!(select_task_rq_wakeup(&v, &all, CpuId(1)), CpuId(1));
-        let v = View { nr: vec![0, 1, 1, 1], ..v };
+        let v = View {
+            nr: vec![0, 1, 1, 1],
+            ..v
+        };
         assert_eq!(select_task_rq_wakeup(&v, &all, CpuId(1)), CpuId(0));
         // Nothing idle in prev's LLC: stay on prev (CPU 0 of the other LLC is idle).
-        let v = View { nr: vec![0, 1, 1, 1], ..v };
+        let v = View {
+            nr: vec![0, 1, 1, 1],
+            ..v
+        };
         assert_eq!(select_task_rq_wakeup(&v, &all, CpuId(3)), CpuId(3));
     }
 
     #[test]
     fn fork_spreads_by_nr_running() {
         let m = make_test_machine(1, 1, 4, 1);
-        let v = View { m, nr: vec![2, 1, 1, 3] };
+        let v = View {
+            m,
+            nr: vec![2, 1, 1, 3],
+        };
         assert_eq!(select_task_rq_fork(&v, &CpuMask::full(4)), CpuId(1));
         let only3 = CpuMask::from_cpus(4, &[3]).unwrap();
         assert_eq!(select_task_rq_fork(&v, &only3), CpuId(3));

@@ -147,7 +147,12 @@ pub struct CurrUpdate {
 }
 
 /// `update_curr` for the queue's running entity, charging it up to `now`.
-pub fn update_curr(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos, p: &EevdfParams) -> CurrUpdate {
+pub fn update_curr(
+    cfs: &mut CfsRq,
+    ents: &mut [SchedEntity],
+    now: Nanos,
+    p: &EevdfParams,
+) -> CurrUpdate {
     let Some(c) = cfs.curr else {
         return CurrUpdate::default();
     };
@@ -178,7 +183,13 @@ pub fn update_entity_lag(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId, p:
 
 /// `place_entity`: give an entity joining the queue its vruntime and
 /// deadline, preserving its lag (§2.7).
-pub fn place_entity(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId, initial: bool, p: &EevdfParams) {
+pub fn place_entity(
+    cfs: &CfsRq,
+    ents: &mut [SchedEntity],
+    id: EntityId,
+    initial: bool,
+    p: &EevdfParams,
+) {
     let v_avg = avg_vruntime(cfs, ents);
     let mut load = cfs.sum_weight as i128;
     if let Some(c) = cfs.curr {
@@ -300,7 +311,13 @@ pub fn cancel_protect_slice(ents: &mut [SchedEntity], id: EntityId) {
 }
 
 /// `set_next_entity`: `id` becomes the queue's curr and leaves the timeline.
-pub fn set_next_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], id: EntityId, exec_start: Nanos, p: &EevdfParams) {
+pub fn set_next_entity(
+    cfs: &mut CfsRq,
+    ents: &mut [SchedEntity],
+    id: EntityId,
+    exec_start: Nanos,
+    p: &EevdfParams,
+) {
     if ents[id.idx()].on_rq {
         dequeue_tree(cfs, ents, id);
     }
@@ -312,7 +329,12 @@ pub fn set_next_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], id: EntityId, 
 }
 
 /// `put_prev_entity`: curr stops running; back into the timeline if queued.
-pub fn put_prev_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos, p: &EevdfParams) -> CurrUpdate {
+pub fn put_prev_entity(
+    cfs: &mut CfsRq,
+    ents: &mut [SchedEntity],
+    now: Nanos,
+    p: &EevdfParams,
+) -> CurrUpdate {
     let Some(c) = cfs.curr else {
         return CurrUpdate::default();
     };
@@ -367,7 +389,14 @@ pub fn pick_eevdf(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Option<En
 
 /// `reweight_entity`: change an entity's weight keeping its lag and
 /// relative deadline in wall-time terms (§2.7 note).
-pub fn reweight_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], id: EntityId, new_w: u64, now: Nanos, p: &EevdfParams) {
+pub fn reweight_entity(
+    cfs: &mut CfsRq,
+    ents: &mut [SchedEntity],
+    id: EntityId,
+    new_w: u64,
+    now: Nanos,
+    p: &EevdfParams,
+) {
     let old_w = ents[id.idx()].weight;
     if old_w == new_w {
         return;

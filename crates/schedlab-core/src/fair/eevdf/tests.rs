@@ -44,7 +44,10 @@ fn avg_vruntime_is_the_weighted_mean() {
     assert_eq!(avg_vruntime(&cfs, &e), 200);
     // Re-centring keeps V: zero_vruntime moved to 200 and the sum to 0.
     assert_eq!(cfs.zero_vruntime, 200);
-    assert_eq!(recompute_sums(&cfs, &e), (cfs.sum_w_vruntime, cfs.sum_weight));
+    assert_eq!(
+        recompute_sums(&cfs, &e),
+        (cfs.sum_w_vruntime, cfs.sum_weight)
+    );
 }
 
 #[test]
@@ -186,5 +189,8 @@ fn reweight_keeps_lag_in_wall_time() {
     reweight_entity(&mut cfs, &mut e, EntityId(1), 335, 0, &P);
     assert_eq!(e[1].weight, 335);
     assert_eq!(cfs.load_weight, 1024 + 335);
-    assert_eq!(recompute_sums(&cfs, &e), (cfs.sum_w_vruntime, cfs.sum_weight));
+    assert_eq!(
+        recompute_sums(&cfs, &e),
+        (cfs.sum_w_vruntime, cfs.sum_weight)
+    );
 }

@@ -1,0 +1,120 @@
+//! `schedlab bench`: the performance suite. Each case is a fixed workload on
+//! a preset; the figures are events per wall second and simulated seconds
+//! per wall second. Targets are tracked in BENCHMARKS.md, never asserted.
+
+use crate::report::simulate;
+use anyhow::Result;
+use clap::Args;
+use schedlab_core::machine::preset;
+use schedlab_core::observe::NullSink;
+use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
+use schedlab_core::SimConfig;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// `schedlab bench` arguments.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Simulated seconds per case.
+    #[arg(long, default_value = "10")]
+    pub seconds: u64,
+}
+
+/// `n` periodic threads (run `run_us` every `period_us`, unique timers) plus
+/// `idle` SCHED_IDLE threads looping on `idle_run_us` runs: the shape of the
+/// SCHED_IDLE rt-app experiment, scaled.
+pub fn periodic(n: u32, run_us: u64, period_us: u64, idle: u32, idle_run_us: u64) -> Workload {
+    let mut w = Workload {
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    for i in 0..n + idle {
+        let is_idle = i >= n;
+        let name = if is_idle {
+            format!("idle_thread-{i}")
+        } else {
+            format!("cfs_thread-{i}")
+        };
+        let mut ops = vec![Op::Run {
+            work_ns: if is_idle { idle_run_us } else { run_us } * NSEC_PER_USEC,
+            config_us: if is_idle { idle_run_us } else { run_us },
+            perf: 0,
+        }];
+        if !is_idle {
+            w.timers.push(TimerSpec {
+                name: format!("unique@{name}"),
+                absolute: false,
+            });
+            ops.push(Op::Timer {
+                timer: TimerRef(w.timers.len() as u32 - 1),
+                period_ns: period_us * NSEC_PER_USEC,
+            });
+        }
+        w.tasks.push(TaskSpec {
+            name,
+            index: i,
+            policy: if is_idle {
+                Policy::Idle
+            } else {
+                Policy::Normal
+            },
+            nice: 0,
+            cpus: None,
+            delay_ns: 0,
+            custom_slice_ns: None,
+            group: "/".into(),
+            program: Program {
+                phases: vec![Phase {
+                    name: "p".into(),
+                    loops: 1,
+                    ops,
+                    cpus: None,
+                    sched: None,
+                }],
+                loops: None,
+            },
+        });
+    }
+    w
+}
+
+/// `schedlab bench`.
+pub fn run(a: &BenchArgs) -> Result<ExitCode> {
+    let cases: Vec<(&str, &str, Workload)> = vec![
+        (
+            "sched-idle 8cpu: 8 periodic + 5 SCHED_IDLE",
+            "a7-octa",
+            periodic(8, 5333, 7777, 5, 3000),
+        ),
+        (
+            "periodic 160cpu: 320 periodic + 40 SCHED_IDLE",
+            "icx-2s-80c-ht",
+            periodic(320, 2000, 5000, 40, 3000),
+        ),
+    ];
+    println!(
+        "{:<48} {:>12} {:>12} {:>14} {:>12}",
+        "case", "events", "wall s", "events/s", "sim-s/wall-s"
+    );
+    for (name, m, w) in cases {
+        let machine = preset(m).expect("preset exists");
+        let cfg = SimConfig {
+            duration_ns: Some(a.seconds * NSEC_PER_SEC),
+            ..SimConfig::default()
+        };
+        let t0 = Instant::now();
+        let (_sim, res) = simulate(machine, &w, cfg, NullSink)?;
+        let wall = t0.elapsed().as_secs_f64();
+        println!(
+            "{:<48} {:>12} {:>12.3} {:>14.0} {:>12.2}",
+            name,
+            res.events,
+            wall,
+            res.events as f64 / wall,
+            a.seconds as f64 / wall
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

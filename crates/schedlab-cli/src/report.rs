@@ -1,0 +1,230 @@
+//! `schedlab run`: simulate, then write summary.json, the rt-app logs and
+//! (with --trace) trace.txt into the output directory, all staged and
+//! renamed into place only when everything is written.
+
+use crate::resolve::{self, RunArgs};
+use crate::user;
+use anyhow::{Context, Result};
+use schedlab_core::machine::Machine;
+use schedlab_core::observe::{NullSink, Sink};
+use schedlab_core::program::Workload;
+use schedlab_core::stats::SampleStats;
+use schedlab_core::{RunResult, Sim, SimConfig};
+use schedlab_output::ftrace_text::SpooledTraceWriter;
+use schedlab_output::outdir::StagedOutDir;
+use schedlab_output::rtapp_log::{log_file_name, write_log};
+use schedlab_output::summary::{
+    CpuSummary, MachineSummary, PathsNs, ProfileSummary, Summary, TaskSummary,
+};
+use schedlab_output::table;
+use serde_json::Value;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Builds summary.json's content from a finished simulation.
+pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
+    let cfg = &sim.cfg;
+    let mut features = serde_json::Map::new();
+    for (n, v) in cfg.features.values() {
+        features.insert(n.to_string(), Value::Bool(v));
+    }
+    let tasks = sim
+        .tasks
+        .iter()
+        .map(|t| {
+            let lat = SampleStats::of(t.wakeup_latency_samples());
+            TaskSummary::from_stats(
+                &t.spec.name,
+                t.pid,
+                t.policy.name(),
+                t.nice,
+                &t.spec.group,
+                &t.stats,
+                &lat,
+            )
+        })
+        .collect();
+    let cpus: Vec<CpuSummary> = sim
+        .cpu_stats
+        .iter()
+        .enumerate()
+        .map(|(c, st)| CpuSummary::from_stats(c as u32, st))
+        .collect();
+    let task_ns = sim.cpu_stats.iter().map(|c| c.busy_ns).sum();
+    let idle_ns = sim.cpu_stats.iter().map(|c| c.idle_ns).sum();
+    let mut s = Summary {
+        schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        machine: MachineSummary {
+            name: sim.machine.name.clone(),
+            cpus: sim.machine.nr_cpus() as u32,
+            ..Default::default()
+        },
+        features,
+        seed: cfg.seed,
+        hz: cfg.hz,
+        duration_ns: res.end_ns - sim.t_start,
+        tasks,
+        cpus,
+        groups: Vec::new(),
+        profile: ProfileSummary {
+            task_ns,
+            idle_ns,
+            paths_ns: PathsNs {
+                context_switch: sim.profile.context_switch_ns,
+                wakeup: sim.profile.wakeup_ns,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    s.extra
+        .insert("preempt".into(), Value::String(cfg.preempt.name().into()));
+    s.extra.insert("events".into(), Value::from(res.events));
+    s
+}
+
+fn latency_report<S: Sink>(sim: &Sim<S>) -> String {
+    // Per task name prefix (rt-app task), then all tasks with a timer.
+    let mut groups: Vec<(String, Vec<u64>)> = Vec::new();
+    for t in &sim.tasks {
+        let samples: Vec<u64> = t.wakeup_latency_samples().collect();
+        if samples.is_empty() {
+            continue;
+        }
+        let key = t
+            .spec
+            .name
+            .rsplit_once('-')
+            .map_or(t.spec.name.as_str(), |(a, _)| a)
+            .to_string();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.extend(samples),
+            None => groups.push((key, samples)),
+        }
+    }
+    let stats: Vec<(String, SampleStats)> = groups
+        .into_iter()
+        .map(|(k, v)| (k, SampleStats::of(v)))
+        .collect();
+    let mut out = String::new();
+    if stats.is_empty() {
+        return out;
+    }
+    out.push_str("\nwakeup latency (us, rt-app wu_lat)\n");
+    let rows: Vec<(&str, &SampleStats)> = stats.iter().map(|(k, s)| (k.as_str(), s)).collect();
+    out.push_str(&table::latency_table(&rows));
+    for (k, s) in &stats {
+        out.push_str(&format!("{k}: {}\n", table::latency_line(s)));
+    }
+    out
+}
+
+/// Runs the simulation with a given sink.
+pub fn simulate<S: Sink>(
+    m: Machine,
+    w: &Workload,
+    cfg: SimConfig,
+    sink: S,
+) -> Result<(Sim<S>, RunResult)> {
+    let mut sim = Sim::new(m, w, cfg, sink).map_err(|e| user(e.to_string()))?;
+    let res = sim.run();
+    Ok((sim, res))
+}
+
+/// `schedlab run`.
+pub fn run(a: &RunArgs) -> Result<ExitCode> {
+    let m = resolve::machine(&a.machine)?;
+    let (w, warnings) = resolve::workload(&a.workload, m.nr_cpus())?;
+    let cfg = resolve::config(a, &w)?;
+    if !a.quiet {
+        for wmsg in &warnings {
+            eprintln!("schedlab: {wmsg}");
+        }
+    }
+    if a.trace && a.out.is_none() {
+        return Err(user("--trace needs --out DIR"));
+    }
+    let stage = match &a.out {
+        Some(dir) => Some(
+            StagedOutDir::stage(dir)
+                .with_context(|| format!("{}: cannot create", dir.display()))?,
+        ),
+        None => None,
+    };
+    if a.trace {
+        let st = stage.as_ref().expect("checked above");
+        let spool =
+            SpooledTraceWriter::new_in(st.stage_dir()).context("cannot create the trace spool")?;
+        let (sim, res) = simulate(m, &w, cfg, spool)?;
+        finish(sim, &res, a, &w, stage)?;
+        Ok(exit_for(&res))
+    } else {
+        let (sim, res) = simulate(m, &w, cfg, NullSink)?;
+        finish(sim, &res, a, &w, stage)?;
+        Ok(exit_for(&res))
+    }
+}
+
+fn exit_for(res: &RunResult) -> ExitCode {
+    if res.violation.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Trace sinks that can be written out at the end.
+pub trait Finish: Sink {
+    /// Writes the trace file into the stage, if this sink has one.
+    fn write_trace(self, nr_cpus: u32, stage: &StagedOutDir) -> Result<()>;
+}
+impl Finish for NullSink {
+    fn write_trace(self, _: u32, _: &StagedOutDir) -> Result<()> {
+        Ok(())
+    }
+}
+impl Finish for SpooledTraceWriter {
+    fn write_trace(self, nr_cpus: u32, stage: &StagedOutDir) -> Result<()> {
+        let mut f = stage.create_file("trace.txt")?;
+        SpooledTraceWriter::finish(self, nr_cpus, &mut f)?;
+        f.flush()?;
+        Ok(())
+    }
+}
+
+fn finish<S: Finish>(
+    sim: Sim<S>,
+    res: &RunResult,
+    a: &RunArgs,
+    w: &Workload,
+    stage: Option<StagedOutDir>,
+) -> Result<()> {
+    if let Some(v) = &res.violation {
+        // A broken invariant is a bug in the model: say where, write nothing.
+        eprintln!("schedlab: check failed: {v}");
+        return Ok(());
+    }
+    let s = summary(&sim, res);
+    let mut text = table::task_table(&s.tasks);
+    text.push_str(&latency_report(&sim));
+    if let Some(stage) = stage {
+        stage.write("summary.json", s.to_json_string().as_bytes())?;
+        let base = if w.log_basename.is_empty() {
+            "rt-app"
+        } else {
+            &w.log_basename
+        };
+        for t in &sim.tasks {
+            let name = log_file_name(base, &t.spec.name);
+            stage.write_with(&name, |f| write_log(f, &t.log))?;
+        }
+        let nr = sim.machine.nr_cpus() as u32;
+        sim.into_sink().write_trace(nr, &stage)?;
+        stage.commit()?;
+    }
+    if !a.quiet {
+        print!("{text}");
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! Arguments → resolved objects (ripgrep's LowArgs → HiArgs split): the
+//! machine, the workload, the run configuration.
+
+use crate::user;
+use anyhow::Result;
+use clap::Args;
+use schedlab_core::features::{Features, PreemptModel};
+use schedlab_core::machine::sysfs::{from_sysfs, SysfsReader};
+use schedlab_core::machine::{preset, Machine, PRESET_NAMES};
+use schedlab_core::program::Workload;
+use schedlab_core::time::parse_duration;
+use schedlab_core::SimConfig;
+use std::path::{Path, PathBuf};
+
+/// `schedlab run` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Workload: an rt-app JSON file.
+    pub workload: String,
+    /// Machine: a preset name (see `schedlab machines`) or `sysfs:DIR`.
+    #[arg(long, default_value = "vm-2cpu")]
+    pub machine: String,
+    /// Feature switches: NAME, NO_NAME, comma-separated.
+    #[arg(long, default_value = "")]
+    pub features: String,
+    /// Master seed; runs differ only by it.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Run length (250us, 500ms, 0.5s, 10s; bare number = seconds);
+    /// overrides the workload's own.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// CONFIG_HZ.
+    #[arg(long, default_value_t = 250)]
+    pub hz: u32,
+    /// Preemption model: none, voluntary, full, lazy.
+    #[arg(long, default_value = "full")]
+    pub preempt: String,
+    /// Output directory (written atomically).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write trace.txt (ftrace text).
+    #[arg(long)]
+    pub trace: bool,
+    /// Verify the model's invariants after every event.
+    #[arg(long)]
+    pub check: bool,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+struct FsReader(PathBuf);
+impl SysfsReader for FsReader {
+    fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.0.join(rel)).ok()
+    }
+    fn list(&self, rel: &str) -> Option<Vec<String>> {
+        let mut v: Vec<String> = std::fs::read_dir(self.0.join(rel))
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
+        v.sort();
+        Some(v)
+    }
+}
+
+/// Resolves `--machine`.
+pub fn machine(spec: &str) -> Result<Machine> {
+    if let Some(dir) = spec.strip_prefix("sysfs:") {
+        if !Path::new(dir).is_dir() {
+            return Err(user(format!(
+                "{dir}: no such directory (for --machine sysfs:DIR)"
+            )));
+        }
+        return from_sysfs(dir, &FsReader(PathBuf::from(dir))).map_err(|e| user(e.to_string()));
+    }
+    preset(spec).ok_or_else(|| {
+        user(format!(
+            "unknown machine '{spec}' (presets: {}; or sysfs:DIR)",
+            PRESET_NAMES.join(", ")
+        ))
+    })
+}
+
+/// Reads and lowers the workload.
+pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+    let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
+    let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
+    let loaded =
+        schedlab_workload::load_rtapp(path, &text, nr_cpus).map_err(|e| user(e.to_string()))?;
+    Ok((loaded.workload, loaded.warnings))
+}
+
+/// Resolves the run configuration; checks the run has an end.
+pub fn config(a: &RunArgs, w: &Workload) -> Result<SimConfig> {
+    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+    let preempt = PreemptModel::parse(&a.preempt).ok_or_else(|| {
+        user(format!(
+            "--preempt: unknown model '{}' (none, voluntary, full, lazy)",
+            a.preempt
+        ))
+    })?;
+    if !(100..=10_000).contains(&a.hz) {
+        return Err(user(format!("--hz: {} is outside 100..=10000", a.hz)));
+    }
+    let duration_ns = match &a.duration {
+        Some(d) => {
+            let ns = parse_duration(d).map_err(|e| user(format!("--duration: {e}")))?;
+            if ns == 0 {
+                return Err(user("--duration: must be greater than zero"));
+            }
+            Some(ns)
+        }
+        None => None,
+    };
+    let forever = w.tasks.iter().any(|t| t.program.loops.is_none());
+    if duration_ns.is_none() && w.duration_ns.is_none() && forever {
+        return Err(user(
+            "the workload loops for ever and has no duration: set global.duration or --duration",
+        ));
+    }
+    Ok(SimConfig {
+        seed: a.seed,
+        hz: a.hz,
+        preempt,
+        duration_ns,
+        features,
+        check: a.check,
+        ..SimConfig::default()
+    })
+}
