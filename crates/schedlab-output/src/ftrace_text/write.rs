@@ -157,7 +157,7 @@ fn push_record(s: &mut String, rec: &TraceRecord<'_>) {
         &ctx_comm(&rec.ctx),
         rec.ctx.pid,
         cpu,
-        &flags,
+        flags,
         rec.time,
         name,
     );

@@ -88,8 +88,8 @@ fn curr_keeps_cpu_inside_protection_and_loses_after() {
     let mut e = vec![ent(1024, 0, 3_000_000), ent(1024, 0, 1_000_000)];
     let mut cfs = CfsRq::default();
     // Entity 0 runs (curr), entity 1 waits with an earlier deadline.
-    for i in 0..2 {
-        e[i].on_rq = true;
+    for x in e.iter_mut() {
+        x.on_rq = true;
         cfs.load_weight += 1024;
         cfs.nr_queued += 1;
     }
@@ -160,9 +160,9 @@ fn update_curr_charges_weighted_time_and_renews_the_request() {
     // nice 5 (w=335): 1 ms of wall time = 1e6·1024/335 = 3_056_716 ns virtual.
     let mut e = vec![ent(335, 0, 9_170_148), ent(1024, 0, 3_000_000)];
     let mut cfs = CfsRq::default();
-    for i in 0..2 {
-        e[i].on_rq = true;
-        cfs.load_weight += e[i].weight;
+    for x in e.iter_mut() {
+        x.on_rq = true;
+        cfs.load_weight += x.weight;
         cfs.nr_queued += 1;
     }
     enqueue_tree(&mut cfs, &e, EntityId(1));
