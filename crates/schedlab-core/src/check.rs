@@ -96,10 +96,25 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                     ));
                 }
             }
-            _ => {
-                if q.is_some() {
+            TaskState::Sleeping if sim.ents[task.se.idx()].sched_delayed => {
+                let want = sim.rqs[task.cpu.idx()].cfs.idx();
+                if q != Some(want) {
                     return Err(format!(
-                        "task {} is {:?} but queued",
+                        "delayed task {} is not queued on CPU {}",
+                        task.spec.name, task.cpu
+                    ));
+                }
+            }
+            _ => {
+                if let Some(q) = q {
+                    return Err(format!(
+                        "task {} is {:?} but queued on cfs_rq {q}",
+                        task.spec.name, task.state
+                    ));
+                }
+                if sim.ents[task.se.idx()].sched_delayed {
+                    return Err(format!(
+                        "task {} is {:?} and marked delayed",
                         task.spec.name, task.state
                     ));
                 }
@@ -121,6 +136,10 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
         let n = ents.len() as u32;
         let w: u64 = ents.iter().map(|e| sim.ents[e.idx()].weight).sum();
         let idle = ents.iter().filter(|e| sim.ents[e.idx()].idle).count() as u32;
+        let runnable = ents.iter().filter(|e| !sim.ents[e.idx()].sched_delayed).count() as u32;
+        if q.h_nr_runnable != runnable {
+            return Err(format!("CPU {}: h_nr_runnable {} but {runnable} queued entities are not delayed", rq.cpu, q.h_nr_runnable));
+        }
         let cpu = rq.cpu;
         if q.nr_queued != n || q.h_nr_queued != n || rq.nr_running != n {
             return Err(format!(

@@ -21,7 +21,7 @@
 
 use crate::engine::{Sim, FIRST_PID};
 use crate::event::Event;
-use crate::fair::eevdf::{self, CurrUpdate, EnqueueKind};
+use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
 use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
 use crate::fair::select::{self, CpuView};
@@ -421,8 +421,17 @@ impl<S: Sink> Sim<S> {
         if prev.is_some() {
             self.update_curr_task(cpu);
         }
-        let next_se = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true);
-        let next = next_se.map(|e| self.ents[e.idx()].task.expect("flat queues hold tasks"));
+        // pick_next_entity: a delayed entity that gets picked finishes its
+        // dequeue now, and the pick repeats.
+        let next = loop {
+            let Some(e) = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true) else { break None };
+            let t = self.ents[e.idx()].task.expect("flat queues hold tasks");
+            if self.ents[e.idx()].sched_delayed {
+                self.dequeue_task(t, false);
+                continue;
+            }
+            break Some(t);
+        };
         if next.is_some() && next == prev {
             return; // re-picked: no switch (put_prev_set_next_task returns early)
         }
@@ -513,6 +522,7 @@ impl<S: Sink> Sim<S> {
         let idle = self.ents[se.idx()].idle;
         let cfs = &mut self.cfs[q];
         cfs.h_nr_queued += 1;
+        cfs.h_nr_runnable += 1;
         if idle {
             cfs.h_nr_idle += 1;
         }
@@ -520,30 +530,32 @@ impl<S: Sink> Sim<S> {
         self.update_load_avg(t);
     }
 
-    /// Takes `t` off its CPU's queue (it stays curr until the next schedule).
-    pub(crate) fn dequeue_task(&mut self, t: TaskId) {
+    /// Takes `t` off its CPU's queue (it stays curr until the next
+    /// schedule). A `sleep` of an ineligible task is delayed
+    /// (DELAY_DEQUEUE): it stays queued but no longer counts as runnable.
+    pub(crate) fn dequeue_task(&mut self, t: TaskId, sleep: bool) -> Dequeued {
         let now = self.now;
         let cpu = self.tasks[t.idx()].cpu;
         let q = self.rqs[cpu.idx()].cfs.idx();
         let se = self.tasks[t.idx()].se;
         self.update_load_avg(t);
-        let u = eevdf::dequeue_entity(&mut self.cfs[q], &mut self.ents, se, now, &self.p);
+        let was_delayed = self.ents[se.idx()].sched_delayed;
+        let (u, d) = eevdf::dequeue_entity(&mut self.cfs[q], &mut self.ents, se, sleep, now, &self.p);
         self.account(cpu, u);
-        let idle = self.ents[se.idx()].idle;
         let cfs = &mut self.cfs[q];
-        cfs.h_nr_queued -= 1;
-        if idle {
-            cfs.h_nr_idle -= 1;
+        if !was_delayed {
+            cfs.h_nr_runnable -= 1;
         }
-        self.rqs[cpu.idx()].nr_running -= 1;
+        if d == Dequeued::Gone {
+            cfs.h_nr_queued -= 1;
+            if self.ents[se.idx()].idle {
+                cfs.h_nr_idle -= 1;
+            }
+            self.rqs[cpu.idx()].nr_running -= 1;
+        }
         let cfs = &mut self.cfs[q];
-        cfs.avg.update(
-            now,
-            cfs.load_weight,
-            cfs.h_nr_queued as u64,
-            cfs.curr.is_some(),
-            1,
-        );
+        cfs.avg.update(now, cfs.load_weight, cfs.h_nr_runnable as u64, cfs.curr.is_some(), 1);
+        d
     }
 
     /// Moves a task that is on no runqueue to `dest` (`set_task_cpu`).
@@ -575,6 +587,22 @@ impl<S: Sink> Sim<S> {
         self.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
         let cost = self.machine.costs.wakeup_ns;
         self.charge(waker_cpu, cost, Path::Wakeup, true);
+        let se = self.tasks[t.idx()].se;
+        if self.ents[se.idx()].sched_delayed {
+            // ttwu_runnable: still queued (delayed), so no placement: requeue
+            // where it is and check preemption there.
+            let cpu = self.tasks[t.idx()].cpu;
+            let q = self.rqs[cpu.idx()].cfs.idx();
+            let u = eevdf::requeue_delayed_entity(&mut self.cfs[q], &mut self.ents, se, self.now, &self.p);
+            self.account(cpu, u);
+            self.cfs[q].h_nr_runnable += 1;
+            let task = &mut self.tasks[t.idx()];
+            task.state = TaskState::Runnable;
+            task.wait_since = Some(self.now);
+            self.emit(waker_cpu, !in_task, Tp::Wakeup(t, cpu));
+            self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
+            return;
+        }
         let prev = self.tasks[t.idx()].cpu;
         let target = select::select_task_rq_wakeup(self, &self.tasks[t.idx()].cpus_allowed, prev);
         if target == waker_cpu {

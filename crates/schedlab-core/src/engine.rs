@@ -105,6 +105,8 @@ impl<S: Sink> Sim<S> {
             place_lag: cfg.features.place_lag,
             place_deadline_initial: cfg.features.place_deadline_initial,
             run_to_parity: cfg.features.run_to_parity,
+            delay_dequeue: cfg.features.delay_dequeue,
+            delay_zero: cfg.features.delay_zero,
         };
         let mut cfs = Vec::with_capacity(n);
         let mut rqs = Vec::with_capacity(n);

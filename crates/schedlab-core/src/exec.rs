@@ -218,14 +218,14 @@ impl<S: Sink> Sim<S> {
         task.wake_expiry = Some(expiry);
         task.wake_is_timer = is_timer;
         task.resume = resume;
-        self.dequeue_task(t);
+        self.dequeue_task(t, true);
         self.tasks[t.idx()].state = TaskState::Sleeping;
         self.arm_task_timer(t, expiry);
         self.schedule(cpu, PrevState::Sleeping);
     }
 
     fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
-        self.dequeue_task(t);
+        self.dequeue_task(t, false);
         self.tasks[t.idx()].state = TaskState::Dead;
         self.live_tasks -= 1;
         self.schedule(cpu, PrevState::Dead);
@@ -256,7 +256,7 @@ impl<S: Sink> Sim<S> {
         }
         // Move the running task (the stopper's move_queued_task).
         let now = self.now;
-        self.dequeue_task(t);
+        self.dequeue_task(t, false);
         self.tasks[t.idx()].resume = Resume::Continue;
         self.schedule(cpu, PrevState::Preempted);
         let dest = select::select_task_rq_fork(self, &mask);

@@ -95,6 +95,10 @@ sched_features! {
     PREEMPT_SHORT: preempt_short = true;
     /// Wakeups may preempt the running task.
     WAKEUP_PREEMPTION: wakeup_preemption = true;
+    /// An entity that sleeps while ineligible stays queued until picked (6.12+).
+    DELAY_DEQUEUE: delay_dequeue = true;
+    /// Positive lag of a delayed entity is clipped to zero.
+    DELAY_ZERO: delay_zero = true;
 }
 
 /// Why a `--features` string was refused.

@@ -30,6 +30,9 @@ pub struct SchedEntity {
     pub vprot: i64,
     /// Queued on `cfs_rq` (running included).
     pub on_rq: bool,
+    /// Slept while ineligible: still queued, burning off negative lag
+    /// (DELAY_DEQUEUE).
+    pub sched_delayed: bool,
     /// Start of the current accounting window.
     pub exec_start: Nanos,
     /// Total CPU time.
@@ -61,6 +64,8 @@ pub struct CfsRq {
     pub nr_queued: u32,
     /// Queued tasks below this queue.
     pub h_nr_queued: u32,
+    /// Queued tasks below this queue that are not delayed.
+    pub h_nr_runnable: u32,
     /// Queued SCHED_IDLE tasks below this queue.
     pub h_nr_idle: u32,
     /// Entities waiting to run, ordered by (deadline, id); curr is not here.

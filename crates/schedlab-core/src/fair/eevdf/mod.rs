@@ -21,8 +21,7 @@
 //!   in deadline order and takes the first eligible entity, which is what
 //!   the augmented-tree heap search computes, in O(k) for the k ineligible
 //!   entities skipped instead of O(log n).
-//! * No DELAY_DEQUEUE, no buddies (NEXT_BUDDY / PICK_BUDDY), no custom
-//!   group slices yet.
+//! * No buddies (NEXT_BUDDY / PICK_BUDDY), no custom group slices yet.
 
 use super::weight::calc_delta_fair;
 use crate::ids::EntityId;
@@ -44,6 +43,10 @@ pub struct EevdfParams {
     pub place_deadline_initial: bool,
     /// RUN_TO_PARITY.
     pub run_to_parity: bool,
+    /// DELAY_DEQUEUE.
+    pub delay_dequeue: bool,
+    /// DELAY_ZERO.
+    pub delay_zero: bool,
 }
 
 #[inline]
@@ -248,22 +251,76 @@ pub fn enqueue_entity(
     u
 }
 
-/// `dequeue_entity` on one queue: save the lag, leave the timeline.
+/// What a dequeue did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Dequeued {
+    /// The entity left the queue.
+    Gone,
+    /// DELAY_DEQUEUE: it slept while ineligible and stays queued, marked
+    /// `sched_delayed`, until it is picked or wakes up.
+    Delayed,
+}
+
+/// `dequeue_entity` on one queue: save the lag, leave the timeline — or,
+/// for a `sleep` of an ineligible entity under DELAY_DEQUEUE, stay.
 pub fn dequeue_entity(
     cfs: &mut CfsRq,
     ents: &mut [SchedEntity],
     id: EntityId,
+    sleep: bool,
     now: Nanos,
     p: &EevdfParams,
-) -> CurrUpdate {
+) -> (CurrUpdate, Dequeued) {
     let u = update_curr(cfs, ents, now, p);
+    if sleep && p.delay_dequeue && !entity_eligible(cfs, ents, id) {
+        ents[id.idx()].sched_delayed = true;
+        return (u, Dequeued::Delayed);
+    }
     update_entity_lag(cfs, ents, id, p);
     if cfs.curr != Some(id) {
         dequeue_tree(cfs, ents, id);
     }
     cfs.load_weight -= ents[id.idx()].weight;
     cfs.nr_queued -= 1;
-    ents[id.idx()].on_rq = false;
+    let se = &mut ents[id.idx()];
+    se.on_rq = false;
+    if se.sched_delayed {
+        // finish_delayed_dequeue_entity: the entity was picked (so eligible);
+        // DELAY_ZERO drops the positive lag it earned while delayed.
+        se.sched_delayed = false;
+        if p.delay_zero && se.vlag > 0 {
+            se.vlag = 0;
+        }
+    }
+    (u, Dequeued::Gone)
+}
+
+/// `requeue_delayed_entity`: a delayed entity wakes up before being picked.
+/// With DELAY_ZERO a positive lag is clipped to 0 and the entity re-placed.
+pub fn requeue_delayed_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], id: EntityId, now: Nanos, p: &EevdfParams) -> CurrUpdate {
+    let u = update_curr(cfs, ents, now, p);
+    if p.delay_zero {
+        update_entity_lag(cfs, ents, id, p);
+        if ents[id.idx()].vlag > 0 {
+            let in_tree = cfs.curr != Some(id);
+            if in_tree {
+                dequeue_tree(cfs, ents, id);
+            }
+            // Placement with zero lag: v = V (of the queue without it).
+            cfs.nr_queued -= 1;
+            cfs.load_weight -= ents[id.idx()].weight;
+            let on_rq = std::mem::replace(&mut ents[id.idx()].on_rq, false);
+            ents[id.idx()].vlag = 0;
+            place_entity(cfs, ents, id, false, p);
+            ents[id.idx()].on_rq = on_rq;
+            cfs.nr_queued += 1;
+            cfs.load_weight += ents[id.idx()].weight;
+            if in_tree {
+                enqueue_tree(cfs, ents, id);
+            }
+        }
+    }
+    ents[id.idx()].sched_delayed = false;
     u
 }
 

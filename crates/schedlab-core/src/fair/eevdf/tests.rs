@@ -10,6 +10,8 @@ const P: EevdfParams = EevdfParams {
     place_lag: true,
     place_deadline_initial: true,
     run_to_parity: true,
+    delay_dequeue: false,
+    delay_zero: true,
 };
 
 fn ent(w: u64, v: i64, d: i64) -> SchedEntity {
@@ -136,7 +138,7 @@ fn lag_is_clamped_on_dequeue() {
     let mut e = vec![ent(1024, 0, 1), ent(1024, 20_000_000, 2)];
     let mut cfs = queue(&mut e);
     // V = 10 ms; entity 1 has lag −10 ms → clamped to −6 ms.
-    dequeue_entity(&mut cfs, &mut e, EntityId(1), 0, &P);
+    dequeue_entity(&mut cfs, &mut e, EntityId(1), true, 0, &P);
     assert_eq!(e[1].vlag, -6_000_000);
     assert!(!e[1].on_rq);
     assert_eq!(cfs.nr_queued, 1);
@@ -148,7 +150,7 @@ fn lag_is_preserved_across_sleep() {
     // sleeps and wakes onto the same queue: it comes back with lag +500.
     let mut e = vec![ent(1024, 0, 10), ent(1024, 1000, 20)];
     let mut cfs = queue(&mut e);
-    dequeue_entity(&mut cfs, &mut e, EntityId(0), 0, &P);
+    dequeue_entity(&mut cfs, &mut e, EntityId(0), true, 0, &P);
     assert_eq!(e[0].vlag, 500);
     enqueue_entity(&mut cfs, &mut e, EntityId(0), EnqueueKind::Wakeup, 0, &P);
     let v = avg_vruntime(&cfs, &e);
@@ -193,4 +195,45 @@ fn reweight_keeps_lag_in_wall_time() {
         recompute_sums(&cfs, &e),
         (cfs.sum_w_vruntime, cfs.sum_weight)
     );
+}
+
+#[test]
+fn ineligible_sleeper_is_delayed_and_eligible_one_leaves() {
+    let p = EevdfParams { delay_dequeue: true, ..P };
+    // V = 500: entity 1 (v=1000, lag −500) is ineligible → delayed, stays queued.
+    let mut e = vec![ent(1024, 0, 10), ent(1024, 1000, 20)];
+    let mut cfs = queue(&mut e);
+    let (_, d) = dequeue_entity(&mut cfs, &mut e, EntityId(1), true, 0, &p);
+    assert_eq!(d, Dequeued::Delayed);
+    assert!(e[1].on_rq && e[1].sched_delayed);
+    assert_eq!(cfs.nr_queued, 2);
+    // Entity 0 (lag +500) is eligible → really leaves.
+    let (_, d) = dequeue_entity(&mut cfs, &mut e, EntityId(0), true, 0, &p);
+    assert_eq!(d, Dequeued::Gone);
+    assert!(!e[0].on_rq);
+    // Finishing the delayed dequeue (it is now alone, so eligible): the
+    // lag is 0 and DELAY_ZERO keeps it 0.
+    let (_, d) = dequeue_entity(&mut cfs, &mut e, EntityId(1), false, 0, &p);
+    assert_eq!(d, Dequeued::Gone);
+    assert!(!e[1].sched_delayed && !e[1].on_rq);
+    assert_eq!(e[1].vlag, 0);
+}
+
+#[test]
+fn delayed_wakeup_with_positive_lag_is_replaced_at_zero_lag() {
+    let p = EevdfParams { delay_dequeue: true, ..P };
+    // Entity 1 delayed at v=1000 (V=500). Entity 0 runs on: make V move past
+    // entity 1 by moving entity 0's vruntime forward (as if it ran).
+    let mut e = vec![ent(1024, 0, 10), ent(1024, 1000, 20)];
+    let mut cfs = queue(&mut e);
+    dequeue_entity(&mut cfs, &mut e, EntityId(1), true, 0, &p);
+    dequeue_tree(&mut cfs, &e, EntityId(0));
+    e[0].vruntime = 3000;
+    enqueue_tree(&mut cfs, &e, EntityId(0));
+    // V = (3000 + 1000)/2 = 2000: entity 1 has lag +1000 → clipped, re-placed at V.
+    requeue_delayed_entity(&mut cfs, &mut e, EntityId(1), 0, &p);
+    assert!(!e[1].sched_delayed && e[1].on_rq);
+    assert_eq!(e[1].vlag, 0);
+    assert_eq!(e[1].vruntime, 3000); // V of the queue without it
+    assert_eq!(recompute_sums(&cfs, &e), (cfs.sum_w_vruntime, cfs.sum_weight));
 }
