@@ -1,0 +1,397 @@
+//! `schedlab run examples/sched-idle-a7.json --machine a7-octa --out DIR`:
+//! the files it writes, the table it prints, the summary.json contract
+//! (architecture.md §5) and the agreement between the rt-app logs and the
+//! summary's wakeup-latency figures.
+
+use crate::common::{assert_success, example_workload, list_files, schedlab};
+use schedlab_core::stats::{LogRow, SampleStats};
+use schedlab_output::rtapp_log::{parse_rtapp_log, RTAPP_LOG_HEADER};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const NR_CFS: usize = 8;
+const NR_IDLE: usize = 5;
+
+/// Runs the example into a fresh directory; returns (tempdir guard, out dir, stdout).
+fn run_example(extra: &[&str]) -> (tempfile::TempDir, PathBuf, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        example_workload().to_string_lossy().into_owned(),
+        "--machine".into(),
+        "a7-octa".into(),
+        "--out".into(),
+        out.to_string_lossy().into_owned(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let stdout = assert_success(&schedlab(&args));
+    (tmp, out, stdout)
+}
+
+fn thread_names() -> Vec<String> {
+    (0..NR_CFS)
+        .map(|i| format!("cfs_thread-{i}"))
+        .chain((NR_CFS..NR_CFS + NR_IDLE).map(|i| format!("idle_thread-{i}")))
+        .collect()
+}
+
+fn read_summary(out: &Path) -> Value {
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+fn read_log(out: &Path, thread: &str) -> (String, Vec<LogRow>) {
+    let path = out.join(format!("rt-app-{thread}.log"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rows = parse_rtapp_log(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (text, rows)
+}
+
+/// Keys of a JSON object, sorted.
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .map(String::as_str)
+        .collect();
+    k.sort_unstable();
+    k
+}
+
+/// Asserts that `obj` has every key of `want` (more are allowed: §5 says
+/// "add fields freely").
+fn assert_has_keys(what: &str, obj: &Value, want: &[&str]) {
+    let have = keys(obj);
+    let missing: Vec<&&str> = want.iter().filter(|k| !have.contains(k)).collect();
+    assert!(
+        missing.is_empty(),
+        "{what}: contract fields missing: {missing:?} (has {have:?})"
+    );
+}
+
+fn u(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} is not an unsigned integer: {}", v[key]))
+}
+
+#[test]
+fn run_writes_summary_and_one_log_per_thread() {
+    let (_tmp, out, _) = run_example(&[]);
+    let mut want: Vec<PathBuf> = thread_names()
+        .iter()
+        .map(|t| PathBuf::from(format!("rt-app-{t}.log")))
+        .collect();
+    want.push(PathBuf::from("summary.json"));
+    want.sort();
+    assert_eq!(list_files(&out), want, "files in --out");
+    // No staging directory or temp file is left next to the output.
+    let siblings: Vec<_> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(siblings, vec!["out".to_string()], "leftovers next to --out");
+}
+
+#[test]
+fn stdout_has_task_table_and_wakeup_latency_table() {
+    let (_tmp, out, stdout) = run_example(&[]);
+    for t in thread_names() {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&t)),
+            "task table has no row for {t}:\n{stdout}"
+        );
+    }
+    // The latency table: a header with the six columns in order, then a row
+    // for cfs_thread whose figures pool every cfs thread's samples.
+    let header_at = stdout
+        .lines()
+        .position(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 7 && w[1..] == ["N", "min", "max", "sum", "mean", "stddev"]
+        })
+        .unwrap_or_else(|| panic!("no wakeup-latency table header in stdout:\n{stdout}"));
+    let row: Vec<&str> = stdout
+        .lines()
+        .skip(header_at + 1)
+        .find(|l| l.split_whitespace().next() == Some("cfs_thread"))
+        .unwrap_or_else(|| panic!("no cfs_thread row in the latency table:\n{stdout}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row.len(), 7, "latency row {row:?}");
+    let pooled: Vec<u64> = (0..NR_CFS)
+        .flat_map(|i| read_log(&out, &format!("cfs_thread-{i}")).1)
+        .filter(|r| r.c_period > 0)
+        .map(|r| r.wu_lat)
+        .collect();
+    let st = SampleStats::of(pooled);
+    assert!(st.n > 0, "no wakeup-latency samples at all");
+    let int = |s: &str| {
+        s.parse::<u64>()
+            .unwrap_or_else(|_| panic!("{s} in {row:?}"))
+    };
+    let flt = |s: &str| {
+        s.parse::<f64>()
+            .unwrap_or_else(|_| panic!("{s} in {row:?}"))
+    };
+    assert_eq!(
+        (int(row[1]), int(row[2]), int(row[3]), int(row[4])),
+        (st.n, st.min, st.max, st.sum),
+        "N/min/max/sum of the printed table vs the logs"
+    );
+    assert!(
+        (flt(row[5]) - st.mean).abs() <= 0.01,
+        "mean {row:?} vs {st:?}"
+    );
+    assert!(
+        (flt(row[6]) - st.stddev).abs() <= 0.01,
+        "stddev {row:?} vs {st:?}"
+    );
+    // SCHED_IDLE threads have no timer, so they have no latency row.
+    assert!(
+        !stdout
+            .lines()
+            .skip(header_at + 1)
+            .any(|l| l.starts_with("idle_thread")),
+        "idle_thread has a latency row:\n{stdout}"
+    );
+}
+
+#[test]
+fn summary_json_has_the_contract_field_names_and_values() {
+    let (_tmp, out, _) = run_example(&[]);
+    let s = read_summary(&out);
+    assert_has_keys(
+        "top level",
+        &s,
+        &[
+            "schedlab_version",
+            "machine",
+            "features",
+            "seed",
+            "hz",
+            "duration_ns",
+            "tasks",
+            "cpus",
+            "groups",
+            "profile",
+        ],
+    );
+    assert_eq!(s["schedlab_version"], env!("CARGO_PKG_VERSION"));
+    assert_has_keys("machine", &s["machine"], &["name", "cpus"]);
+    assert_eq!(s["machine"]["name"], "a7-octa");
+    assert_eq!(s["machine"]["cpus"], 8);
+    assert_eq!(u(&s, "seed"), 1);
+    assert_eq!(u(&s, "hz"), 250);
+    assert_eq!(
+        u(&s, "duration_ns"),
+        5_000_000_000,
+        "global.duration is 5 s"
+    );
+
+    // Every switch the binary knows is listed with its default.
+    let feats = s["features"].as_object().expect("features is an object");
+    for (name, default, _) in schedlab_core::features::FEATURE_TABLE {
+        assert_eq!(
+            feats.get(*name),
+            Some(&Value::Bool(*default)),
+            "features.{name}"
+        );
+    }
+
+    let tasks = s["tasks"].as_array().expect("tasks is an array");
+    assert_eq!(tasks.len(), NR_CFS + NR_IDLE);
+    let mut runtime_sum = 0;
+    for (i, (t, name)) in tasks.iter().zip(thread_names()).enumerate() {
+        assert_has_keys(
+            &name,
+            t,
+            &[
+                "name",
+                "pid",
+                "policy",
+                "nice",
+                "group",
+                "runtime_ns",
+                "wait_ns",
+                "switches",
+                "migrations",
+                "wakeups",
+                "loops",
+                "wakeup_latency_us",
+            ],
+        );
+        assert_eq!(t["name"], name.as_str(), "task order follows the file");
+        assert_eq!(u(t, "pid"), 1001 + i as u64);
+        let policy = if i < NR_CFS {
+            "SCHED_NORMAL"
+        } else {
+            "SCHED_IDLE"
+        };
+        assert_eq!(t["policy"], policy, "{name}");
+        assert_eq!(t["nice"], 0);
+        assert_eq!(t["group"], "/");
+        for k in [
+            "runtime_ns",
+            "wait_ns",
+            "switches",
+            "migrations",
+            "wakeups",
+            "loops",
+        ] {
+            u(t, k);
+        }
+        assert!(u(t, "runtime_ns") > 0, "{name} never ran");
+        runtime_sum += u(t, "runtime_ns");
+        let lat = &t["wakeup_latency_us"];
+        assert_has_keys(
+            "wakeup_latency_us",
+            lat,
+            &["n", "min", "max", "sum", "mean", "stddev"],
+        );
+        for k in ["n", "min", "max", "sum"] {
+            u(lat, k);
+        }
+        assert!(
+            lat["mean"].is_f64(),
+            "{name}: mean is a float: {}",
+            lat["mean"]
+        );
+        assert!(lat["stddev"].is_f64(), "{name}: stddev is a float");
+    }
+
+    let cpus = s["cpus"].as_array().expect("cpus is an array");
+    assert_eq!(cpus.len(), 8);
+    let (mut busy, mut idle) = (0, 0);
+    for (i, c) in cpus.iter().enumerate() {
+        assert_has_keys(
+            "cpus[]",
+            c,
+            &["cpu", "busy_ns", "idle_ns", "sched_overhead_ns"],
+        );
+        assert_eq!(u(c, "cpu"), i as u64);
+        let total = u(c, "busy_ns") + u(c, "idle_ns") + u(c, "sched_overhead_ns");
+        // The CPU figures run from boot, which is 1-2 ms before t_start.
+        assert!(
+            (5_000_000_000..5_002_000_000).contains(&total),
+            "CPU {i}: busy+idle+overhead = {total} ns for a 5 s run"
+        );
+        busy += u(c, "busy_ns");
+        idle += u(c, "idle_ns");
+    }
+    assert!(s["groups"].is_array(), "groups is an array");
+
+    let p = &s["profile"];
+    assert_has_keys("profile", p, &["task_ns", "idle_ns", "paths_ns"]);
+    assert_has_keys(
+        "profile.paths_ns",
+        &p["paths_ns"],
+        &[
+            "context_switch",
+            "wakeup",
+            "balance",
+            "balance_atomic",
+            "newidle",
+            "steal",
+            "throttle",
+        ],
+    );
+    assert_eq!(
+        u(p, "task_ns"),
+        busy,
+        "profile.task_ns = sum of cpus[].busy_ns"
+    );
+    assert_eq!(
+        u(p, "idle_ns"),
+        idle,
+        "profile.idle_ns = sum of cpus[].idle_ns"
+    );
+    assert_eq!(
+        runtime_sum, busy,
+        "sum of tasks[].runtime_ns = sum of busy_ns"
+    );
+}
+
+/// §5 shows the four mechanisms' switches in `features`; they are not
+/// implemented yet, so this documents the gap rather than blocking.
+#[test]
+#[ignore = "not implemented yet: summary.json features lack STEAL, SCHED_IDLE_AS_IDLE, LB_SERIALIZE, THROTTLE (architecture.md §5)"]
+fn summary_features_name_the_four_mechanisms() {
+    let (_tmp, out, _) = run_example(&[]);
+    let s = read_summary(&out);
+    for k in ["STEAL", "SCHED_IDLE_AS_IDLE", "LB_SERIALIZE", "THROTTLE"] {
+        assert!(s["features"].get(k).is_some(), "features.{k} missing");
+    }
+}
+
+#[test]
+fn logs_parse_and_agree_with_the_summary() {
+    let (_tmp, out, _) = run_example(&[]);
+    let s = read_summary(&out);
+    let tasks = s["tasks"].as_array().unwrap();
+    for (i, name) in thread_names().iter().enumerate() {
+        let (text, rows) = read_log(&out, name);
+        assert_eq!(
+            text.lines().next(),
+            Some(RTAPP_LOG_HEADER),
+            "{name}: rt-app header"
+        );
+        assert!(!rows.is_empty(), "{name}: empty log");
+        let t = &tasks[i];
+        assert_eq!(rows.len() as u64, u(t, "loops"), "{name}: log rows = loops");
+        for r in &rows {
+            assert_eq!(r.idx as usize, i, "{name}: idx column");
+            assert!(r.start <= r.end, "{name}: start > end in {r:?}");
+            // period is rounded from ns on its own, start and end each
+            // separately (as rt-app does), so they may differ by 1 µs.
+            assert!(
+                r.period.abs_diff(r.end - r.start) <= 1,
+                "{name}: period {} vs end - start {}",
+                r.period,
+                r.end - r.start
+            );
+        }
+        for w in rows.windows(2) {
+            assert!(w[0].end <= w[1].start, "{name}: rows overlap: {w:?}");
+        }
+        let lat = &t["wakeup_latency_us"];
+        if i < NR_CFS {
+            assert!(rows
+                .iter()
+                .all(|r| r.c_duration == 5333 && r.c_period == 7777));
+            let st = SampleStats::of(rows.iter().filter(|r| r.c_period > 0).map(|r| r.wu_lat));
+            assert!(st.n > 500, "{name}: only {} timer iterations in 5 s", st.n);
+            assert_eq!(
+                (u(lat, "n"), u(lat, "min"), u(lat, "max"), u(lat, "sum")),
+                (st.n, st.min, st.max, st.sum),
+                "{name}: wakeup_latency_us vs the log's wu_lat column"
+            );
+            let mean = lat["mean"].as_f64().unwrap();
+            let sd = lat["stddev"].as_f64().unwrap();
+            assert!(
+                (mean - st.mean).abs() <= 1e-9 * st.mean.max(1.0),
+                "{name}: mean {mean} vs {}",
+                st.mean
+            );
+            assert!(
+                (sd - st.stddev).abs() <= 1e-9 * st.stddev.max(1.0),
+                "{name}: stddev {sd} vs {}",
+                st.stddev
+            );
+        } else {
+            assert!(
+                rows.iter().all(|r| r.c_period == 0 && r.wu_lat == 0),
+                "{name}"
+            );
+            assert_eq!(
+                u(lat, "n"),
+                0,
+                "{name}: SCHED_IDLE thread has no timer samples"
+            );
+        }
+    }
+}

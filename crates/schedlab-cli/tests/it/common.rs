@@ -1,0 +1,117 @@
+//! Helpers shared by the test modules.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
+
+/// The repository's example SCHED_IDLE workload.
+pub fn example_workload() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sched-idle-a7.json")
+}
+
+/// The shared fixtures directory (outside the repository).
+pub fn fixtures_dir() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures"
+    ))
+}
+
+/// Runs `schedlab ARGS...` and returns its output.
+pub fn schedlab<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("cannot start the schedlab binary")
+}
+
+/// Runs `schedlab ARGS...` in `dir` (for relative paths).
+pub fn schedlab_in<I, S>(dir: &Path, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("cannot start the schedlab binary")
+}
+
+/// A readable dump of a finished command, for assertion messages.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Asserts a successful exit and returns stdout.
+pub fn assert_success(out: &Output) -> String {
+    assert!(out.status.success(), "schedlab failed:\n{}", describe(out));
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// Every regular file under `dir`, as sorted relative paths.
+pub fn list_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.push(p.strip_prefix(base).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+/// A task with one phase of `ops`, repeated forever (`loops: None`).
+pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> TaskSpec {
+    TaskSpec {
+        name: name.to_string(),
+        index,
+        policy,
+        nice,
+        cpus: None,
+        delay_ns: 0,
+        custom_slice_ns: None,
+        group: "/".into(),
+        program: Program {
+            phases: vec![Phase {
+                name: "p".into(),
+                loops: 1,
+                ops,
+                cpus: None,
+                sched: None,
+            }],
+            loops: None,
+        },
+    }
+}
+
+/// One `Run` op of `ns` of work.
+pub fn run_op(ns: u64) -> Op {
+    Op::Run {
+        work_ns: ns,
+        config_us: ns / 1000,
+        perf: 0,
+    }
+}

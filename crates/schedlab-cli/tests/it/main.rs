@@ -1,0 +1,22 @@
+//! Integration tests of the `schedlab` binary and of the model properties
+//! it relies on. One test binary (`autotests = false`), one module per area:
+//!
+//! | module | what |
+//! |---|---|
+//! | `cli_run` | `schedlab run` on the SCHED_IDLE example: files, stdout, summary contract, logs |
+//! | `determinism` | same seed → byte-identical outputs; other seed → other numbers |
+//! | `trace` | trace.txt parses, round-trips, and is a consistent CPU timeline |
+//! | `shares` | CPU shares follow the nice/SCHED_IDLE weights (library level) |
+//! | `bad_input` | every user error: exit 2, one line, nothing written |
+//! | `fixtures` | the real rt-app examples run or are refused cleanly |
+//! | `proptest_check` | random workloads never break an invariant under `--check` |
+
+mod common;
+
+mod bad_input;
+mod cli_run;
+mod determinism;
+mod fixtures;
+mod proptest_check;
+mod shares;
+mod trace;

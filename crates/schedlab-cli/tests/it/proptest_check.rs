@@ -1,0 +1,525 @@
+//! Random small workloads on random machines and settings never break an
+//! invariant under `check` (architecture.md §3 "Checks"), and the run's
+//! accounting adds up: per CPU busy + idle + overhead = elapsed time, task
+//! time = CPU busy time, no task gets more CPU than the run lasted.
+
+use proptest::prelude::*;
+use schedlab_core::features::PreemptModel;
+use schedlab_core::machine::{make_test_machine, preset, Machine};
+use schedlab_core::observe::NullSink;
+use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::task::TaskState;
+use schedlab_core::time::{NSEC_PER_MSEC, NSEC_PER_USEC};
+use schedlab_core::{Sim, SimConfig};
+
+const DURATION_NS: u64 = 200 * NSEC_PER_MSEC;
+/// Timers shared by every task that picks them (rt-app `ref` without
+/// `unique`).
+const SHARED_TIMERS: u32 = 2;
+
+#[derive(Clone, Debug)]
+enum MachineChoice {
+    Preset(&'static str),
+    /// make_test_machine(nodes, llcs per node, cores per llc, threads per core)
+    Test(u32, u32, u32, u32),
+}
+
+impl MachineChoice {
+    fn build(&self) -> Machine {
+        match *self {
+            MachineChoice::Preset(n) => preset(n).unwrap(),
+            MachineChoice::Test(a, b, c, d) => make_test_machine(a, b, c, d),
+        }
+    }
+}
+
+/// An op before timers and CPU sets are resolved against the machine.
+#[derive(Clone, Debug)]
+enum GenOp {
+    Run(u64),
+    Runtime(u64),
+    Sleep(u64),
+    /// (which timer: < SHARED_TIMERS shared, otherwise unique to the task, period)
+    Timer(u32, u64),
+    Yield,
+}
+
+#[derive(Clone, Debug)]
+struct GenPhase {
+    loops: u64,
+    ops: Vec<GenOp>,
+    cpus: Option<u32>,
+    sched: Option<(Policy, i32)>,
+}
+
+#[derive(Clone, Debug)]
+struct GenTask {
+    policy: Policy,
+    nice: i32,
+    cpus: Option<u32>,
+    delay_ns: u64,
+    custom_slice_ns: Option<u64>,
+    phases: Vec<GenPhase>,
+    loops: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+struct GenCase {
+    machine: MachineChoice,
+    tasks: Vec<GenTask>,
+    seed: u64,
+    hz: u32,
+    preempt: PreemptModel,
+    /// PLACE_LAG, PLACE_DEADLINE_INITIAL, RUN_TO_PARITY, PREEMPT_SHORT, WAKEUP_PREEMPTION
+    features: [bool; 5],
+}
+
+/// 50 µs .. 20 ms, log-uniform (short ops make many events).
+fn dur() -> impl Strategy<Value = u64> {
+    (0.0f64..=1.0).prop_map(|u| {
+        let ns = (50 * NSEC_PER_USEC) as f64 * 400f64.powf(u);
+        (ns as u64).clamp(50 * NSEC_PER_USEC, 20 * NSEC_PER_MSEC)
+    })
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    prop_oneof![
+        6 => Just(Policy::Normal),
+        2 => Just(Policy::Batch),
+        2 => Just(Policy::Idle),
+    ]
+}
+
+fn op() -> impl Strategy<Value = GenOp> {
+    prop_oneof![
+        4 => dur().prop_map(GenOp::Run),
+        1 => dur().prop_map(GenOp::Runtime),
+        2 => dur().prop_map(GenOp::Sleep),
+        2 => (0..SHARED_TIMERS + 2, dur()).prop_map(|(t, p)| GenOp::Timer(t, p)),
+        1 => Just(GenOp::Yield),
+    ]
+}
+
+/// An op that takes time (everything but Yield).
+fn timed_op() -> impl Strategy<Value = GenOp> {
+    op().prop_filter("takes time", |o| !matches!(o, GenOp::Yield))
+}
+
+/// 1-4 ops, at least one of which takes time: a loop of bare yields
+/// never advances time (see `yield_only_loop_ends`).
+fn phase_ops() -> impl Strategy<Value = Vec<GenOp>> {
+    (
+        timed_op(),
+        prop::collection::vec(op(), 0..=3),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(t, mut rest, at)| {
+            let i = at.index(rest.len() + 1);
+            rest.insert(i, t);
+            rest
+        })
+}
+
+fn phase() -> impl Strategy<Value = GenPhase> {
+    (
+        1u64..=3,
+        phase_ops(),
+        prop::option::weighted(0.2, any::<u32>()),
+        prop::option::weighted(0.1, (policy(), -5i32..=5)),
+    )
+        .prop_map(|(loops, ops, cpus, sched)| GenPhase {
+            loops,
+            ops,
+            cpus,
+            sched,
+        })
+}
+
+/// rt-app `delay`. Start delays break `check` (see
+/// `start_delay_behind_busy_cpus_breaks_cpu_time_accounting`), so they are
+/// only generated when `SCHEDLAB_PROPTEST_DELAY` is set, to keep this test
+/// hunting for other bugs meanwhile.
+fn delay() -> BoxedStrategy<u64> {
+    if std::env::var_os("SCHEDLAB_PROPTEST_DELAY").is_some() {
+        prop_oneof![3 => Just(0u64), 1 => 0..5 * NSEC_PER_MSEC].boxed()
+    } else {
+        Just(0u64).boxed()
+    }
+}
+
+fn gen_task() -> impl Strategy<Value = GenTask> {
+    (
+        policy(),
+        -5i32..=5,
+        prop::option::weighted(0.4, any::<u32>()),
+        delay(),
+        prop::option::weighted(0.15, (100 * NSEC_PER_USEC)..=(5 * NSEC_PER_MSEC)),
+        prop::collection::vec(phase(), 1..=3),
+        prop::option::weighted(0.5, 1u64..=5),
+    )
+        .prop_map(
+            |(policy, nice, cpus, delay_ns, custom_slice_ns, phases, loops)| GenTask {
+                policy,
+                nice,
+                cpus,
+                delay_ns,
+                custom_slice_ns,
+                phases,
+                loops,
+            },
+        )
+}
+
+fn machine() -> impl Strategy<Value = MachineChoice> {
+    prop_oneof![
+        Just(MachineChoice::Preset("vm-2cpu")),
+        Just(MachineChoice::Preset("a7-octa")),
+        (1u32..=2, 1u32..=2, 1u32..=3, 1u32..=2)
+            .prop_map(|(a, b, c, d)| MachineChoice::Test(a, b, c, d)),
+    ]
+}
+
+fn preempt() -> impl Strategy<Value = PreemptModel> {
+    prop_oneof![
+        Just(PreemptModel::None),
+        Just(PreemptModel::Voluntary),
+        Just(PreemptModel::Full),
+        Just(PreemptModel::Lazy),
+    ]
+}
+
+fn case() -> impl Strategy<Value = GenCase> {
+    (
+        machine(),
+        prop::collection::vec(gen_task(), 1..=12),
+        any::<u64>(),
+        prop::sample::select(vec![100u32, 250, 1000]),
+        preempt(),
+        prop_oneof![3 => Just([true; 5]), 1 => any::<[bool; 5]>()],
+    )
+        .prop_map(|(machine, tasks, seed, hz, preempt, features)| GenCase {
+            machine,
+            tasks,
+            seed,
+            hz,
+            preempt,
+            features,
+        })
+}
+
+/// A non-empty CPU list of an `n`-CPU machine from random bits.
+fn cpu_set(bits: u32, n: usize) -> Vec<u32> {
+    let v: Vec<u32> = (0..n as u32)
+        .filter(|c| bits >> (c % 32) & 1 == 1)
+        .collect();
+    if v.is_empty() {
+        vec![bits % n as u32]
+    } else {
+        v
+    }
+}
+
+fn build(c: &GenCase, n: usize) -> Workload {
+    let mut w = Workload {
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    for s in 0..SHARED_TIMERS {
+        w.timers.push(TimerSpec {
+            name: format!("shared{s}"),
+            absolute: s == 1,
+        });
+    }
+    for (i, t) in c.tasks.iter().enumerate() {
+        let name = format!("t{i}-{i}");
+        let mut unique: Option<TimerRef> = None;
+        let mut phases = Vec::new();
+        for (pi, p) in t.phases.iter().enumerate() {
+            let ops = p
+                .ops
+                .iter()
+                .map(|o| match *o {
+                    GenOp::Run(ns) => Op::Run {
+                        work_ns: ns,
+                        config_us: ns / NSEC_PER_USEC,
+                        perf: ns / 100 / 1000,
+                    },
+                    GenOp::Runtime(ns) => Op::Runtime {
+                        wall_ns: ns,
+                        config_us: ns / NSEC_PER_USEC,
+                    },
+                    GenOp::Sleep(ns) => Op::Sleep { ns },
+                    GenOp::Yield => Op::Yield,
+                    GenOp::Timer(k, period_ns) => {
+                        let timer = if k < SHARED_TIMERS {
+                            TimerRef(k)
+                        } else {
+                            *unique.get_or_insert_with(|| {
+                                w.timers.push(TimerSpec {
+                                    name: format!("unique@{name}"),
+                                    absolute: k % 2 == 1,
+                                });
+                                TimerRef(w.timers.len() as u32 - 1)
+                            })
+                        };
+                        Op::Timer { timer, period_ns }
+                    }
+                })
+                .collect();
+            phases.push(Phase {
+                name: format!("p{pi}"),
+                loops: p.loops,
+                ops,
+                cpus: p.cpus.map(|b| cpu_set(b, n)),
+                sched: p.sched,
+            });
+        }
+        w.tasks.push(TaskSpec {
+            name,
+            index: i as u32,
+            policy: t.policy,
+            nice: t.nice,
+            cpus: t.cpus.map(|b| cpu_set(b, n)),
+            delay_ns: t.delay_ns,
+            custom_slice_ns: t.custom_slice_ns,
+            group: "/".into(),
+            program: Program {
+                phases,
+                loops: t.loops,
+            },
+        });
+    }
+    w
+}
+
+fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
+    let m = c.machine.build();
+    let n = m.nr_cpus();
+    let w = build(c, n);
+    let mut cfg = SimConfig {
+        seed: c.seed,
+        hz: c.hz,
+        preempt: c.preempt,
+        duration_ns: Some(DURATION_NS),
+        check: true,
+        ..SimConfig::default()
+    };
+    let f = &mut cfg.features;
+    [
+        f.place_lag,
+        f.place_deadline_initial,
+        f.run_to_parity,
+        f.preempt_short,
+        f.wakeup_preemption,
+    ] = c.features;
+    let mut sim = Sim::new(m, &w, cfg, NullSink)
+        .map_err(|e| TestCaseError::fail(format!("Sim::new refused a valid workload: {e}")))?;
+    let res = sim.run();
+    if let Some(v) = &res.violation {
+        return Err(TestCaseError::fail(format!("check failed: {v}")));
+    }
+    let end = res.end_ns;
+    let window = end - sim.t_start;
+    prop_assert!(
+        window <= DURATION_NS,
+        "ran {window} ns past a {DURATION_NS} ns run"
+    );
+    let all_finite = w.tasks.iter().all(|t| t.program.loops.is_some());
+    if !all_finite {
+        prop_assert_eq!(
+            window,
+            DURATION_NS,
+            "a task loops for ever, so the run lasts the duration"
+        );
+    }
+    if window < DURATION_NS {
+        for t in &sim.tasks {
+            prop_assert_eq!(
+                t.state,
+                TaskState::Dead,
+                "run ended early but {} is alive",
+                t.spec.name
+            );
+        }
+    }
+    let mut busy_sum = 0;
+    for (cpu, st) in sim.cpu_stats.iter().enumerate() {
+        prop_assert_eq!(
+            st.busy_ns + st.idle_ns + st.sched_overhead_ns,
+            end,
+            "CPU {}: busy {} + idle {} + overhead {} != {} ns elapsed",
+            cpu,
+            st.busy_ns,
+            st.idle_ns,
+            st.sched_overhead_ns,
+            end
+        );
+        busy_sum += st.busy_ns;
+    }
+    let mut runtime_sum = 0;
+    for t in &sim.tasks {
+        let s = &t.stats;
+        prop_assert!(
+            s.runtime_ns <= window,
+            "{}: runtime {} ns in a {} ns run",
+            t.spec.name,
+            s.runtime_ns,
+            window
+        );
+        prop_assert!(
+            s.runtime_ns + s.wait_ns <= window,
+            "{}: runtime {} + wait {} ns > {} ns run",
+            t.spec.name,
+            s.runtime_ns,
+            s.wait_ns,
+            window
+        );
+        prop_assert_eq!(
+            s.loops,
+            t.log.len() as u64,
+            "{}: loops vs log rows",
+            t.spec.name
+        );
+        runtime_sum += s.runtime_ns;
+    }
+    prop_assert_eq!(runtime_sum, busy_sum, "task runtime vs CPU busy time");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        max_shrink_iters: 2000,
+        ..ProptestConfig::with_cases(200)
+    })]
+
+    #[test]
+    fn random_workloads_keep_every_invariant(c in case()) {
+        simulate(&c)?;
+    }
+}
+
+/// Three always-running tasks on vm-2cpu, the third with a start delay
+/// (rt-app `delay`, here 1 ns; 1 µs from JSON fails the same way): when the
+/// delay timer fires, CPU 1 has been charged 650 µs of busy time only a few
+/// µs after the start, and `check` reports for every seed:
+/// `invariant violated at <t_start + delay> ns after TaskTimer { task:
+/// TaskId(2), gen: 1, handler: false }: CPU 1: busy 650000 + idle ... +
+/// overhead 3000 = ... ns, but ... ns have passed`.
+/// From the CLI: `{"tasks": {"a": {"instance": 2, "run": 50}, "t": {"run":
+/// 50, "delay": 1}}, "global": {"duration": 1, "calibration": 100}}` with
+/// `--machine vm-2cpu --check` exits 1 (seeds 1, 2, 3). With the delayed
+/// task first in the file, or on a7-octa, it passes.
+#[test]
+#[ignore = "bug: a start delay (rt-app `delay`) on a task that must wait for a CPU breaks per-CPU time accounting (check: busy+idle+overhead > elapsed)"]
+fn start_delay_behind_busy_cpus_breaks_cpu_time_accounting() {
+    use crate::common::{run_op, task};
+    let mut w = Workload {
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    for i in 0..3u32 {
+        let mut t = task(
+            &format!("t{i}-{i}"),
+            i,
+            Policy::Normal,
+            0,
+            vec![run_op(50_000)],
+        );
+        if i == 2 {
+            t.delay_ns = 1;
+        }
+        w.tasks.push(t);
+    }
+    let mut failures = Vec::new();
+    for seed in 0..5 {
+        let cfg = SimConfig {
+            seed,
+            duration_ns: Some(DURATION_NS),
+            check: true,
+            ..SimConfig::default()
+        };
+        let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, NullSink).unwrap();
+        if let Some(v) = sim.run().violation {
+            failures.push(format!("seed {seed}: {v}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The same bug through the binary.
+#[test]
+#[ignore = "bug: a start delay (rt-app `delay`) on a task that must wait for a CPU breaks per-CPU time accounting (check: busy+idle+overhead > elapsed)"]
+fn start_delay_from_json_passes_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("delay.json");
+    std::fs::write(
+        &f,
+        r#"{"tasks": {"a": {"instance": 2, "run": 50}, "t": {"run": 50, "delay": 1}},
+            "global": {"duration": 1, "calibration": 100}}"#,
+    )
+    .unwrap();
+    let out = crate::common::schedlab([
+        "run",
+        &f.to_string_lossy(),
+        "--machine",
+        "vm-2cpu",
+        "--check",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", crate::common::describe(&out));
+}
+
+/// A task whose loop is nothing but `yield` never lets simulated time
+/// advance: `{"tasks": {"t": {"yield": 0}}, "global": {"duration": 1,
+/// "calibration": 100}}` (alone or next to a normal task) spins at one
+/// instant appending rt-app log rows (exec.rs end_iteration) until memory
+/// runs out: "memory allocation of 2952790016 bytes failed", abort, exit
+/// 134 under a 2 GB limit; without a limit the OOM killer ends it. A
+/// real sched_yield takes time, so the run should progress (or the loader
+/// should refuse a time-free loop with exit 2).
+#[test]
+#[ignore = "bug: a loop of only `yield` never advances simulated time: unbounded memory, abort/OOM"]
+fn yield_only_loop_ends() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("yield.json");
+    std::fs::write(
+        &f,
+        r#"{"tasks": {"t": {"yield": 0}}, "global": {"duration": 1, "calibration": 100}}"#,
+    )
+    .unwrap();
+    // 1 GB of address space and 20 s are plenty for 1 s of one task.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 1000000; exec "$0" run "$1" --quiet"#)
+        .arg(crate::common::BIN)
+        .arg(&f)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let status = status.expect("schedlab did not finish within 20 s");
+    assert!(
+        status.code() == Some(0) || status.code() == Some(2),
+        "status {status:?}, stderr: {}",
+        err.lines().next().unwrap_or("")
+    );
+}

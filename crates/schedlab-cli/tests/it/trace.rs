@@ -1,0 +1,232 @@
+//! `--trace`: trace.txt is complete ftrace text that our reader parses and
+//! re-prints line for line, and its sched_switch lines form a consistent
+//! per-CPU timeline that agrees with summary.json.
+
+use crate::common::{assert_success, example_workload, schedlab};
+use schedlab_output::ftrace_text::{
+    parse_ftrace_header, parse_ftrace_text, running_task_timeline, OwnedEvent, OwnedRecord,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+struct Traced {
+    _tmp: tempfile::TempDir,
+    text: String,
+    summary: Value,
+}
+
+fn traced_run(machine: &str, extra: &[&str]) -> Traced {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        example_workload().to_string_lossy().into_owned(),
+        "--machine".into(),
+        machine.into(),
+        "--out".into(),
+        out.to_string_lossy().into_owned(),
+        "--trace".into(),
+        "--quiet".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    assert_success(&schedlab(&args));
+    let text = std::fs::read_to_string(out.join("trace.txt")).expect("trace.txt");
+    let summary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    Traced {
+        _tmp: tmp,
+        text,
+        summary,
+    }
+}
+
+/// Every property of one traced run.
+fn check_trace(machine: &str, extra: &[&str]) {
+    let t = traced_run(machine, extra);
+    let ctx = format!("{machine} {extra:?}");
+    let records: Vec<OwnedRecord> = parse_ftrace_text(&t.text)
+        .unwrap_or_else(|e| panic!("{ctx}: trace.txt does not parse: line {e}"));
+    assert!(records.len() > 100, "{ctx}: only {} records", records.len());
+
+    // Header: entry count and CPU count.
+    let h = parse_ftrace_header(&t.text);
+    assert_eq!(h.tracer.as_deref(), Some("nop"), "{ctx}: tracer");
+    assert_eq!(
+        h.entries_in_buffer,
+        Some(records.len() as u64),
+        "{ctx}: entries-in-buffer"
+    );
+    assert_eq!(
+        h.entries_written,
+        Some(records.len() as u64),
+        "{ctx}: entries-written"
+    );
+    let nr_cpus = t.summary["machine"]["cpus"].as_u64().unwrap() as u32;
+    assert_eq!(h.nr_cpus, Some(nr_cpus), "{ctx}: #P");
+
+    // Re-formatting reproduces the file's event lines exactly.
+    let body: Vec<&str> = t
+        .text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert_eq!(body.len(), records.len(), "{ctx}: event lines vs records");
+    for (i, (line, rec)) in body.iter().zip(&records).enumerate() {
+        assert_eq!(
+            &rec.to_line(),
+            line,
+            "{ctx}: event line {i} does not round-trip"
+        );
+    }
+
+    // Time never goes backwards (the kernel merges per-CPU buffers by time).
+    for w in records.windows(2) {
+        assert!(
+            w[0].time_ns <= w[1].time_ns,
+            "{ctx}: time goes backwards:\n{}\n{}",
+            w[0].to_line(),
+            w[1].to_line()
+        );
+    }
+    for r in &records {
+        assert!(r.cpu < nr_cpus, "{ctx}: CPU out of range: {}", r.to_line());
+    }
+
+    let tl = running_task_timeline(&records);
+    assert!(
+        tl.contradictions.is_empty(),
+        "{ctx}: {} timeline contradictions, first: {:?}",
+        tl.contradictions.len(),
+        tl.contradictions.first()
+    );
+
+    // Names and pids agree with summary.json.
+    let names: BTreeMap<u32, String> = t.summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["pid"].as_u64().unwrap() as u32,
+                x["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+
+    // Perfetto's CPU-track rule: on each CPU, a switch's prev is the
+    // previous switch's next; the first switch leaves the idle task.
+    let mut last_next: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut task_switches_in: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut switches = 0;
+    for r in &records {
+        let OwnedEvent::SchedSwitch {
+            prev,
+            prev_state,
+            next,
+        } = &r.event
+        else {
+            continue;
+        };
+        switches += 1;
+        let expect_prev = last_next.get(&r.cpu).copied().unwrap_or(0);
+        assert_eq!(
+            prev.pid,
+            expect_prev,
+            "{ctx}: CPU {} switches away from {} but {} was running:\n{}",
+            r.cpu,
+            prev.pid,
+            expect_prev,
+            r.to_line()
+        );
+        assert_ne!(
+            prev.pid,
+            next.pid,
+            "{ctx}: switch to itself: {}",
+            r.to_line()
+        );
+        assert_eq!(
+            r.ctx_pid,
+            prev.pid,
+            "{ctx}: switch line context: {}",
+            r.to_line()
+        );
+        if prev.pid == 0 {
+            assert_eq!(prev_state, "R", "{ctx}: idle's prev_state: {}", r.to_line());
+        }
+        for task in [prev, next] {
+            if task.pid != 0 {
+                assert_eq!(
+                    names.get(&task.pid),
+                    Some(&task.comm),
+                    "{ctx}: unknown pid or comm in {}",
+                    r.to_line()
+                );
+            } else {
+                assert_eq!(
+                    task.comm,
+                    format!("swapper/{}", r.cpu),
+                    "{ctx}: {}",
+                    r.to_line()
+                );
+            }
+        }
+        if next.pid != 0 {
+            *task_switches_in.entry(next.pid).or_default() += 1;
+        }
+        last_next.insert(r.cpu, next.pid);
+    }
+    assert!(switches > 0, "{ctx}: no sched_switch at all");
+
+    // Every switch-in of a task appears in the trace, and only those.
+    let from_summary: BTreeMap<u32, u64> = t.summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["pid"].as_u64().unwrap() as u32,
+                x["switches"].as_u64().unwrap(),
+            )
+        })
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    let total_trace: u64 = task_switches_in.values().sum();
+    let total_summary: u64 = from_summary.values().sum();
+    assert_eq!(
+        total_trace, total_summary,
+        "{ctx}: sched_switch lines to a task vs sum of tasks[].switches"
+    );
+    assert_eq!(task_switches_in, from_summary, "{ctx}: switches per pid");
+}
+
+#[test]
+fn trace_a7_octa_default() {
+    check_trace("a7-octa", &[]);
+}
+
+#[test]
+fn trace_vm_2cpu_overloaded_voluntary() {
+    check_trace(
+        "vm-2cpu",
+        &["--preempt", "voluntary", "--seed", "5", "--duration", "3s"],
+    );
+}
+
+#[test]
+fn trace_a7_octa_lazy_hz1000_no_wakeup_preemption() {
+    check_trace(
+        "a7-octa",
+        &[
+            "--preempt",
+            "lazy",
+            "--hz",
+            "1000",
+            "--seed",
+            "11",
+            "--features",
+            "NO_WAKEUP_PREEMPTION,NO_RUN_TO_PARITY",
+            "--duration",
+            "2s",
+        ],
+    );
+}
