@@ -137,13 +137,31 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let m = resolve::machine(&a.machine)?;
     let (w, warnings) = resolve::workload(&a.workload, m.nr_cpus())?;
     let cfg = resolve::config(a, &w)?;
+    if a.trace && a.out.is_none() {
+        return Err(user("--trace needs --out DIR"));
+    }
+    if a.trace {
+        let spool = SpooledTraceWriter::new().context("cannot create the trace spool")?;
+        execute(a, &w, warnings, Sim::new(m, &w, cfg, spool))
+    } else {
+        execute(a, &w, warnings, Sim::new(m, &w, cfg, NullSink))
+    }
+}
+
+fn execute<S: Finish>(
+    a: &RunArgs,
+    w: &Workload,
+    warnings: Vec<String>,
+    sim: Result<Sim<S>, schedlab_core::engine::SimError>,
+) -> Result<ExitCode> {
+    // Set-up errors name the workload file.
+    let mut sim = sim.map_err(|e| user(format!("{}: {e}", a.workload)))?;
+    // Warnings only once the run is known to start, so that an error is
+    // always the only line.
     if !a.quiet {
         for wmsg in &warnings {
             eprintln!("schedlab: {wmsg}");
         }
-    }
-    if a.trace && a.out.is_none() {
-        return Err(user("--trace needs --out DIR"));
     }
     let stage = match &a.out {
         Some(dir) => Some(
@@ -152,18 +170,9 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         ),
         None => None,
     };
-    if a.trace {
-        let st = stage.as_ref().expect("checked above");
-        let spool =
-            SpooledTraceWriter::new_in(st.stage_dir()).context("cannot create the trace spool")?;
-        let (sim, res) = simulate(m, &w, cfg, spool)?;
-        finish(sim, &res, a, &w, stage)?;
-        Ok(exit_for(&res))
-    } else {
-        let (sim, res) = simulate(m, &w, cfg, NullSink)?;
-        finish(sim, &res, a, &w, stage)?;
-        Ok(exit_for(&res))
-    }
+    let res = sim.run();
+    finish(sim, &res, a, w, stage)?;
+    Ok(exit_for(&res))
 }
 
 fn exit_for(res: &RunResult) -> ExitCode {

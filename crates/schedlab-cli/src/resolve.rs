@@ -116,9 +116,10 @@ pub fn config(a: &RunArgs, w: &Workload) -> Result<SimConfig> {
     };
     let forever = w.tasks.iter().any(|t| t.program.loops.is_none());
     if duration_ns.is_none() && w.duration_ns.is_none() && forever {
-        return Err(user(
-            "the workload loops for ever and has no duration: set global.duration or --duration",
-        ));
+        return Err(user(format!(
+            "{}: the workload loops for ever and has no duration: set global.duration or --duration",
+            a.workload
+        )));
     }
     Ok(SimConfig {
         seed: a.seed,

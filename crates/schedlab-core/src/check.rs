@@ -136,9 +136,15 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
         let n = ents.len() as u32;
         let w: u64 = ents.iter().map(|e| sim.ents[e.idx()].weight).sum();
         let idle = ents.iter().filter(|e| sim.ents[e.idx()].idle).count() as u32;
-        let runnable = ents.iter().filter(|e| !sim.ents[e.idx()].sched_delayed).count() as u32;
+        let runnable = ents
+            .iter()
+            .filter(|e| !sim.ents[e.idx()].sched_delayed)
+            .count() as u32;
         if q.h_nr_runnable != runnable {
-            return Err(format!("CPU {}: h_nr_runnable {} but {runnable} queued entities are not delayed", rq.cpu, q.h_nr_runnable));
+            return Err(format!(
+                "CPU {}: h_nr_runnable {} but {runnable} queued entities are not delayed",
+                rq.cpu, q.h_nr_runnable
+            ));
         }
         let cpu = rq.cpu;
         if q.nr_queued != n || q.h_nr_queued != n || rq.nr_running != n {

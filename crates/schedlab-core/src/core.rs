@@ -424,7 +424,9 @@ impl<S: Sink> Sim<S> {
         // pick_next_entity: a delayed entity that gets picked finishes its
         // dequeue now, and the pick repeats.
         let next = loop {
-            let Some(e) = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true) else { break None };
+            let Some(e) = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true) else {
+                break None;
+            };
             let t = self.ents[e.idx()].task.expect("flat queues hold tasks");
             if self.ents[e.idx()].sched_delayed {
                 self.dequeue_task(t, false);
@@ -433,7 +435,13 @@ impl<S: Sink> Sim<S> {
             break Some(t);
         };
         if next.is_some() && next == prev {
-            return; // re-picked: no switch (put_prev_set_next_task returns early)
+            // Re-picked: no switch (put_prev_set_next_task returns early), but
+            // the trip through __schedule still costs CPU time — a guess of
+            // half a context switch, which also guarantees that a task that
+            // yields in a loop lets simulated time advance.
+            let cost = self.machine.costs.context_switch_ns / 2;
+            self.charge(cpu, cost.max(1), Path::ContextSwitch, true);
+            return;
         }
         // Put prev.
         if let Some(p) = prev {
@@ -540,7 +548,8 @@ impl<S: Sink> Sim<S> {
         let se = self.tasks[t.idx()].se;
         self.update_load_avg(t);
         let was_delayed = self.ents[se.idx()].sched_delayed;
-        let (u, d) = eevdf::dequeue_entity(&mut self.cfs[q], &mut self.ents, se, sleep, now, &self.p);
+        let (u, d) =
+            eevdf::dequeue_entity(&mut self.cfs[q], &mut self.ents, se, sleep, now, &self.p);
         self.account(cpu, u);
         let cfs = &mut self.cfs[q];
         if !was_delayed {
@@ -554,7 +563,13 @@ impl<S: Sink> Sim<S> {
             self.rqs[cpu.idx()].nr_running -= 1;
         }
         let cfs = &mut self.cfs[q];
-        cfs.avg.update(now, cfs.load_weight, cfs.h_nr_runnable as u64, cfs.curr.is_some(), 1);
+        cfs.avg.update(
+            now,
+            cfs.load_weight,
+            cfs.h_nr_runnable as u64,
+            cfs.curr.is_some(),
+            1,
+        );
         d
     }
 
@@ -593,7 +608,13 @@ impl<S: Sink> Sim<S> {
             // where it is and check preemption there.
             let cpu = self.tasks[t.idx()].cpu;
             let q = self.rqs[cpu.idx()].cfs.idx();
-            let u = eevdf::requeue_delayed_entity(&mut self.cfs[q], &mut self.ents, se, self.now, &self.p);
+            let u = eevdf::requeue_delayed_entity(
+                &mut self.cfs[q],
+                &mut self.ents,
+                se,
+                self.now,
+                &self.p,
+            );
             self.account(cpu, u);
             self.cfs[q].h_nr_runnable += 1;
             let task = &mut self.tasks[t.idx()];
@@ -749,6 +770,7 @@ impl<S: Sink> Sim<S> {
                 fire = tick;
             }
         }
+        let fire = fire.max(self.now);
         let task = &mut self.tasks[t.idx()];
         task.timer_gen = task.timer_gen.wrapping_add(1);
         task.timer_cpu = cpu;

@@ -83,6 +83,9 @@ pub struct RunResult {
     pub violation: Option<Violation>,
 }
 
+/// Longest run accepted (one simulated year; anything near u64 overflows).
+pub const MAX_DURATION_NS: Nanos = 365 * 24 * 3600 * crate::time::NSEC_PER_SEC;
+
 /// pid of the first task; rt-app's main thread is `FIRST_PID - 1`.
 pub const FIRST_PID: u32 = 1001;
 
@@ -212,6 +215,26 @@ impl<S: Sink> Sim<S> {
         let tick_offset = rng::stream(cfg.seed, "tick-phase").random_range(0..tick);
         let t_start = NSEC_PER_MSEC + rng::stream(cfg.seed, "start").random_range(0..NSEC_PER_MSEC);
         let duration = cfg.duration_ns.or(workload.duration_ns);
+        if duration.is_some_and(|d| d > MAX_DURATION_NS) {
+            return Err(SimError::Workload(format!(
+                "the run length is more than the {} s the simulator accepts",
+                MAX_DURATION_NS / crate::time::NSEC_PER_SEC
+            )));
+        }
+        for spec in &workload.tasks {
+            for ph in &spec.program.phases {
+                if ph
+                    .ops
+                    .iter()
+                    .all(|o| matches!(o, crate::program::Op::Sleep { ns: 0 }))
+                {
+                    return Err(SimError::Workload(format!(
+                        "task '{}', phase '{}': every op takes no time (sleep 0), so it would loop without end",
+                        spec.name, ph.name
+                    )));
+                }
+            }
+        }
         let trace = sink.wants_trace();
         let mut sim = Sim {
             p,
@@ -260,7 +283,15 @@ impl<S: Sink> Sim<S> {
                     break;
                 }
             }
-            debug_assert!(t >= self.now, "time went backwards");
+            if t < self.now {
+                // An event scheduled in the past is a model bug.
+                self.violation = Some(Violation {
+                    time: self.now,
+                    event: format!("{ev:?}"),
+                    what: format!("event scheduled at {t} ns, before the current time"),
+                });
+                break;
+            }
             self.now = t;
             self.events += 1;
             if ev == Event::End {

@@ -137,8 +137,12 @@ impl<S: Sink> Sim<S> {
             task.resume = Resume::Op;
             if !task.delay_done {
                 task.delay_done = true;
-                self.block(cpu, t, t_first, false, Resume::Continue);
-                return;
+                // clock_nanosleep(TIMER_ABSTIME) to T0 + delay; returns at
+                // once if that time has passed.
+                if t_first > now {
+                    self.block(cpu, t, t_first, false, Resume::Continue);
+                    return;
+                }
             }
             if task.pc.done {
                 self.task_exit(cpu, t);
@@ -174,6 +178,10 @@ impl<S: Sink> Sim<S> {
                     self.arm_burst(cpu);
                     return;
                 }
+                Op::Sleep { ns: 0 } => {
+                    // nanosleep(0) returns at once.
+                    self.op_done(t);
+                }
                 Op::Sleep { ns } => {
                     self.block(cpu, t, now + ns, false, Resume::CompleteBlock);
                     return;
@@ -201,19 +209,19 @@ impl<S: Sink> Sim<S> {
                     let q = self.rqs[cpu.idx()].cfs.idx();
                     eevdf::yield_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
                     self.tasks[t.idx()].resume = Resume::Continue;
+                    // If it is re-picked, schedule() armed its burst end after
+                    // the scheduler's own time: it carries on from there.
                     self.schedule(cpu, PrevState::Runnable);
-                    if self.rqs[cpu.idx()].curr == Some(t) {
-                        // Re-picked at once: carry on now.
-                        continue;
-                    }
                     return;
                 }
             }
         }
     }
 
-    /// Blocks the running task until `expiry` (sleep, timer, start delay).
+    /// Blocks the running task until `expiry` (sleep, timer, start delay);
+    /// `expiry` is in the future.
     fn block(&mut self, cpu: CpuId, t: TaskId, expiry: Nanos, is_timer: bool, resume: Resume) {
+        debug_assert!(expiry > self.now, "blocking until a time that has passed");
         let task = &mut self.tasks[t.idx()];
         task.wake_expiry = Some(expiry);
         task.wake_is_timer = is_timer;

@@ -24,6 +24,7 @@
 //! fixtures.
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod ftrace_text;
 pub mod outdir;
 pub mod rtapp_log;

@@ -344,7 +344,7 @@ fn the_good_workload_used_above_is_accepted() {
 /// §4: the message names the file. These messages come from checks made
 /// after the loader, which lose the file name.
 #[test]
-#[ignore = "bug: errors found after loading ('loops for ever and has no duration', 'instance: 0' → 'the workload has no tasks') do not name the file"]
+
 fn late_errors_name_the_file() {
     for (kind, text) in [
         (
@@ -370,7 +370,7 @@ fn late_errors_name_the_file() {
 /// A user error found after the workload's warnings were printed: stderr
 /// gets the warning and the error, two lines.
 #[test]
-#[ignore = "bug: workload warnings are printed before the --trace/--out check, so the error is not the only line on stderr"]
+
 fn warnings_are_not_printed_before_a_late_error() {
     let case = Case {
         kind: "--trace without --out, uncalibrated workload",
@@ -391,7 +391,7 @@ fn warnings_are_not_printed_before_a_late_error() {
 /// before its start: nothing runs and summary.json claims
 /// duration_ns = 18446744073709551615.
 #[test]
-#[ignore = "bug: global.duration 9223372036854775807 overflows t_start + duration: exit 0, empty run, duration_ns = u64::MAX"]
+
 fn absurd_global_duration_is_refused() {
     let text = r#"{"tasks": {"t": {"run": 100}},
   "global": {"duration": 9223372036854775807, "calibration": 100}}"#;

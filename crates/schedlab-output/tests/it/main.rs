@@ -1,5 +1,6 @@
 //! schedlab-output integration tests (one binary, one module per output).
 
+mod compare;
 mod ftrace;
 mod outdir;
 mod rtapp;

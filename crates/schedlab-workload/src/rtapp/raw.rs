@@ -226,12 +226,25 @@ fn unknown(cx: &Cx, pos: Pos, key: &str, place: &str) -> WorkloadError {
     )
 }
 
+/// Longest `global.duration` accepted, in seconds (one year).
+pub const MAX_DURATION_S: i64 = 365 * 24 * 3600;
+
 fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadError> {
     let mut g = RawGlobal::default();
     for m in collapse(cx, members, |_| false) {
         let (k, v) = (m.key.as_str(), &m.value);
         match k {
-            "duration" => g.duration_s = Some(cx.int(k, v)?),
+            "duration" => {
+                let d = cx.int(k, v)?;
+                // One simulated year is the simulator's limit.
+                if d > MAX_DURATION_S {
+                    let msg = format!(
+                        "duration {d} s is more than the {MAX_DURATION_S} s the simulator accepts"
+                    );
+                    return Err(cx.err(v.pos, ErrorKind::Invalid, format!("key \"{k}\": {msg}")));
+                }
+                g.duration_s = Some(d);
+            }
             "default_policy" => {
                 let s = cx.string(k, v)?;
                 let p = Policy::parse(s).ok_or_else(|| bad_policy(cx, v.pos, k, s))?;

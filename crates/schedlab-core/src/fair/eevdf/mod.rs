@@ -297,7 +297,13 @@ pub fn dequeue_entity(
 
 /// `requeue_delayed_entity`: a delayed entity wakes up before being picked.
 /// With DELAY_ZERO a positive lag is clipped to 0 and the entity re-placed.
-pub fn requeue_delayed_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], id: EntityId, now: Nanos, p: &EevdfParams) -> CurrUpdate {
+pub fn requeue_delayed_entity(
+    cfs: &mut CfsRq,
+    ents: &mut [SchedEntity],
+    id: EntityId,
+    now: Nanos,
+    p: &EevdfParams,
+) -> CurrUpdate {
     let u = update_curr(cfs, ents, now, p);
     if p.delay_zero {
         update_entity_lag(cfs, ents, id, p);

@@ -199,7 +199,10 @@ fn reweight_keeps_lag_in_wall_time() {
 
 #[test]
 fn ineligible_sleeper_is_delayed_and_eligible_one_leaves() {
-    let p = EevdfParams { delay_dequeue: true, ..P };
+    let p = EevdfParams {
+        delay_dequeue: true,
+        ..P
+    };
     // V = 500: entity 1 (v=1000, lag −500) is ineligible → delayed, stays queued.
     let mut e = vec![ent(1024, 0, 10), ent(1024, 1000, 20)];
     let mut cfs = queue(&mut e);
@@ -221,7 +224,10 @@ fn ineligible_sleeper_is_delayed_and_eligible_one_leaves() {
 
 #[test]
 fn delayed_wakeup_with_positive_lag_is_replaced_at_zero_lag() {
-    let p = EevdfParams { delay_dequeue: true, ..P };
+    let p = EevdfParams {
+        delay_dequeue: true,
+        ..P
+    };
     // Entity 1 delayed at v=1000 (V=500). Entity 0 runs on: make V move past
     // entity 1 by moving entity 0's vruntime forward (as if it ran).
     let mut e = vec![ent(1024, 0, 10), ent(1024, 1000, 20)];
@@ -235,5 +241,8 @@ fn delayed_wakeup_with_positive_lag_is_replaced_at_zero_lag() {
     assert!(!e[1].sched_delayed && e[1].on_rq);
     assert_eq!(e[1].vlag, 0);
     assert_eq!(e[1].vruntime, 3000); // V of the queue without it
-    assert_eq!(recompute_sums(&cfs, &e), (cfs.sum_w_vruntime, cfs.sum_weight));
+    assert_eq!(
+        recompute_sums(&cfs, &e),
+        (cfs.sum_w_vruntime, cfs.sum_weight)
+    );
 }
