@@ -10,6 +10,7 @@
 //! | `bad_input` | every user error: exit 2, one line, nothing written |
 //! | `fixtures` | the real rt-app examples run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
+//! | `golden` | a tiny run's trace, summary and logs byte for byte |
 
 mod common;
 
@@ -17,6 +18,7 @@ mod bad_input;
 mod cli_run;
 mod determinism;
 mod fixtures;
+mod golden;
 mod proptest_check;
 mod shares;
 mod trace;
