@@ -99,6 +99,8 @@ sched_features! {
     DELAY_DEQUEUE: delay_dequeue = true;
     /// Positive lag of a delayed entity is clipped to zero.
     DELAY_ZERO: delay_zero = true;
+    /// Placement treats a CPU running only SCHED_IDLE tasks as idle (5.4+).
+    SCHED_IDLE_AS_IDLE: sched_idle_as_idle = true;
 }
 
 /// Why a `--features` string was refused.
@@ -110,35 +112,35 @@ pub enum FeatureError {
     /// The same switch given twice with different values.
     #[error("feature '{0}' is given twice with different values")]
     Contradiction(String),
-    /// A value where none is taken.
-    #[error("feature '{0}' takes no value (write {0} or NO_{0})")]
-    UnexpectedValue(String),
+    /// A value the switch does not take.
+    #[error("feature '{0}': bad value '{1}' (on/off switches take 1, 0, on, off, true or false)")]
+    BadValue(String, String),
 }
 
 impl Features {
-    /// Parses a comma list of `NAME`, `NO_NAME` (and later `NAME=value`) on
-    /// top of the defaults.
+    /// Parses a comma list of `NAME`, `NO_NAME` and `NAME=value` on top of
+    /// the defaults. Boolean switches take `1|0|on|off|true|false` as a
+    /// value. Giving one switch twice with different values is an error.
     pub fn parse(list: &str) -> Result<Features, FeatureError> {
         let mut f = Features::default();
         let mut seen: Vec<(String, bool)> = Vec::new();
+        let valid = || FEATURE_TABLE.iter().map(|e| e.0).collect::<Vec<_>>().join(", ");
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            if let Some((name, _)) = item.split_once('=') {
-                return Err(FeatureError::UnexpectedValue(name.to_string()));
-            }
-            let (name, on) = match item.strip_prefix("NO_") {
-                Some(rest) if f.clone().slot(rest).is_some() => (rest, false),
-                _ => (item, true),
+            let (name, on) = match item.split_once('=') {
+                Some((name, value)) => {
+                    let on = match value.trim() {
+                        "1" | "on" | "true" => true,
+                        "0" | "off" | "false" => false,
+                        v => return Err(FeatureError::BadValue(name.to_string(), v.to_string())),
+                    };
+                    (name.trim(), on)
+                }
+                None => match item.strip_prefix("NO_") {
+                    Some(rest) if f.clone().slot(rest).is_some() => (rest, false),
+                    _ => (item, true),
+                },
             };
-            let valid = || {
-                FEATURE_TABLE
-                    .iter()
-                    .map(|e| e.0)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let slot = f
-                .slot(name)
-                .ok_or_else(|| FeatureError::Unknown(item.to_string(), valid()))?;
+            let slot = f.slot(name).ok_or_else(|| FeatureError::Unknown(name.to_string(), valid()))?;
             if let Some((_, prev)) = seen.iter().find(|(n, _)| n == name) {
                 if *prev != on {
                     return Err(FeatureError::Contradiction(name.to_string()));
@@ -182,9 +184,15 @@ mod tests {
             Features::parse("PLACE_LAG,NO_PLACE_LAG"),
             Err(FeatureError::Contradiction(..))
         ));
+        assert!(!Features::parse("PLACE_LAG=0").unwrap().place_lag);
+        assert!(Features::parse("PLACE_LAG=on").unwrap().place_lag);
         assert!(matches!(
-            Features::parse("PLACE_LAG=1"),
-            Err(FeatureError::UnexpectedValue(..))
+            Features::parse("PLACE_LAG=maybe"),
+            Err(FeatureError::BadValue(..))
+        ));
+        assert!(matches!(
+            Features::parse("PLACE_LAG=1,NO_PLACE_LAG"),
+            Err(FeatureError::Contradiction(..))
         ));
         assert_eq!(Features::parse("").unwrap(), Features::default());
     }

@@ -227,7 +227,7 @@ fn cases() -> Vec<Case> {
             &["--features", "PLACE_LAG,NO_PLACE_LAG"],
             &["--features", "PLACE_LAG"],
         ),
-        flag_case("--features with a value", &["--features", "PLACE_LAG=1"], &["--features", "PLACE_LAG"]),
+        flag_case("--features with a bad value", &["--features", "PLACE_LAG=maybe"], &["--features", "PLACE_LAG", "maybe"]),
         flag_case("bad --preempt", &["--preempt", "sometimes"], &["--preempt", "sometimes"]),
         flag_case("--hz too low", &["--hz", "50"], &["--hz", "50"]),
         flag_case("--hz too high", &["--hz", "20000"], &["--hz", "20000"]),

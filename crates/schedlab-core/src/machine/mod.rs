@@ -19,6 +19,7 @@
 
 pub mod cpumask;
 mod describe;
+pub mod domains;
 pub mod presets;
 pub mod sysfs;
 
