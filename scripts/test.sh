@@ -13,7 +13,7 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 echo "== cargo test (workspace, release)"
-cargo test --workspace --release 2>&1
+cargo test --workspace --release --no-fail-fast 2>&1
 
 echo "== smoke: the README's main command"
 cargo run --release -q -p schedlab-cli -- run examples/sched-idle-a7.json --machine a7-octa --duration 1s --check >/dev/null

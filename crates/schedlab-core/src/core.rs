@@ -24,11 +24,9 @@ use crate::event::Event;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
 use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
-use crate::fair::select::{self, CpuView};
 use crate::fair::weight::kernel_prio;
 use crate::features::PreemptModel;
 use crate::ids::{CpuId, TaskId};
-use crate::machine::Machine;
 use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
 use crate::task::{Resume, TaskState};
 use crate::time::Nanos;
@@ -53,23 +51,6 @@ pub enum Path {
     ContextSwitch,
     /// `try_to_wake_up`.
     Wakeup,
-}
-
-impl<S: Sink> CpuView for Sim<S> {
-    fn machine(&self) -> &Machine {
-        &self.machine
-    }
-    fn available_idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = &self.rqs[cpu.idx()];
-        rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0
-    }
-    fn nr_running(&self, cpu: CpuId) -> u32 {
-        let rq = &self.rqs[cpu.idx()];
-        rq.nr_running + rq.ttwu_pending
-    }
-    fn cpu_load(&self, cpu: CpuId) -> u64 {
-        self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.load_avg
-    }
 }
 
 impl<S: Sink> Sim<S> {
@@ -272,6 +253,7 @@ impl<S: Sink> Sim<S> {
         }
         self.update_curr_task(cpu);
         self.update_load_avg(t);
+        self.update_idle_cpu_scan(cpu);
         let at = self.now + self.cfg.tick_ns();
         let gen = self.rqs[cpu.idx()].tick_gen;
         self.queue.push(at, Event::Tick { cpu, gen });
@@ -369,8 +351,10 @@ impl<S: Sink> Sim<S> {
         rq.awake_at = None;
         if rq.idle_since.is_none() {
             rq.idle_since = Some(now.max(rq.ovh_until));
+            rq.idle_stamp = now;
         }
         self.stop_tick(cpu);
+        self.update_idle_core(cpu);
     }
 
     /// An idle CPU that handled an interrupt goes back to sleep if it has
@@ -624,8 +608,7 @@ impl<S: Sink> Sim<S> {
             self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
             return;
         }
-        let prev = self.tasks[t.idx()].cpu;
-        let target = select::select_task_rq_wakeup(self, &self.tasks[t.idx()].cpus_allowed, prev);
+        let target = self.select_wakeup_cpu(t, waker_cpu);
         if target == waker_cpu {
             self.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
         }
@@ -719,7 +702,7 @@ impl<S: Sink> Sim<S> {
 
     /// `wake_up_new_task`: first placement (fork slow path) and wakeup.
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId) {
-        let cpu = select::select_task_rq_fork(self, &self.tasks[t.idx()].cpus_allowed);
+        let cpu = self.select_fork_cpu(t, CpuId(0));
         self.tasks[t.idx()].cpu = cpu;
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
         // and gets half the spare capacity of its CPU as util.

@@ -10,6 +10,7 @@ use crate::fair::eevdf::EevdfParams;
 use crate::fair::pelt::SchedAvg;
 use crate::fair::weight::task_weight;
 use crate::ids::{CfsRqId, CpuId, EntityId, TaskId};
+use crate::machine::domains::SchedDomains;
 use crate::machine::{CpuMask, Machine};
 use crate::observe::Sink;
 use crate::program::Workload;
@@ -67,8 +68,23 @@ pub struct Sim<S: Sink> {
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,
     pub(crate) trace: bool,
+    /// Sched domains of the machine.
+    pub domains: SchedDomains,
+    /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
+    pub llc_state: Vec<LlcState>,
     /// Trace context override (cpu, pid) for events of rt-app's main thread.
     pub(crate) ctx_override: Option<(CpuId, u32)>,
+}
+
+/// `struct sched_domain_shared` of one LLC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LlcState {
+    /// Some core of the LLC is wholly idle (SMT machines).
+    pub has_idle_cores: bool,
+    /// SIS_UTIL scan depth.
+    pub nr_idle_scan: u32,
+    /// Jiffy of the last scan-depth update.
+    pub scan_jiffy: u64,
 }
 
 /// What a finished run hands back (the simulator keeps the details; see
@@ -199,6 +215,8 @@ impl<S: Sink> Sim<S> {
                 stats: Default::default(),
                 resume: crate::task::Resume::Continue,
                 delay_done: spec.delay_ns == 0,
+                recent_used_cpu: CpuId(0),
+                wakee: Default::default(),
             });
         }
         let timers = workload
@@ -236,6 +254,7 @@ impl<S: Sink> Sim<S> {
             }
         }
         let trace = sink.wants_trace();
+        let domains = SchedDomains::build(&machine, cfg.hz);
         let mut sim = Sim {
             p,
             now: 0,
@@ -257,6 +276,15 @@ impl<S: Sink> Sim<S> {
             violation: None,
             trace,
             ctx_override: None,
+            llc_state: vec![
+                LlcState {
+                    has_idle_cores: true,
+                    nr_idle_scan: u32::MAX,
+                    scan_jiffy: u64::MAX
+                };
+                domains.llc_shared.len()
+            ],
+            domains,
             machine,
             cfg,
         };

@@ -10,7 +10,6 @@
 use crate::engine::Sim;
 use crate::fair::eevdf;
 use crate::fair::eevdf::EnqueueKind;
-use crate::fair::select;
 use crate::fair::weight::task_weight;
 use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
@@ -267,7 +266,7 @@ impl<S: Sink> Sim<S> {
         self.dequeue_task(t, false);
         self.tasks[t.idx()].resume = Resume::Continue;
         self.schedule(cpu, PrevState::Preempted);
-        let dest = select::select_task_rq_fork(self, &mask);
+        let dest = self.select_fork_cpu(t, cpu);
         self.migrate_to(t, cpu, dest);
         let task = &mut self.tasks[t.idx()];
         task.state = TaskState::Runnable;

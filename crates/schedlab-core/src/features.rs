@@ -124,7 +124,13 @@ impl Features {
     pub fn parse(list: &str) -> Result<Features, FeatureError> {
         let mut f = Features::default();
         let mut seen: Vec<(String, bool)> = Vec::new();
-        let valid = || FEATURE_TABLE.iter().map(|e| e.0).collect::<Vec<_>>().join(", ");
+        let valid = || {
+            FEATURE_TABLE
+                .iter()
+                .map(|e| e.0)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, on) = match item.split_once('=') {
                 Some((name, value)) => {
@@ -140,7 +146,9 @@ impl Features {
                     _ => (item, true),
                 },
             };
-            let slot = f.slot(name).ok_or_else(|| FeatureError::Unknown(name.to_string(), valid()))?;
+            let slot = f
+                .slot(name)
+                .ok_or_else(|| FeatureError::Unknown(name.to_string(), valid()))?;
             if let Some((_, prev)) = seen.iter().find(|(n, _)| n == name) {
                 if *prev != on {
                     return Err(FeatureError::Contradiction(name.to_string()));

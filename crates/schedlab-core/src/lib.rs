@@ -29,6 +29,7 @@ pub mod features;
 pub mod ids;
 pub mod machine;
 pub mod observe;
+mod place;
 pub mod program;
 pub mod rng;
 pub mod rq;

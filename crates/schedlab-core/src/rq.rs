@@ -117,6 +117,11 @@ pub struct Rq {
     pub burst_gen: u32,
     /// Time of the last context switch on this CPU.
     pub last_switch: Nanos,
+    /// When the CPU last went idle (`rq->idle_stamp`).
+    pub idle_stamp: Nanos,
+    /// wake_wide bookkeeping of the idle task (the waker when an interrupt
+    /// on an idle CPU wakes a task).
+    pub idle_wakee: crate::task::WakeeState,
     /// Armed task hrtimers on this CPU, for the idle governor.
     pub timers: BTreeSet<(Nanos, TaskId)>,
 }

@@ -122,6 +122,21 @@ pub struct Task {
     pub resume: Resume,
     /// rt-app's start `delay` has been slept.
     pub delay_done: bool,
+    /// `p->recent_used_cpu`.
+    pub recent_used_cpu: CpuId,
+    /// wake_wide bookkeeping.
+    pub wakee: WakeeState,
+}
+
+/// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee` of a task.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WakeeState {
+    /// Switches between different wakees, halved every second.
+    pub flips: u32,
+    /// Last halving.
+    pub decay_ts: Nanos,
+    /// The task woken last.
+    pub last_wakee: Option<TaskId>,
 }
 
 /// What a task does when it next runs.

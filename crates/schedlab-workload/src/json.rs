@@ -467,7 +467,8 @@ impl Parser {
                 },
                 _ => {
                     return Err(self.err(&format!(
-                        "expected ':' after key \"{key}\", found {}",
+                        "expected ':' after key \"{}\", found {}",
+                        key.escape_default(),
                         self.found()
                     )))
                 }

@@ -73,7 +73,7 @@ impl WorkloadError {
             line: pos.line,
             col: pos.col,
             kind,
-            msg: msg.into(),
+            msg: one_line(msg.into()),
         }
     }
 
@@ -102,4 +102,21 @@ pub fn load_rtapp(file: &str, text: &str, nr_cpus: usize) -> Result<Loaded, Work
         workload,
         warnings: cx.warnings,
     })
+}
+
+/// Keeps a message on one line: control characters (a key or string that
+/// holds a newline) are shown escaped.
+fn one_line(msg: String) -> String {
+    if !msg.chars().any(char::is_control) {
+        return msg;
+    }
+    msg.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

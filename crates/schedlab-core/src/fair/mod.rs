@@ -6,6 +6,7 @@
 //! * [`select`]: wakeup placement (`select_task_rq_fair`).
 //! * [`preempt`]: wakeup preemption (`wakeup_preempt_fair`).
 
+pub mod balance;
 pub mod eevdf;
 pub mod pelt;
 pub mod preempt;

@@ -1,0 +1,5 @@
+//! Load balancing (`sched_balance_*`). This part: the group
+//! statistics and classification shared by the fork slow path and, later,
+//! periodic/newidle balancing.
+
+pub mod stats;

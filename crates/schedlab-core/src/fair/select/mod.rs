@@ -1,0 +1,579 @@
+//! Wakeup and fork placement (`select_task_rq_fair`).
+//!
+//! Kernel reference: fair.c `select_task_rq_fair`, `wake_wide`,
+//! `wake_affine{,_idle,_weight}`, `select_idle_sibling`, `select_idle_smt`,
+//! `select_idle_core`, `select_idle_cpu` (SIS_UTIL), and the slow path
+//! `sched_balance_find_dst_cpu` / `_group` / `_group_cpu`
+//! (kernel-model.md §5), tip-2026.
+//!
+//! ```text
+//!  select_task_rq_fair(p, prev, this=waker cpu)
+//!    wakeup: want_affine = !wake_wide && this allowed
+//!    walk this's domains bottom-up:
+//!      WAKE_AFFINE domain spanning prev → new = wake_affine(this, prev); stop
+//!      domain with SD_BALANCE_FORK (fork) → remember it
+//!    fork  → slow path from the highest remembered domain down
+//!    wake  → select_idle_sibling(prev, new): target, prev, recent_used_cpu,
+//!            idle SMT sibling, scan of the LLC (idle cores / SIS_UTIL depth)
+//! ```
+//!
+//! SCHED_IDLE_AS_IDLE lives in one place, [`CpuView::idle_for_placement`]:
+//! every placement path that asks "is this CPU idle enough to take the
+//! task?" asks it. With the switch off only truly idle CPUs qualify (the
+//! kernel before 5.4, where only wakeup preemption knew about SCHED_IDLE).
+//!
+//! Deviations:
+//! * No energy-aware placement, no asymmetric capacity, no core
+//!   scheduling, no per-CPU kthread stacking (step 3): the simulated tasks
+//!   are all user threads.
+//! * The slow path's group comparison keeps the overloaded/fully-busy and
+//!   has-spare rules of §5.4 but not the NUMA preferred-node rules.
+
+use super::balance::stats::{group_classify, GroupType, SgStats};
+use crate::ids::CpuId;
+use crate::machine::domains::{SchedDomains, SD_BALANCE_FORK, SD_WAKE_AFFINE};
+use crate::machine::{CpuMask, Machine};
+
+/// What placement may ask about CPUs.
+pub trait CpuView {
+    /// The machine.
+    fn machine(&self) -> &Machine;
+    /// Its sched domains.
+    fn domains(&self) -> &SchedDomains;
+    /// SCHED_IDLE_AS_IDLE.
+    fn sched_idle_as_idle(&self) -> bool;
+    /// `available_idle_cpu`: idle task running, nothing queued, no wakeup
+    /// in flight.
+    fn available_idle_cpu(&self, cpu: CpuId) -> bool;
+    /// `sched_idle_cpu`: runs only SCHED_IDLE tasks.
+    fn sched_idle_cpu(&self, cpu: CpuId) -> bool;
+    /// Runnable tasks of all classes (in-flight wakeups included).
+    fn nr_running(&self, cpu: CpuId) -> u32;
+    /// Runnable fair tasks, delayed ones excluded (`cfs.h_nr_runnable`).
+    fn h_nr_runnable(&self, cpu: CpuId) -> u32;
+    /// `cpu_load`.
+    fn cpu_load(&self, cpu: CpuId) -> u64;
+    /// `cpu_util_cfs`.
+    fn cpu_util(&self, cpu: CpuId) -> u64;
+    /// `cpu_runnable`.
+    fn cpu_runnable(&self, cpu: CpuId) -> u64;
+    /// `capacity_of`.
+    fn capacity_of(&self, cpu: CpuId) -> u64 {
+        self.machine().cpu(cpu).capacity as u64
+    }
+    /// Exit latency of the idle state the CPU is in (0 when not idle).
+    fn idle_exit_latency(&self, cpu: CpuId) -> u64;
+    /// When the CPU went idle (for the slow path's tie break).
+    fn idle_stamp(&self, cpu: CpuId) -> u64;
+    /// `sd_llc_shared->has_idle_cores` of `cpu`'s LLC.
+    fn has_idle_cores(&self, cpu: CpuId) -> bool;
+    /// `sd_llc_shared->nr_idle_scan` of `cpu`'s LLC (SIS_UTIL).
+    fn nr_idle_scan(&self, cpu: CpuId) -> u32;
+
+    /// The one question every placement path asks: may a task be put on
+    /// `cpu` as on an idle CPU? Truly idle CPUs always; CPUs running only
+    /// SCHED_IDLE tasks too when SCHED_IDLE_AS_IDLE is on.
+    fn idle_for_placement(&self, cpu: CpuId) -> bool {
+        self.available_idle_cpu(cpu) || (self.sched_idle_as_idle() && self.sched_idle_cpu(cpu))
+    }
+}
+
+/// The task being placed, as placement sees it.
+#[derive(Clone, Debug)]
+pub struct PlaceTask<'a> {
+    /// Allowed CPUs.
+    pub allowed: &'a CpuMask,
+    /// CPU it last ran on.
+    pub prev: CpuId,
+    /// `p->recent_used_cpu`.
+    pub recent_used_cpu: CpuId,
+    /// `p->wakee_flips`.
+    pub wakee_flips: u32,
+    /// `task_h_load(p)` (flat hierarchy: its PELT load).
+    pub load: u64,
+}
+
+/// The waker, for wake_wide / wake_affine.
+#[derive(Copy, Clone, Debug)]
+pub struct Waker {
+    /// CPU doing the wakeup.
+    pub cpu: CpuId,
+    /// `current->wakee_flips`.
+    pub wakee_flips: u32,
+    /// `task_h_load(current)` (for WF_SYNC).
+    pub load: u64,
+    /// WF_SYNC and the waker is not exiting.
+    pub sync: bool,
+}
+
+/// The decision and its side effects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The CPU chosen.
+    pub cpu: CpuId,
+    /// The new `p->recent_used_cpu`.
+    pub recent_used_cpu: CpuId,
+    /// wake_affine picked the waker's CPU (`ttwu_move_affine`).
+    pub affine: bool,
+    /// An idle-core scan of this CPU's LLC failed: clear `has_idle_cores`.
+    pub clear_idle_cores: Option<CpuId>,
+}
+
+/// `wake_wide`: many-to-many wakeup patterns spread instead of pulling.
+pub fn wake_wide(v: &impl CpuView, p: &PlaceTask, w: &Waker) -> bool {
+    let llc_size = v.domains().shortcuts(w.cpu).sd_llc_size.max(1);
+    let (master, slave) = if w.wakee_flips >= p.wakee_flips {
+        (w.wakee_flips, p.wakee_flips)
+    } else {
+        (p.wakee_flips, w.wakee_flips)
+    };
+    !(slave < llc_size || master < slave * llc_size)
+}
+
+/// `wake_affine_idle`.
+fn wake_affine_idle(v: &impl CpuView, this: CpuId, prev: CpuId, sync: bool) -> Option<CpuId> {
+    if v.available_idle_cpu(this) && v.domains().cpus_share_cache(this, prev) {
+        return Some(if v.available_idle_cpu(prev) {
+            prev
+        } else {
+            this
+        });
+    }
+    if sync && v.h_nr_runnable(this) == 1 {
+        return Some(this);
+    }
+    if v.available_idle_cpu(prev) {
+        return Some(prev);
+    }
+    None
+}
+
+/// `wake_affine_weight` (WA_BIAS on).
+fn wake_affine_weight(
+    v: &impl CpuView,
+    pct: u32,
+    p: &PlaceTask,
+    w: &Waker,
+    prev: CpuId,
+) -> Option<CpuId> {
+    let this = w.cpu;
+    let mut this_eff = v.cpu_load(this) as i128;
+    if w.sync {
+        let current = w.load as i128;
+        if current > this_eff {
+            return Some(this);
+        }
+        this_eff -= current;
+    }
+    let task = p.load as i128;
+    this_eff += task;
+    this_eff *= 100;
+    this_eff *= v.capacity_of(prev) as i128;
+    let mut prev_eff = (v.cpu_load(prev) as i128 - task).max(0);
+    prev_eff *= 100 + (pct as i128 - 100) / 2;
+    prev_eff *= v.capacity_of(this) as i128;
+    if w.sync {
+        prev_eff += 1;
+    }
+    (this_eff < prev_eff).then_some(this)
+}
+
+/// `wake_affine`: the waker's CPU or prev. Returns (cpu, moved to waker).
+pub fn wake_affine(
+    v: &impl CpuView,
+    pct: u32,
+    p: &PlaceTask,
+    w: &Waker,
+    prev: CpuId,
+) -> (CpuId, bool) {
+    let target =
+        wake_affine_idle(v, w.cpu, prev, w.sync).or_else(|| wake_affine_weight(v, pct, p, w, prev));
+    match target {
+        Some(t) => (t, t == w.cpu && t != prev),
+        None => (prev, false),
+    }
+}
+
+/// `select_idle_smt`: an idle SMT sibling of `prev` in the LLC.
+fn select_idle_smt(v: &impl CpuView, p: &PlaceTask, llc: &CpuMask, prev: CpuId) -> Option<CpuId> {
+    v.machine()
+        .core_span(prev)
+        .iter()
+        .filter(|&c| c != prev && p.allowed.test(c) && llc.test(c))
+        .find(|&c| v.idle_for_placement(c))
+}
+
+/// `select_idle_core`: `core`'s CPU if the whole core is truly idle;
+/// remembers the first acceptable CPU (a SCHED_IDLE-only one included) in
+/// `fallback`.
+fn select_idle_core(
+    v: &impl CpuView,
+    cpus: &CpuMask,
+    core: CpuId,
+    fallback: &mut Option<CpuId>,
+) -> Option<CpuId> {
+    let mut idle = true;
+    for c in v.machine().core_span(core).iter() {
+        if !v.available_idle_cpu(c) {
+            idle = false;
+            if fallback.is_none() {
+                if v.idle_for_placement(c) && cpus.test(c) {
+                    *fallback = Some(c);
+                    break;
+                }
+                continue;
+            }
+            break;
+        }
+        if fallback.is_none() && cpus.test(c) {
+            *fallback = Some(c);
+        }
+    }
+    idle.then_some(core)
+}
+
+/// `select_idle_cpu`: scan the LLC from `target + 1` for an idle core
+/// (when the LLC has one) or an idle CPU, bounded by SIS_UTIL.
+fn select_idle_cpu(
+    v: &impl CpuView,
+    p: &PlaceTask,
+    llc: &CpuMask,
+    has_idle_core: bool,
+    target: CpuId,
+) -> (Option<CpuId>, bool) {
+    let m = v.machine();
+    let mut cpus = llc.and(p.allowed);
+    let mut nr: i64 = i64::MAX;
+    if !has_idle_core {
+        nr = v.nr_idle_scan(target) as i64 + 1;
+        if nr == 1 {
+            return (None, false);
+        }
+    }
+    let start = CpuId((target.0 + 1) % m.nr_cpus() as u32);
+    let mut fallback = None;
+    // Clusters: the target's cluster first.
+    let cluster = m.cluster_span(target);
+    let clusters_active =
+        cluster.weight() > m.core_span(target).weight() && cluster.weight() < llc.weight();
+    let mut order: Vec<CpuId> = Vec::with_capacity(cpus.weight());
+    if clusters_active {
+        let in_cluster = cpus.and(cluster);
+        order.extend(in_cluster.iter_wrap(start));
+        for c in in_cluster.iter() {
+            cpus.clear(c);
+        }
+    }
+    order.extend(cpus.iter_wrap(start));
+    let mut done = CpuMask::new(m.nr_cpus());
+    for c in order {
+        if done.test(c) {
+            continue;
+        }
+        if has_idle_core {
+            if let Some(i) = select_idle_core(v, &llc.and(p.allowed), c, &mut fallback) {
+                return (Some(i), false);
+            }
+            for s in m.core_span(c).iter() {
+                done.set(s);
+            }
+        } else {
+            nr -= 1;
+            if nr <= 0 {
+                return (None, false);
+            }
+            if v.idle_for_placement(c) {
+                return (Some(c), false);
+            }
+        }
+    }
+    // The idle-core scan failed: the LLC has no idle core any more.
+    (fallback, has_idle_core)
+}
+
+/// `select_idle_sibling(p, prev, target)`.
+pub fn select_idle_sibling(
+    v: &impl CpuView,
+    p: &PlaceTask,
+    prev: CpuId,
+    target: CpuId,
+) -> Placement {
+    let d = v.domains();
+    let mut out = Placement {
+        cpu: target,
+        recent_used_cpu: p.recent_used_cpu,
+        affine: false,
+        clear_idle_cores: None,
+    };
+    // 1. The target itself.
+    if v.idle_for_placement(target) {
+        return out;
+    }
+    // 2. prev, if it shares the LLC with target.
+    if prev != target
+        && d.cpus_share_cache(prev, target)
+        && v.idle_for_placement(prev)
+        && p.allowed.test(prev)
+    {
+        out.cpu = prev;
+        return out;
+    }
+    // 4. recent_used_cpu.
+    let recent = p.recent_used_cpu;
+    out.recent_used_cpu = prev;
+    if recent != prev
+        && recent != target
+        && d.cpus_share_cache(recent, target)
+        && v.idle_for_placement(recent)
+        && p.allowed.test(recent)
+    {
+        out.cpu = recent;
+        return out;
+    }
+    // 6. The LLC.
+    let Some(sd) = d.sd_llc(target) else {
+        return out;
+    };
+    let llc = sd.span.clone();
+    // 7. SMT: an idle sibling of prev when no core is idle.
+    let smt = v.machine().has_smt();
+    let has_idle_core = smt && v.has_idle_cores(target);
+    if smt && !has_idle_core && d.cpus_share_cache(prev, target) {
+        if let Some(c) = select_idle_smt(v, p, &llc, prev) {
+            out.cpu = c;
+            return out;
+        }
+    }
+    // 8. Scan.
+    let (found, clear) = select_idle_cpu(v, p, &llc, has_idle_core, target);
+    if clear {
+        out.clear_idle_cores = Some(target);
+    }
+    if let Some(c) = found {
+        out.cpu = c;
+    }
+    out
+}
+
+/// Group statistics for the slow path (`update_sg_wakeup_stats`): `p`'s
+/// own contribution is not counted on `p.prev`.
+fn sg_wakeup_stats(v: &impl CpuView, span: &CpuMask, p: &PlaceTask, pct: u32) -> SgStats {
+    let mut s = SgStats::default();
+    for c in span.iter().filter(|&c| p.allowed.test(c)) {
+        let own = c == p.prev;
+        let load = v.cpu_load(c).saturating_sub(if own { p.load } else { 0 });
+        s.group_load += load;
+        s.group_util += v.cpu_util(c);
+        s.group_runnable += v.cpu_runnable(c);
+        let nr = v.nr_running(c);
+        s.sum_h_nr_running += v.h_nr_runnable(c);
+        s.sum_nr_running += nr;
+        if nr == 0 && v.available_idle_cpu(c) {
+            s.idle_cpus += 1;
+        }
+        s.group_capacity += v.capacity_of(c);
+        s.group_weight += 1;
+    }
+    let t = group_classify(pct, &s);
+    s.group_type = Some(t);
+    if t != GroupType::HasSpare && s.group_capacity > 0 {
+        s.avg_load = s.group_load * 1024 / s.group_capacity;
+    }
+    s
+}
+
+/// `sched_balance_find_dst_group`: the idlest group of `sd` if it beats
+/// the local one, else None (stay).
+fn find_dst_group(v: &impl CpuView, sd_idx: usize, this: CpuId, p: &PlaceTask) -> Option<CpuMask> {
+    let sd = &v.domains().domains(this)[sd_idx];
+    let pct = sd.imbalance_pct;
+    let mut local: Option<SgStats> = None;
+    let mut idlest: Option<(SgStats, &CpuMask)> = None;
+    for g in &sd.groups {
+        if !g.span.intersects(p.allowed) {
+            continue;
+        }
+        let s = sg_wakeup_stats(v, &g.span, p, pct);
+        if g.span.test(this) {
+            local = Some(s);
+            continue;
+        }
+        let better = match &idlest {
+            None => true,
+            Some((b, _)) => idlest_is_better(&s, b),
+        };
+        if better {
+            idlest = Some((s, &g.span));
+        }
+    }
+    let (idlest, span) = idlest?;
+    let Some(local) = local else {
+        return Some(span.clone());
+    };
+    let (lt, it) = (local.group_type.unwrap(), idlest.group_type.unwrap());
+    if lt < it {
+        return None;
+    }
+    if lt > it {
+        return Some(span.clone());
+    }
+    match lt {
+        GroupType::Overloaded | GroupType::FullyBusy => {
+            let imb = 1024 * (pct as u64 - 100) / 100;
+            if idlest.avg_load >= local.avg_load + imb
+                || 100 * local.avg_load <= pct as u64 * idlest.avg_load
+            {
+                return None;
+            }
+        }
+        GroupType::HasSpare => {
+            if local.idle_cpus >= idlest.idle_cpus {
+                return None;
+            }
+        }
+    }
+    Some(span.clone())
+}
+
+/// Ordering of candidate groups in find_dst_group (§5.4 a).
+fn idlest_is_better(s: &SgStats, best: &SgStats) -> bool {
+    let (t, bt) = (s.group_type.unwrap(), best.group_type.unwrap());
+    if t != bt {
+        return t < bt;
+    }
+    match t {
+        GroupType::Overloaded | GroupType::FullyBusy => s.avg_load < best.avg_load,
+        GroupType::HasSpare => {
+            s.idle_cpus > best.idle_cpus
+                || (s.idle_cpus == best.idle_cpus && s.group_util < best.group_util)
+        }
+    }
+}
+
+/// `sched_balance_find_dst_group_cpu`: a SCHED_IDLE-only CPU at once (with
+/// the switch); else the idle CPU in the shallowest state, most recently
+/// idle on ties; else the least loaded CPU.
+fn find_dst_group_cpu(v: &impl CpuView, span: &CpuMask, p: &PlaceTask, this: CpuId) -> CpuId {
+    let mut shallowest: Option<(u64, u64, CpuId)> = None;
+    let mut least: Option<(u64, CpuId)> = None;
+    for c in span.iter().filter(|&c| p.allowed.test(c)) {
+        if v.sched_idle_as_idle() && v.sched_idle_cpu(c) {
+            return c;
+        }
+        if v.available_idle_cpu(c) {
+            let key = (v.idle_exit_latency(c), u64::MAX - v.idle_stamp(c), c);
+            if shallowest.is_none_or(|s| key < s) {
+                shallowest = Some(key);
+            }
+        } else if shallowest.is_none() {
+            let l = v.cpu_load(c);
+            if least.is_none_or(|(b, _)| l < b) {
+                least = Some((l, c));
+            }
+        }
+    }
+    shallowest
+        .map(|s| s.2)
+        .or(least.map(|l| l.1))
+        .unwrap_or(this)
+}
+
+/// The fork/exec slow path from `this`'s highest SD_BALANCE_FORK domain.
+pub fn select_task_rq_fork(v: &impl CpuView, p: &PlaceTask, this: CpuId) -> CpuId {
+    let d = v.domains();
+    let mut cpu = this;
+    let doms = d.domains(cpu);
+    let Some(mut idx) = doms.iter().rposition(|s| s.flags.contains(SD_BALANCE_FORK)) else {
+        return if p.allowed.test(this) {
+            this
+        } else {
+            p.allowed.first().expect("non-empty affinity")
+        };
+    };
+    if !doms[idx].span.intersects(p.allowed) {
+        return p.prev;
+    }
+    loop {
+        let sd = &d.domains(cpu)[idx];
+        if !sd.flags.contains(SD_BALANCE_FORK) {
+            match sd.child {
+                Some(c) => {
+                    idx = c;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let Some(group) = find_dst_group(v, idx, cpu, p) else {
+            match sd.child {
+                Some(c) => {
+                    idx = c;
+                    continue;
+                }
+                None => break,
+            }
+        };
+        let new_cpu = find_dst_group_cpu(v, &group, p, cpu);
+        if new_cpu == cpu {
+            match sd.child {
+                Some(c) => {
+                    idx = c;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        // Restart from the new CPU's domains below this span weight.
+        let weight = sd.span_weight;
+        cpu = new_cpu;
+        match d
+            .domains(cpu)
+            .iter()
+            .rposition(|s| s.span_weight < weight && s.flags.contains(SD_BALANCE_FORK))
+        {
+            Some(i) => idx = i,
+            None => break,
+        }
+    }
+    if p.allowed.test(cpu) {
+        cpu
+    } else {
+        p.allowed.first().expect("non-empty affinity")
+    }
+}
+
+/// `select_task_rq_fair` for a wakeup (WF_TTWU).
+pub fn select_task_rq_wakeup(v: &impl CpuView, p: &PlaceTask, w: &Waker) -> Placement {
+    let d = v.domains();
+    let this = w.cpu;
+    let want_affine = !wake_wide(v, p, w) && p.allowed.test(this);
+    let mut new_cpu = p.prev;
+    let mut affine = false;
+    if want_affine {
+        for sd in d.domains(this) {
+            if sd.flags.contains(SD_WAKE_AFFINE) && sd.span.test(p.prev) {
+                if this != p.prev {
+                    let (c, moved) = wake_affine(v, sd.imbalance_pct, p, w, p.prev);
+                    new_cpu = c;
+                    affine = moved;
+                }
+                break;
+            }
+        }
+    }
+    let mut out = select_idle_sibling(v, p, p.prev, new_cpu);
+    out.affine = affine;
+    if !p.allowed.test(out.cpu) {
+        // Affinity changed since prev: any allowed CPU, idle first.
+        out.cpu = p
+            .allowed
+            .iter()
+            .find(|&c| v.idle_for_placement(c))
+            .or_else(|| p.allowed.first())
+            .expect("non-empty affinity");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,237 @@
+//! Placement decisions on constructed runqueue states.
+
+use super::*;
+use crate::machine::make_test_machine;
+
+struct View {
+    m: Machine,
+    d: SchedDomains,
+    /// Per CPU: 'I' truly idle, 'S' only SCHED_IDLE tasks, 'B' busy with normal work.
+    state: Vec<char>,
+    feature: bool,
+    idle_cores: bool,
+    scan: u32,
+}
+
+impl View {
+    fn new(m: Machine, state: &str, feature: bool) -> View {
+        let d = SchedDomains::build(&m, 250);
+        View {
+            m,
+            d,
+            state: state.chars().collect(),
+            feature,
+            idle_cores: true,
+            scan: 64,
+        }
+    }
+}
+
+impl CpuView for View {
+    fn machine(&self) -> &Machine {
+        &self.m
+    }
+    fn domains(&self) -> &SchedDomains {
+        &self.d
+    }
+    fn sched_idle_as_idle(&self) -> bool {
+        self.feature
+    }
+    fn available_idle_cpu(&self, c: CpuId) -> bool {
+        self.state[c.idx()] == 'I'
+    }
+    fn sched_idle_cpu(&self, c: CpuId) -> bool {
+        self.state[c.idx()] == 'S'
+    }
+    fn nr_running(&self, c: CpuId) -> u32 {
+        (self.state[c.idx()] != 'I') as u32
+    }
+    fn h_nr_runnable(&self, c: CpuId) -> u32 {
+        self.nr_running(c)
+    }
+    fn cpu_load(&self, c: CpuId) -> u64 {
+        match self.state[c.idx()] {
+            'B' => 1024,
+            'S' => 3,
+            _ => 0,
+        }
+    }
+    fn cpu_util(&self, c: CpuId) -> u64 {
+        if self.state[c.idx()] == 'I' {
+            0
+        } else {
+            1000
+        }
+    }
+    fn cpu_runnable(&self, c: CpuId) -> u64 {
+        self.cpu_util(c)
+    }
+    fn idle_exit_latency(&self, _: CpuId) -> u64 {
+        0
+    }
+    fn idle_stamp(&self, _: CpuId) -> u64 {
+        0
+    }
+    fn has_idle_cores(&self, _: CpuId) -> bool {
+        self.idle_cores
+    }
+    fn nr_idle_scan(&self, _: CpuId) -> u32 {
+        self.scan
+    }
+}
+
+fn task(allowed: &CpuMask, prev: u32) -> PlaceTask<'_> {
+    PlaceTask {
+        allowed,
+        prev: CpuId(prev),
+        recent_used_cpu: CpuId(prev),
+        wakee_flips: 0,
+        load: 512,
+    }
+}
+
+fn waker(cpu: u32) -> Waker {
+    Waker {
+        cpu: CpuId(cpu),
+        wakee_flips: 0,
+        load: 0,
+        sync: false,
+    }
+}
+
+#[test]
+fn idle_core_is_preferred_over_an_idle_smt_sibling() {
+    // 1 LLC, 2 cores × 2 threads: core 0 = CPUs {0,1}, core 1 = {2,3}.
+    // CPU 0 busy, CPU 1 idle (half-idle core), CPUs 2,3 idle (idle core).
+    let m = make_test_machine(1, 1, 2, 2);
+    assert_eq!(m.core_span(CpuId(0)).to_list(), "0-1");
+    let v = View::new(m, "BIII", true);
+    let all = CpuMask::full(4);
+    let p = task(&all, 0);
+    let out = select_task_rq_wakeup(&v, &p, &waker(0));
+    assert_eq!(out.cpu, CpuId(2), "whole idle core wins");
+    // Without idle cores flagged, the SMT sibling of prev is taken first.
+    let v = View {
+        idle_cores: false,
+        ..View::new(make_test_machine(1, 1, 2, 2), "BIII", true)
+    };
+    assert_eq!(select_task_rq_wakeup(&v, &p, &waker(0)).cpu, CpuId(1));
+}
+
+#[test]
+fn failed_idle_core_scan_clears_has_idle_cores() {
+    // Every core has a busy thread: the idle-core scan fails, falls back to
+    // the first idle CPU, and asks to clear has_idle_cores.
+    let v = View::new(make_test_machine(1, 1, 2, 2), "BIBI", true);
+    let all = CpuMask::full(4);
+    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    assert_eq!(out.cpu, CpuId(1));
+    assert_eq!(out.clear_idle_cores, Some(CpuId(0)));
+}
+
+#[test]
+fn sched_idle_cpu_is_chosen_with_the_feature_and_not_without() {
+    // 1 LLC, 4 cores, no SMT. prev = CPU 0 busy, CPU 2 runs only SCHED_IDLE.
+    let all = CpuMask::full(4);
+    let v = View::new(make_test_machine(1, 1, 4, 1), "BBSB", true);
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(2)
+    );
+    // NO_SCHED_IDLE_AS_IDLE: no truly idle CPU, so the wakee stays on prev.
+    let v = View::new(make_test_machine(1, 1, 4, 1), "BBSB", false);
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(0)
+    );
+    // A truly idle CPU is taken in both modes.
+    let v = View::new(make_test_machine(1, 1, 4, 1), "BBSI", false);
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(3)
+    );
+}
+
+#[test]
+fn prev_running_only_sched_idle_is_kept_with_the_feature() {
+    let all = CpuMask::full(4);
+    let v = View::new(make_test_machine(1, 1, 4, 1), "SIBB", true);
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(0)
+    );
+    let v = View::new(make_test_machine(1, 1, 4, 1), "SIBB", false);
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(1)
+    );
+}
+
+#[test]
+fn sis_util_zero_depth_stops_the_scan() {
+    let all = CpuMask::full(4);
+    let mut v = View::new(make_test_machine(1, 1, 4, 1), "BBBI", true);
+    v.scan = 0;
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(0)
+    );
+}
+
+#[test]
+fn scan_respects_affinity() {
+    let only_2_3 = CpuMask::from_cpus(4, &[2, 3]).unwrap();
+    let v = View::new(make_test_machine(1, 1, 4, 1), "BIBI", true);
+    let p = PlaceTask {
+        prev: CpuId(2),
+        recent_used_cpu: CpuId(2),
+        ..task(&only_2_3, 2)
+    };
+    assert_eq!(select_task_rq_wakeup(&v, &p, &waker(2)).cpu, CpuId(3));
+}
+
+#[test]
+fn wake_wide_needs_many_flips_on_both_sides() {
+    // LLC of 4: slave ≥ 4 and master ≥ slave·4.
+    let v = View::new(make_test_machine(1, 1, 4, 1), "BBBB", true);
+    let all = CpuMask::full(4);
+    let mut p = task(&all, 0);
+    let mut w = waker(1);
+    p.wakee_flips = 4;
+    w.wakee_flips = 16;
+    assert!(wake_wide(&v, &p, &w));
+    w.wakee_flips = 15;
+    assert!(!wake_wide(&v, &p, &w));
+    p.wakee_flips = 3;
+    w.wakee_flips = 100;
+    assert!(!wake_wide(&v, &p, &w));
+}
+
+#[test]
+fn wake_affine_pulls_to_an_idle_waker_cpu_in_the_same_llc() {
+    // Waker CPU 1 idle, prev CPU 0 busy, same LLC → this (1).
+    let v = View::new(make_test_machine(1, 1, 4, 1), "BIBB", false);
+    let all = CpuMask::full(4);
+    let (c, moved) = wake_affine(&v, 117, &task(&all, 0), &waker(1), CpuId(0));
+    assert_eq!((c, moved), (CpuId(1), true));
+    // prev idle → prev.
+    let v = View::new(make_test_machine(1, 1, 4, 1), "IBBB", false);
+    let (c, moved) = wake_affine(&v, 117, &task(&all, 0), &waker(1), CpuId(0));
+    assert_eq!((c, moved), (CpuId(0), false));
+}
+
+#[test]
+fn fork_slow_path_prefers_sched_idle_then_idle_groups() {
+    // 2 nodes × 1 LLC × 2 cores: CPUs {0,1} node 0, {2,3} node 1.
+    let all = CpuMask::full(4);
+    // Node 0 busy, node 1 has one SCHED_IDLE-only CPU and one busy.
+    let v = View::new(make_test_machine(2, 1, 2, 1), "BBSB", true);
+    assert_eq!(select_task_rq_fork(&v, &task(&all, 0), CpuId(0)), CpuId(2));
+    // Node 1 fully idle: it has spare capacity and more idle CPUs.
+    let v = View::new(make_test_machine(2, 1, 2, 1), "BBII", false);
+    let c = select_task_rq_fork(&v, &task(&all, 0), CpuId(0));
+    assert!(c == CpuId(2) || c == CpuId(3), "got {c}");
+    // Everything idle: stay local.
+    let v = View::new(make_test_machine(2, 1, 2, 1), "IIII", false);
+    assert_eq!(select_task_rq_fork(&v, &task(&all, 0), CpuId(0)), CpuId(0));
+}

@@ -1,0 +1,182 @@
+//! The core's side of placement: what `select_task_rq_fair` may ask about
+//! the runqueues ([`CpuView`] for [`Sim`]), the wake_wide bookkeeping
+//! (`record_wakee`), the per-LLC shared state (`has_idle_cores`,
+//! `nr_idle_scan`) and applying a placement decision's side effects.
+//!
+//! Deviations: SIS_UTIL's scan depth is refreshed at most once per jiffy
+//! per LLC by the tick of a busy CPU of that LLC, standing in for the
+//! periodic load balance at the LLC level that computes it in the kernel
+//! (`update_idle_cpu_scan`, kernel-model.md §5.3) until periodic balancing
+//! exists.
+
+use crate::engine::Sim;
+use crate::fair::select::{self, CpuView, PlaceTask, Waker};
+use crate::ids::{CpuId, TaskId};
+use crate::machine::domains::SchedDomains;
+use crate::machine::Machine;
+use crate::observe::Sink;
+use crate::time::NSEC_PER_SEC;
+
+impl<S: Sink> CpuView for Sim<S> {
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn domains(&self) -> &SchedDomains {
+        &self.domains
+    }
+    fn sched_idle_as_idle(&self) -> bool {
+        self.cfg.features.sched_idle_as_idle
+    }
+    fn available_idle_cpu(&self, cpu: CpuId) -> bool {
+        let rq = &self.rqs[cpu.idx()];
+        rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0
+    }
+    fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+        let rq = &self.rqs[cpu.idx()];
+        let cfs = &self.cfs[rq.cfs.idx()];
+        rq.nr_running > 0 && rq.ttwu_pending == 0 && rq.nr_running == cfs.h_nr_idle
+    }
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        let rq = &self.rqs[cpu.idx()];
+        rq.nr_running + rq.ttwu_pending
+    }
+    fn h_nr_runnable(&self, cpu: CpuId) -> u32 {
+        self.cfs[self.rqs[cpu.idx()].cfs.idx()].h_nr_runnable
+    }
+    fn cpu_load(&self, cpu: CpuId) -> u64 {
+        self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.load_avg
+    }
+    fn cpu_util(&self, cpu: CpuId) -> u64 {
+        let u = self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.util_avg;
+        u.min(self.machine.cpu(cpu).capacity as u64)
+    }
+    fn cpu_runnable(&self, cpu: CpuId) -> u64 {
+        self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.runnable_avg
+    }
+    fn idle_exit_latency(&self, cpu: CpuId) -> u64 {
+        let rq = &self.rqs[cpu.idx()];
+        rq.idle_state
+            .map_or(0, |s| self.machine.idle_states[s].exit_latency_ns)
+    }
+    fn idle_stamp(&self, cpu: CpuId) -> u64 {
+        self.rqs[cpu.idx()].idle_stamp
+    }
+    fn has_idle_cores(&self, cpu: CpuId) -> bool {
+        self.domains
+            .shortcuts(cpu)
+            .llc_shared
+            .is_some_and(|i| self.llc_state[i].has_idle_cores)
+    }
+    fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
+        self.domains
+            .shortcuts(cpu)
+            .llc_shared
+            .map_or(u32::MAX, |i| self.llc_state[i].nr_idle_scan)
+    }
+}
+
+impl<S: Sink> Sim<S> {
+    /// `record_wakee` for the task running on `waker_cpu` (or its idle task).
+    fn record_wakee(&mut self, waker_cpu: CpuId, p: TaskId) -> (u32, u64) {
+        let now = self.now;
+        let rq = &mut self.rqs[waker_cpu.idx()];
+        let (w, load) = match rq.curr {
+            Some(c) => {
+                let load = self.ents[self.tasks[c.idx()].se.idx()].avg.load_avg;
+                (&mut self.tasks[c.idx()].wakee, load)
+            }
+            None => (&mut rq.idle_wakee, 0),
+        };
+        if now > w.decay_ts + NSEC_PER_SEC {
+            w.flips >>= 1;
+            w.decay_ts = now;
+        }
+        if w.last_wakee != Some(p) {
+            w.last_wakee = Some(p);
+            w.flips += 1;
+        }
+        (w.flips, load)
+    }
+
+    /// `select_task_rq_fair` for a wakeup of `t` done on `waker_cpu`, with
+    /// its side effects applied.
+    pub(crate) fn select_wakeup_cpu(&mut self, t: TaskId, waker_cpu: CpuId) -> CpuId {
+        let (flips, load) = self.record_wakee(waker_cpu, t);
+        let task = &self.tasks[t.idx()];
+        let p = PlaceTask {
+            allowed: &task.cpus_allowed,
+            prev: task.cpu,
+            recent_used_cpu: task.recent_used_cpu,
+            wakee_flips: task.wakee.flips,
+            load: self.ents[task.se.idx()].avg.load_avg,
+        };
+        let w = Waker {
+            cpu: waker_cpu,
+            wakee_flips: flips,
+            load,
+            sync: false,
+        };
+        let out = select::select_task_rq_wakeup(self, &p, &w);
+        self.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;
+        if let Some(c) = out.clear_idle_cores {
+            if let Some(i) = self.domains.shortcuts(c).llc_shared {
+                self.llc_state[i].has_idle_cores = false;
+            }
+        }
+        out.cpu
+    }
+
+    /// The fork/exec slow path for `t` created on `this`.
+    pub(crate) fn select_fork_cpu(&mut self, t: TaskId, this: CpuId) -> CpuId {
+        let task = &self.tasks[t.idx()];
+        let p = PlaceTask {
+            allowed: &task.cpus_allowed,
+            prev: this,
+            recent_used_cpu: this,
+            wakee_flips: 0,
+            load: self.ents[task.se.idx()].avg.load_avg,
+        };
+        select::select_task_rq_fork(self, &p, this)
+    }
+
+    /// `__update_idle_core`: a CPU went idle; if its whole core is idle, the
+    /// LLC has an idle core again.
+    pub(crate) fn update_idle_core(&mut self, cpu: CpuId) {
+        if !self.machine.has_smt() {
+            return;
+        }
+        if self
+            .machine
+            .core_span(cpu)
+            .iter()
+            .all(|c| self.available_idle_cpu(c))
+        {
+            if let Some(i) = self.domains.shortcuts(cpu).llc_shared {
+                self.llc_state[i].has_idle_cores = true;
+            }
+        }
+    }
+
+    /// SIS_UTIL: `nr_idle_scan = y × llc_weight / 1024` with
+    /// `y = 1024 − min(1024, x² × pct² / (10000 × 1024))` and `x` the LLC's
+    /// average utilisation (0..1024).
+    pub(crate) fn update_idle_cpu_scan(&mut self, cpu: CpuId) {
+        let Some(i) = self.domains.shortcuts(cpu).llc_shared else {
+            return;
+        };
+        let jiffy = self.now / self.cfg.tick_ns();
+        if self.llc_state[i].scan_jiffy == jiffy {
+            return;
+        }
+        let Some(sd) = self.domains.sd_llc(cpu) else {
+            return;
+        };
+        let pct = sd.imbalance_pct as u64;
+        let weight = sd.span_weight as u64;
+        let sum: u64 = sd.span.iter().map(|c| self.cpu_util(c)).sum();
+        let x = sum / weight.max(1);
+        let y = 1024 - (x * x * pct * pct / (10000 * 1024)).min(1024);
+        self.llc_state[i].nr_idle_scan = (y * weight / 1024) as u32;
+        self.llc_state[i].scan_jiffy = jiffy;
+    }
+}
