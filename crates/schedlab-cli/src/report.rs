@@ -29,7 +29,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         features.insert(n.to_string(), Value::Bool(v));
     }
     let tasks = sim
-        .tasks
+        .threads()
         .iter()
         .map(|t| {
             let lat = SampleStats::of(t.wakeup_latency_samples());
@@ -81,13 +81,25 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     s.extra
         .insert("preempt".into(), Value::String(cfg.preempt.name().into()));
     s.extra.insert("events".into(), Value::from(res.events));
+    // The simulator's helper tasks (rt-app's main thread): their CPU time is
+    // part of the CPUs' busy time.
+    let helpers: Vec<Value> = sim
+        .tasks
+        .iter()
+        .filter(|t| t.internal)
+        .map(|t| {
+            serde_json::json!({"name": t.spec.name, "pid": t.pid,
+                "runtime_ns": t.stats.runtime_ns, "switches": t.stats.switches})
+        })
+        .collect();
+    s.extra.insert("helpers".into(), Value::Array(helpers));
     s
 }
 
 fn latency_report<S: Sink>(sim: &Sim<S>) -> String {
     // Per task name prefix (rt-app task), then all tasks with a timer.
     let mut groups: Vec<(String, Vec<u64>)> = Vec::new();
-    for t in &sim.tasks {
+    for t in sim.threads() {
         let samples: Vec<u64> = t.wakeup_latency_samples().collect();
         if samples.is_empty() {
             continue;
@@ -224,7 +236,7 @@ fn finish<S: Finish>(
         } else {
             &w.log_basename
         };
-        for t in &sim.tasks {
+        for t in sim.threads() {
             let name = log_file_name(base, &t.spec.name);
             stage.write_with(&name, |f| write_log(f, &t.log))?;
         }

@@ -19,7 +19,7 @@
 //! exactly the time the scheduler takes. Idle-exit and IPI latencies are
 //! delays, not CPU time.
 
-use crate::engine::{Sim, FIRST_PID};
+use crate::engine::Sim;
 use crate::event::Event;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
@@ -113,14 +113,7 @@ impl<S: Sink> Sim<S> {
                 dest_cpu,
             },
         };
-        let ctx = match self.ctx_override.filter(|(c, _)| *c == cpu) {
-            Some((_, pid)) => TaskView {
-                pid,
-                comm: "rt-app",
-                prio: 120,
-            },
-            None => view(rq.curr, cpu),
-        };
+        let ctx = view(rq.curr, cpu);
         let rec = TraceRecord {
             time: self.now,
             cpu,
@@ -701,8 +694,8 @@ impl<S: Sink> Sim<S> {
     }
 
     /// `wake_up_new_task`: first placement (fork slow path) and wakeup.
-    pub(crate) fn wake_up_new_task(&mut self, t: TaskId) {
-        let cpu = self.select_fork_cpu(t, CpuId(0));
+    pub(crate) fn wake_up_new_task(&mut self, t: TaskId, this: CpuId) {
+        let cpu = self.select_fork_cpu(t, this);
         self.tasks[t.idx()].cpu = cpu;
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
         // and gets half the spare capacity of its CPU as util.
@@ -726,11 +719,7 @@ impl<S: Sink> Sim<S> {
             runnable_sum: util * div,
             ..Default::default()
         };
-        // The creating context is rt-app's main thread (pid FIRST_PID − 1),
-        // shown on CPU 0.
-        self.ctx_override = Some((CpuId(0), FIRST_PID - 1));
-        self.ttwu_do_activate(t, cpu, CpuId(0), true, EnqueueKind::Initial);
-        self.ctx_override = None;
+        self.ttwu_do_activate(t, cpu, this, true, EnqueueKind::Initial);
     }
 
     // ----------------------------------------------------------- timers

@@ -13,7 +13,7 @@ use crate::ids::{CfsRqId, CpuId, EntityId, TaskId};
 use crate::machine::domains::SchedDomains;
 use crate::machine::{CpuMask, Machine};
 use crate::observe::Sink;
-use crate::program::Workload;
+use crate::program::{Op, Phase, Policy, Program, TaskSpec, Workload};
 use crate::rng;
 use crate::rq::{CfsRq, Rq, SchedEntity};
 use crate::stats::{CpuStats, Profile};
@@ -56,6 +56,13 @@ pub struct Sim<S: Sink> {
     pub profile: Profile,
     /// rt-app's `t_start` (just before thread creation).
     pub t_start: Nanos,
+    /// rt-app's T0: thread 0's clock read before the start barrier; the
+    /// base of every thread's timers (`t_first = T0 + delay`).
+    pub t0: Option<Nanos>,
+    /// Threads waiting at the start barrier.
+    pub(crate) start_barrier: Vec<TaskId>,
+    /// Threads that have reached the start barrier.
+    pub(crate) barrier_arrived: usize,
     /// Tick grid phase.
     pub(crate) tick_offset: Nanos,
     /// End of the run (duration), if fixed.
@@ -72,8 +79,6 @@ pub struct Sim<S: Sink> {
     pub domains: SchedDomains,
     /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
     pub llc_state: Vec<LlcState>,
-    /// Trace context override (cpu, pid) for events of rt-app's main thread.
-    pub(crate) ctx_override: Option<(CpuId, u32)>,
 }
 
 /// `struct sched_domain_shared` of one LLC.
@@ -101,6 +106,13 @@ pub struct RunResult {
 
 /// Longest run accepted (one simulated year; anything near u64 overflows).
 pub const MAX_DURATION_NS: Nanos = 365 * 24 * 3600 * crate::time::NSEC_PER_SEC;
+
+/// Time rt-app's main thread takes to create one thread (`pthread_create`
+/// of a thread with its own stack and attributes). A guess of the order of
+/// tens of µs; it only spaces the creations so that each new thread is
+/// placed while the previous ones already sleep at the start barrier, as in
+/// the real tool.
+pub const RTAPP_THREAD_CREATE_NS: Nanos = 30_000;
 
 /// pid of the first task; rt-app's main thread is `FIRST_PID - 1`.
 pub const FIRST_PID: u32 = 1001;
@@ -179,46 +191,54 @@ impl<S: Sink> Sim<S> {
                     })?;
                 }
             }
-            let w = task_weight(spec.policy, spec.nice);
-            let se = EntityId(ents.len() as u32);
-            ents.push(SchedEntity {
-                weight: w,
-                slice: spec.custom_slice_ns.unwrap_or(p.base_slice_ns),
-                custom_slice: spec.custom_slice_ns.is_some(),
-                idle: spec.policy == crate::program::Policy::Idle,
-                task: Some(TaskId(i as u32)),
-                avg: SchedAvg::default(),
-                ..Default::default()
-            });
-            tasks.push(Task {
-                id: TaskId(i as u32),
-                pid: FIRST_PID + i as u32,
-                spec: spec.clone(),
-                policy: spec.policy,
-                nice: spec.nice,
+            let (e, t) = new_task(
+                TaskId(i as u32),
+                FIRST_PID + i as u32,
+                spec,
                 cpus_allowed,
-                se,
-                state: TaskState::New,
-                cpu: CpuId(0),
-                wait_since: None,
-                pc: Pc::default(),
-                work_left: 0,
-                op_start: 0,
-                runtime_end: 0,
-                wake_expiry: None,
-                wake_is_timer: false,
-                timer_gen: 0,
-                timer_cpu: CpuId(0),
-                timer_expiry: 0,
-                iter: Default::default(),
-                log: Vec::new(),
-                stats: Default::default(),
-                resume: crate::task::Resume::Continue,
-                delay_done: spec.delay_ns == 0,
-                recent_used_cpu: CpuId(0),
-                wakee: Default::default(),
-            });
+                &p,
+                false,
+            );
+            ents.push(e);
+            tasks.push(t);
         }
+        // rt-app's main thread: creates the threads one after the other
+        // (each creation costs it CPU time), then waits for the end.
+        let mut ops = Vec::with_capacity(2 * workload.tasks.len() + 1);
+        for i in 0..workload.tasks.len() {
+            ops.push(Op::Run {
+                work_ns: RTAPP_THREAD_CREATE_NS,
+                config_us: 0,
+                perf: 0,
+            });
+            ops.push(Op::Spawn { task: i as u32 });
+        }
+        ops.push(Op::Park);
+        let main_spec = TaskSpec {
+            name: "rt-app".into(),
+            index: u32::MAX,
+            policy: Policy::Normal,
+            nice: 0,
+            cpus: None,
+            delay_ns: 0,
+            custom_slice_ns: None,
+            group: "/".into(),
+            program: Program {
+                phases: vec![Phase {
+                    name: "main".into(),
+                    loops: 1,
+                    ops,
+                    cpus: None,
+                    sched: None,
+                }],
+                loops: Some(1),
+            },
+        };
+        let main = TaskId(tasks.len() as u32);
+        let (e, mut t) = new_task(main, FIRST_PID - 1, &main_spec, CpuMask::full(n), &p, true);
+        t.barrier_done = true;
+        ents.push(e);
+        tasks.push(t);
         let timers = workload
             .timers
             .iter()
@@ -262,12 +282,15 @@ impl<S: Sink> Sim<S> {
             rqs,
             cfs,
             ents,
-            live_tasks: tasks.len(),
+            live_tasks: tasks.len() - 1,
             tasks,
             timers,
             cpu_stats: vec![CpuStats::default(); n],
             profile: Profile::default(),
             t_start,
+            t0: None,
+            start_barrier: Vec::new(),
+            barrier_arrived: 0,
             tick_offset,
             end: duration.map(|d| t_start + d),
             events: 0,
@@ -275,7 +298,6 @@ impl<S: Sink> Sim<S> {
             sink,
             violation: None,
             trace,
-            ctx_override: None,
             llc_state: vec![
                 LlcState {
                     has_idle_cores: true,
@@ -288,14 +310,7 @@ impl<S: Sink> Sim<S> {
             machine,
             cfg,
         };
-        for i in 0..sim.tasks.len() {
-            sim.queue.push(
-                t_start,
-                Event::TaskStart {
-                    task: TaskId(i as u32),
-                },
-            );
-        }
+        sim.queue.push(t_start, Event::TaskStart { task: main });
         if let Some(e) = sim.end {
             sim.queue.push(e, Event::End);
         }
@@ -371,7 +386,7 @@ impl<S: Sink> Sim<S> {
                 }
             }
             Event::RemoteWakeup { cpu, task } => self.remote_wakeup(cpu, task),
-            Event::TaskStart { task } => self.wake_up_new_task(task),
+            Event::TaskStart { task } => self.wake_up_new_task(task, CpuId(0)),
             Event::End => {}
         }
     }
@@ -409,6 +424,13 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// The workload's threads (the simulator's own helper tasks, such as
+    /// rt-app's main thread, excluded), in workload order.
+    pub fn threads(&self) -> &[crate::task::Task] {
+        let n = self.tasks.iter().take_while(|t| !t.internal).count();
+        &self.tasks[..n]
+    }
+
     /// The sink (e.g. to finish a trace file).
     pub fn sink_mut(&mut self) -> &mut S {
         &mut self.sink
@@ -423,4 +445,56 @@ impl<S: Sink> Sim<S> {
     pub fn events_pushed(&self) -> u64 {
         self.queue.pushed()
     }
+}
+
+/// Builds a task and its scheduling entity.
+fn new_task(
+    id: TaskId,
+    pid: u32,
+    spec: &TaskSpec,
+    cpus_allowed: CpuMask,
+    p: &EevdfParams,
+    internal: bool,
+) -> (SchedEntity, Task) {
+    let w = task_weight(spec.policy, spec.nice);
+    let se = SchedEntity {
+        weight: w,
+        slice: spec.custom_slice_ns.unwrap_or(p.base_slice_ns),
+        custom_slice: spec.custom_slice_ns.is_some(),
+        idle: spec.policy == Policy::Idle,
+        task: Some(id),
+        avg: SchedAvg::default(),
+        ..Default::default()
+    };
+    let task = Task {
+        id,
+        pid,
+        spec: spec.clone(),
+        policy: spec.policy,
+        nice: spec.nice,
+        cpus_allowed,
+        se: EntityId(id.0),
+        state: TaskState::New,
+        cpu: CpuId(0),
+        wait_since: None,
+        pc: Pc::default(),
+        work_left: 0,
+        op_start: 0,
+        runtime_end: 0,
+        wake_expiry: None,
+        wake_is_timer: false,
+        timer_gen: 0,
+        timer_cpu: CpuId(0),
+        timer_expiry: 0,
+        iter: Default::default(),
+        log: Vec::new(),
+        stats: Default::default(),
+        resume: crate::task::Resume::Continue,
+        delay_done: spec.delay_ns == 0,
+        barrier_done: false,
+        internal,
+        recent_used_cpu: CpuId(0),
+        wakee: Default::default(),
+    };
+    (se, task)
 }

@@ -131,9 +131,16 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn run_program(&mut self, cpu: CpuId, t: TaskId) {
         loop {
             let now = self.now;
-            let t_first = self.t_start + self.tasks[t.idx()].spec.delay_ns;
             let task = &mut self.tasks[t.idx()];
             task.resume = Resume::Op;
+            if !task.barrier_done {
+                task.barrier_done = true;
+                if self.start_barrier_wait(cpu, t) {
+                    return;
+                }
+            }
+            let t_first = self.t0.unwrap_or(self.t_start) + self.tasks[t.idx()].spec.delay_ns;
+            let task = &mut self.tasks[t.idx()];
             if !task.delay_done {
                 task.delay_done = true;
                 // clock_nanosleep(TIMER_ABSTIME) to T0 + delay; returns at
@@ -203,6 +210,21 @@ impl<S: Sink> Sim<S> {
                     self.tasks[t.idx()].iter.wu_lat_us = 0;
                     self.op_done(t);
                 }
+                Op::Spawn { task } => {
+                    self.op_done(t);
+                    self.wake_up_new_task(TaskId(task), cpu);
+                    if self.rqs[cpu.idx()].curr != Some(t) {
+                        return; // cannot happen before the next schedule, but be safe
+                    }
+                }
+                Op::Park => {
+                    let task = &mut self.tasks[t.idx()];
+                    task.resume = Resume::Continue;
+                    self.dequeue_task(t, true);
+                    self.tasks[t.idx()].state = TaskState::Sleeping;
+                    self.schedule(cpu, PrevState::Sleeping);
+                    return;
+                }
                 Op::Yield => {
                     self.op_done(t);
                     let q = self.rqs[cpu.idx()].cfs.idx();
@@ -215,6 +237,30 @@ impl<S: Sink> Sim<S> {
                 }
             }
         }
+    }
+
+    /// rt-app's start barrier: thread 0 reads T0 on its way in; every
+    /// thread but the last sleeps there; the last one wakes them all (in
+    /// task context, from its CPU). Returns true when `t` went to sleep.
+    fn start_barrier_wait(&mut self, cpu: CpuId, t: TaskId) -> bool {
+        if self.tasks[t.idx()].spec.index == 0 || self.t0.is_none() {
+            self.t0.get_or_insert(self.now);
+        }
+        self.barrier_arrived += 1;
+        let threads = self.tasks.iter().filter(|t| !t.internal).count();
+        if self.barrier_arrived < threads {
+            self.start_barrier.push(t);
+            let task = &mut self.tasks[t.idx()];
+            task.resume = Resume::Continue;
+            self.dequeue_task(t, true);
+            self.tasks[t.idx()].state = TaskState::Sleeping;
+            self.schedule(cpu, PrevState::Sleeping);
+            return true;
+        }
+        for w in std::mem::take(&mut self.start_barrier) {
+            self.try_to_wake_up(w, cpu, true);
+        }
+        false
     }
 
     /// Blocks the running task until `expiry` (sleep, timer, start delay);

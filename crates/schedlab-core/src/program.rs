@@ -102,6 +102,14 @@ pub enum Op {
     },
     /// `sched_yield()`.
     Yield,
+    /// Create and start the workload's thread number `task` (the fork done
+    /// by rt-app's main thread at start-up).
+    Spawn {
+        /// Index of the thread in `Workload::tasks`.
+        task: u32,
+    },
+    /// Sleep until the end of the run (rt-app's main thread after start-up).
+    Park,
 }
 
 /// A phase: ops run in order, `loops` times in a row.

@@ -122,6 +122,11 @@ pub struct Task {
     pub resume: Resume,
     /// rt-app's start `delay` has been slept.
     pub delay_done: bool,
+    /// Passed rt-app's start barrier.
+    pub barrier_done: bool,
+    /// A helper task of the simulator (rt-app's main thread), not a thread
+    /// of the workload: it has no log and is not in summary.json.
+    pub internal: bool,
     /// `p->recent_used_cpu`.
     pub recent_used_cpu: CpuId,
     /// wake_wide bookkeeping.

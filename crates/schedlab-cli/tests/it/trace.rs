@@ -101,9 +101,16 @@ fn check_trace(machine: &str, extra: &[&str]) {
     );
 
     // Names and pids agree with summary.json.
-    let names: BTreeMap<u32, String> = t.summary["tasks"]
+    // Threads of the workload and the simulator's helper tasks (rt-app's
+    // main thread) both appear in the trace.
+    let all_tasks: Vec<serde_json::Value> = t.summary["tasks"]
         .as_array()
         .unwrap()
+        .iter()
+        .chain(t.summary["helpers"].as_array().unwrap())
+        .cloned()
+        .collect();
+    let names: BTreeMap<u32, String> = all_tasks
         .iter()
         .map(|x| {
             (
@@ -178,9 +185,7 @@ fn check_trace(machine: &str, extra: &[&str]) {
     assert!(switches > 0, "{ctx}: no sched_switch at all");
 
     // Every switch-in of a task appears in the trace, and only those.
-    let from_summary: BTreeMap<u32, u64> = t.summary["tasks"]
-        .as_array()
-        .unwrap()
+    let from_summary: BTreeMap<u32, u64> = all_tasks
         .iter()
         .map(|x| {
             (
