@@ -4,6 +4,7 @@
 //! stderr and exit status 2; nothing half-written is left behind.
 
 mod bench;
+mod compare;
 mod report;
 mod resolve;
 
@@ -23,10 +24,15 @@ struct Cli {
 enum Cmd {
     /// Simulate a workload on a machine and write its outputs.
     Run(resolve::RunArgs),
+    /// A/B comparison: N runs per side differing only by seed, mmtests table.
+    Compare(compare::CompareArgs),
     /// List the machine presets, or print one machine's topology.
     Machines {
         /// A preset name or `sysfs:DIR`.
         name: Option<String>,
+        /// Print the sched domains (per CPU, like the kernel's debug output).
+        #[arg(long, requires = "name")]
+        domains: bool,
     },
     /// List every scheduler feature switch with its default.
     Features,
@@ -69,12 +75,21 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Run(args) => report::run(&args),
-        Cmd::Machines { name } => {
+        Cmd::Compare(args) => compare::run(&args),
+        Cmd::Machines { name, domains } => {
             match name {
                 None => {
                     for (n, d) in schedlab_core::machine::preset_list() {
                         println!("{n:<18} {d}");
                     }
+                }
+                Some(n) if domains => {
+                    let m = resolve::machine(&n)?;
+                    let d = schedlab_core::machine::domains::SchedDomains::build(&m, 250);
+                    print!(
+                        "{}",
+                        schedlab_core::machine::domains::describe_domains(&m, &d, None)
+                    );
                 }
                 Some(n) => print!("{}", resolve::machine(&n)?.describe()),
             }
