@@ -72,6 +72,8 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             paths_ns: PathsNs {
                 context_switch: sim.profile.context_switch_ns,
                 wakeup: sim.profile.wakeup_ns,
+                balance: sim.profile.balance_ns,
+                newidle: sim.profile.newidle_ns,
                 ..Default::default()
             },
             ..Default::default()

@@ -51,6 +51,10 @@ pub enum Path {
     ContextSwitch,
     /// `try_to_wake_up`.
     Wakeup,
+    /// Periodic balancing (`sched_balance_rq` from the softirq).
+    Balance,
+    /// Newidle balancing.
+    Newidle,
 }
 
 impl<S: Sink> Sim<S> {
@@ -182,6 +186,8 @@ impl<S: Sink> Sim<S> {
         match path {
             Path::ContextSwitch => self.profile.context_switch_ns += cost,
             Path::Wakeup => self.profile.wakeup_ns += cost,
+            Path::Balance => self.profile.balance_ns += cost,
+            Path::Newidle => self.profile.newidle_ns += cost,
         }
         self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
@@ -250,6 +256,7 @@ impl<S: Sink> Sim<S> {
         let at = self.now + self.cfg.tick_ns();
         let gen = self.rqs[cpu.idx()].tick_gen;
         self.queue.push(at, Event::Tick { cpu, gen });
+        self.sched_balance_trigger(cpu);
     }
 
     // -------------------------------------------------------- rescheduling
@@ -400,8 +407,17 @@ impl<S: Sink> Sim<S> {
         }
         // pick_next_entity: a delayed entity that gets picked finishes its
         // dequeue now, and the pick repeats.
+        let mut tried_newidle = false;
         let next = loop {
             let Some(e) = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true) else {
+                // Nothing queued: newidle balance before going idle, and
+                // pick again if it pulled something.
+                if !tried_newidle {
+                    tried_newidle = true;
+                    if self.sched_balance_newidle(cpu) {
+                        continue;
+                    }
+                }
                 break None;
             };
             let t = self.ents[e.idx()].task.expect("flat queues hold tasks");
@@ -477,12 +493,14 @@ impl<S: Sink> Sim<S> {
         }
         let cost = self.machine.costs.context_switch_ns;
         self.charge(cpu, cost, Path::ContextSwitch, false);
+        let nc = std::mem::take(&mut self.newidle_cost);
+        self.charge(cpu, nc, Path::Newidle, false);
         self.arm_burst(cpu);
     }
 
     // ------------------------------------------------------ enqueue/dequeue
 
-    fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
+    pub(crate) fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
         let now = self.now;
         let q = self.rqs[cpu.idx()].cfs.idx();
         let se = self.tasks[t.idx()].se;
@@ -512,6 +530,9 @@ impl<S: Sink> Sim<S> {
             cfs.h_nr_idle += 1;
         }
         self.rqs[cpu.idx()].nr_running += 1;
+        if self.rqs[cpu.idx()].nr_running >= 2 {
+            self.rd_overloaded = true;
+        }
         self.update_load_avg(t);
     }
 
@@ -551,7 +572,7 @@ impl<S: Sink> Sim<S> {
     }
 
     /// Moves a task that is on no runqueue to `dest` (`set_task_cpu`).
-    fn set_task_cpu(&mut self, t: TaskId, dest: CpuId, from_cpu: CpuId) {
+    pub(crate) fn set_task_cpu(&mut self, t: TaskId, dest: CpuId, from_cpu: CpuId) {
         let orig = self.tasks[t.idx()].cpu;
         if orig == dest {
             return;
@@ -639,6 +660,7 @@ impl<S: Sink> Sim<S> {
         in_task: bool,
         kind: EnqueueKind,
     ) {
+        self.update_avg_idle(cpu);
         self.enqueue_task(t, cpu, kind);
         let task = &mut self.tasks[t.idx()];
         task.state = TaskState::Runnable;
@@ -656,7 +678,7 @@ impl<S: Sink> Sim<S> {
     }
 
     /// `wakeup_preempt` → `wakeup_preempt_fair`.
-    fn wakeup_preempt(
+    pub(crate) fn wakeup_preempt(
         &mut self,
         cpu: CpuId,
         t: TaskId,

@@ -77,6 +77,12 @@ pub struct Sim<S: Sink> {
     pub(crate) trace: bool,
     /// Sched domains of the machine.
     pub domains: SchedDomains,
+    /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
+    pub sd_state: Vec<Vec<crate::balance::SdState>>,
+    /// `rd->overloaded`: some CPU has more than one runnable task.
+    pub(crate) rd_overloaded: bool,
+    /// CPU time of the newidle passes of the schedule() in progress.
+    pub(crate) newidle_cost: Nanos,
     /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
     pub llc_state: Vec<LlcState>,
 }
@@ -149,6 +155,8 @@ impl<S: Sink> Sim<S> {
             });
             rqs.push(Rq {
                 cpu,
+                avg_idle: 2 * crate::balance::MIGRATION_COST_NS,
+                max_idle_balance_cost: crate::balance::MIGRATION_COST_NS,
                 cfs: CfsRqId(c as u32),
                 idle_since: Some(0),
                 idle_state: Some(machine.idle_states.len() - 1),
@@ -298,6 +306,20 @@ impl<S: Sink> Sim<S> {
             sink,
             violation: None,
             trace,
+            sd_state: domains
+                .per_cpu
+                .iter()
+                .map(|doms| {
+                    doms.iter()
+                        .map(|sd| crate::balance::SdState {
+                            balance_interval_ms: sd.balance_interval_ms,
+                            ..Default::default()
+                        })
+                        .collect()
+                })
+                .collect(),
+            rd_overloaded: false,
+            newidle_cost: 0,
             llc_state: vec![
                 LlcState {
                     has_idle_cores: true,

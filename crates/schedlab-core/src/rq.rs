@@ -122,6 +122,14 @@ pub struct Rq {
     /// wake_wide bookkeeping of the idle task (the waker when an interrupt
     /// on an idle CPU wakes a task).
     pub idle_wakee: crate::task::WakeeState,
+    /// `next_balance` (jiffies).
+    pub next_balance: u64,
+    /// `avg_idle`: average idle period, for the newidle gate.
+    pub avg_idle: Nanos,
+    /// `max_idle_balance_cost`.
+    pub max_idle_balance_cost: Nanos,
+    /// `idle_stamp` of newidle balancing (None = 0 in the kernel).
+    pub newidle_stamp: Option<Nanos>,
     /// Armed task hrtimers on this CPU, for the idle governor.
     pub timers: BTreeSet<(Nanos, TaskId)>,
 }

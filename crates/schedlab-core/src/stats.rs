@@ -80,6 +80,10 @@ pub struct Profile {
     pub context_switch_ns: Nanos,
     /// Wakeups.
     pub wakeup_ns: Nanos,
+    /// Periodic balancing.
+    pub balance_ns: Nanos,
+    /// Newidle balancing.
+    pub newidle_ns: Nanos,
 }
 
 /// Summary statistics of a list of samples (µs for wakeup latency).

@@ -2,4 +2,5 @@
 //! statistics and classification shared by the fork slow path and, later,
 //! periodic/newidle balancing.
 
+pub mod lb;
 pub mod stats;

@@ -1,0 +1,427 @@
+//! The core's side of load balancing: the SCHED_SOFTIRQ walk over a CPU's
+//! domains (`sched_balance_trigger` → `sched_balance_domains`), one pass
+//! (`sched_balance_rq`: decide with `fair::balance::lb`, then detach and
+//! attach tasks), and newidle balancing (`sched_balance_newidle`).
+//!
+//! Kernel reference: kernel-model.md §7.1–7.3, §8.2, §8.8–8.9, §9,
+//! tip-2026 (no NI_RANDOM: every eligible domain is tried, as in
+//! 6.6–6.18).
+//!
+//! Costs (charged as CPU time of the balancing CPU, guesses of the right
+//! order for these machines, the same for every experiment): a pass costs
+//! [`LB_PASS_NS`] plus [`LB_PER_CPU_NS`] per CPU whose statistics it reads;
+//! each migrated task costs [`LB_MIGRATE_NS`].
+//!
+//! Deviations: no active balancing (a running task is never pushed by the
+//! stopper), no NOHZ idle balancing (idle CPUs balance only through newidle
+//! passes), no `LBF_DST_PINNED` retry with another destination, and the
+//! sched_balance_running serialisation of NUMA levels is not modelled yet.
+
+use crate::core::Path;
+use crate::engine::Sim;
+use crate::fair::balance::lb::{self, CpuIdle, MigrationType};
+use crate::fair::eevdf::{self, EnqueueKind};
+use crate::fair::select::CpuView;
+use crate::ids::{CpuId, TaskId};
+use crate::machine::domains::{msecs_to_jiffies, SD_BALANCE_NEWIDLE};
+use crate::machine::CpuMask;
+use crate::observe::Sink;
+use crate::task::TaskState;
+use crate::time::{Nanos, NSEC_PER_SEC};
+
+/// CPU time of one balance pass besides reading CPU statistics (a guess).
+pub const LB_PASS_NS: Nanos = 1_000;
+/// CPU time per CPU whose statistics a pass reads (a guess: a few cache
+/// misses on remote runqueue fields).
+pub const LB_PER_CPU_NS: Nanos = 40;
+/// CPU time to detach and attach one task (a guess: two runqueue locks).
+pub const LB_MIGRATE_NS: Nanos = 2_000;
+/// `sysctl_sched_migration_cost` (task_hot, avg_idle basis).
+pub const MIGRATION_COST_NS: Nanos = 500_000;
+/// `sysctl_sched_nr_migrate`.
+pub const NR_MIGRATE: u32 = 32;
+
+/// Run-time state of one sched domain of one CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SdState {
+    /// `last_balance` (jiffies).
+    pub last_balance: u64,
+    /// `balance_interval` (ms).
+    pub balance_interval_ms: u64,
+    /// `nr_balance_failed`.
+    pub nr_balance_failed: u32,
+    /// `max_newidle_lb_cost`.
+    pub max_newidle_lb_cost: Nanos,
+    /// `last_decay_max_lb_cost`.
+    pub last_decay: Nanos,
+    /// schedstat counters by idle type (not idle, idle, newly idle).
+    pub lb: LbCounters,
+}
+
+/// The schedstat counters of one domain (by `CpuIdle` index).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LbCounters {
+    /// `lb_count`.
+    pub count: [u64; 3],
+    /// `lb_balanced`.
+    pub balanced: [u64; 3],
+    /// `lb_failed`.
+    pub failed: [u64; 3],
+    /// `lb_imbalance` (all types).
+    pub imbalance: [u64; 3],
+    /// `lb_gained`.
+    pub gained: [u64; 3],
+    /// `lb_hot_gained`.
+    pub hot_gained: [u64; 3],
+    /// `lb_nobusyq`.
+    pub nobusyq: [u64; 3],
+    /// `lb_nobusyg`.
+    pub nobusyg: [u64; 3],
+}
+
+impl<S: Sink> Sim<S> {
+    fn jiffies(&self) -> u64 {
+        self.now / self.cfg.tick_ns()
+    }
+
+    /// `get_sd_balance_interval`.
+    fn sd_interval(&self, cpu: CpuId, sdi: usize, busy: bool) -> u64 {
+        let sd = &self.domains.domains(cpu)[sdi];
+        let ms = self.sd_state[cpu.idx()][sdi].balance_interval_ms
+            * if busy { sd.busy_factor as u64 } else { 1 };
+        let mut j = msecs_to_jiffies(ms, self.cfg.hz);
+        if busy {
+            j = j.saturating_sub(1);
+        }
+        j.clamp(1, self.domains.max_load_balance_interval.max(1))
+    }
+
+    /// `sched_balance_trigger` from the tick of a busy CPU.
+    pub(crate) fn sched_balance_trigger(&mut self, cpu: CpuId) {
+        if self.jiffies() >= self.rqs[cpu.idx()].next_balance {
+            self.sched_balance_domains(cpu, CpuIdle::NotIdle);
+        }
+    }
+
+    /// `sched_balance_domains`: the softirq walk, bottom-up.
+    fn sched_balance_domains(&mut self, cpu: CpuId, mut idle: CpuIdle) {
+        let mut busy = idle != CpuIdle::Idle && !self.sched_idle_cpu(cpu);
+        let mut cont = true;
+        let jiffies = self.jiffies();
+        let mut next_balance = jiffies + 60 * self.cfg.hz as u64;
+        let ndom = self.domains.domains(cpu).len();
+        for sdi in 0..ndom {
+            self.update_newidle_cost(cpu, sdi, 0);
+            if !cont {
+                break;
+            }
+            let mut interval = self.sd_interval(cpu, sdi, busy);
+            if jiffies >= self.sd_state[cpu.idx()][sdi].last_balance + interval {
+                let moved = self.sched_balance_rq(cpu, sdi, idle, &mut cont);
+                if moved > 0 {
+                    idle = if self.available_idle_cpu(cpu) {
+                        CpuIdle::Idle
+                    } else {
+                        CpuIdle::NotIdle
+                    };
+                    busy = idle != CpuIdle::Idle && !self.sched_idle_cpu(cpu);
+                }
+                self.sd_state[cpu.idx()][sdi].last_balance = jiffies;
+                interval = self.sd_interval(cpu, sdi, busy);
+            }
+            next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
+        }
+        self.rqs[cpu.idx()].next_balance = next_balance;
+    }
+
+    /// Decays `max_newidle_lb_cost` by 253/256 once a second; records a new
+    /// maximum `cost`.
+    fn update_newidle_cost(&mut self, cpu: CpuId, sdi: usize, cost: Nanos) {
+        let now = self.now;
+        let st = &mut self.sd_state[cpu.idx()][sdi];
+        if cost > st.max_newidle_lb_cost {
+            st.max_newidle_lb_cost = cost;
+        } else if now > st.last_decay + NSEC_PER_SEC {
+            st.max_newidle_lb_cost = st.max_newidle_lb_cost * 253 / 256;
+            st.last_decay = now;
+        }
+    }
+
+    /// `sched_balance_rq`: one balance pass of domain `sdi` for `dst`.
+    /// Returns the number of tasks pulled; charges its CPU time to `dst`
+    /// (newidle passes return their cost through `newidle_cost`).
+    fn sched_balance_rq(&mut self, dst: CpuId, sdi: usize, idle: CpuIdle, cont: &mut bool) -> u32 {
+        let ii = idle as usize;
+        self.sd_state[dst.idx()][sdi].lb.count[ii] += 1;
+        let sd = &self.domains.domains(dst)[sdi];
+        let mut cost = LB_PASS_NS + LB_PER_CPU_NS * sd.span_weight as u64;
+        let mut cpus: CpuMask = sd.span.clone();
+        let outcome = 'out: {
+            if !lb::should_we_balance(self, sd, dst, idle) {
+                *cont = false;
+                break 'out None;
+            }
+            loop {
+                let sd = &self.domains.domains(dst)[sdi];
+                let child_flags = sd.child.map(|c| self.domains.domains(dst)[c].flags);
+                let sds = lb::sd_lb_stats(self, sd, child_flags, dst, &cpus);
+                if sd.parent.is_none() {
+                    self.rd_overloaded = sds.overloaded;
+                }
+                let Some(src) = lb::find_src_group(sd, idle, &sds) else {
+                    self.sd_state[dst.idx()][sdi].lb.nobusyg[ii] += 1;
+                    break 'out None;
+                };
+                let span = sd.groups[src.group].span.clone();
+                let Some(busiest) =
+                    lb::find_src_rq(self, &span, &cpus, src.migration, src.imbalance)
+                else {
+                    self.sd_state[dst.idx()][sdi].lb.nobusyq[ii] += 1;
+                    break 'out None;
+                };
+                self.sd_state[dst.idx()][sdi].lb.imbalance[ii] += src.imbalance;
+                let (moved, all_pinned) = if self.rqs[busiest.idx()].nr_running > 1 {
+                    self.detach_attach(dst, busiest, sdi, idle, src.migration, src.imbalance)
+                } else {
+                    (0, false)
+                };
+                cost += moved as u64 * LB_MIGRATE_NS;
+                if moved == 0 && all_pinned {
+                    // LBF_ALL_PINNED: try without that CPU.
+                    cpus.clear(busiest);
+                    if cpus.and(&span).is_empty() {
+                        break 'out Some(0);
+                    }
+                    continue;
+                }
+                break 'out Some(moved);
+            }
+        };
+        let st = &mut self.sd_state[dst.idx()][sdi];
+        let sd = &self.domains.domains(dst)[sdi];
+        let moved = match outcome {
+            None => {
+                st.lb.balanced[ii] += 1;
+                st.nr_balance_failed = 0;
+                if idle != CpuIdle::NewlyIdle {
+                    st.balance_interval_ms = (st.balance_interval_ms * 2).min(sd.max_interval_ms);
+                }
+                0
+            }
+            Some(moved) => {
+                if moved == 0 {
+                    st.lb.failed[ii] += 1;
+                    if idle != CpuIdle::NewlyIdle {
+                        st.nr_balance_failed += 1;
+                    }
+                } else {
+                    st.nr_balance_failed = 0;
+                    st.lb.gained[ii] += moved as u64;
+                }
+                if idle != CpuIdle::NewlyIdle {
+                    st.balance_interval_ms = sd.min_interval_ms;
+                }
+                moved
+            }
+        };
+        if idle == CpuIdle::NewlyIdle {
+            self.newidle_cost += cost;
+        } else {
+            self.charge(dst, cost, Path::Balance, true);
+        }
+        moved
+    }
+
+    /// `can_migrate_task` for a queued (not running) task.
+    fn can_migrate_task(
+        &self,
+        p: TaskId,
+        src: CpuId,
+        dst: CpuId,
+        sdi: usize,
+        m: MigrationType,
+        pinned: &mut bool,
+    ) -> (bool, bool) {
+        let task = &self.tasks[p.idx()];
+        let se = &self.ents[task.se.idx()];
+        if se.sched_delayed && m != MigrationType::Load {
+            return (false, false);
+        }
+        let st = &self.sd_state[dst.idx()][sdi];
+        let q = &self.cfs[self.rqs[src.idx()].cfs.idx()];
+        let dq = &self.cfs[self.rqs[dst.idx()].cfs.idx()];
+        if st.nr_balance_failed == 0
+            && !eevdf::entity_eligible(q, &self.ents, task.se)
+            && dq.nr_queued > 0
+        {
+            return (false, false);
+        }
+        if !task.cpus_allowed.test(dst) {
+            return (false, false);
+        }
+        *pinned = false;
+        if self.rqs[src.idx()].curr == Some(p) || task.internal {
+            return (false, false);
+        }
+        let sd = &self.domains.domains(dst)[sdi];
+        let hot = task.policy != crate::program::Policy::Idle
+            && !sd
+                .flags
+                .contains(crate::machine::domains::SD_SHARE_CPUCAPACITY)
+            && self.now.saturating_sub(se.exec_start) < MIGRATION_COST_NS;
+        let ok = !hot || st.nr_balance_failed > sd.cache_nice_tries;
+        (ok, ok && hot)
+    }
+
+    /// `detach_tasks` + `attach_tasks`. Returns (tasks moved, all pinned).
+    fn detach_attach(
+        &mut self,
+        dst: CpuId,
+        src: CpuId,
+        sdi: usize,
+        idle: CpuIdle,
+        m: MigrationType,
+        imbalance: u64,
+    ) -> (u32, bool) {
+        // Candidates: queued tasks of src, least recently run first (the
+        // tail of cfs_tasks).
+        let q = self.rqs[src.idx()].cfs.idx();
+        let mut cands: Vec<(Nanos, TaskId)> = self.cfs[q]
+            .timeline
+            .iter()
+            .filter_map(|&(_, e)| self.ents[e.idx()].task)
+            .map(|t| (self.ents[self.tasks[t.idx()].se.idx()].exec_start, t))
+            .collect();
+        cands.sort();
+        let loop_max = NR_MIGRATE.min(self.rqs[src.idx()].nr_running);
+        let mut imbalance = imbalance as i128;
+        let mut all_pinned = true;
+        let mut moved = Vec::new();
+        for (i, &(_, p)) in cands.iter().enumerate() {
+            if idle != CpuIdle::NotIdle && self.rqs[src.idx()].nr_running <= 1 {
+                break;
+            }
+            if i as u32 >= loop_max {
+                break;
+            }
+            let (ok, hot) = self.can_migrate_task(p, src, dst, sdi, m, &mut all_pinned);
+            if !ok {
+                continue;
+            }
+            let se = self.tasks[p.idx()].se;
+            match m {
+                MigrationType::Load => {
+                    let load = self.ents[se.idx()].avg.load_avg.max(1);
+                    let nbf = self.sd_state[dst.idx()][sdi].nr_balance_failed.min(63);
+                    if (load >> nbf) as i128 > imbalance {
+                        continue;
+                    }
+                    imbalance -= load as i128;
+                }
+                MigrationType::Util => {
+                    let util = self.ents[se.idx()].avg.util_avg;
+                    if util as i128 > imbalance {
+                        continue;
+                    }
+                    imbalance -= util as i128;
+                }
+                MigrationType::Task => imbalance -= 1,
+            }
+            if hot {
+                self.sd_state[dst.idx()][sdi].lb.hot_gained[idle as usize] += 1;
+            }
+            self.detach_task(p, src, dst);
+            moved.push(p);
+            // CONFIG_PREEMPTION: a newidle pass takes one task.
+            if idle == CpuIdle::NewlyIdle || imbalance <= 0 {
+                break;
+            }
+        }
+        let n = moved.len() as u32;
+        for p in moved {
+            self.attach_task(p, dst);
+        }
+        (n, all_pinned && n == 0)
+    }
+
+    fn detach_task(&mut self, p: TaskId, src: CpuId, dst: CpuId) {
+        let was_delayed = self.ents[self.tasks[p.idx()].se.idx()].sched_delayed;
+        self.dequeue_task(p, false);
+        if was_delayed {
+            // A delayed task that is moved finishes its sleep here.
+            self.tasks[p.idx()].state = TaskState::Sleeping;
+        }
+        let _ = src;
+        self.set_task_cpu(p, dst, dst);
+    }
+
+    fn attach_task(&mut self, p: TaskId, dst: CpuId) {
+        if self.tasks[p.idx()].state == TaskState::Sleeping {
+            return; // was delayed: it sleeps on dst now and wakes there
+        }
+        self.enqueue_task(p, dst, EnqueueKind::Migrate);
+        if self.rqs[dst.idx()].curr.is_some() {
+            self.wakeup_preempt(dst, p, dst, false, false);
+        } else {
+            self.resched_curr(dst, false, dst);
+        }
+    }
+
+    /// `sched_balance_newidle`: before `cpu` goes idle, try to pull a task.
+    /// Returns true when something was pulled; its cost is left in
+    /// `self.newidle_cost` for the caller to charge after the switch.
+    pub(crate) fn sched_balance_newidle(&mut self, cpu: CpuId) -> bool {
+        let rq = &self.rqs[cpu.idx()];
+        if rq.ttwu_pending > 0 {
+            return false;
+        }
+        self.rqs[cpu.idx()].newidle_stamp = Some(self.now);
+        let ndom = self.domains.domains(cpu).len();
+        if ndom == 0 {
+            return false;
+        }
+        let avg_idle = self.rqs[cpu.idx()].avg_idle;
+        if !self.rd_overloaded || avg_idle < self.sd_state[cpu.idx()][0].max_newidle_lb_cost {
+            return false;
+        }
+        let mut curr_cost: Nanos = 0;
+        let mut pulled = 0;
+        let mut cont = true;
+        for sdi in 0..ndom {
+            if avg_idle < curr_cost + self.sd_state[cpu.idx()][sdi].max_newidle_lb_cost {
+                break;
+            }
+            if self.domains.domains(cpu)[sdi]
+                .flags
+                .contains(SD_BALANCE_NEWIDLE)
+            {
+                let before = self.newidle_cost;
+                pulled = self.sched_balance_rq(cpu, sdi, CpuIdle::NewlyIdle, &mut cont);
+                let domain_cost = self.newidle_cost - before;
+                curr_cost += domain_cost;
+                self.update_newidle_cost(cpu, sdi, domain_cost);
+            }
+            if pulled > 0 || !cont {
+                break;
+            }
+        }
+        let rq = &mut self.rqs[cpu.idx()];
+        rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
+        if pulled > 0 {
+            rq.newidle_stamp = None;
+        }
+        pulled > 0
+    }
+
+    /// `update_avg(&rq->avg_idle, now − idle_stamp)` at a wakeup onto `cpu`.
+    pub(crate) fn update_avg_idle(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu.idx()];
+        if let Some(stamp) = rq.newidle_stamp.take() {
+            let sample = now.saturating_sub(stamp) as i128;
+            let avg = rq.avg_idle as i128;
+            let new = avg + (sample - avg) / 8;
+            rq.avg_idle = (new.max(0) as Nanos).min(2 * rq.max_idle_balance_cost);
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! The decisions of `sched_balance_rq` (formerly `load_balance`): group
+//! statistics of a domain, the busiest group, the imbalance and its type,
+//! the busiest queue. Pure functions over [`CpuView`]; moving tasks is the
+//! core's job (`balance.rs`).
+//!
+//! Kernel reference: fair.c `update_sd_lb_stats`, `update_sg_lb_stats`,
+//! `update_sd_pick_busiest`, `sched_balance_find_src_group`,
+//! `calculate_imbalance`, `sibling_imbalance`, `sched_balance_find_src_rq`,
+//! `should_we_balance` (kernel-model.md §7.5, §8.3–8.7), tip-2026.
+//!
+//! ```text
+//!   groups of sd ──► SgStats each (local = the one holding dst)
+//!        │            classify: has_spare < fully_busy < overloaded
+//!        ▼
+//!   busiest = highest type (ties: avg_load / idle CPUs / nr_running)
+//!        ▼
+//!   balanced?  (local type > busiest; both overloaded but close; ...)
+//!        ▼
+//!   calculate_imbalance → (migrate_load | migrate_util | migrate_task, amount)
+//!        ▼
+//!   busiest queue in the busiest group by migration type
+//! ```
+//!
+//! Deviations: no misfit, asym-packing, SMT-balance or group_imbalanced
+//! types; no NUMA fbq filter; `adjust_numa_imbalance` is applied in its
+//! simple form (allow up to `imb_numa_nr` tasks).
+
+use super::stats::{group_classify, GroupType, SgStats};
+use crate::fair::select::CpuView;
+use crate::ids::CpuId;
+use crate::machine::domains::{
+    SchedDomain, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
+};
+use crate::machine::CpuMask;
+
+/// `enum cpu_idle_type`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CpuIdle {
+    /// `__CPU_NOT_IDLE`: the balancing CPU is busy.
+    NotIdle = 0,
+    /// `CPU_IDLE`: balancing from an idle CPU (periodic or nohz).
+    Idle = 1,
+    /// `CPU_NEWLY_IDLE`: newidle balance before going idle.
+    NewlyIdle = 2,
+}
+
+/// `enum migration_type`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MigrationType {
+    /// Move load (`task_h_load`).
+    Load,
+    /// Move utilisation.
+    Util,
+    /// Move a number of tasks.
+    Task,
+}
+
+/// `struct sd_lb_stats` (the parts modelled).
+#[derive(Clone, Debug, Default)]
+pub struct SdLbStats {
+    /// Local group's statistics.
+    pub local: SgStats,
+    /// Busiest group: index in `sd.groups` and statistics.
+    pub busiest: Option<(usize, SgStats)>,
+    /// Σ group loads.
+    pub total_load: u64,
+    /// Σ group capacities.
+    pub total_capacity: u64,
+    /// Some CPU of the domain has more than one runnable task.
+    pub overloaded: bool,
+    /// The child domain has SD_PREFER_SIBLING.
+    pub prefer_sibling: bool,
+    /// Cores in the local group and in the busiest one.
+    pub local_cores: u32,
+    /// Cores in the busiest group.
+    pub busiest_cores: u32,
+}
+
+/// `update_sg_lb_stats` over `span ∩ cpus`.
+pub fn sg_lb_stats(
+    v: &impl CpuView,
+    span: &CpuMask,
+    cpus: &CpuMask,
+    pct: u32,
+    overloaded: &mut bool,
+) -> SgStats {
+    let mut s = SgStats::default();
+    for c in span.iter().filter(|&c| cpus.test(c)) {
+        s.group_load += v.cpu_load(c);
+        s.group_util += v.cpu_util(c);
+        s.group_runnable += v.cpu_runnable(c);
+        s.sum_h_nr_running += v.h_nr_runnable(c);
+        let nr = v.nr_running(c);
+        s.sum_nr_running += nr;
+        if nr > 1 {
+            *overloaded = true;
+        }
+        if nr == 0 && v.available_idle_cpu(c) {
+            s.idle_cpus += 1;
+        }
+        s.group_capacity += v.capacity_of(c);
+        s.group_weight += 1;
+    }
+    let t = group_classify(pct, &s);
+    s.group_type = Some(t);
+    if t == GroupType::Overloaded && s.group_capacity > 0 {
+        s.avg_load = s.group_load * 1024 / s.group_capacity;
+    }
+    s
+}
+
+/// `update_sd_pick_busiest`: should `s` replace the current busiest?
+fn pick_busiest(s: &SgStats, busiest: Option<&SgStats>) -> bool {
+    if s.sum_h_nr_running == 0 {
+        return false;
+    }
+    let Some(b) = busiest else { return true };
+    let (t, bt) = (s.group_type.unwrap(), b.group_type.unwrap());
+    if t != bt {
+        return t > bt;
+    }
+    match t {
+        GroupType::Overloaded | GroupType::FullyBusy => s.avg_load > b.avg_load,
+        GroupType::HasSpare => {
+            s.idle_cpus < b.idle_cpus
+                || (s.idle_cpus == b.idle_cpus && s.sum_nr_running > b.sum_nr_running)
+        }
+    }
+}
+
+/// `update_sd_lb_stats`: statistics of every group of `sd` for `dst`.
+pub fn sd_lb_stats(
+    v: &impl CpuView,
+    sd: &SchedDomain,
+    child_flags: Option<crate::machine::domains::SdFlags>,
+    dst: CpuId,
+    cpus: &CpuMask,
+) -> SdLbStats {
+    let pct = sd.imbalance_pct;
+    let mut out = SdLbStats {
+        prefer_sibling: child_flags.is_some_and(|f| f.contains(SD_PREFER_SIBLING)),
+        ..Default::default()
+    };
+    let mut overloaded = false;
+    for (i, g) in sd.groups.iter().enumerate() {
+        let s = sg_lb_stats(v, &g.span, cpus, pct, &mut overloaded);
+        out.total_load += s.group_load;
+        out.total_capacity += s.group_capacity;
+        if g.span.test(dst) {
+            out.local = s;
+            out.local_cores = g.cores.max(1);
+            continue;
+        }
+        if pick_busiest(&s, out.busiest.as_ref().map(|(_, b)| b)) {
+            out.busiest_cores = g.cores.max(1);
+            out.busiest = Some((i, s));
+        }
+    }
+    out.overloaded = overloaded;
+    out
+}
+
+/// `sibling_imbalance`: tasks to move so both groups run the same number
+/// of tasks per core.
+fn sibling_imbalance(idle: CpuIdle, sds: &SdLbStats, busiest: &SgStats, local: &SgStats) -> u64 {
+    if idle == CpuIdle::NotIdle || busiest.sum_nr_running == 0 {
+        return 0;
+    }
+    let (nb, nl) = (sds.busiest_cores as u64, sds.local_cores as u64);
+    if nb == nl {
+        return (busiest.sum_nr_running as u64).saturating_sub(local.sum_nr_running as u64);
+    }
+    let mut imb =
+        (nl * busiest.sum_nr_running as u64).saturating_sub(nb * local.sum_nr_running as u64);
+    imb = (2 * imb + nl + nb) / (nl + nb);
+    if imb <= 1 && local.sum_nr_running == 0 && busiest.sum_nr_running > 1 {
+        imb = 2;
+    }
+    imb
+}
+
+/// `calculate_imbalance`: what to move and how much.
+fn calculate_imbalance(
+    sd: &SchedDomain,
+    idle: CpuIdle,
+    sds: &SdLbStats,
+    local: &SgStats,
+    busiest: &SgStats,
+) -> (MigrationType, u64) {
+    let lt = local.group_type.unwrap();
+    let bt = busiest.group_type.unwrap();
+    if lt == GroupType::HasSpare {
+        if bt == GroupType::Overloaded && !sd.flags.contains(SD_SHARE_LLC) {
+            let imb = local.group_capacity.max(local.group_util) - local.group_util;
+            if idle != CpuIdle::NotIdle && imb == 0 {
+                return (MigrationType::Task, 1);
+            }
+            return (MigrationType::Util, imb);
+        }
+        let mut imb = if busiest.group_weight == 1 || sds.prefer_sibling {
+            sibling_imbalance(idle, sds, busiest, local)
+        } else {
+            (local.idle_cpus as u64).saturating_sub(busiest.idle_cpus as u64)
+        };
+        if sd.flags.contains(SD_NUMA) {
+            // adjust_numa_imbalance: allow a small imbalance while the
+            // destination would stay lightly loaded.
+            if local.sum_nr_running + 1 <= sd.imb_numa_nr && imb <= 2 {
+                imb = 0;
+            }
+        }
+        return (MigrationType::Task, imb >> 1);
+    }
+    let local_avg = if local.group_capacity > 0 {
+        local.group_load * 1024 / local.group_capacity
+    } else {
+        0
+    };
+    let sd_avg = if sds.total_capacity > 0 {
+        sds.total_load * 1024 / sds.total_capacity
+    } else {
+        0
+    };
+    if lt < GroupType::Overloaded && (local_avg >= busiest.avg_load || local_avg >= sd_avg) {
+        return (MigrationType::Load, 0);
+    }
+    let a = busiest.avg_load.saturating_sub(sd_avg) as u128 * busiest.group_capacity as u128;
+    let b = sd_avg.saturating_sub(local_avg) as u128 * local.group_capacity as u128;
+    (MigrationType::Load, (a.min(b) / 1024) as u64)
+}
+
+/// The outcome of `sched_balance_find_src_group`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SrcGroup {
+    /// Index of the busiest group in `sd.groups`.
+    pub group: usize,
+    /// What to move.
+    pub migration: MigrationType,
+    /// How much.
+    pub imbalance: u64,
+}
+
+/// `sched_balance_find_src_group`: the group to pull from, or None when the
+/// domain is balanced.
+pub fn find_src_group(sd: &SchedDomain, idle: CpuIdle, sds: &SdLbStats) -> Option<SrcGroup> {
+    let (gi, busiest) = sds.busiest.as_ref()?;
+    let local = &sds.local;
+    let (lt, bt) = (local.group_type.unwrap(), busiest.group_type.unwrap());
+    if lt > bt {
+        return None;
+    }
+    if lt == GroupType::Overloaded {
+        let local_avg = local.avg_load;
+        let sd_avg = if sds.total_capacity > 0 {
+            sds.total_load * 1024 / sds.total_capacity
+        } else {
+            0
+        };
+        if local_avg >= busiest.avg_load
+            || local_avg >= sd_avg
+            || 100 * busiest.avg_load <= sd.imbalance_pct as u64 * local_avg
+        {
+            return None;
+        }
+    }
+    let force = sds.prefer_sibling
+        && lt == GroupType::HasSpare
+        && sibling_imbalance(idle, sds, busiest, local) > 1;
+    if !force && bt != GroupType::Overloaded {
+        if idle == CpuIdle::NotIdle {
+            return None;
+        }
+        if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
+            return None;
+        }
+        if busiest.sum_h_nr_running == 1 {
+            return None;
+        }
+    }
+    let (migration, imbalance) = calculate_imbalance(sd, idle, sds, local, busiest);
+    (imbalance > 0).then_some(SrcGroup {
+        group: *gi,
+        migration,
+        imbalance,
+    })
+}
+
+/// `sched_balance_find_src_rq`: the busiest CPU of the busiest group.
+pub fn find_src_rq(
+    v: &impl CpuView,
+    span: &CpuMask,
+    cpus: &CpuMask,
+    m: MigrationType,
+    imbalance: u64,
+) -> Option<CpuId> {
+    let mut best: Option<(u64, u64, CpuId)> = None; // (metric, capacity, cpu)
+    for c in span.iter().filter(|&c| cpus.test(c)) {
+        let nr = v.h_nr_runnable(c);
+        if nr == 0 {
+            continue;
+        }
+        let cap = v.capacity_of(c);
+        match m {
+            MigrationType::Load => {
+                let load = v.cpu_load(c);
+                if nr == 1 && load > imbalance {
+                    continue;
+                }
+                // max load/capacity: load·best_cap > best_load·cap
+                if best
+                    .is_none_or(|(bl, bc, _)| load as u128 * bc as u128 > bl as u128 * cap as u128)
+                {
+                    best = Some((load, cap, c));
+                }
+            }
+            MigrationType::Util => {
+                if v.nr_running(c) <= 1 {
+                    continue;
+                }
+                let u = v.cpu_util(c);
+                if best.is_none_or(|(bu, _, _)| u > bu) {
+                    best = Some((u, cap, c));
+                }
+            }
+            MigrationType::Task => {
+                if best.is_none_or(|(bn, _, _)| nr as u64 > bn) {
+                    best = Some((nr as u64, cap, c));
+                }
+            }
+        }
+    }
+    best.map(|b| b.2)
+}
+
+/// `should_we_balance`: is `dst` the CPU that balances this domain now?
+pub fn should_we_balance(v: &impl CpuView, sd: &SchedDomain, dst: CpuId, idle: CpuIdle) -> bool {
+    if idle == CpuIdle::NewlyIdle {
+        return v.nr_running(dst) == 0;
+    }
+    let local = &sd.groups[0];
+    let smt_domain = sd.flags.contains(SD_SHARE_CPUCAPACITY);
+    let m = v.machine();
+    let mut idle_smt: Option<CpuId> = None;
+    let mut skip = CpuMask::new(m.nr_cpus());
+    for c in local.balance_mask.iter() {
+        if skip.test(c) || !v.available_idle_cpu(c) {
+            continue;
+        }
+        if !smt_domain && m.has_smt() {
+            let core = m.core_span(c);
+            if !core.iter().all(|s| v.available_idle_cpu(s)) {
+                if idle_smt.is_none() {
+                    idle_smt = Some(c);
+                }
+                for s in core.iter() {
+                    skip.set(s);
+                }
+                continue;
+            }
+        }
+        return c == dst;
+    }
+    if let Some(c) = idle_smt {
+        return c == dst;
+    }
+    local.balance_cpu == dst
+}
