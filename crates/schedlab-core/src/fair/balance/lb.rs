@@ -205,22 +205,18 @@ fn calculate_imbalance(
         if sd.flags.contains(SD_NUMA) {
             // adjust_numa_imbalance: allow a small imbalance while the
             // destination would stay lightly loaded.
-            if local.sum_nr_running + 1 <= sd.imb_numa_nr && imb <= 2 {
+            if local.sum_nr_running < sd.imb_numa_nr && imb <= 2 {
                 imb = 0;
             }
         }
         return (MigrationType::Task, imb >> 1);
     }
-    let local_avg = if local.group_capacity > 0 {
-        local.group_load * 1024 / local.group_capacity
-    } else {
-        0
-    };
-    let sd_avg = if sds.total_capacity > 0 {
-        sds.total_load * 1024 / sds.total_capacity
-    } else {
-        0
-    };
+    let local_avg = (local.group_load * 1024)
+        .checked_div(local.group_capacity)
+        .unwrap_or(0);
+    let sd_avg = (sds.total_load * 1024)
+        .checked_div(sds.total_capacity)
+        .unwrap_or(0);
     if lt < GroupType::Overloaded && (local_avg >= busiest.avg_load || local_avg >= sd_avg) {
         return (MigrationType::Load, 0);
     }
@@ -251,11 +247,9 @@ pub fn find_src_group(sd: &SchedDomain, idle: CpuIdle, sds: &SdLbStats) -> Optio
     }
     if lt == GroupType::Overloaded {
         let local_avg = local.avg_load;
-        let sd_avg = if sds.total_capacity > 0 {
-            sds.total_load * 1024 / sds.total_capacity
-        } else {
-            0
-        };
+        let sd_avg = (sds.total_load * 1024)
+            .checked_div(sds.total_capacity)
+            .unwrap_or(0);
         if local_avg >= busiest.avg_load
             || local_avg >= sd_avg
             || 100 * busiest.avg_load <= sd.imbalance_pct as u64 * local_avg
