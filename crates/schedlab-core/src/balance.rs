@@ -12,10 +12,19 @@
 //! [`LB_PASS_NS`] plus [`LB_PER_CPU_NS`] per CPU whose statistics it reads;
 //! each migrated task costs [`LB_MIGRATE_NS`].
 //!
-//! Deviations: no active balancing (a running task is never pushed by the
-//! stopper), no NOHZ idle balancing (idle CPUs balance only through newidle
-//! passes), no `LBF_DST_PINNED` retry with another destination, and the
-//! sched_balance_running serialisation of NUMA levels is not modelled yet.
+//! NOHZ idle balancing (§10): a busy CPU's tick kicks the first idle CPU
+//! when idle CPUs are due and this CPU has two tasks or its LLC more than
+//! one busy CPU; the kicked CPU (after IPI and idle-exit latency) balances
+//! every due idle CPU on its behalf and pays for it.
+//!
+//! Active balance (§8.10): after more than `cache_nice_tries + 2` failed
+//! task-count passes, the busiest CPU is made to switch out its running
+//! task, which then moves to the balancing CPU.
+//!
+//! Deviations: no `LBF_DST_PINNED` retry with another destination, no
+//! blocked-load decay kicks (idle CPUs' PELT decays when next updated), and
+//! the sched_balance_running serialisation of NUMA levels is not modelled
+//! yet.
 
 use crate::core::Path;
 use crate::engine::Sim;
@@ -56,6 +65,8 @@ pub struct SdState {
     pub last_decay: Nanos,
     /// schedstat counters by idle type (not idle, idle, newly idle).
     pub lb: LbCounters,
+    /// `alb_pushed`: tasks moved by active balancing.
+    pub alb_pushed: u64,
 }
 
 /// The schedstat counters of one domain (by `CpuIdle` index).
@@ -156,6 +167,7 @@ impl<S: Sink> Sim<S> {
         let sd = &self.domains.domains(dst)[sdi];
         let mut cost = LB_PASS_NS + LB_PER_CPU_NS * sd.span_weight as u64;
         let mut cpus: CpuMask = sd.span.clone();
+        let mut last: Option<(CpuId, MigrationType)> = None;
         let outcome = 'out: {
             if !lb::should_we_balance(self, sd, dst, idle) {
                 *cont = false;
@@ -180,6 +192,7 @@ impl<S: Sink> Sim<S> {
                     break 'out None;
                 };
                 self.sd_state[dst.idx()][sdi].lb.imbalance[ii] += src.imbalance;
+                last = Some((busiest, src.migration));
                 let (moved, all_pinned) = if self.rqs[busiest.idx()].nr_running > 1 {
                     self.detach_attach(dst, busiest, sdi, idle, src.migration, src.imbalance)
                 } else {
@@ -197,29 +210,43 @@ impl<S: Sink> Sim<S> {
                 break 'out Some(moved);
             }
         };
-        let st = &mut self.sd_state[dst.idx()][sdi];
-        let sd = &self.domains.domains(dst)[sdi];
+        let sdp = &self.domains.domains(dst)[sdi];
+        let (min_iv, max_iv, nice_tries) = (
+            sdp.min_interval_ms,
+            sdp.max_interval_ms,
+            sdp.cache_nice_tries,
+        );
         let moved = match outcome {
             None => {
+                let st = &mut self.sd_state[dst.idx()][sdi];
                 st.lb.balanced[ii] += 1;
                 st.nr_balance_failed = 0;
                 if idle != CpuIdle::NewlyIdle {
-                    st.balance_interval_ms = (st.balance_interval_ms * 2).min(sd.max_interval_ms);
+                    st.balance_interval_ms = (st.balance_interval_ms * 2).min(max_iv);
                 }
                 0
             }
             Some(moved) => {
+                let st = &mut self.sd_state[dst.idx()][sdi];
                 if moved == 0 {
                     st.lb.failed[ii] += 1;
                     if idle != CpuIdle::NewlyIdle {
                         st.nr_balance_failed += 1;
+                        // need_active_balance: a task-count imbalance that
+                        // keeps failing (the task to move is running).
+                        if let Some((busiest, MigrationType::Task)) = last {
+                            if st.nr_balance_failed > nice_tries + 2 {
+                                self.start_active_balance(busiest, dst, sdi);
+                            }
+                        }
                     }
                 } else {
                     st.nr_balance_failed = 0;
                     st.lb.gained[ii] += moved as u64;
                 }
+                let st = &mut self.sd_state[dst.idx()][sdi];
                 if idle != CpuIdle::NewlyIdle {
-                    st.balance_interval_ms = sd.min_interval_ms;
+                    st.balance_interval_ms = min_iv;
                 }
                 moved
             }
@@ -227,7 +254,8 @@ impl<S: Sink> Sim<S> {
         if idle == CpuIdle::NewlyIdle {
             self.newidle_cost += cost;
         } else {
-            self.charge(dst, cost, Path::Balance, true);
+            let who = self.ilb_cpu.unwrap_or(dst);
+            self.charge(who, cost, Path::Balance, true);
         }
         moved
     }
@@ -286,11 +314,11 @@ impl<S: Sink> Sim<S> {
         // Candidates: queued tasks of src, least recently run first (the
         // tail of cfs_tasks).
         let q = self.rqs[src.idx()].cfs.idx();
-        let mut cands: Vec<(Nanos, TaskId)> = self.cfs[q]
+        let mut cands: Vec<(u64, TaskId)> = self.cfs[q]
             .timeline
             .iter()
             .filter_map(|&(_, e)| self.ents[e.idx()].task)
-            .map(|t| (self.ents[self.tasks[t.idx()].se.idx()].exec_start, t))
+            .map(|t| (self.tasks[t.idx()].cfs_tasks_stamp, t))
             .collect();
         cands.sort();
         let loop_max = NR_MIGRATE.min(self.rqs[src.idx()].nr_running);
@@ -387,7 +415,10 @@ impl<S: Sink> Sim<S> {
         let mut curr_cost: Nanos = 0;
         let mut pulled = 0;
         let mut cont = true;
+        let mut next_balance = u64::MAX;
         for sdi in 0..ndom {
+            let interval = self.sd_interval(cpu, sdi, false);
+            next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
             if avg_idle < curr_cost + self.sd_state[cpu.idx()][sdi].max_newidle_lb_cost {
                 break;
             }
@@ -407,10 +438,128 @@ impl<S: Sink> Sim<S> {
         }
         let rq = &mut self.rqs[cpu.idx()];
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
+        rq.next_balance = rq.next_balance.min(next_balance);
         if pulled > 0 {
             rq.newidle_stamp = None;
         }
         pulled > 0
+    }
+
+    /// Asks `busiest`'s stopper to push its running task to `dst`
+    /// (`active_load_balance_cpu_stop`): the task is moved when `busiest`
+    /// next switches it out, which the resched IPI forces at once.
+    fn start_active_balance(&mut self, busiest: CpuId, dst: CpuId, sdi: usize) {
+        let rq = &self.rqs[busiest.idx()];
+        let Some(curr) = rq.curr else { return };
+        if rq.active_balance.is_some()
+            || !self.tasks[curr.idx()].cpus_allowed.test(dst)
+            || self.tasks[curr.idx()].internal
+        {
+            return;
+        }
+        self.rqs[busiest.idx()].active_balance = Some((dst, sdi));
+        self.rqs[busiest.idx()].need_resched = true;
+        let at = self.now + self.machine.costs.ipi_latency_ns;
+        self.post_resched(busiest, at);
+    }
+
+    /// Called by `schedule()` on `cpu` before its pick: if an active
+    /// balance was requested, take the running task off this queue (the
+    /// stopper's `detach_one_task`); `complete_active_balance` puts it on
+    /// the destination after the switch.
+    pub(crate) fn take_active_balance(
+        &mut self,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+    ) -> Option<(TaskId, CpuId, usize)> {
+        let (dst, sdi) = self.rqs[cpu.idx()].active_balance.take()?;
+        let p = prev?;
+        let task = &self.tasks[p.idx()];
+        if task.state != TaskState::Runnable
+            || !task.cpus_allowed.test(dst)
+            || self.ents[task.se.idx()].sched_delayed
+        {
+            return None;
+        }
+        self.dequeue_task(p, false);
+        Some((p, dst, sdi))
+    }
+
+    /// Second half of an active balance: `p` (off every queue) goes to `dst`.
+    pub(crate) fn complete_active_balance(
+        &mut self,
+        cpu: CpuId,
+        (p, dst, sdi): (TaskId, CpuId, usize),
+    ) {
+        self.set_task_cpu(p, dst, cpu);
+        self.attach_task(p, dst);
+        let st = &mut self.sd_state[dst.idx()][sdi];
+        st.nr_balance_failed = 0;
+        st.alb_pushed += 1;
+        self.charge(cpu, LB_MIGRATE_NS, Path::Balance, true);
+    }
+
+    // ---------------------------------------------------------------- NOHZ
+
+    /// `nohz_balancer_kick` from the tick of a busy CPU: if idle CPUs are
+    /// due for balancing and this CPU or its LLC has more than enough to
+    /// do, kick the first idle CPU to balance on behalf of all idle CPUs.
+    pub(crate) fn nohz_balancer_kick(&mut self, cpu: CpuId) {
+        if self.nohz_kick_pending || self.jiffies() < self.nohz_next_balance {
+            return;
+        }
+        let n = self.machine.nr_cpus();
+        let idle_cpu = |s: &Self, c: CpuId| s.rqs[c.idx()].tick_stopped && s.available_idle_cpu(c);
+        let start = CpuId((cpu.0 + 1) % n as u32);
+        let Some(ilb) = CpuMask::full(n)
+            .iter_wrap(start)
+            .find(|&c| c != cpu && idle_cpu(self, c))
+        else {
+            return;
+        };
+        let busy_llc = self
+            .machine
+            .llc_span(cpu)
+            .iter()
+            .filter(|&c| !self.rqs[c.idx()].tick_stopped)
+            .count();
+        if self.rqs[cpu.idx()].nr_running < 2 && busy_llc <= 1 {
+            return;
+        }
+        self.nohz_next_balance = self.jiffies() + 1;
+        self.nohz_kick_pending = true;
+        let at = self.now + self.machine.costs.ipi_latency_ns;
+        let at = self.irq_time(ilb, at);
+        self.queue
+            .push(at, crate::event::Event::NohzIdleBalance { cpu: ilb });
+    }
+
+    /// `_nohz_idle_balance` on the kicked CPU: balance every idle CPU that
+    /// is due, on its behalf, itself last.
+    pub(crate) fn nohz_idle_balance(&mut self, ilb: CpuId) {
+        self.nohz_kick_pending = false;
+        let n = self.machine.nr_cpus();
+        let start = CpuId((ilb.0 + 1) % n as u32);
+        let order: Vec<CpuId> = CpuMask::full(n).iter_wrap(start).collect();
+        self.ilb_cpu = Some(ilb);
+        let mut next = u64::MAX;
+        for c in order {
+            if !self.available_idle_cpu(ilb) {
+                break; // the balancer got work
+            }
+            if !(self.rqs[c.idx()].tick_stopped && self.available_idle_cpu(c)) {
+                continue;
+            }
+            if self.jiffies() >= self.rqs[c.idx()].next_balance {
+                self.sched_balance_domains(c, CpuIdle::Idle);
+            }
+            next = next.min(self.rqs[c.idx()].next_balance);
+        }
+        self.ilb_cpu = None;
+        if next != u64::MAX {
+            self.nohz_next_balance = next;
+        }
+        self.reidle(ilb);
     }
 
     /// `update_avg(&rq->avg_idle, now − idle_stamp)` at a wakeup onto `cpu`.

@@ -257,6 +257,7 @@ impl<S: Sink> Sim<S> {
         let gen = self.rqs[cpu.idx()].tick_gen;
         self.queue.push(at, Event::Tick { cpu, gen });
         self.sched_balance_trigger(cpu);
+        self.nohz_balancer_kick(cpu);
     }
 
     // -------------------------------------------------------- rescheduling
@@ -289,7 +290,7 @@ impl<S: Sink> Sim<S> {
         self.post_resched(cpu, t);
     }
 
-    fn post_resched(&mut self, cpu: CpuId, t: Nanos) {
+    pub(crate) fn post_resched(&mut self, cpu: CpuId, t: Nanos) {
         let rq = &mut self.rqs[cpu.idx()];
         if rq.resched_posted.is_some_and(|p| p <= t) {
             return;
@@ -407,6 +408,7 @@ impl<S: Sink> Sim<S> {
         }
         // pick_next_entity: a delayed entity that gets picked finishes its
         // dequeue now, and the pick repeats.
+        let active = self.take_active_balance(cpu, prev);
         let mut tried_newidle = false;
         let next = loop {
             let Some(e) = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true) else {
@@ -451,6 +453,8 @@ impl<S: Sink> Sim<S> {
         }
         // Set next.
         if let Some(n) = next {
+            self.cfs_tasks_seq += 1;
+            self.tasks[n.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
             let se = self.tasks[n.idx()].se;
             eevdf::set_next_entity(&mut self.cfs[q], &mut self.ents, se, now, &self.p);
             self.update_load_avg(n);
@@ -493,6 +497,9 @@ impl<S: Sink> Sim<S> {
         }
         let cost = self.machine.costs.context_switch_ns;
         self.charge(cpu, cost, Path::ContextSwitch, false);
+        if let Some(ab) = active {
+            self.complete_active_balance(cpu, ab);
+        }
         let nc = std::mem::take(&mut self.newidle_cost);
         self.charge(cpu, nc, Path::Newidle, false);
         self.arm_burst(cpu);
@@ -529,6 +536,8 @@ impl<S: Sink> Sim<S> {
         if idle {
             cfs.h_nr_idle += 1;
         }
+        self.cfs_tasks_seq += 1;
+        self.tasks[t.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
         self.rqs[cpu.idx()].nr_running += 1;
         if self.rqs[cpu.idx()].nr_running >= 2 {
             self.rd_overloaded = true;

@@ -83,6 +83,14 @@ pub struct Sim<S: Sink> {
     pub(crate) rd_overloaded: bool,
     /// CPU time of the newidle passes of the schedule() in progress.
     pub(crate) newidle_cost: Nanos,
+    /// Counter behind `Task::cfs_tasks_stamp`.
+    pub(crate) cfs_tasks_seq: u64,
+    /// `nohz.next_balance` (jiffies).
+    pub(crate) nohz_next_balance: u64,
+    /// A NOHZ balance kick is on its way.
+    pub(crate) nohz_kick_pending: bool,
+    /// The CPU balancing on behalf of idle CPUs (pays for their passes).
+    pub(crate) ilb_cpu: Option<CpuId>,
     /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
     pub llc_state: Vec<LlcState>,
 }
@@ -320,6 +328,10 @@ impl<S: Sink> Sim<S> {
                 .collect(),
             rd_overloaded: false,
             newidle_cost: 0,
+            cfs_tasks_seq: 0,
+            nohz_next_balance: 0,
+            nohz_kick_pending: false,
+            ilb_cpu: None,
             llc_state: vec![
                 LlcState {
                     has_idle_cores: true,
@@ -409,6 +421,7 @@ impl<S: Sink> Sim<S> {
             }
             Event::RemoteWakeup { cpu, task } => self.remote_wakeup(cpu, task),
             Event::TaskStart { task } => self.wake_up_new_task(task, CpuId(0)),
+            Event::NohzIdleBalance { cpu } => self.nohz_idle_balance(cpu),
             Event::End => {}
         }
     }
@@ -517,6 +530,7 @@ fn new_task(
         internal,
         recent_used_cpu: CpuId(0),
         wakee: Default::default(),
+        cfs_tasks_stamp: 0,
     };
     (se, task)
 }

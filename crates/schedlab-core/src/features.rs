@@ -101,6 +101,9 @@ sched_features! {
     DELAY_ZERO: delay_zero = true;
     /// Placement treats a CPU running only SCHED_IDLE tasks as idle (5.4+).
     SCHED_IDLE_AS_IDLE: sched_idle_as_idle = true;
+    /// Bound the wakeup scan of the LLC by its utilisation (5.19+); off, the
+    /// whole LLC is scanned (as SIS_PROP's 4-CPU floor did on small LLCs).
+    SIS_UTIL: sis_util = true;
 }
 
 /// Why a `--features` string was refused.

@@ -68,6 +68,9 @@ impl<S: Sink> CpuView for Sim<S> {
             .is_some_and(|i| self.llc_state[i].has_idle_cores)
     }
     fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
+        if !self.cfg.features.sis_util {
+            return u32::MAX - 1;
+        }
         self.domains
             .shortcuts(cpu)
             .llc_shared

@@ -128,6 +128,9 @@ pub struct Rq {
     pub avg_idle: Nanos,
     /// `max_idle_balance_cost`.
     pub max_idle_balance_cost: Nanos,
+    /// An active balance asked this CPU to push its running task to
+    /// (destination, domain index).
+    pub active_balance: Option<(CpuId, usize)>,
     /// `idle_stamp` of newidle balancing (None = 0 in the kernel).
     pub newidle_stamp: Option<Nanos>,
     /// Armed task hrtimers on this CPU, for the idle governor.

@@ -131,6 +131,10 @@ pub struct Task {
     pub recent_used_cpu: CpuId,
     /// wake_wide bookkeeping.
     pub wakee: WakeeState,
+    /// Position in its runqueue's `cfs_tasks` list: tasks go to the head
+    /// when enqueued and when picked; load balancing walks from the tail
+    /// (smallest stamp first).
+    pub cfs_tasks_stamp: u64,
 }
 
 /// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee` of a task.

@@ -52,6 +52,11 @@ pub enum Event {
         /// Task.
         task: TaskId,
     },
+    /// A NOHZ idle-balance kick arrives at an idle CPU.
+    NohzIdleBalance {
+        /// The idle load balancer.
+        cpu: CpuId,
+    },
     /// The end of the run.
     End,
 }
