@@ -17,9 +17,11 @@
 //!            idle SMT sibling, scan of the LLC (idle cores / SIS_UTIL depth)
 //! ```
 //!
-//! SCHED_IDLE_AS_IDLE lives in one place, [`CpuView::idle_for_placement`]:
-//! every placement path that asks "is this CPU idle enough to take the
-//! task?" asks it. With the switch off only truly idle CPUs qualify (the
+//! SCHED_IDLE_AS_IDLE lives in one place,
+//! [`CpuView::sched_idle_counts_as_idle`]: every placement path that asks
+//! "is this CPU idle enough to take the task?" goes through it (the fast
+//! path via [`CpuView::idle_for_placement`], the slow path directly, since
+//! it prefers such a CPU even to a truly idle one). With the switch off only truly idle CPUs qualify (the
 //! kernel before 5.4, where only wakeup preemption knew about SCHED_IDLE).
 //!
 //! Deviations:
@@ -70,11 +72,17 @@ pub trait CpuView {
     /// `sd_llc_shared->nr_idle_scan` of `cpu`'s LLC (SIS_UTIL).
     fn nr_idle_scan(&self, cpu: CpuId) -> u32;
 
-    /// The one question every placement path asks: may a task be put on
-    /// `cpu` as on an idle CPU? Truly idle CPUs always; CPUs running only
-    /// SCHED_IDLE tasks too when SCHED_IDLE_AS_IDLE is on.
+    /// SCHED_IDLE_AS_IDLE, the one place: does placement treat this CPU,
+    /// which runs only SCHED_IDLE tasks, as idle?
+    fn sched_idle_counts_as_idle(&self, cpu: CpuId) -> bool {
+        self.sched_idle_as_idle() && self.sched_idle_cpu(cpu)
+    }
+
+    /// The question every placement path asks: may a task be put on `cpu`
+    /// as on an idle CPU? Truly idle CPUs always; CPUs running only
+    /// SCHED_IDLE tasks when [`Self::sched_idle_counts_as_idle`] says so.
     fn idle_for_placement(&self, cpu: CpuId) -> bool {
-        self.available_idle_cpu(cpu) || (self.sched_idle_as_idle() && self.sched_idle_cpu(cpu))
+        self.available_idle_cpu(cpu) || self.sched_idle_counts_as_idle(cpu)
     }
 }
 
@@ -457,7 +465,7 @@ fn find_dst_group_cpu(v: &impl CpuView, span: &CpuMask, p: &PlaceTask, this: Cpu
     let mut shallowest: Option<(u64, u64, CpuId)> = None;
     let mut least: Option<(u64, CpuId)> = None;
     for c in span.iter().filter(|&c| p.allowed.test(c)) {
-        if v.sched_idle_as_idle() && v.sched_idle_cpu(c) {
+        if v.sched_idle_counts_as_idle(c) {
             return c;
         }
         if v.available_idle_cpu(c) {
