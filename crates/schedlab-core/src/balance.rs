@@ -166,7 +166,8 @@ impl<S: Sink> Sim<S> {
         self.sd_state[dst.idx()][sdi].lb.count[ii] += 1;
         let sd = &self.domains.domains(dst)[sdi];
         let mut cost = LB_PASS_NS + LB_PER_CPU_NS * sd.span_weight as u64;
-        let mut cpus: CpuMask = sd.span.clone();
+        // env->cpus: the span, less busiest CPUs found all-pinned.
+        let mut excluded: Option<CpuMask> = None;
         let mut last: Option<(CpuId, MigrationType)> = None;
         let outcome = 'out: {
             if !lb::should_we_balance(self, sd, dst, idle) {
@@ -176,7 +177,7 @@ impl<S: Sink> Sim<S> {
             loop {
                 let sd = &self.domains.domains(dst)[sdi];
                 let child_flags = sd.child.map(|c| self.domains.domains(dst)[c].flags);
-                let sds = lb::sd_lb_stats(self, sd, child_flags, dst, &cpus);
+                let sds = lb::sd_lb_stats(self, sd, child_flags, dst, excluded.as_ref());
                 if sd.parent.is_none() {
                     self.rd_overloaded = sds.overloaded;
                 }
@@ -186,7 +187,7 @@ impl<S: Sink> Sim<S> {
                 };
                 let span = sd.groups[src.group].span.clone();
                 let Some(busiest) =
-                    lb::find_src_rq(self, &span, &cpus, src.migration, src.imbalance)
+                    lb::find_src_rq(self, &span, excluded.as_ref(), src.migration, src.imbalance)
                 else {
                     self.sd_state[dst.idx()][sdi].lb.nobusyq[ii] += 1;
                     break 'out None;
@@ -201,8 +202,10 @@ impl<S: Sink> Sim<S> {
                 cost += moved as u64 * LB_MIGRATE_NS;
                 if moved == 0 && all_pinned {
                     // LBF_ALL_PINNED: try without that CPU.
+                    let cpus =
+                        excluded.get_or_insert_with(|| self.domains.domains(dst)[sdi].span.clone());
                     cpus.clear(busiest);
-                    if cpus.and(&span).is_empty() {
+                    if !cpus.intersects(&span) {
                         break 'out Some(0);
                     }
                     continue;

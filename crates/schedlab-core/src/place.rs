@@ -18,6 +18,21 @@ use crate::observe::Sink;
 use crate::time::NSEC_PER_SEC;
 
 impl<S: Sink> CpuView for Sim<S> {
+    fn lb_snapshot(&self, cpu: CpuId) -> crate::fair::select::LbSnapshot {
+        let rq = &self.rqs[cpu.idx()];
+        let cfs = &self.cfs[rq.cfs.idx()];
+        let capacity = self.machine.cpu(cpu).capacity as u64;
+        let nr = rq.nr_running + rq.ttwu_pending;
+        crate::fair::select::LbSnapshot {
+            load: cfs.avg.load_avg,
+            util: cfs.avg.util_avg.min(capacity),
+            runnable: cfs.avg.runnable_avg,
+            h_nr_runnable: cfs.h_nr_runnable,
+            nr_running: nr,
+            idle: nr == 0 && rq.curr.is_none(),
+            capacity,
+        }
+    }
     fn machine(&self) -> &Machine {
         &self.machine
     }

@@ -76,29 +76,32 @@ pub struct SdLbStats {
     pub busiest_cores: u32,
 }
 
-/// `update_sg_lb_stats` over `span ∩ cpus`.
+/// `update_sg_lb_stats` over `span ∩ cpus` (`cpus` None = the whole span).
 pub fn sg_lb_stats(
     v: &impl CpuView,
     span: &CpuMask,
-    cpus: &CpuMask,
+    cpus: Option<&CpuMask>,
     pct: u32,
     overloaded: &mut bool,
 ) -> SgStats {
     let mut s = SgStats::default();
-    for c in span.iter().filter(|&c| cpus.test(c)) {
-        s.group_load += v.cpu_load(c);
-        s.group_util += v.cpu_util(c);
-        s.group_runnable += v.cpu_runnable(c);
-        s.sum_h_nr_running += v.h_nr_runnable(c);
-        let nr = v.nr_running(c);
-        s.sum_nr_running += nr;
-        if nr > 1 {
+    for c in span.iter() {
+        if cpus.is_some_and(|m| !m.test(c)) {
+            continue;
+        }
+        let l = v.lb_snapshot(c);
+        s.group_load += l.load;
+        s.group_util += l.util;
+        s.group_runnable += l.runnable;
+        s.sum_h_nr_running += l.h_nr_runnable;
+        s.sum_nr_running += l.nr_running;
+        if l.nr_running > 1 {
             *overloaded = true;
         }
-        if nr == 0 && v.available_idle_cpu(c) {
+        if l.idle {
             s.idle_cpus += 1;
         }
-        s.group_capacity += v.capacity_of(c);
+        s.group_capacity += l.capacity;
         s.group_weight += 1;
     }
     let t = group_classify(pct, &s);
@@ -134,7 +137,7 @@ pub fn sd_lb_stats(
     sd: &SchedDomain,
     child_flags: Option<crate::machine::domains::SdFlags>,
     dst: CpuId,
-    cpus: &CpuMask,
+    cpus: Option<&CpuMask>,
 ) -> SdLbStats {
     let pct = sd.imbalance_pct;
     let mut out = SdLbStats {
@@ -283,12 +286,12 @@ pub fn find_src_group(sd: &SchedDomain, idle: CpuIdle, sds: &SdLbStats) -> Optio
 pub fn find_src_rq(
     v: &impl CpuView,
     span: &CpuMask,
-    cpus: &CpuMask,
+    cpus: Option<&CpuMask>,
     m: MigrationType,
     imbalance: u64,
 ) -> Option<CpuId> {
     let mut best: Option<(u64, u64, CpuId)> = None; // (metric, capacity, cpu)
-    for c in span.iter().filter(|&c| cpus.test(c)) {
+    for c in span.iter().filter(|&c| cpus.is_none_or(|m| m.test(c))) {
         let nr = v.h_nr_runnable(c);
         if nr == 0 {
             continue;

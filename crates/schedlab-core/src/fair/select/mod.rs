@@ -72,6 +72,20 @@ pub trait CpuView {
     /// `sd_llc_shared->nr_idle_scan` of `cpu`'s LLC (SIS_UTIL).
     fn nr_idle_scan(&self, cpu: CpuId) -> u32;
 
+    /// Everything group statistics read about one CPU, in one call.
+    fn lb_snapshot(&self, cpu: CpuId) -> LbSnapshot {
+        let nr = self.nr_running(cpu);
+        LbSnapshot {
+            load: self.cpu_load(cpu),
+            util: self.cpu_util(cpu),
+            runnable: self.cpu_runnable(cpu),
+            h_nr_runnable: self.h_nr_runnable(cpu),
+            nr_running: nr,
+            idle: nr == 0 && self.available_idle_cpu(cpu),
+            capacity: self.capacity_of(cpu),
+        }
+    }
+
     /// SCHED_IDLE_AS_IDLE, the one place: does placement treat this CPU,
     /// which runs only SCHED_IDLE tasks, as idle?
     fn sched_idle_counts_as_idle(&self, cpu: CpuId) -> bool {
@@ -84,6 +98,25 @@ pub trait CpuView {
     fn idle_for_placement(&self, cpu: CpuId) -> bool {
         self.available_idle_cpu(cpu) || self.sched_idle_counts_as_idle(cpu)
     }
+}
+
+/// What balancing statistics read about one CPU.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LbSnapshot {
+    /// `cpu_load`.
+    pub load: u64,
+    /// `cpu_util_cfs`.
+    pub util: u64,
+    /// `cpu_runnable`.
+    pub runnable: u64,
+    /// `cfs.h_nr_runnable`.
+    pub h_nr_runnable: u32,
+    /// `nr_running` (+ in-flight wakeups).
+    pub nr_running: u32,
+    /// Idle with nothing queued or in flight.
+    pub idle: bool,
+    /// `capacity_of`.
+    pub capacity: u64,
 }
 
 /// The task being placed, as placement sees it.
@@ -264,26 +297,33 @@ fn select_idle_cpu(
     let cluster = m.cluster_span(target);
     let clusters_active =
         cluster.weight() > m.core_span(target).weight() && cluster.weight() < llc.weight();
-    let mut order: Vec<CpuId> = Vec::with_capacity(cpus.weight());
-    if clusters_active {
-        let in_cluster = cpus.and(cluster);
-        order.extend(in_cluster.iter_wrap(start));
-        for c in in_cluster.iter() {
+    let first: Option<CpuMask> = clusters_active.then(|| cpus.and(cluster));
+    if let Some(f) = &first {
+        for c in f.iter() {
             cpus.clear(c);
         }
     }
-    order.extend(cpus.iter_wrap(start));
-    let mut done = CpuMask::new(m.nr_cpus());
+    let order = first
+        .iter()
+        .flat_map(|f| f.iter_wrap(start))
+        .chain(cpus.iter_wrap(start));
+    let mut done: Option<CpuMask> = None;
+    let allowed_llc = if has_idle_core {
+        Some(llc.and(p.allowed))
+    } else {
+        None
+    };
     for c in order {
-        if done.test(c) {
-            continue;
-        }
-        if has_idle_core {
-            if let Some(i) = select_idle_core(v, &llc.and(p.allowed), c, &mut fallback) {
+        if let Some(allowed_llc) = &allowed_llc {
+            let d = done.get_or_insert_with(|| CpuMask::new(m.nr_cpus()));
+            if d.test(c) {
+                continue;
+            }
+            if let Some(i) = select_idle_core(v, allowed_llc, c, &mut fallback) {
                 return (Some(i), false);
             }
             for s in m.core_span(c).iter() {
-                done.set(s);
+                d.set(s);
             }
         } else {
             nr -= 1;
