@@ -96,16 +96,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Features => {
-            println!("{:<24} {:<8} description", "feature", "default");
-            for (name, def, doc) in schedlab_core::features::FEATURE_TABLE {
-                println!(
-                    "{name:<24} {:<8} {}",
-                    if *def { "on" } else { "off" },
-                    doc.trim()
-                );
+            println!("{:<24} {:<14} description  [values]", "feature", "default");
+            for f in schedlab_core::features::FEATURE_TABLE {
+                println!("{:<24} {:<14} {}  [{}]", f.name, f.default, f.doc.trim(), f.values.join("|"));
             }
             println!(
-                "\nSet with --features NAME,NO_NAME,... ; debugfs view of the defaults:\n{}",
+                "\nSet with --features NAME,NO_NAME,NAME=value,... ; debugfs view of the defaults:\n{}",
                 schedlab_core::features::Features::default().debugfs_line()
             );
             Ok(ExitCode::SUCCESS)

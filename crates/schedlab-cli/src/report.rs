@@ -5,6 +5,7 @@
 use crate::resolve::{self, RunArgs};
 use crate::user;
 use anyhow::{Context, Result};
+use schedlab_core::features::FeatureValue;
 use schedlab_core::machine::Machine;
 use schedlab_core::observe::{NullSink, Sink};
 use schedlab_core::program::Workload;
@@ -26,7 +27,11 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     let cfg = &sim.cfg;
     let mut features = serde_json::Map::new();
     for (n, v) in cfg.features.values() {
-        features.insert(n.to_string(), Value::Bool(v));
+        let v = match v {
+            FeatureValue::Bool(b) => Value::Bool(b),
+            FeatureValue::Enum(e) => Value::String(e.to_string()),
+        };
+        features.insert(n.to_string(), v);
     }
     let tasks = sim
         .threads()

@@ -50,60 +50,162 @@ impl fmt::Display for PreemptModel {
     }
 }
 
+/// A switch with more than two values (a sched_feat never is one; these
+/// are the project's enum-valued mechanisms).
+pub trait FeatureEnum: Copy + Eq + Sized + 'static {
+    /// Every value, in listing order, as written on the command line.
+    const VALUES: &'static [&'static str];
+    /// Parses one of [`Self::VALUES`].
+    fn parse(s: &str) -> Option<Self>;
+    /// The spelling of this value.
+    fn name(self) -> &'static str;
+}
+
+/// `LB_SERIALIZE`: when periodic balancing of an SD_SERIALIZE (NUMA) domain
+/// takes the global `sched_balance_running` flag (kernel-model.md §7.4).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LbSerialize {
+    /// Up to 6.18: every CPU whose softirq walk reaches the domain tries the
+    /// flag, then checks whether the domain is due.
+    Eager,
+    /// The posted patch: try the flag only once the domain is due.
+    WhenDue,
+    /// 6.19: only inside the balance, after should_we_balance chose this
+    /// CPU; a lost race counts as a balanced pass; newidle too.
+    BalancerOnly,
+}
+
+impl FeatureEnum for LbSerialize {
+    const VALUES: &'static [&'static str] = &["eager", "when-due", "balancer-only"];
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "eager" => LbSerialize::Eager,
+            "when-due" => LbSerialize::WhenDue,
+            "balancer-only" => LbSerialize::BalancerOnly,
+            _ => return None,
+        })
+    }
+    fn name(self) -> &'static str {
+        match self {
+            LbSerialize::Eager => "eager",
+            LbSerialize::WhenDue => "when-due",
+            LbSerialize::BalancerOnly => "balancer-only",
+        }
+    }
+}
+
+/// The value of one switch, for listings and summary.json.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FeatureValue {
+    /// An on/off switch.
+    Bool(bool),
+    /// An enum-valued switch, by its spelling.
+    Enum(&'static str),
+}
+
+/// One row of the switch table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FeatureInfo {
+    /// Kernel-style name.
+    pub name: &'static str,
+    /// Default, as written on the command line (`on`/`off` for switches).
+    pub default: &'static str,
+    /// Values accepted after `NAME=`.
+    pub values: &'static [&'static str],
+    /// One-line description.
+    pub doc: &'static str,
+}
+
+const BOOL_VALUES: &[&str] = &["on", "off"];
+
 macro_rules! sched_features {
-    ($( $(#[doc = $doc:literal])* $name:ident : $field:ident = $default:expr ;)*) => {
+    (
+        bools { $( $(#[doc = $doc:literal])* $name:ident : $field:ident = $default:expr ;)* }
+        enums { $( $(#[doc = $edoc:literal])* $ename:ident : $efield:ident : $ety:ident = $edefault:expr, $edefname:literal ;)* }
+    ) => {
         /// The resolved set of feature switches of one run.
         #[derive(Clone, Debug, PartialEq, Eq)]
         pub struct Features {
             $( $(#[doc = $doc])* pub $field: bool, )*
+            $( $(#[doc = $edoc])* pub $efield: $ety, )*
         }
 
         impl Default for Features {
             fn default() -> Self {
-                Features { $( $field: $default, )* }
+                Features { $( $field: $default, )* $( $efield: $edefault, )* }
             }
         }
 
-        /// Every switch: (name, default, one-line description).
-        pub const FEATURE_TABLE: &[(&str, bool, &str)] = &[
-            $( (stringify!($name), $default, concat!($($doc),*)), )*
+        /// Every switch: name, default, accepted values, one-line description.
+        pub const FEATURE_TABLE: &[FeatureInfo] = &[
+            $( FeatureInfo {
+                name: stringify!($name),
+                default: if $default { "on" } else { "off" },
+                values: BOOL_VALUES,
+                doc: concat!($($doc),*),
+            }, )*
+            $( FeatureInfo {
+                name: stringify!($ename),
+                default: $edefname,
+                values: <$ety as FeatureEnum>::VALUES,
+                doc: concat!($($edoc),*),
+            }, )*
         ];
 
         impl Features {
-            fn slot(&mut self, name: &str) -> Option<&mut bool> {
+            fn bool_slot(&mut self, name: &str) -> Option<&mut bool> {
                 match name {
                     $( stringify!($name) => Some(&mut self.$field), )*
                     _ => None,
                 }
             }
+            /// Sets an enum switch; Some(false) for a bad value, None if no such switch.
+            fn set_enum(&mut self, name: &str, value: &str) -> Option<bool> {
+                match name {
+                    $( stringify!($ename) => Some(match <$ety as FeatureEnum>::parse(value) {
+                        Some(v) => { self.$efield = v; true }
+                        None => false,
+                    }), )*
+                    _ => None,
+                }
+            }
             /// `(name, value)` for every switch, in table order.
-            pub fn values(&self) -> Vec<(&'static str, bool)> {
-                vec![ $( (stringify!($name), self.$field), )* ]
+            pub fn values(&self) -> Vec<(&'static str, FeatureValue)> {
+                vec![
+                    $( (stringify!($name), FeatureValue::Bool(self.$field)), )*
+                    $( (stringify!($ename), FeatureValue::Enum(self.$efield.name())), )*
+                ]
             }
         }
     };
 }
 
 sched_features! {
-    /// Lag-preserving placement of waking entities (place_entity).
-    PLACE_LAG: place_lag = true;
-    /// Forked tasks start with half a slice of virtual deadline.
-    PLACE_DEADLINE_INITIAL: place_deadline_initial = true;
-    /// Protect the running entity up to the shortest queued slice (vprot).
-    RUN_TO_PARITY: run_to_parity = true;
-    /// A wakee with a shorter slice may override curr's protection.
-    PREEMPT_SHORT: preempt_short = true;
-    /// Wakeups may preempt the running task.
-    WAKEUP_PREEMPTION: wakeup_preemption = true;
-    /// An entity that sleeps while ineligible stays queued until picked (6.12+).
-    DELAY_DEQUEUE: delay_dequeue = true;
-    /// Positive lag of a delayed entity is clipped to zero.
-    DELAY_ZERO: delay_zero = true;
-    /// Placement treats a CPU running only SCHED_IDLE tasks as idle (5.4+).
-    SCHED_IDLE_AS_IDLE: sched_idle_as_idle = true;
-    /// Bound the wakeup scan of the LLC by its utilisation (5.19+); off, the
-    /// whole LLC is scanned (as SIS_PROP's 4-CPU floor did on small LLCs).
-    SIS_UTIL: sis_util = true;
+    bools {
+        /// Lag-preserving placement of waking entities (place_entity).
+        PLACE_LAG: place_lag = true;
+        /// Forked tasks start with half a slice of virtual deadline.
+        PLACE_DEADLINE_INITIAL: place_deadline_initial = true;
+        /// Protect the running entity up to the shortest queued slice (vprot).
+        RUN_TO_PARITY: run_to_parity = true;
+        /// A wakee with a shorter slice may override curr's protection.
+        PREEMPT_SHORT: preempt_short = true;
+        /// Wakeups may preempt the running task.
+        WAKEUP_PREEMPTION: wakeup_preemption = true;
+        /// An entity that sleeps while ineligible stays queued until picked (6.12+).
+        DELAY_DEQUEUE: delay_dequeue = true;
+        /// Positive lag of a delayed entity is clipped to zero.
+        DELAY_ZERO: delay_zero = true;
+        /// Placement treats a CPU running only SCHED_IDLE tasks as idle (5.4+).
+        SCHED_IDLE_AS_IDLE: sched_idle_as_idle = true;
+        /// Bound the wakeup scan of the LLC by its utilisation (5.19+); off, the
+        /// whole LLC is scanned (as SIS_PROP's 4-CPU floor did on small LLCs).
+        SIS_UTIL: sis_util = true;
+    }
+    enums {
+        /// When balancing an SD_SERIALIZE (NUMA) domain takes the global sched_balance_running flag: eager (<=6.18), when-due (posted patch), balancer-only (6.19).
+        LB_SERIALIZE: lb_serialize: LbSerialize = LbSerialize::BalancerOnly, "balancer-only";
+    }
 }
 
 /// Why a `--features` string was refused.
@@ -116,8 +218,8 @@ pub enum FeatureError {
     #[error("feature '{0}' is given twice with different values")]
     Contradiction(String),
     /// A value the switch does not take.
-    #[error("feature '{0}': bad value '{1}' (on/off switches take 1, 0, on, off, true or false)")]
-    BadValue(String, String),
+    #[error("feature '{0}': bad value '{1}' (valid: {2})")]
+    BadValue(String, String, String),
 }
 
 impl Features {
@@ -126,53 +228,57 @@ impl Features {
     /// value. Giving one switch twice with different values is an error.
     pub fn parse(list: &str) -> Result<Features, FeatureError> {
         let mut f = Features::default();
-        let mut seen: Vec<(String, bool)> = Vec::new();
-        let valid = || {
-            FEATURE_TABLE
-                .iter()
-                .map(|e| e.0)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let mut seen: Vec<(String, String)> = Vec::new();
+        let valid = || FEATURE_TABLE.iter().map(|e| e.name).collect::<Vec<_>>().join(", ");
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (name, on) = match item.split_once('=') {
-                Some((name, value)) => {
-                    let on = match value.trim() {
-                        "1" | "on" | "true" => true,
-                        "0" | "off" | "false" => false,
-                        v => return Err(FeatureError::BadValue(name.to_string(), v.to_string())),
-                    };
-                    (name.trim(), on)
-                }
+            let (name, value) = match item.split_once('=') {
+                Some((name, value)) => (name.trim(), value.trim().to_string()),
                 None => match item.strip_prefix("NO_") {
-                    Some(rest) if f.clone().slot(rest).is_some() => (rest, false),
-                    _ => (item, true),
+                    Some(rest) if f.clone().bool_slot(rest).is_some() => (rest, "off".to_string()),
+                    _ => (item, "on".to_string()),
                 },
             };
-            let slot = f
-                .slot(name)
-                .ok_or_else(|| FeatureError::Unknown(name.to_string(), valid()))?;
+            let value = match value.as_str() {
+                "1" | "true" => "on".to_string(),
+                "0" | "false" => "off".to_string(),
+                v => v.to_string(),
+            };
+            if let Some(slot) = f.bool_slot(name) {
+                *slot = match value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    v => return Err(FeatureError::BadValue(name.to_string(), v.to_string(), BOOL_VALUES.join(", "))),
+                };
+            } else {
+                match f.set_enum(name, &value) {
+                    Some(true) => {}
+                    Some(false) => {
+                        let info = FEATURE_TABLE.iter().find(|i| i.name == name).expect("listed");
+                        let shown = if value == "on" { format!("{name} without a value") } else { value.clone() };
+                        return Err(FeatureError::BadValue(name.to_string(), shown, info.values.join(", ")));
+                    }
+                    None => return Err(FeatureError::Unknown(name.to_string(), valid())),
+                }
+            }
             if let Some((_, prev)) = seen.iter().find(|(n, _)| n == name) {
-                if *prev != on {
+                if *prev != value {
                     return Err(FeatureError::Contradiction(name.to_string()));
                 }
             }
-            *slot = on;
-            seen.push((name.to_string(), on));
+            seen.push((name.to_string(), value));
         }
         Ok(f)
     }
 
-    /// debugfs-style listing: `NAME` or `NO_NAME` per switch.
+    /// debugfs-style listing: `NAME` or `NO_NAME` per switch, `NAME=value`
+    /// for enum switches.
     pub fn debugfs_line(&self) -> String {
         self.values()
             .iter()
-            .map(|(n, on)| {
-                if *on {
-                    n.to_string()
-                } else {
-                    format!("NO_{n}")
-                }
+            .map(|(n, v)| match v {
+                FeatureValue::Bool(true) => n.to_string(),
+                FeatureValue::Bool(false) => format!("NO_{n}"),
+                FeatureValue::Enum(e) => format!("{n}={e}"),
             })
             .collect::<Vec<_>>()
             .join(" ")
@@ -182,6 +288,20 @@ impl Features {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_defaults_match_the_default_features() {
+        let d = Features::default();
+        for ((name, v), info) in d.values().iter().zip(FEATURE_TABLE) {
+            assert_eq!(*name, info.name);
+            let shown = match v {
+                FeatureValue::Bool(true) => "on",
+                FeatureValue::Bool(false) => "off",
+                FeatureValue::Enum(e) => e,
+            };
+            assert_eq!(shown, info.default, "{name}");
+        }
+    }
 
     #[test]
     fn parse_toggles_and_rejects_nonsense() {
@@ -206,5 +326,13 @@ mod tests {
             Err(FeatureError::Contradiction(..))
         ));
         assert_eq!(Features::parse("").unwrap(), Features::default());
+        let f = Features::parse("LB_SERIALIZE=eager").unwrap();
+        assert_eq!(f.lb_serialize, LbSerialize::Eager);
+        assert!(matches!(Features::parse("LB_SERIALIZE=sometimes"), Err(FeatureError::BadValue(..))));
+        assert!(matches!(Features::parse("LB_SERIALIZE"), Err(FeatureError::BadValue(..))));
+        assert!(matches!(
+            Features::parse("LB_SERIALIZE=eager,LB_SERIALIZE=when-due"),
+            Err(FeatureError::Contradiction(..))
+        ));
     }
 }

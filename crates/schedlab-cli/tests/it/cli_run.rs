@@ -195,12 +195,13 @@ fn summary_json_has_the_contract_field_names_and_values() {
 
     // Every switch the binary knows is listed with its default.
     let feats = s["features"].as_object().expect("features is an object");
-    for (name, default, _) in schedlab_core::features::FEATURE_TABLE {
-        assert_eq!(
-            feats.get(*name),
-            Some(&Value::Bool(*default)),
-            "features.{name}"
-        );
+    for f in schedlab_core::features::FEATURE_TABLE {
+        let want = match f.default {
+            "on" => Value::Bool(true),
+            "off" => Value::Bool(false),
+            e => Value::String(e.to_string()),
+        };
+        assert_eq!(feats.get(f.name), Some(&want), "features.{}", f.name);
     }
 
     let tasks = s["tasks"].as_array().expect("tasks is an array");
