@@ -9,10 +9,11 @@ prints the model's wakeup-latency statistics (rt-app wu_lat, all cfs
 threads pooled) beside the published ones.
 
 Two kernel configurations are run:
-  * "2019-era"  NO_SIS_UTIL: the LLC scan of select_idle_cpu is not
-    bounded by utilisation (SIS_UTIL arrived in 5.19; the 2019 kernel's
-    SIS_PROP never scanned fewer than 4 CPUs, i.e. a whole 4-CPU cluster).
-    This is the configuration the published numbers come from.
+  * "2019-era"  NO_SIS_UTIL,NO_NI_RANDOM: the LLC scan of select_idle_cpu
+    is not bounded by utilisation (SIS_UTIL arrived in 5.19; the 2019
+    kernel's SIS_PROP never scanned fewer than 4 CPUs, i.e. a whole 4-CPU
+    cluster) and every newidle pass runs (NI_RANDOM is 6.19). This is the
+    kernel the published numbers come from.
   * "tip-2026"  default features, SIS_UTIL on.
 
 Usage: run.py [--smoke] [--seeds N] [--duration S] [--bin PATH]
@@ -33,7 +34,7 @@ PUBLISHED = {
 }
 
 CONFIGS = [
-    ("2019-era (NO_SIS_UTIL)", "NO_SIS_UTIL"),
+    ("2019-era (NO_SIS_UTIL,NO_NI_RANDOM)", "NO_SIS_UTIL,NO_NI_RANDOM"),
     ("tip-2026 (SIS_UTIL)", ""),
 ]
 

@@ -98,7 +98,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Cmd::Features => {
             println!("{:<24} {:<14} description  [values]", "feature", "default");
             for f in schedlab_core::features::FEATURE_TABLE {
-                println!("{:<24} {:<14} {}  [{}]", f.name, f.default, f.doc.trim(), f.values.join("|"));
+                println!(
+                    "{:<24} {:<14} {}  [{}]",
+                    f.name,
+                    f.default,
+                    f.doc.trim(),
+                    f.values.join("|")
+                );
             }
             println!(
                 "\nSet with --features NAME,NO_NAME,NAME=value,... ; debugfs view of the defaults:\n{}",

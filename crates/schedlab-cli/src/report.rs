@@ -14,6 +14,7 @@ use schedlab_core::{RunResult, Sim, SimConfig};
 use schedlab_output::ftrace_text::SpooledTraceWriter;
 use schedlab_output::outdir::StagedOutDir;
 use schedlab_output::rtapp_log::{log_file_name, write_log};
+use schedlab_output::schedstat::{write_schedstat, CpuSchedstat, DomainSchedstat, LbIdleCounters};
 use schedlab_output::summary::{
     CpuSummary, MachineSummary, PathsNs, ProfileSummary, Summary, TaskSummary,
 };
@@ -79,6 +80,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
                 wakeup: sim.profile.wakeup_ns,
                 balance: sim.profile.balance_ns,
                 newidle: sim.profile.newidle_ns,
+                balance_atomic: sim.profile.balance_atomic_ns,
                 ..Default::default()
             },
             ..Default::default()
@@ -101,6 +103,99 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .collect();
     s.extra.insert("helpers".into(), Value::Array(helpers));
     s
+}
+
+/// /proc/schedstat (version 17) of a finished run.
+pub fn schedstat<S: Sink>(sim: &Sim<S>) -> Vec<CpuSchedstat> {
+    sim.cpu_stats
+        .iter()
+        .enumerate()
+        .map(|(c, st)| {
+            let cpu = schedlab_core::ids::CpuId(c as u32);
+            let domains = sim
+                .domains
+                .domains(cpu)
+                .iter()
+                .zip(&sim.sd_state[c])
+                .map(|(sd, ss)| {
+                    let lb = std::array::from_fn(|i| LbIdleCounters {
+                        lb_count: ss.lb.count[i],
+                        lb_balanced: ss.lb.balanced[i],
+                        lb_failed: ss.lb.failed[i],
+                        lb_imbalance_load: ss.lb.imbalance_load[i],
+                        lb_imbalance_util: ss.lb.imbalance_util[i],
+                        lb_imbalance_task: ss.lb.imbalance_task[i],
+                        lb_imbalance_misfit: 0,
+                        lb_gained: ss.lb.gained[i],
+                        lb_hot_gained: ss.lb.hot_gained[i],
+                        lb_nobusyq: ss.lb.nobusyq[i],
+                        lb_nobusyg: ss.lb.nobusyg[i],
+                    });
+                    DomainSchedstat {
+                        name: sd.name.to_string(),
+                        span_cpus: sd.span.iter().map(|c| c.0).collect(),
+                        lb,
+                        alb_count: ss.alb_count,
+                        alb_pushed: ss.alb_pushed,
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            CpuSchedstat {
+                cpu: c as u32,
+                yld_count: 0,
+                sched_count: st.sched_count,
+                sched_goidle: st.sched_goidle,
+                ttwu_count: st.ttwu_count,
+                ttwu_local: st.ttwu_local,
+                rq_cpu_time_ns: st.rq_cpu_time_ns,
+                run_delay_ns: st.run_delay_ns,
+                pcount: st.pcount,
+                domains,
+            }
+        })
+        .collect()
+}
+
+/// The `profile` file: where the CPU time of all CPUs went.
+pub fn profile_text(s: &Summary) -> String {
+    let p = &s.profile;
+    let paths = [
+        ("context_switch", p.paths_ns.context_switch),
+        ("wakeup", p.paths_ns.wakeup),
+        ("balance", p.paths_ns.balance),
+        ("balance_atomic", p.paths_ns.balance_atomic),
+        ("newidle", p.paths_ns.newidle),
+        ("steal", p.paths_ns.steal),
+        ("throttle", p.paths_ns.throttle),
+    ];
+    let total: u64 = p.task_ns + p.idle_ns + paths.iter().map(|x| x.1).sum::<u64>();
+    let pct = |v: u64| {
+        if total == 0 {
+            0.0
+        } else {
+            100.0 * v as f64 / total as f64
+        }
+    };
+    let mut out =
+        String::from("# schedlab profile: CPU time of all CPUs by path (ns, share of the total)\n");
+    out.push_str(&format!(
+        "{:<16} {:>18} {:>9.4}%\n",
+        "task",
+        p.task_ns,
+        pct(p.task_ns)
+    ));
+    out.push_str(&format!(
+        "{:<16} {:>18} {:>9.4}%\n",
+        "idle",
+        p.idle_ns,
+        pct(p.idle_ns)
+    ));
+    for (n, v) in paths {
+        out.push_str(&format!("{n:<16} {v:>18} {:>9.4}%\n", pct(v)));
+    }
+    out.push_str(&format!("{:<16} {:>18} {:>9.4}%\n", "total", total, 100.0));
+    out
 }
 
 fn latency_report<S: Sink>(sim: &Sim<S>) -> String {
@@ -238,6 +333,12 @@ fn finish<S: Finish>(
     text.push_str(&latency_report(&sim));
     if let Some(stage) = stage {
         stage.write("summary.json", s.to_json_string().as_bytes())?;
+        stage.write("profile", profile_text(&s).as_bytes())?;
+        let jiffies = res.end_ns / sim.cfg.tick_ns();
+        let nr = sim.machine.nr_cpus();
+        let mut text = Vec::new();
+        write_schedstat(&mut text, jiffies, nr, &schedstat(&sim))?;
+        stage.write("schedstat", &text)?;
         let base = if w.log_basename.is_empty() {
             "rt-app"
         } else {

@@ -4,8 +4,8 @@
 //! attach tasks), and newidle balancing (`sched_balance_newidle`).
 //!
 //! Kernel reference: kernel-model.md §7.1–7.3, §8.2, §8.8–8.9, §9,
-//! tip-2026 (no NI_RANDOM: every eligible domain is tried, as in
-//! 6.6–6.18).
+//! tip-2026 (NI_RANDOM on by default: each domain's newidle pass runs
+//! with a probability equal to its recent success ratio).
 //!
 //! Costs (charged as CPU time of the balancing CPU, guesses of the right
 //! order for these machines, the same for every experiment): a pass costs
@@ -21,22 +21,30 @@
 //! task-count passes, the busiest CPU is made to switch out its running
 //! task, which then moves to the balancing CPU.
 //!
-//! Deviations: no `LBF_DST_PINNED` retry with another destination, no
-//! blocked-load decay kicks (idle CPUs' PELT decays when next updated), and
-//! the sched_balance_running serialisation of NUMA levels is not modelled
-//! yet.
+//! SD_SERIALIZE (`LB_SERIALIZE`, §7.4): NUMA domains take the global
+//! `sched_balance_running` flag, a contended cache line (`atomics.rs`):
+//! `eager` tries it for every domain the walk reaches and then checks
+//! whether the domain is due (a lost race leaves it due); `when-due` tries
+//! it only for a due domain; `balancer-only` tries it inside the pass after
+//! should_we_balance chose this CPU, newidle passes included, and a lost
+//! race is a balanced pass (interval doubles, last_balance set).
+//!
+//! Deviations: no `LBF_DST_PINNED` retry with another destination, and no
+//! blocked-load decay kicks (idle CPUs' PELT decays when next updated).
 
 use crate::core::Path;
 use crate::engine::Sim;
 use crate::fair::balance::lb::{self, CpuIdle, MigrationType};
 use crate::fair::eevdf::{self, EnqueueKind};
 use crate::fair::select::CpuView;
+use crate::features::LbSerialize;
 use crate::ids::{CpuId, TaskId};
-use crate::machine::domains::{msecs_to_jiffies, SD_BALANCE_NEWIDLE};
+use crate::machine::domains::{msecs_to_jiffies, SD_BALANCE_NEWIDLE, SD_SERIALIZE};
 use crate::machine::CpuMask;
 use crate::observe::Sink;
 use crate::task::TaskState;
 use crate::time::{Nanos, NSEC_PER_SEC};
+use rand::Rng;
 
 /// CPU time of one balance pass besides reading CPU statistics (a guess).
 pub const LB_PASS_NS: Nanos = 1_000;
@@ -65,8 +73,16 @@ pub struct SdState {
     pub last_decay: Nanos,
     /// schedstat counters by idle type (not idle, idle, newly idle).
     pub lb: LbCounters,
+    /// `alb_count`: active balances started.
+    pub alb_count: u64,
     /// `alb_pushed`: tasks moved by active balancing.
     pub alb_pushed: u64,
+    /// NI_RANDOM: newidle calls since the last halving.
+    pub newidle_call: u32,
+    /// NI_RANDOM: weighted successes since the last halving.
+    pub newidle_success: u32,
+    /// NI_RANDOM: success ratio (0..=1024); starts optimistic at 1024.
+    pub newidle_ratio: u32,
 }
 
 /// The schedstat counters of one domain (by `CpuIdle` index).
@@ -78,8 +94,12 @@ pub struct LbCounters {
     pub balanced: [u64; 3],
     /// `lb_failed`.
     pub failed: [u64; 3],
-    /// `lb_imbalance` (all types).
-    pub imbalance: [u64; 3],
+    /// `lb_imbalance_load`.
+    pub imbalance_load: [u64; 3],
+    /// `lb_imbalance_util`.
+    pub imbalance_util: [u64; 3],
+    /// `lb_imbalance_task`.
+    pub imbalance_task: [u64; 3],
     /// `lb_gained`.
     pub gained: [u64; 3],
     /// `lb_hot_gained`.
@@ -127,7 +147,23 @@ impl<S: Sink> Sim<S> {
                 break;
             }
             let mut interval = self.sd_interval(cpu, sdi, busy);
-            if jiffies >= self.sd_state[cpu.idx()][sdi].last_balance + interval {
+            let serialize = self.domains.domains(cpu)[sdi].flags.contains(SD_SERIALIZE);
+            let due = jiffies >= self.sd_state[cpu.idx()][sdi].last_balance + interval;
+            // LB_SERIALIZE: where the walk takes sched_balance_running.
+            let take_here = serialize
+                && match self.cfg.features.lb_serialize {
+                    LbSerialize::Eager => true,
+                    LbSerialize::WhenDue => due,
+                    LbSerialize::BalancerOnly => false,
+                };
+            if take_here && !self.balance_flag_acquire(cpu) {
+                // Lost the race: this level stays due and is retried at
+                // the next softirq; last_balance untouched.
+                next_balance =
+                    next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
+                continue;
+            }
+            if due {
                 let moved = self.sched_balance_rq(cpu, sdi, idle, &mut cont);
                 if moved > 0 {
                     idle = if self.available_idle_cpu(cpu) {
@@ -139,6 +175,9 @@ impl<S: Sink> Sim<S> {
                 }
                 self.sd_state[cpu.idx()][sdi].last_balance = jiffies;
                 interval = self.sd_interval(cpu, sdi, busy);
+            }
+            if take_here {
+                self.balance_flag_release(cpu);
             }
             next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
         }
@@ -169,10 +208,21 @@ impl<S: Sink> Sim<S> {
         // env->cpus: the span, less busiest CPUs found all-pinned.
         let mut excluded: Option<CpuMask> = None;
         let mut last: Option<(CpuId, MigrationType)> = None;
+        let mut holds_flag = false;
         let outcome = 'out: {
             if !lb::should_we_balance(self, sd, dst, idle) {
                 *cont = false;
                 break 'out None;
+            }
+            // 6.19 order: only the chosen balancer takes the flag, inside the
+            // pass (newidle too); losing the race is a balanced pass.
+            if sd.flags.contains(SD_SERIALIZE)
+                && self.cfg.features.lb_serialize == LbSerialize::BalancerOnly
+            {
+                if !self.balance_flag_acquire(dst) {
+                    break 'out None;
+                }
+                holds_flag = true;
             }
             loop {
                 let sd = &self.domains.domains(dst)[sdi];
@@ -192,7 +242,12 @@ impl<S: Sink> Sim<S> {
                     self.sd_state[dst.idx()][sdi].lb.nobusyq[ii] += 1;
                     break 'out None;
                 };
-                self.sd_state[dst.idx()][sdi].lb.imbalance[ii] += src.imbalance;
+                let lbc = &mut self.sd_state[dst.idx()][sdi].lb;
+                match src.migration {
+                    MigrationType::Load => lbc.imbalance_load[ii] += src.imbalance,
+                    MigrationType::Util => lbc.imbalance_util[ii] += src.imbalance,
+                    MigrationType::Task => lbc.imbalance_task[ii] += src.imbalance,
+                }
                 last = Some((busiest, src.migration));
                 let (moved, all_pinned) = if self.rqs[busiest.idx()].nr_running > 1 {
                     self.detach_attach(dst, busiest, sdi, idle, src.migration, src.imbalance)
@@ -254,6 +309,10 @@ impl<S: Sink> Sim<S> {
                 moved
             }
         };
+        self.last_pass_cost = cost;
+        if holds_flag {
+            self.balance_flag_release(dst);
+        }
         if idle == CpuIdle::NewlyIdle {
             self.newidle_cost += cost;
         } else {
@@ -261,6 +320,36 @@ impl<S: Sink> Sim<S> {
             self.charge(who, cost, Path::Balance, true);
         }
         moved
+    }
+
+    /// cmpxchg on `sched_balance_running` by `cpu` (on behalf of it, when a
+    /// NOHZ balancer walks its domains); the line access is CPU time of the
+    /// CPU doing it. Returns whether the flag was taken.
+    fn balance_flag_acquire(&mut self, cpu: CpuId) -> bool {
+        let who = self.ilb_cpu.unwrap_or(cpu);
+        let (ok, cost) = self.balance_flag.try_acquire(&self.machine, who, self.now);
+        self.charge_atomic(who, cost);
+        self.last_pass_cost = 0;
+        ok
+    }
+
+    /// Releases the flag: held until the holder's pass has run.
+    fn balance_flag_release(&mut self, cpu: CpuId) {
+        let who = self.ilb_cpu.unwrap_or(cpu);
+        let until = self.now + self.last_pass_cost;
+        let cost = self
+            .balance_flag
+            .release(&self.machine, who, self.now, until);
+        self.charge_atomic(who, cost);
+    }
+
+    fn charge_atomic(&mut self, who: CpuId, cost: Nanos) {
+        if self.in_newidle {
+            // A newidle pass: its CPU time is charged with the switch.
+            self.newidle_atomic_cost += cost;
+        } else {
+            self.charge(who, cost, Path::BalanceAtomic, true);
+        }
     }
 
     /// `can_migrate_task` for a queued (not running) task.
@@ -398,6 +487,20 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// `update_newidle_stats`: one newidle call of domain `sdi` with
+    /// `success` (already weighted); the ratio is refreshed every 1024 calls
+    /// and the counters halved, so later refreshes come every 512.
+    fn update_newidle_stats(&mut self, cpu: CpuId, sdi: usize, success: u32) {
+        let st = &mut self.sd_state[cpu.idx()][sdi];
+        st.newidle_call += 1;
+        st.newidle_success += success;
+        if st.newidle_call >= 1024 {
+            st.newidle_ratio = st.newidle_success.min(1024);
+            st.newidle_call /= 2;
+            st.newidle_success /= 2;
+        }
+    }
+
     /// `sched_balance_newidle`: before `cpu` goes idle, try to pull a task.
     /// Returns true when something was pulled; its cost is left in
     /// `self.newidle_cost` for the caller to charge after the switch.
@@ -419,6 +522,7 @@ impl<S: Sink> Sim<S> {
         let mut pulled = 0;
         let mut cont = true;
         let mut next_balance = u64::MAX;
+        self.in_newidle = true;
         for sdi in 0..ndom {
             let interval = self.sd_interval(cpu, sdi, false);
             next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
@@ -429,16 +533,31 @@ impl<S: Sink> Sim<S> {
                 .flags
                 .contains(SD_BALANCE_NEWIDLE)
             {
+                // NI_RANDOM: run the pass with a probability that follows
+                // its recent success ratio; successes of a pass that ran
+                // are scaled by the inverse probability.
+                let mut weight = 1;
+                if self.cfg.features.ni_random {
+                    let r: u32 = self.ni_rng.random_range(0..1024);
+                    let w = 1 + self.sd_state[cpu.idx()][sdi].newidle_ratio;
+                    if r > w {
+                        self.update_newidle_stats(cpu, sdi, 0);
+                        continue;
+                    }
+                    weight = (1024 + w / 2) / w;
+                }
                 let before = self.newidle_cost;
                 pulled = self.sched_balance_rq(cpu, sdi, CpuIdle::NewlyIdle, &mut cont);
                 let domain_cost = self.newidle_cost - before;
                 curr_cost += domain_cost;
                 self.update_newidle_cost(cpu, sdi, domain_cost);
+                self.update_newidle_stats(cpu, sdi, if pulled > 0 { weight } else { 0 });
             }
             if pulled > 0 || !cont {
                 break;
             }
         }
+        self.in_newidle = false;
         let rq = &mut self.rqs[cpu.idx()];
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
         rq.next_balance = rq.next_balance.min(next_balance);
@@ -461,6 +580,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         self.rqs[busiest.idx()].active_balance = Some((dst, sdi));
+        self.sd_state[dst.idx()][sdi].alb_count += 1;
         self.rqs[busiest.idx()].need_resched = true;
         let at = self.now + self.machine.costs.ipi_latency_ns;
         self.post_resched(busiest, at);

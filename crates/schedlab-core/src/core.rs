@@ -55,6 +55,8 @@ pub enum Path {
     Balance,
     /// Newidle balancing.
     Newidle,
+    /// The `sched_balance_running` cmpxchg and its release.
+    BalanceAtomic,
 }
 
 impl<S: Sink> Sim<S> {
@@ -188,6 +190,7 @@ impl<S: Sink> Sim<S> {
             Path::Wakeup => self.profile.wakeup_ns += cost,
             Path::Balance => self.profile.balance_ns += cost,
             Path::Newidle => self.profile.newidle_ns += cost,
+            Path::BalanceAtomic => self.profile.balance_atomic_ns += cost,
         }
         self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
@@ -502,6 +505,8 @@ impl<S: Sink> Sim<S> {
         }
         let nc = std::mem::take(&mut self.newidle_cost);
         self.charge(cpu, nc, Path::Newidle, false);
+        let na = std::mem::take(&mut self.newidle_atomic_cost);
+        self.charge(cpu, na, Path::BalanceAtomic, false);
         self.arm_burst(cpu);
     }
 

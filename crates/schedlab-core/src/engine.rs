@@ -85,6 +85,16 @@ pub struct Sim<S: Sink> {
     pub(crate) newidle_cost: Nanos,
     /// Counter behind `Task::cfs_tasks_stamp`.
     pub(crate) cfs_tasks_seq: u64,
+    /// The global `sched_balance_running` flag.
+    pub balance_flag: crate::atomics::BalanceFlag,
+    /// CPU time of the last balance pass (how long the flag is held).
+    pub(crate) last_pass_cost: Nanos,
+    /// Atomic cost of the newidle passes of the schedule() in progress.
+    pub(crate) newidle_atomic_cost: Nanos,
+    /// NI_RANDOM's draws.
+    pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
+    /// A newidle balance is running (its costs are charged after the switch).
+    pub(crate) in_newidle: bool,
     /// `nohz.next_balance` (jiffies).
     pub(crate) nohz_next_balance: u64,
     /// A NOHZ balance kick is on its way.
@@ -329,6 +339,11 @@ impl<S: Sink> Sim<S> {
             rd_overloaded: false,
             newidle_cost: 0,
             cfs_tasks_seq: 0,
+            balance_flag: Default::default(),
+            last_pass_cost: 0,
+            newidle_atomic_cost: 0,
+            in_newidle: false,
+            ni_rng: rng::stream(cfg.seed, "ni_random"),
             nohz_next_balance: 0,
             nohz_kick_pending: false,
             ilb_cpu: None,

@@ -201,6 +201,8 @@ sched_features! {
         /// Bound the wakeup scan of the LLC by its utilisation (5.19+); off, the
         /// whole LLC is scanned (as SIS_PROP's 4-CPU floor did on small LLCs).
         SIS_UTIL: sis_util = true;
+        /// Newidle balance of a domain runs with a probability following its success ratio (6.19).
+        NI_RANDOM: ni_random = true;
     }
     enums {
         /// When balancing an SD_SERIALIZE (NUMA) domain takes the global sched_balance_running flag: eager (<=6.18), when-due (posted patch), balancer-only (6.19).
@@ -229,7 +231,13 @@ impl Features {
     pub fn parse(list: &str) -> Result<Features, FeatureError> {
         let mut f = Features::default();
         let mut seen: Vec<(String, String)> = Vec::new();
-        let valid = || FEATURE_TABLE.iter().map(|e| e.name).collect::<Vec<_>>().join(", ");
+        let valid = || {
+            FEATURE_TABLE
+                .iter()
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, value) = match item.split_once('=') {
                 Some((name, value)) => (name.trim(), value.trim().to_string()),
@@ -247,15 +255,32 @@ impl Features {
                 *slot = match value.as_str() {
                     "on" => true,
                     "off" => false,
-                    v => return Err(FeatureError::BadValue(name.to_string(), v.to_string(), BOOL_VALUES.join(", "))),
+                    v => {
+                        return Err(FeatureError::BadValue(
+                            name.to_string(),
+                            v.to_string(),
+                            BOOL_VALUES.join(", "),
+                        ))
+                    }
                 };
             } else {
                 match f.set_enum(name, &value) {
                     Some(true) => {}
                     Some(false) => {
-                        let info = FEATURE_TABLE.iter().find(|i| i.name == name).expect("listed");
-                        let shown = if value == "on" { format!("{name} without a value") } else { value.clone() };
-                        return Err(FeatureError::BadValue(name.to_string(), shown, info.values.join(", ")));
+                        let info = FEATURE_TABLE
+                            .iter()
+                            .find(|i| i.name == name)
+                            .expect("listed");
+                        let shown = if value == "on" {
+                            format!("{name} without a value")
+                        } else {
+                            value.clone()
+                        };
+                        return Err(FeatureError::BadValue(
+                            name.to_string(),
+                            shown,
+                            info.values.join(", "),
+                        ));
                     }
                     None => return Err(FeatureError::Unknown(name.to_string(), valid())),
                 }
@@ -328,8 +353,14 @@ mod tests {
         assert_eq!(Features::parse("").unwrap(), Features::default());
         let f = Features::parse("LB_SERIALIZE=eager").unwrap();
         assert_eq!(f.lb_serialize, LbSerialize::Eager);
-        assert!(matches!(Features::parse("LB_SERIALIZE=sometimes"), Err(FeatureError::BadValue(..))));
-        assert!(matches!(Features::parse("LB_SERIALIZE"), Err(FeatureError::BadValue(..))));
+        assert!(matches!(
+            Features::parse("LB_SERIALIZE=sometimes"),
+            Err(FeatureError::BadValue(..))
+        ));
+        assert!(matches!(
+            Features::parse("LB_SERIALIZE"),
+            Err(FeatureError::BadValue(..))
+        ));
         assert!(matches!(
             Features::parse("LB_SERIALIZE=eager,LB_SERIALIZE=when-due"),
             Err(FeatureError::Contradiction(..))

@@ -18,6 +18,7 @@
 //! * `--check` ([`check`]) verifies invariants after every event.
 #![warn(missing_docs)]
 
+pub mod atomics;
 pub mod balance;
 pub mod check;
 pub mod config;

@@ -84,6 +84,8 @@ pub struct Profile {
     pub balance_ns: Nanos,
     /// Newidle balancing.
     pub newidle_ns: Nanos,
+    /// The `sched_balance_running` atomic.
+    pub balance_atomic_ns: Nanos,
 }
 
 /// Summary statistics of a list of samples (µs for wakeup latency).

@@ -28,5 +28,6 @@ pub mod compare;
 pub mod ftrace_text;
 pub mod outdir;
 pub mod rtapp_log;
+pub mod schedstat;
 pub mod summary;
 pub mod table;

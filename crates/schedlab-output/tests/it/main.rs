@@ -40,3 +40,4 @@ macro_rules! assert_text_eq {
         }
     }};
 }
+mod schedstat;
