@@ -85,6 +85,8 @@ fn run_writes_summary_and_one_log_per_thread() {
         .map(|t| PathBuf::from(format!("rt-app-{t}.log")))
         .collect();
     want.push(PathBuf::from("summary.json"));
+    want.push(PathBuf::from("profile"));
+    want.push(PathBuf::from("schedstat"));
     want.sort();
     assert_eq!(list_files(&out), want, "files in --out");
     // No staging directory or temp file is left next to the output.

@@ -4,6 +4,7 @@ mod compare;
 mod ftrace;
 mod outdir;
 mod rtapp;
+mod schedstat;
 mod summary;
 mod table;
 
@@ -40,4 +41,3 @@ macro_rules! assert_text_eq {
         }
     }};
 }
-mod schedstat;
