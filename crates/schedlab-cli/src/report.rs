@@ -90,6 +90,19 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     s.extra
         .insert("preempt".into(), Value::String(cfg.preempt.name().into()));
     s.extra.insert("events".into(), Value::from(res.events));
+    // Throughput: completed iterations (transactions for generators, log
+    // rows for rt-app) of all threads per simulated second.
+    let secs = (res.end_ns - sim.t_start) as f64 / 1e9;
+    let loops: u64 = sim
+        .threads()
+        .iter()
+        .filter(|t| !t.spec.name.starts_with("client-"))
+        .map(|t| t.stats.loops)
+        .sum();
+    if secs > 0.0 {
+        s.extra
+            .insert("throughput_per_s".into(), Value::from(loops as f64 / secs));
+    }
     // The simulator's helper tasks (rt-app's main thread): their CPU time is
     // part of the CPUs' busy time.
     let helpers: Vec<Value> = sim

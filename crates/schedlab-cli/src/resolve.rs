@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 /// `schedlab run` arguments.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Workload: an rt-app JSON file.
+    /// Workload: an rt-app JSON file, or a generator spec such as
+    /// `oltp:workers=64,cpu_us=80,io_us=120`.
     pub workload: String,
     /// Machine: a preset name (see `schedlab machines`) or `sysfs:DIR`.
     #[arg(long, default_value = "vm-2cpu")]
@@ -85,6 +86,10 @@ pub fn machine(spec: &str) -> Result<Machine> {
 
 /// Reads and lowers the workload.
 pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+    if let Some(r) = schedlab_workload::generators::generator(path, nr_cpus) {
+        let loaded = r.map_err(|e| user(e.to_string()))?;
+        return Ok((loaded.workload, loaded.warnings));
+    }
     let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
     let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
     let loaded =

@@ -127,10 +127,17 @@ impl<S: Sink> Sim<S> {
         j.clamp(1, self.domains.max_load_balance_interval.max(1))
     }
 
-    /// `sched_balance_trigger` from the tick of a busy CPU.
+    /// `sched_balance_trigger` from the tick (of a busy CPU, or of an idle
+    /// CPU whose tick was kept).
     pub(crate) fn sched_balance_trigger(&mut self, cpu: CpuId) {
         if self.jiffies() >= self.rqs[cpu.idx()].next_balance {
-            self.sched_balance_domains(cpu, CpuIdle::NotIdle);
+            // rq->idle_balance = idle_cpu(cpu) at the tick.
+            let idle = if self.available_idle_cpu(cpu) {
+                CpuIdle::Idle
+            } else {
+                CpuIdle::NotIdle
+            };
+            self.sched_balance_domains(cpu, idle);
         }
     }
 

@@ -246,7 +246,20 @@ impl<S: Sink> Sim<S> {
     /// `sched_tick`: lazy upgrade, `task_tick_fair`, re-arm.
     pub(crate) fn sched_tick(&mut self, cpu: CpuId) {
         let Some(t) = self.rqs[cpu.idx()].curr else {
-            self.stop_tick(cpu);
+            // A tick on an idle CPU (the tick was kept for a short idle
+            // period): idle balancing, then stop the tick if the CPU now
+            // expects a long sleep.
+            let next_timer = self.rqs[cpu.idx()].timers.first().map(|&(t, _)| t);
+            let long = next_timer.is_none_or(|t| t.saturating_sub(self.now) >= self.cfg.tick_ns());
+            if long {
+                self.stop_tick(cpu);
+            } else {
+                let at = self.now + self.cfg.tick_ns();
+                let gen = self.rqs[cpu.idx()].tick_gen;
+                self.queue.push(at, Event::Tick { cpu, gen });
+            }
+            self.sched_balance_trigger(cpu);
+            self.reidle_keep_tick(cpu);
             return;
         };
         if self.rqs[cpu.idx()].need_resched_lazy {
@@ -357,8 +370,36 @@ impl<S: Sink> Sim<S> {
             rq.idle_since = Some(now.max(rq.ovh_until));
             rq.idle_stamp = now;
         }
-        self.stop_tick(cpu);
+        // NO_HZ idle stops the tick only when the CPU expects to sleep at
+        // least a tick (tick_nohz_idle_stop_tick after the governor's
+        // prediction); short idle periods keep it, and its idle ticks run
+        // idle load balancing.
+        if predicted >= self.cfg.tick_ns() {
+            self.stop_tick(cpu);
+        } else if self.rqs[cpu.idx()].tick_stopped {
+            self.start_tick(cpu);
+        }
         self.update_idle_core(cpu);
+    }
+
+    /// After an idle tick: back to sleep unless work arrived; the tick
+    /// state is left as the tick handler set it.
+    fn reidle_keep_tick(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu.idx()];
+        if rq.curr.is_none()
+            && rq.nr_running == 0
+            && rq.ttwu_pending == 0
+            && rq.resched_posted.is_none()
+        {
+            let now = self.now;
+            let rq = &mut self.rqs[cpu.idx()];
+            let predicted = rq
+                .timers
+                .first()
+                .map_or(Nanos::MAX, |&(t, _)| t.saturating_sub(now));
+            rq.idle_state = Some(self.machine.idle_state_for(predicted));
+            rq.awake_at = None;
+        }
     }
 
     /// An idle CPU that handled an interrupt goes back to sleep if it has

@@ -17,6 +17,7 @@
 //! there is one, so they can be pasted into an editor's "go to" box.
 #![warn(missing_docs)]
 
+pub mod generators;
 pub mod json;
 pub mod rtapp;
 
