@@ -115,6 +115,11 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         })
         .collect();
     s.extra.insert("helpers".into(), Value::Array(helpers));
+    let f = &sim.balance_flag;
+    s.extra.insert(
+        "sched_balance_running".into(),
+        serde_json::json!({"attempts": f.attempts, "acquired": f.acquired, "cpu_ns": f.cost_ns}),
+    );
     s
 }
 
