@@ -115,6 +115,45 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         })
         .collect();
     s.extra.insert("helpers".into(), Value::Array(helpers));
+    // Wasted idle time (idle while a CPU it could help had waiting tasks).
+    let w = &sim.waste;
+    s.extra
+        .insert("wasted_idle_ns".into(), Value::from(w.total()));
+    let mut by_level = serde_json::Map::new();
+    let names = sim.domains.domains(schedlab_core::ids::CpuId(0));
+    for (l, v) in w.per_level.iter().enumerate() {
+        let name = names.get(l).map_or("?", |d| d.name);
+        by_level.insert(format!("domain{l}:{name}"), Value::from(*v));
+    }
+    s.extra
+        .insert("wasted_idle_by_level_ns".into(), Value::Object(by_level));
+    for (c, cs) in s.cpus.iter_mut().enumerate() {
+        cs.extra.insert(
+            "wasted_idle_ns".into(),
+            Value::from(w.per_cpu.get(c).copied().unwrap_or(0)),
+        );
+        let st = &sim.cpu_stats[c];
+        cs.extra
+            .insert("sched_count".into(), Value::from(st.sched_count));
+        cs.extra
+            .insert("sched_goidle".into(), Value::from(st.sched_goidle));
+        cs.extra
+            .insert("ttwu_count".into(), Value::from(st.ttwu_count));
+    }
+    // Load-balance passes of the whole run, by idle type (not idle, idle,
+    // newly idle), the totals of /proc/schedstat's per-domain counters.
+    let mut lb = [[0u64; 3]; 3];
+    for ss in sim.sd_state.iter().flatten() {
+        for i in 0..3 {
+            lb[0][i] += ss.lb.count[i];
+            lb[1][i] += ss.lb.balanced[i];
+            lb[2][i] += ss.lb.failed[i];
+        }
+    }
+    s.extra.insert(
+        "load_balance".into(),
+        serde_json::json!({"lb_count": lb[0], "lb_balanced": lb[1], "lb_failed": lb[2]}),
+    );
     let f = &sim.balance_flag;
     s.extra.insert(
         "sched_balance_running".into(),

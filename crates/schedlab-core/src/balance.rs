@@ -391,12 +391,14 @@ impl<S: Sink> Sim<S> {
             return (false, false);
         }
         let sd = &self.domains.domains(dst)[sdi];
-        let hot = task.policy != crate::program::Policy::Idle
-            && !sd
-                .flags
-                .contains(crate::machine::domains::SD_SHARE_CPUCAPACITY)
-            && self.now.saturating_sub(se.exec_start) < MIGRATION_COST_NS;
-        let ok = !hot || st.nr_balance_failed > sd.cache_nice_tries;
+        let hot = lb::task_hot(
+            task.policy == crate::program::Policy::Idle,
+            sd.flags
+                .contains(crate::machine::domains::SD_SHARE_CPUCAPACITY),
+            self.now.saturating_sub(se.exec_start),
+            MIGRATION_COST_NS,
+        );
+        let ok = lb::hot_task_may_move(hot, st.nr_balance_failed, sd.cache_nice_tries);
         (ok, ok && hot)
     }
 
@@ -522,7 +524,12 @@ impl<S: Sink> Sim<S> {
             return false;
         }
         let avg_idle = self.rqs[cpu.idx()].avg_idle;
-        if !self.rd_overloaded || avg_idle < self.sd_state[cpu.idx()][0].max_newidle_lb_cost {
+        if !lb::newidle_worth_it(
+            self.rd_overloaded,
+            avg_idle,
+            0,
+            self.sd_state[cpu.idx()][0].max_newidle_lb_cost,
+        ) {
             return false;
         }
         let mut curr_cost: Nanos = 0;
@@ -533,7 +540,12 @@ impl<S: Sink> Sim<S> {
         for sdi in 0..ndom {
             let interval = self.sd_interval(cpu, sdi, false);
             next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
-            if avg_idle < curr_cost + self.sd_state[cpu.idx()][sdi].max_newidle_lb_cost {
+            if !lb::newidle_worth_it(
+                true,
+                avg_idle,
+                curr_cost,
+                self.sd_state[cpu.idx()][sdi].max_newidle_lb_cost,
+            ) {
                 break;
             }
             if self.domains.domains(cpu)[sdi]

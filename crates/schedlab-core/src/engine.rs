@@ -85,6 +85,8 @@ pub struct Sim<S: Sink> {
     pub(crate) newidle_cost: Nanos,
     /// Counter behind `Task::cfs_tasks_stamp`.
     pub(crate) cfs_tasks_seq: u64,
+    /// The wasted-CPU metric.
+    pub waste: crate::waste::Waste,
     /// The global `sched_balance_running` flag.
     pub balance_flag: crate::atomics::BalanceFlag,
     /// CPU time of the last balance pass (how long the flag is held).
@@ -339,6 +341,7 @@ impl<S: Sink> Sim<S> {
             rd_overloaded: false,
             newidle_cost: 0,
             cfs_tasks_seq: 0,
+            waste: Default::default(),
             balance_flag: Default::default(),
             last_pass_cost: 0,
             newidle_atomic_cost: 0,
@@ -360,6 +363,8 @@ impl<S: Sink> Sim<S> {
             cfg,
         };
         sim.queue.push(t_start, Event::TaskStart { task: main });
+        sim.queue
+            .push(t_start + crate::waste::WASTE_SAMPLE_NS, Event::WasteSample);
         if let Some(e) = sim.end {
             sim.queue.push(e, Event::End);
         }
@@ -437,6 +442,11 @@ impl<S: Sink> Sim<S> {
             Event::RemoteWakeup { cpu, task } => self.remote_wakeup(cpu, task),
             Event::TaskStart { task } => self.wake_up_new_task(task, CpuId(0)),
             Event::NohzIdleBalance { cpu } => self.nohz_idle_balance(cpu),
+            Event::WasteSample => {
+                self.waste_sample();
+                let at = self.now + crate::waste::WASTE_SAMPLE_NS;
+                self.queue.push(at, Event::WasteSample);
+            }
             Event::End => {}
         }
     }

@@ -38,6 +38,7 @@ pub mod rq;
 pub mod stats;
 pub mod task;
 pub mod time;
+pub mod waste;
 
 pub use config::SimConfig;
 pub use engine::{RunResult, Sim};

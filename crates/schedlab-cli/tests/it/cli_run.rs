@@ -402,3 +402,70 @@ fn logs_parse_and_agree_with_the_summary() {
         }
     }
 }
+
+/// /proc/schedstat written by the run agrees with summary.json: per-CPU
+/// sched_count / sched_goidle / ttwu_count, and the per-domain lb_count,
+/// lb_balanced and lb_failed summed over domains equal the run's totals.
+#[test]
+fn schedstat_counters_match_the_run() {
+    use schedlab_output::schedstat::parse_schedstat;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = crate::common::schedlab([
+        "run",
+        "oltp:workers=24,clients=4",
+        "--machine",
+        "icx-2s-80c-ht",
+        "--duration",
+        "300ms",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = read_summary(&out);
+    let text = std::fs::read_to_string(out.join("schedstat")).unwrap();
+    let st = parse_schedstat(&text).expect("schedstat parses");
+    assert_eq!(st.version, 17);
+    let cpus = s["cpus"].as_array().unwrap();
+    assert_eq!(st.cpus.len(), cpus.len());
+    for (c, j) in st.cpus.iter().zip(cpus) {
+        assert_eq!(
+            c.sched_count,
+            u(j, "sched_count"),
+            "cpu{} sched_count",
+            c.cpu
+        );
+        assert_eq!(
+            c.sched_goidle,
+            u(j, "sched_goidle"),
+            "cpu{} sched_goidle",
+            c.cpu
+        );
+        assert_eq!(c.ttwu_count, u(j, "ttwu_count"), "cpu{} ttwu_count", c.cpu);
+        // icx: SMT, MC, NUMA.
+        let names: Vec<&str> = c.domains.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["SMT", "MC", "NUMA"]);
+    }
+    let lb = &s["load_balance"];
+    for (key, get) in [
+        (
+            "lb_count",
+            (|x: &schedlab_output::schedstat::LbIdleCounters| x.lb_count) as fn(&_) -> u64,
+        ),
+        ("lb_balanced", |x| x.lb_balanced),
+        ("lb_failed", |x| x.lb_failed),
+    ] {
+        for i in 0..3 {
+            let from_file: u64 = st
+                .cpus
+                .iter()
+                .flat_map(|c| &c.domains)
+                .map(|d| get(&d.lb[i]))
+                .sum();
+            assert_eq!(from_file, lb[key][i].as_u64().unwrap(), "{key}[{i}]");
+        }
+    }
+    let total: u64 = (0..3).map(|i| lb["lb_count"][i].as_u64().unwrap()).sum();
+    assert!(total > 0, "no balancing happened at all");
+}

@@ -4,7 +4,7 @@
 //! time = CPU busy time, no task gets more CPU than the run lasted.
 
 use proptest::prelude::*;
-use schedlab_core::features::PreemptModel;
+use schedlab_core::features::{LbSerialize, PreemptModel};
 use schedlab_core::machine::{make_test_machine, preset, Machine};
 use schedlab_core::observe::NullSink;
 use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
@@ -71,7 +71,8 @@ struct GenCase {
     hz: u32,
     preempt: PreemptModel,
     /// PLACE_LAG, PLACE_DEADLINE_INITIAL, RUN_TO_PARITY, PREEMPT_SHORT, WAKEUP_PREEMPTION
-    features: [bool; 5],
+    features: [bool; 9],
+    lb_serialize: u8,
 }
 
 /// 50 µs .. 20 ms, log-uniform (short ops make many events).
@@ -174,6 +175,12 @@ fn machine() -> impl Strategy<Value = MachineChoice> {
     prop_oneof![
         Just(MachineChoice::Preset("vm-2cpu")),
         Just(MachineChoice::Preset("a7-octa")),
+        // Every preset, the big ones included: balancing, NUMA levels and
+        // SD_SERIALIZE run under --check too.
+        Just(MachineChoice::Preset("icx-2s-80c-ht")),
+        Just(MachineChoice::Preset("gnr-2s-snc3")),
+        Just(MachineChoice::Preset("cwf-2s-240c")),
+        Just(MachineChoice::Preset("epyc-2s-256c-smt")),
         (1u32..=2, 1u32..=2, 1u32..=3, 1u32..=2)
             .prop_map(|(a, b, c, d)| MachineChoice::Test(a, b, c, d)),
     ]
@@ -195,16 +202,20 @@ fn case() -> impl Strategy<Value = GenCase> {
         any::<u64>(),
         prop::sample::select(vec![100u32, 250, 1000]),
         preempt(),
-        prop_oneof![3 => Just([true; 5]), 1 => any::<[bool; 5]>()],
+        prop_oneof![3 => Just([true; 9]), 1 => any::<[bool; 9]>()],
+        0u8..3,
     )
-        .prop_map(|(machine, tasks, seed, hz, preempt, features)| GenCase {
-            machine,
-            tasks,
-            seed,
-            hz,
-            preempt,
-            features,
-        })
+        .prop_map(
+            |(machine, tasks, seed, hz, preempt, features, lb_serialize)| GenCase {
+                machine,
+                tasks,
+                seed,
+                hz,
+                preempt,
+                features,
+                lb_serialize,
+            },
+        )
 }
 
 /// A non-empty CPU list of an `n`-CPU machine from random bits.
@@ -312,7 +323,16 @@ fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
         f.run_to_parity,
         f.preempt_short,
         f.wakeup_preemption,
+        f.delay_dequeue,
+        f.sched_idle_as_idle,
+        f.sis_util,
+        f.ni_random,
     ] = c.features;
+    f.lb_serialize = [
+        LbSerialize::Eager,
+        LbSerialize::WhenDue,
+        LbSerialize::BalancerOnly,
+    ][c.lb_serialize as usize];
     let mut sim = Sim::new(m, &w, cfg, NullSink)
         .map_err(|e| TestCaseError::fail(format!("Sim::new refused a valid workload: {e}")))?;
     let res = sim.run();

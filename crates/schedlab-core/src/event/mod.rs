@@ -57,6 +57,8 @@ pub enum Event {
         /// The idle load balancer.
         cpu: CpuId,
     },
+    /// Sample the wasted-CPU metric (every `waste::WASTE_SAMPLE_NS`).
+    WasteSample,
     /// The end of the run.
     End,
 }

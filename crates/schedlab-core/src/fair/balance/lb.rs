@@ -362,3 +362,168 @@ pub fn should_we_balance(v: &impl CpuView, sd: &SchedDomain, dst: CpuId, idle: C
     }
     local.balance_cpu == dst
 }
+
+/// `task_hot`: would moving a task that last ran `since_ran` ago lose its
+/// cache? SCHED_IDLE tasks and SMT domains are never hot; otherwise hot if
+/// it ran within `sysctl_sched_migration_cost` (500 µs).
+pub fn task_hot(
+    sched_idle: bool,
+    smt_domain: bool,
+    since_ran: crate::time::Nanos,
+    migration_cost: crate::time::Nanos,
+) -> bool {
+    !sched_idle && !smt_domain && since_ran < migration_cost
+}
+
+/// The last step of `can_migrate_task`: a hot task moves only once
+/// balancing this domain has failed more than `cache_nice_tries` times.
+pub fn hot_task_may_move(hot: bool, nr_balance_failed: u32, cache_nice_tries: u32) -> bool {
+    !hot || nr_balance_failed > cache_nice_tries
+}
+
+/// The gate of `sched_balance_newidle` for one domain: skip when no CPU is
+/// overloaded, or when the CPU's average idle time does not cover the cost
+/// spent so far plus this domain's worst newidle cost.
+pub fn newidle_worth_it(
+    rd_overloaded: bool,
+    avg_idle: crate::time::Nanos,
+    curr_cost: crate::time::Nanos,
+    max_newidle_lb_cost: crate::time::Nanos,
+) -> bool {
+    rd_overloaded && avg_idle >= curr_cost + max_newidle_lb_cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::domains::SchedDomains;
+    use crate::machine::make_test_machine;
+
+    fn sg(nr: u32, weight: u32, load: u64, util: u64, idle: u32) -> SgStats {
+        let mut s = SgStats {
+            sum_nr_running: nr,
+            sum_h_nr_running: nr,
+            group_weight: weight,
+            group_capacity: 1024 * weight as u64,
+            group_load: load,
+            group_util: util,
+            group_runnable: util,
+            idle_cpus: idle,
+            ..Default::default()
+        };
+        let t = group_classify(117, &s);
+        s.group_type = Some(t);
+        if t == GroupType::Overloaded {
+            s.avg_load = s.group_load * 1024 / s.group_capacity;
+        }
+        s
+    }
+
+    fn numa_domain() -> SchedDomain {
+        // 2 nodes × 1 LLC × 2 cores: the NUMA level of CPU 0 (groups {0,1}, {2,3}).
+        let m = make_test_machine(2, 1, 2, 1);
+        let d = SchedDomains::build(&m, 250);
+        d.domains(CpuId(0)).last().unwrap().clone()
+    }
+
+    #[test]
+    fn both_overloaded_imbalance_by_hand() {
+        // Busiest: 2 CPUs, 6 tasks, load 6144 → avg_load 6144·1024/2048 = 3072.
+        // Local: 2 CPUs, 3 tasks, load 3072 but overloaded (runnable high)
+        //   → avg_load 1536. sd_avg = (6144+3072)·1024/4096 = 2304.
+        // imbalance = min((3072−2304)·2048, (2304−1536)·2048)/1024 = 1536.
+        let sd = numa_domain();
+        let local = sg(3, 2, 3072, 2048, 0);
+        let busiest = sg(6, 2, 6144, 2048, 0);
+        assert_eq!(local.group_type, Some(GroupType::Overloaded));
+        let sds = SdLbStats {
+            local: local.clone(),
+            busiest: Some((1, busiest)),
+            total_load: 9216,
+            total_capacity: 4096,
+            overloaded: true,
+            prefer_sibling: false,
+            local_cores: 2,
+            busiest_cores: 2,
+        };
+        let src = find_src_group(&sd, CpuIdle::NotIdle, &sds).expect("imbalanced");
+        assert_eq!(src.migration, MigrationType::Load);
+        assert_eq!(src.imbalance, 1536);
+    }
+
+    #[test]
+    fn close_overloaded_groups_are_balanced() {
+        // local avg 2900, busiest 3072: 100·3072 = 307200 ≤ 117·2900 = 339300.
+        let sd = numa_domain();
+        let mut local = sg(5, 2, 5800, 2048, 0);
+        local.avg_load = 2900;
+        let busiest = sg(6, 2, 6144, 2048, 0);
+        let sds = SdLbStats {
+            local,
+            busiest: Some((1, busiest)),
+            total_load: 11944,
+            total_capacity: 4096,
+            ..Default::default()
+        };
+        assert_eq!(find_src_group(&sd, CpuIdle::NotIdle, &sds), None);
+    }
+
+    #[test]
+    fn idle_cpus_are_evened_out_between_spare_groups() {
+        // Local 2 idle CPUs, busiest 0 idle (3 tasks on 2 CPUs, low util):
+        // an idle dst, NUMA domain, no prefer_sibling: imbalance =
+        // (2 − 0) >> 1 = 1 task, unless the NUMA allowance keeps it local
+        // (local would have 1 task ≤ imb_numa_nr and imbalance ≤ 2).
+        let sd = numa_domain();
+        let local = sg(0, 2, 0, 0, 2);
+        let busiest = sg(3, 2, 3072, 900, 0);
+        assert_eq!(busiest.group_type, Some(GroupType::HasSpare));
+        let sds = SdLbStats {
+            local,
+            busiest: Some((1, busiest)),
+            total_load: 3072,
+            total_capacity: 4096,
+            ..Default::default()
+        };
+        let got = find_src_group(&sd, CpuIdle::Idle, &sds);
+        if sd.imb_numa_nr >= 1 {
+            assert_eq!(got, None, "NUMA allowance (imb_numa_nr {})", sd.imb_numa_nr);
+        } else {
+            assert_eq!(got.map(|g| g.imbalance), Some(1));
+        }
+        // A busy dst never pulls from a group that is not overloaded.
+        assert_eq!(find_src_group(&sd, CpuIdle::NotIdle, &sds), None);
+    }
+
+    #[test]
+    fn cache_hot_task_stays_until_balancing_has_failed_enough() {
+        // Ran 200 µs ago, migration cost 500 µs: hot (not on SMT, not SCHED_IDLE).
+        let hot = task_hot(false, false, 200_000, 500_000);
+        assert!(hot);
+        assert!(
+            !task_hot(true, false, 200_000, 500_000),
+            "SCHED_IDLE is never hot"
+        );
+        assert!(
+            !task_hot(false, true, 200_000, 500_000),
+            "SMT siblings share the cache"
+        );
+        assert!(!task_hot(false, false, 600_000, 500_000));
+        // LLC domain: cache_nice_tries 1 → needs 2 failures.
+        assert!(!hot_task_may_move(hot, 0, 1));
+        assert!(!hot_task_may_move(hot, 1, 1));
+        assert!(hot_task_may_move(hot, 2, 1));
+        assert!(hot_task_may_move(false, 0, 1));
+    }
+
+    #[test]
+    fn newidle_is_skipped_when_avg_idle_is_below_the_cost() {
+        // avg_idle 20 µs, domain cost 30 µs → skip; 50 µs → go.
+        assert!(!newidle_worth_it(true, 20_000, 0, 30_000));
+        assert!(newidle_worth_it(true, 50_000, 0, 30_000));
+        // Cost already spent at lower levels counts: 50 < 25 + 30.
+        assert!(!newidle_worth_it(true, 50_000, 25_000, 30_000));
+        // Nothing overloaded: nothing to pull.
+        assert!(!newidle_worth_it(false, 1_000_000, 0, 0));
+    }
+}
