@@ -144,10 +144,13 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     // newly idle), the totals of /proc/schedstat's per-domain counters.
     let mut lb = [[0u64; 3]; 3];
     for ss in sim.sd_state.iter().flatten() {
-        for i in 0..3 {
-            lb[0][i] += ss.lb.count[i];
-            lb[1][i] += ss.lb.balanced[i];
-            lb[2][i] += ss.lb.failed[i];
+        for (row, counts) in lb
+            .iter_mut()
+            .zip([&ss.lb.count, &ss.lb.balanced, &ss.lb.failed])
+        {
+            for (x, c) in row.iter_mut().zip(counts) {
+                *x += c;
+            }
         }
     }
     s.extra.insert(
