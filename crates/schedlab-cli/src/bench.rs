@@ -82,38 +82,33 @@ pub fn periodic(n: u32, run_us: u64, period_us: u64, idle: u32, idle_run_us: u64
 
 /// `schedlab bench`.
 pub fn run(a: &BenchArgs) -> Result<ExitCode> {
-    let cases: Vec<(&str, &str, Workload)> = vec![
-        (
-            "sched-idle 8cpu: 8 periodic + 5 SCHED_IDLE",
-            "a7-octa",
-            periodic(8, 5333, 7777, 5, 3000),
-        ),
-        (
-            "periodic 160cpu: 320 periodic + 40 SCHED_IDLE",
-            "icx-2s-80c-ht",
-            periodic(320, 2000, 5000, 40, 3000),
-        ),
+    let oltp = |m: &str| {
+        let n = preset(m).expect("preset exists").nr_cpus();
+        schedlab_workload::generators::oltp("oltp:", "", n).expect("default oltp").workload
+    };
+    // (name, machine, workload, simulated seconds)
+    let big = a.seconds.min(1);
+    let cases: Vec<(&str, &str, Workload, u64)> = vec![
+        ("sched-idle 8cpu: 8 periodic + 5 SCHED_IDLE", "a7-octa", periodic(8, 5333, 7777, 5, 3000), a.seconds),
+        ("periodic 160cpu: 320 periodic + 40 SCHED_IDLE", "icx-2s-80c-ht", periodic(320, 2000, 5000, 40, 3000), a.seconds),
+        ("oltp 384cpu gnr-2s-snc3 (defaults)", "gnr-2s-snc3", oltp("gnr-2s-snc3"), big),
+        ("oltp 512cpu epyc-2s-256c-smt (defaults)", "epyc-2s-256c-smt", oltp("epyc-2s-256c-smt"), big),
     ];
-    println!(
-        "{:<48} {:>12} {:>12} {:>14} {:>12}",
-        "case", "events", "wall s", "events/s", "sim-s/wall-s"
-    );
-    for (name, m, w) in cases {
+    println!("{:<48} {:>6} {:>12} {:>10} {:>12} {:>12}", "case", "sim s", "events", "wall s", "events/s", "sim-s/wall-s");
+    for (name, m, w, secs) in cases {
         let machine = preset(m).expect("preset exists");
-        let cfg = SimConfig {
-            duration_ns: Some(a.seconds * NSEC_PER_SEC),
-            ..SimConfig::default()
-        };
+        let cfg = SimConfig { duration_ns: Some(secs * NSEC_PER_SEC), ..SimConfig::default() };
         let t0 = Instant::now();
         let (_sim, res) = simulate(machine, &w, cfg, NullSink)?;
         let wall = t0.elapsed().as_secs_f64();
         println!(
-            "{:<48} {:>12} {:>12.3} {:>14.0} {:>12.2}",
+            "{:<48} {:>6} {:>12} {:>10.3} {:>12.0} {:>12.3}",
             name,
+            secs,
             res.events,
             wall,
             res.events as f64 / wall,
-            a.seconds as f64 / wall
+            secs as f64 / wall
         );
     }
     Ok(ExitCode::SUCCESS)
