@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use schedlab_core::machine::preset;
 use schedlab_core::observe::NullSink;
-use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::program::{Op, Policy, TaskSpec, TimerRef, TimerSpec, Workload};
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 use schedlab_core::SimConfig;
 use std::process::ExitCode;
@@ -52,30 +52,12 @@ pub fn periodic(n: u32, run_us: u64, period_us: u64, idle: u32, idle_run_us: u64
                 period_ns: period_us * NSEC_PER_USEC,
             });
         }
-        w.tasks.push(TaskSpec {
-            name,
-            index: i,
-            policy: if is_idle {
-                Policy::Idle
-            } else {
-                Policy::Normal
-            },
-            nice: 0,
-            cpus: None,
-            delay_ns: 0,
-            custom_slice_ns: None,
-            group: "/".into(),
-            program: Program {
-                phases: vec![Phase {
-                    name: "p".into(),
-                    loops: 1,
-                    ops,
-                    cpus: None,
-                    sched: None,
-                }],
-                loops: None,
-            },
-        });
+        let policy = if is_idle {
+            Policy::Idle
+        } else {
+            Policy::Normal
+        };
+        w.tasks.push(TaskSpec::looping(name, i, policy, ops));
     }
     w
 }
@@ -84,20 +66,48 @@ pub fn periodic(n: u32, run_us: u64, period_us: u64, idle: u32, idle_run_us: u64
 pub fn run(a: &BenchArgs) -> Result<ExitCode> {
     let oltp = |m: &str| {
         let n = preset(m).expect("preset exists").nr_cpus();
-        schedlab_workload::generators::oltp("oltp:", "", n).expect("default oltp").workload
+        schedlab_workload::generators::oltp("oltp:", "", n)
+            .expect("default oltp")
+            .workload
     };
     // (name, machine, workload, simulated seconds)
     let big = a.seconds.min(1);
     let cases: Vec<(&str, &str, Workload, u64)> = vec![
-        ("sched-idle 8cpu: 8 periodic + 5 SCHED_IDLE", "a7-octa", periodic(8, 5333, 7777, 5, 3000), a.seconds),
-        ("periodic 160cpu: 320 periodic + 40 SCHED_IDLE", "icx-2s-80c-ht", periodic(320, 2000, 5000, 40, 3000), a.seconds),
-        ("oltp 384cpu gnr-2s-snc3 (defaults)", "gnr-2s-snc3", oltp("gnr-2s-snc3"), big),
-        ("oltp 512cpu epyc-2s-256c-smt (defaults)", "epyc-2s-256c-smt", oltp("epyc-2s-256c-smt"), big),
+        (
+            "sched-idle 8cpu: 8 periodic + 5 SCHED_IDLE",
+            "a7-octa",
+            periodic(8, 5333, 7777, 5, 3000),
+            a.seconds,
+        ),
+        (
+            "periodic 160cpu: 320 periodic + 40 SCHED_IDLE",
+            "icx-2s-80c-ht",
+            periodic(320, 2000, 5000, 40, 3000),
+            a.seconds,
+        ),
+        (
+            "oltp 384cpu gnr-2s-snc3 (defaults)",
+            "gnr-2s-snc3",
+            oltp("gnr-2s-snc3"),
+            big,
+        ),
+        (
+            "oltp 512cpu epyc-2s-256c-smt (defaults)",
+            "epyc-2s-256c-smt",
+            oltp("epyc-2s-256c-smt"),
+            big,
+        ),
     ];
-    println!("{:<48} {:>6} {:>12} {:>10} {:>12} {:>12}", "case", "sim s", "events", "wall s", "events/s", "sim-s/wall-s");
+    println!(
+        "{:<48} {:>6} {:>12} {:>10} {:>12} {:>12}",
+        "case", "sim s", "events", "wall s", "events/s", "sim-s/wall-s"
+    );
     for (name, m, w, secs) in cases {
         let machine = preset(m).expect("preset exists");
-        let cfg = SimConfig { duration_ns: Some(secs * NSEC_PER_SEC), ..SimConfig::default() };
+        let cfg = SimConfig {
+            duration_ns: Some(secs * NSEC_PER_SEC),
+            ..SimConfig::default()
+        };
         let t0 = Instant::now();
         let (_sim, res) = simulate(machine, &w, cfg, NullSink)?;
         let wall = t0.elapsed().as_secs_f64();

@@ -56,6 +56,14 @@ pub fn user(msg: impl Into<String>) -> anyhow::Error {
 }
 
 fn main() -> ExitCode {
+    // Like other command-line tools, end quietly when the reader of our
+    // output goes away (`schedlab ... | head`) instead of panicking on EPIPE.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread
+    // exists has no other effect on the program.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => code,

@@ -13,7 +13,7 @@ use crate::ids::{CfsRqId, CpuId, EntityId, TaskId};
 use crate::machine::domains::SchedDomains;
 use crate::machine::{CpuMask, Machine};
 use crate::observe::Sink;
-use crate::program::{Op, Phase, Policy, Program, TaskSpec, Workload};
+use crate::program::{Op, Policy, TaskSpec, Workload};
 use crate::rng;
 use crate::rq::{CfsRq, Rq, SchedEntity};
 use crate::stats::{CpuStats, Profile};
@@ -242,26 +242,8 @@ impl<S: Sink> Sim<S> {
             ops.push(Op::Spawn { task: i as u32 });
         }
         ops.push(Op::Park);
-        let main_spec = TaskSpec {
-            name: "rt-app".into(),
-            index: u32::MAX,
-            policy: Policy::Normal,
-            nice: 0,
-            cpus: None,
-            delay_ns: 0,
-            custom_slice_ns: None,
-            group: "/".into(),
-            program: Program {
-                phases: vec![Phase {
-                    name: "main".into(),
-                    loops: 1,
-                    ops,
-                    cpus: None,
-                    sched: None,
-                }],
-                loops: Some(1),
-            },
-        };
+        let mut main_spec = TaskSpec::looping("rt-app", u32::MAX, Policy::Normal, ops);
+        main_spec.program.loops = Some(1);
         let main = TaskId(tasks.len() as u32);
         let (e, mut t) = new_task(main, FIRST_PID - 1, &main_spec, CpuMask::full(n), &p, true);
         t.barrier_done = true;

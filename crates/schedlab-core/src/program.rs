@@ -184,6 +184,33 @@ pub struct Workload {
     pub calibration_ns: u64,
 }
 
+impl TaskSpec {
+    /// A SCHED_NORMAL/BATCH/IDLE thread at nice 0 on every CPU that repeats
+    /// one phase of `ops` until the run ends (generators and helper tasks).
+    pub fn looping(name: impl Into<String>, index: u32, policy: Policy, ops: Vec<Op>) -> TaskSpec {
+        TaskSpec {
+            name: name.into(),
+            index,
+            policy,
+            nice: 0,
+            cpus: None,
+            delay_ns: 0,
+            custom_slice_ns: None,
+            group: "/".into(),
+            program: Program {
+                phases: vec![Phase {
+                    name: "loop".into(),
+                    loops: 1,
+                    ops,
+                    cpus: None,
+                    sched: None,
+                }],
+                loops: None,
+            },
+        }
+    }
+}
+
 impl Program {
     /// Does the program ever block (sleep/timer)? Used by generators' sanity checks.
     pub fn blocks(&self) -> bool {

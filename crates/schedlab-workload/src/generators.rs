@@ -27,7 +27,7 @@
 //! backend's own cycle time, which the scheduler's CPU time stretches.
 
 use crate::{ErrorKind, Loaded, WorkloadError};
-use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, Workload};
+use schedlab_core::program::{Op, Policy, TaskSpec, Workload};
 use schedlab_core::time::NSEC_PER_USEC;
 
 fn err(spec: &str, msg: String) -> WorkloadError {
@@ -67,26 +67,7 @@ fn params(spec: &str, rest: &str, known: &[&str]) -> Result<Vec<(String, u64)>, 
 }
 
 fn looping_task(name: String, index: u32, ops: Vec<Op>) -> TaskSpec {
-    TaskSpec {
-        name,
-        index,
-        policy: Policy::Normal,
-        nice: 0,
-        cpus: None,
-        delay_ns: 0,
-        custom_slice_ns: None,
-        group: "/".into(),
-        program: Program {
-            phases: vec![Phase {
-                name: "loop".into(),
-                loops: 1,
-                ops,
-                cpus: None,
-                sched: None,
-            }],
-            loops: None,
-        },
-    }
+    TaskSpec::looping(name, index, Policy::Normal, ops)
 }
 
 fn run(us: u64) -> Op {

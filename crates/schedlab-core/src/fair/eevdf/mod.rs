@@ -54,8 +54,9 @@ fn vdelta(delta: Nanos, w: u64) -> i64 {
     calc_delta_fair(delta, w) as i64
 }
 
-/// Weighted average vruntime `V` of the queue (curr included while queued).
-pub fn avg_vruntime(cfs: &CfsRq, ents: &[SchedEntity]) -> i64 {
+/// `Σ w'(v − v0)` and `Σ w'` over the queued entities, curr included
+/// while it is queued (the tree sums hold everything but curr).
+fn sums_with_curr(cfs: &CfsRq, ents: &[SchedEntity]) -> (i128, i128) {
     let mut avg = cfs.sum_w_vruntime;
     let mut load = cfs.sum_weight as i128;
     if let Some(c) = cfs.curr {
@@ -66,6 +67,12 @@ pub fn avg_vruntime(cfs: &CfsRq, ents: &[SchedEntity]) -> i64 {
             load += w;
         }
     }
+    (avg, load)
+}
+
+/// Weighted average vruntime `V` of the queue (curr included while queued).
+pub fn avg_vruntime(cfs: &CfsRq, ents: &[SchedEntity]) -> i64 {
+    let (mut avg, load) = sums_with_curr(cfs, ents);
     if load > 0 {
         // Round toward −∞ so an entity exactly at V tests eligible.
         if avg < 0 {
@@ -78,16 +85,7 @@ pub fn avg_vruntime(cfs: &CfsRq, ents: &[SchedEntity]) -> i64 {
 
 /// `vruntime_eligible`: would an entity at `v` have non-negative lag?
 pub fn vruntime_eligible(cfs: &CfsRq, ents: &[SchedEntity], v: i64) -> bool {
-    let mut avg = cfs.sum_w_vruntime;
-    let mut load = cfs.sum_weight as i128;
-    if let Some(c) = cfs.curr {
-        let se = &ents[c.idx()];
-        if se.on_rq {
-            let w = se.weight as i128;
-            avg += (se.vruntime - cfs.zero_vruntime) as i128 * w;
-            load += w;
-        }
-    }
+    let (avg, load) = sums_with_curr(cfs, ents);
     avg >= (v - cfs.zero_vruntime) as i128 * load
 }
 
