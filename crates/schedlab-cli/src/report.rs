@@ -344,9 +344,31 @@ fn execute<S: Finish>(
         ),
         None => None,
     };
-    let res = sim.run();
+    let res = run_with_bar(&mut sim, a.quiet);
     finish(sim, &res, a, w, stage)?;
     Ok(exit_for(&res))
+}
+
+/// Runs the simulation, with a progress bar on a terminal (indicatif;
+/// nothing when stderr is not a TTY or with --quiet).
+fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool) -> RunResult {
+    use std::io::IsTerminal;
+    let (Some(end), false, true) = (sim.end, quiet, std::io::stderr().is_terminal()) else {
+        return sim.run();
+    };
+    let start = sim.t_start;
+    let total_ms = (end - start) / 1_000_000;
+    let bar = indicatif::ProgressBar::new(total_ms.max(1));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise} (eta {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let res = sim.run_with_progress(|now| bar.set_position(now.saturating_sub(start) / 1_000_000));
+    bar.finish_and_clear();
+    res
 }
 
 fn exit_for(res: &RunResult) -> ExitCode {

@@ -356,7 +356,16 @@ impl<S: Sink> Sim<S> {
     /// Runs to the end (duration, or every task finished, or the first
     /// invariant violation with `check`).
     pub fn run(&mut self) -> RunResult {
+        self.run_with_progress(|_| {})
+    }
+
+    /// [`Sim::run`], calling `progress(now)` every 2^16 events (for a
+    /// progress bar; the callback cannot change the run).
+    pub fn run_with_progress(&mut self, mut progress: impl FnMut(Nanos)) -> RunResult {
         while let Some((t, ev)) = self.queue.pop() {
+            if self.events & 0xffff == 0 {
+                progress(t);
+            }
             if let Some(e) = self.end {
                 if t > e {
                     break;
