@@ -81,6 +81,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
                 balance: sim.profile.balance_ns,
                 newidle: sim.profile.newidle_ns,
                 balance_atomic: sim.profile.balance_atomic_ns,
+                steal: sim.profile.steal_ns,
                 ..Default::default()
             },
             ..Default::default()
@@ -139,6 +140,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             .insert("sched_goidle".into(), Value::from(st.sched_goidle));
         cs.extra
             .insert("ttwu_count".into(), Value::from(st.ttwu_count));
+        cs.extra.insert("steal".into(), Value::from(st.steal));
     }
     // Load-balance passes of the whole run, by idle type (not idle, idle,
     // newly idle), the totals of /proc/schedstat's per-domain counters.

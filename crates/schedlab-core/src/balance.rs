@@ -35,6 +35,7 @@
 use crate::core::Path;
 use crate::engine::Sim;
 use crate::fair::balance::lb::{self, CpuIdle, MigrationType};
+use crate::fair::balance::steal;
 use crate::fair::eevdf::{self, EnqueueKind};
 use crate::fair::select::CpuView;
 use crate::features::LbSerialize;
@@ -53,6 +54,9 @@ pub const LB_PASS_NS: Nanos = 1_000;
 pub const LB_PER_CPU_NS: Nanos = 40;
 /// CPU time to detach and attach one task (a guess: two runqueue locks).
 pub const LB_MIGRATE_NS: Nanos = 2_000;
+/// CPU time of one `try_steal` (the patch quotes 1–2 µs for a steal; half
+/// for the search, half for the move).
+pub const STEAL_ATTEMPT_NS: Nanos = 1_000;
 /// `sysctl_sched_migration_cost` (task_hot, avg_idle basis).
 pub const MIGRATION_COST_NS: Nanos = 500_000;
 /// `sysctl_sched_nr_migrate`.
@@ -714,5 +718,73 @@ impl<S: Sink> Sim<S> {
             let new = avg + (sample - avg) / 8;
             rq.avg_idle = (new.max(0) as Nanos).min(2 * rq.max_idle_balance_cost);
         }
+    }
+}
+
+impl<S: Sink> Sim<S> {
+    /// Keeps the LLC's overload bitmap (STEAL) in step with this CPU's
+    /// runnable count; called after every change of `h_nr_runnable`.
+    pub(crate) fn sync_overload(&mut self, cpu: CpuId) {
+        let Some(i) = self.domains.shortcuts(cpu).llc_shared else {
+            return;
+        };
+        let nr = self.cfs[self.rqs[cpu.idx()].cfs.idx()].h_nr_runnable;
+        let m = &mut self.llc_state[i].overload;
+        if steal::overloaded(nr) {
+            m.set(cpu);
+        } else {
+            m.clear(cpu);
+        }
+    }
+
+    /// `try_steal` after a newidle pass that pulled nothing (feature STEAL).
+    /// Returns true when a task was stolen onto `dst`.
+    pub(crate) fn try_steal(&mut self, dst: CpuId) -> bool {
+        if !self.cfg.features.steal || !steal::steal_allowed(self.rqs[dst.idx()].avg_idle) {
+            return false;
+        }
+        let Some(i) = self.domains.shortcuts(dst).llc_shared else {
+            return false;
+        };
+        if self.llc_state[i].overload.is_empty() {
+            return false;
+        }
+        self.steal_cost += STEAL_ATTEMPT_NS;
+        let order = steal::steal_order(&self.machine, &self.llc_state[i].overload, dst);
+        for src in order {
+            let rq = &self.rqs[src.idx()];
+            let q = rq.cfs.idx();
+            if !steal::overloaded(self.cfs[q].h_nr_runnable) {
+                continue;
+            }
+            let cands: Vec<steal::StealCandidate<TaskId>> = self.cfs[q]
+                .timeline
+                .iter()
+                .filter_map(|&(_, e)| {
+                    let se = &self.ents[e.idx()];
+                    let t = se.task?;
+                    let task = &self.tasks[t.idx()];
+                    Some(steal::StealCandidate {
+                        task: t,
+                        stamp: task.cfs_tasks_stamp,
+                        allowed: task.cpus_allowed.test(dst),
+                        running: rq.curr == Some(t),
+                        pinned_or_delayed: se.sched_delayed || task.internal,
+                    })
+                })
+                .collect();
+            match steal::pick_steal_task(&cands) {
+                Some(p) => {
+                    self.detach_task(p, src, dst);
+                    self.attach_task(p, dst);
+                    self.cpu_stats[dst.idx()].steal += 1;
+                    self.steal_cost += STEAL_ATTEMPT_NS;
+                    self.rqs[dst.idx()].newidle_stamp = None;
+                    return true;
+                }
+                None => self.cpu_stats[dst.idx()].steal_fail += 1,
+            }
+        }
+        false
     }
 }

@@ -35,6 +35,26 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     runqueue_counts_match(sim)?;
     vruntime_sums_consistent(sim)?;
     cpu_time_adds_up(sim)?;
+    overload_bitmaps_match(sim)?;
+    Ok(())
+}
+
+/// STEAL's per-LLC overload bitmap holds exactly the CPUs with at least
+/// two runnable fair tasks.
+pub fn overload_bitmaps_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    for rq in &sim.rqs {
+        let Some(i) = sim.domains.shortcuts(rq.cpu).llc_shared else {
+            continue;
+        };
+        let nr = sim.cfs[rq.cfs.idx()].h_nr_runnable;
+        let set = sim.llc_state[i].overload.test(rq.cpu);
+        if set != (nr >= 2) {
+            return Err(format!(
+                "CPU {}: overload bit {set} with {nr} runnable tasks",
+                rq.cpu
+            ));
+        }
+    }
     Ok(())
 }
 

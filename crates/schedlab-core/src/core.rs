@@ -57,6 +57,8 @@ pub enum Path {
     Newidle,
     /// The `sched_balance_running` cmpxchg and its release.
     BalanceAtomic,
+    /// STEAL's search and move.
+    Steal,
 }
 
 impl<S: Sink> Sim<S> {
@@ -191,6 +193,7 @@ impl<S: Sink> Sim<S> {
             Path::Balance => self.profile.balance_ns += cost,
             Path::Newidle => self.profile.newidle_ns += cost,
             Path::BalanceAtomic => self.profile.balance_atomic_ns += cost,
+            Path::Steal => self.profile.steal_ns += cost,
         }
         self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
@@ -460,7 +463,7 @@ impl<S: Sink> Sim<S> {
                 // pick again if it pulled something.
                 if !tried_newidle {
                     tried_newidle = true;
-                    if self.sched_balance_newidle(cpu) {
+                    if self.sched_balance_newidle(cpu) || self.try_steal(cpu) {
                         continue;
                     }
                 }
@@ -548,6 +551,8 @@ impl<S: Sink> Sim<S> {
         self.charge(cpu, nc, Path::Newidle, false);
         let na = std::mem::take(&mut self.newidle_atomic_cost);
         self.charge(cpu, na, Path::BalanceAtomic, false);
+        let sc = std::mem::take(&mut self.steal_cost);
+        self.charge(cpu, sc, Path::Steal, false);
         self.arm_burst(cpu);
     }
 
@@ -589,6 +594,7 @@ impl<S: Sink> Sim<S> {
             self.rd_overloaded = true;
         }
         self.update_load_avg(t);
+        self.sync_overload(cpu);
     }
 
     /// Takes `t` off its CPU's queue (it stays curr until the next
@@ -623,6 +629,7 @@ impl<S: Sink> Sim<S> {
             cfs.curr.is_some(),
             1,
         );
+        self.sync_overload(cpu);
         d
     }
 
@@ -670,6 +677,7 @@ impl<S: Sink> Sim<S> {
             );
             self.account(cpu, u);
             self.cfs[q].h_nr_runnable += 1;
+            self.sync_overload(cpu);
             let task = &mut self.tasks[t.idx()];
             task.state = TaskState::Runnable;
             task.wait_since = Some(self.now);

@@ -95,6 +95,8 @@ pub struct Sim<S: Sink> {
     pub(crate) newidle_atomic_cost: Nanos,
     /// NI_RANDOM's draws.
     pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
+    /// CPU time of the steal attempts of the schedule() in progress.
+    pub(crate) steal_cost: Nanos,
     /// A newidle balance is running (its costs are charged after the switch).
     pub(crate) in_newidle: bool,
     /// `nohz.next_balance` (jiffies).
@@ -116,6 +118,8 @@ pub struct LlcState {
     pub nr_idle_scan: u32,
     /// Jiffy of the last scan-depth update.
     pub scan_jiffy: u64,
+    /// STEAL's `cfs_overload_cpus`: CPUs of the LLC with ≥ 2 runnable tasks.
+    pub overload: CpuMask,
 }
 
 /// What a finished run hands back (the simulator keeps the details; see
@@ -328,6 +332,7 @@ impl<S: Sink> Sim<S> {
             last_pass_cost: 0,
             newidle_atomic_cost: 0,
             in_newidle: false,
+            steal_cost: 0,
             ni_rng: rng::stream(cfg.seed, "ni_random"),
             nohz_next_balance: 0,
             nohz_kick_pending: false,
@@ -336,7 +341,8 @@ impl<S: Sink> Sim<S> {
                 LlcState {
                     has_idle_cores: true,
                     nr_idle_scan: u32::MAX,
-                    scan_jiffy: u64::MAX
+                    scan_jiffy: u64::MAX,
+                    overload: CpuMask::new(n),
                 };
                 domains.llc_shared.len()
             ],

@@ -203,6 +203,8 @@ sched_features! {
         SIS_UTIL: sis_util = true;
         /// Newidle balance of a domain runs with a probability following its success ratio (6.19).
         NI_RANDOM: ni_random = true;
+        /// When newidle balance pulls nothing, steal a task from an overloaded CPU of the LLC (RFC).
+        STEAL: steal = false;
     }
     enums {
         /// When balancing an SD_SERIALIZE (NUMA) domain takes the global sched_balance_running flag: eager (<=6.18), when-due (posted patch), balancer-only (6.19).

@@ -71,6 +71,10 @@ pub struct CpuStats {
     pub rq_cpu_time_ns: Nanos,
     /// Timeslices run (pcount).
     pub pcount: u64,
+    /// Tasks stolen by this CPU (STEAL).
+    pub steal: u64,
+    /// Overloaded CPUs seen with nothing migratable (STEAL's steal_fail).
+    pub steal_fail: u64,
 }
 
 /// Where CPU time went, by path.
@@ -86,6 +90,8 @@ pub struct Profile {
     pub newidle_ns: Nanos,
     /// The `sched_balance_running` atomic.
     pub balance_atomic_ns: Nanos,
+    /// STEAL.
+    pub steal_ns: Nanos,
 }
 
 /// Summary statistics of a list of samples (µs for wakeup latency).

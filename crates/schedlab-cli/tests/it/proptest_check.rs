@@ -71,7 +71,7 @@ struct GenCase {
     hz: u32,
     preempt: PreemptModel,
     /// PLACE_LAG, PLACE_DEADLINE_INITIAL, RUN_TO_PARITY, PREEMPT_SHORT, WAKEUP_PREEMPTION
-    features: [bool; 9],
+    features: [bool; 10],
     lb_serialize: u8,
 }
 
@@ -202,7 +202,7 @@ fn case() -> impl Strategy<Value = GenCase> {
         any::<u64>(),
         prop::sample::select(vec![100u32, 250, 1000]),
         preempt(),
-        prop_oneof![3 => Just([true; 9]), 1 => any::<[bool; 9]>()],
+        prop_oneof![3 => Just([true; 10]), 1 => any::<[bool; 10]>()],
         0u8..3,
     )
         .prop_map(
@@ -327,6 +327,7 @@ fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
         f.sched_idle_as_idle,
         f.sis_util,
         f.ni_random,
+        f.steal,
     ] = c.features;
     f.lb_serialize = [
         LbSerialize::Eager,

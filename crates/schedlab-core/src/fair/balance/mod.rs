@@ -4,3 +4,4 @@
 
 pub mod lb;
 pub mod stats;
+pub mod steal;
