@@ -12,6 +12,23 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# Tools the output tests check our files with: trace-cmd (trace.dat), the
+# official perfetto Python package (trace.pftrace), headless Chromium
+# (report.html). Installed only when missing.
+need_apt=""
+command -v trace-cmd >/dev/null 2>&1 || need_apt="$need_apt trace-cmd"
+command -v chromium >/dev/null 2>&1 || need_apt="$need_apt chromium"
+if [ -n "$need_apt" ]; then
+  echo "== installing:$need_apt"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need_apt >/dev/null
+fi
+if ! python3 -c "import perfetto" >/dev/null 2>&1; then
+  echo "== installing: perfetto (pip)"
+  python3 -m pip install --quiet --disable-pip-version-check perfetto
+fi
+
 echo "== cargo test (workspace, release)"
 cargo test --workspace --release --no-fail-fast 2>&1
 

@@ -13,12 +13,14 @@ use schedlab_core::stats::SampleStats;
 use schedlab_core::{RunResult, Sim, SimConfig};
 use schedlab_output::ftrace_text::SpooledTraceWriter;
 use schedlab_output::outdir::StagedOutDir;
+use schedlab_output::pftrace::PftraceWriter;
 use schedlab_output::rtapp_log::{log_file_name, write_log};
 use schedlab_output::schedstat::{write_schedstat, CpuSchedstat, DomainSchedstat, LbIdleCounters};
 use schedlab_output::summary::{
     CpuSummary, MachineSummary, PathsNs, ProfileSummary, Summary, TaskSummary,
 };
 use schedlab_output::table;
+use schedlab_output::trace_dat::TraceDatWriter;
 use serde_json::Value;
 use std::io::Write;
 use std::process::ExitCode;
@@ -317,7 +319,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         return Err(user("--trace needs --out DIR"));
     }
     if a.trace {
-        let spool = SpooledTraceWriter::new().context("cannot create the trace spool")?;
+        let spool =
+            TraceSinks::new(m.nr_cpus() as u32).context("cannot create the trace spools")?;
         execute(a, &w, warnings, Sim::new(m, &w, cfg, spool))
     } else {
         execute(a, &w, warnings, Sim::new(m, &w, cfg, NullSink))
@@ -391,10 +394,46 @@ impl Finish for NullSink {
         Ok(())
     }
 }
-impl Finish for SpooledTraceWriter {
+/// The three timelines `--trace` writes, fed from one run: ftrace text,
+/// trace-cmd's trace.dat, Perfetto protobuf.
+pub struct TraceSinks {
+    text: SpooledTraceWriter,
+    dat: TraceDatWriter,
+    pftrace: PftraceWriter,
+}
+
+impl TraceSinks {
+    /// Spools in the system's temp directory.
+    pub fn new(nr_cpus: u32) -> std::io::Result<TraceSinks> {
+        Ok(TraceSinks {
+            text: SpooledTraceWriter::new()?,
+            dat: TraceDatWriter::new()?,
+            pftrace: PftraceWriter::new()?.with_nr_cpus(nr_cpus),
+        })
+    }
+}
+
+impl Sink for TraceSinks {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &schedlab_core::observe::TraceRecord<'_>) {
+        self.text.trace(rec);
+        self.dat.trace(rec);
+        self.pftrace.trace(rec);
+    }
+}
+
+impl Finish for TraceSinks {
     fn write_trace(self, nr_cpus: u32, stage: &StagedOutDir) -> Result<()> {
         let mut f = stage.create_file("trace.txt")?;
-        SpooledTraceWriter::finish(self, nr_cpus, &mut f)?;
+        self.text.finish(nr_cpus, &mut f).context("trace.txt")?;
+        f.flush()?;
+        let mut f = stage.create_file("trace.dat")?;
+        self.dat.finish(nr_cpus, &mut f).context("trace.dat")?;
+        f.flush()?;
+        let mut f = stage.create_file("trace.pftrace")?;
+        self.pftrace.finish(&mut f).context("trace.pftrace")?;
         f.flush()?;
         Ok(())
     }

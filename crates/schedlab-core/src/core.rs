@@ -435,7 +435,8 @@ impl<S: Sink> Sim<S> {
                 Some(crate::program::Op::Runtime { .. }) => start.max(task.runtime_end),
                 _ => start,
             },
-            Resume::CompleteBlock | Resume::Continue => start,
+            Resume::CompleteBlock => start,
+            Resume::Continue => start + task.work_left,
         };
         self.queue.push(at, Event::BurstEnd { cpu, gen });
     }
@@ -654,7 +655,13 @@ impl<S: Sink> Sim<S> {
     // ---------------------------------------------------------------- wakeup
 
     /// `try_to_wake_up` from `waker_cpu` (an interrupt when `!in_task`).
-    pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId, in_task: bool) {
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        t: TaskId,
+        waker_cpu: CpuId,
+        in_task: bool,
+        sync: bool,
+    ) {
         debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Sleeping);
         let target0 = self.tasks[t.idx()].cpu;
         self.emit(waker_cpu, !in_task, Tp::Waking(t, target0));
@@ -685,7 +692,7 @@ impl<S: Sink> Sim<S> {
             self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
             return;
         }
-        let target = self.select_wakeup_cpu(t, waker_cpu);
+        let target = self.select_wakeup_cpu(t, waker_cpu, sync);
         if target == waker_cpu {
             self.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
         }
@@ -879,7 +886,7 @@ impl<S: Sink> Sim<S> {
         self.rqs[cpu.idx()].timers.remove(&(hard, t));
         let task = &mut self.tasks[t.idx()];
         task.timer_gen = task.timer_gen.wrapping_add(1);
-        self.try_to_wake_up(t, cpu, false);
+        self.try_to_wake_up(t, cpu, false, false);
         self.reidle(cpu);
     }
 

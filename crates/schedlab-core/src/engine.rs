@@ -59,6 +59,12 @@ pub struct Sim<S: Sink> {
     /// rt-app's T0: thread 0's clock read before the start barrier; the
     /// base of every thread's timers (`t_first = T0 + delay`).
     pub t0: Option<Nanos>,
+    /// When the start barrier released the threads (hackbench's start).
+    pub t_release: Option<Nanos>,
+    /// When the last thread exited.
+    pub last_exit: Nanos,
+    /// Channels (pipes/sockets) of the workload.
+    pub(crate) channels: Vec<ChannelState>,
     /// Threads waiting at the start barrier.
     pub(crate) start_barrier: Vec<TaskId>,
     /// Threads that have reached the start barrier.
@@ -107,6 +113,19 @@ pub struct Sim<S: Sink> {
     pub(crate) ilb_cpu: Option<CpuId>,
     /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
     pub llc_state: Vec<LlcState>,
+}
+
+/// A channel's state: messages queued, the reader and writers asleep on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelState {
+    /// Messages queued.
+    pub msgs: u64,
+    /// Capacity in messages.
+    pub capacity: u64,
+    /// The reader, if it sleeps waiting for a message.
+    pub reader: Option<TaskId>,
+    /// Writers sleeping until there is space.
+    pub writers: Vec<TaskId>,
 }
 
 /// `struct sched_domain_shared` of one LLC.
@@ -304,6 +323,16 @@ impl<S: Sink> Sim<S> {
             t_start,
             t0: None,
             start_barrier: Vec::new(),
+            t_release: None,
+            last_exit: 0,
+            channels: workload
+                .channels
+                .iter()
+                .map(|c| ChannelState {
+                    capacity: c.capacity_msgs,
+                    ..Default::default()
+                })
+                .collect(),
             barrier_arrived: 0,
             tick_offset,
             end: duration.map(|d| t_start + d),
@@ -553,6 +582,8 @@ fn new_task(
         recent_used_cpu: CpuId(0),
         wakee: Default::default(),
         cfs_tasks_stamp: 0,
+        chan_pos: 0,
+        chan_budget: 0,
     };
     (se, task)
 }

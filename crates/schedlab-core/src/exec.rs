@@ -94,7 +94,8 @@ impl<S: Sink> Sim<S> {
         let t_start = self.t_start;
         let task = &mut self.tasks[t.idx()];
         let it = std::mem::take(&mut task.iter);
-        task.log.push(LogRow {
+        let keep = task.spec.log_rows;
+        let row = LogRow {
             idx: task.spec.index,
             perf: it.perf,
             run: it.run_us,
@@ -106,7 +107,10 @@ impl<S: Sink> Sim<S> {
             c_duration: it.c_duration_us,
             c_period: it.c_period_us,
             wu_lat: it.wu_lat_us,
-        });
+        };
+        if keep {
+            task.log.push(row);
+        }
         task.stats.loops += 1;
         let prog = &task.spec.program;
         let pc = &mut task.pc;
@@ -170,8 +174,29 @@ impl<S: Sink> Sim<S> {
                 .current_op()
                 .cloned()
                 .expect("a phase has at least one op");
+            let fresh = !task.pc.op_started;
             task.pc.op_started = true;
             match op {
+                Op::Send { first, count } => {
+                    if fresh {
+                        self.tasks[t.idx()].chan_pos = 0;
+                        self.tasks[t.idx()].chan_budget = 0;
+                    }
+                    if self.channel_send(cpu, t, first, count) {
+                        return; // paying for the writes, or blocked
+                    }
+                    self.op_done(t);
+                }
+                Op::Recv { chan, msgs } => {
+                    if fresh {
+                        self.tasks[t.idx()].chan_pos = msgs;
+                        self.tasks[t.idx()].chan_budget = 0;
+                    }
+                    if self.channel_recv(cpu, t, chan) {
+                        return;
+                    }
+                    self.op_done(t);
+                }
                 Op::Run { work_ns, .. } => {
                     task.work_left = work_ns;
                     task.op_start = now;
@@ -257,8 +282,9 @@ impl<S: Sink> Sim<S> {
             self.schedule(cpu, PrevState::Sleeping);
             return true;
         }
+        self.t_release = Some(self.now);
         for w in std::mem::take(&mut self.start_barrier) {
-            self.try_to_wake_up(w, cpu, true);
+            self.try_to_wake_up(w, cpu, true, false);
         }
         false
     }
@@ -278,6 +304,7 @@ impl<S: Sink> Sim<S> {
     }
 
     fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
+        self.last_exit = self.now;
         self.dequeue_task(t, false);
         self.tasks[t.idx()].state = TaskState::Dead;
         self.live_tasks -= 1;
@@ -358,4 +385,113 @@ impl<S: Sink> Sim<S> {
 
 fn ts_absolute(ts: &crate::task::TimerState) -> bool {
     ts.absolute
+}
+
+/// Most messages a reader takes from a channel in one step (it pays for
+/// each read before taking the next batch, so writers see space freed in
+/// step with the reader's progress).
+const RECV_BATCH: u64 = 20;
+
+impl<S: Sink> Sim<S> {
+    /// One round of writes (`Op::Send`): one message to each channel from
+    /// the task's position on. Writes are paid for (`pipe_msg_ns` of the
+    /// writer's CPU time each) before they take effect, in runs that end at
+    /// the first write that will wake a sleeping reader or find the channel
+    /// full; a write to a full channel blocks until the reader frees space;
+    /// a write to a channel whose reader sleeps wakes it (a sync wakeup from
+    /// task context). Returns true when the task stopped (paying or
+    /// blocked), false when the round is complete.
+    fn channel_send(&mut self, cpu: CpuId, t: TaskId, first: u32, count: u32) -> bool {
+        let cost = self.machine.costs.pipe_msg_ns;
+        loop {
+            let pos = self.tasks[t.idx()].chan_pos as u32;
+            if pos >= count {
+                return false;
+            }
+            if self.tasks[t.idx()].chan_budget == 0 {
+                let mut k = 0;
+                for j in pos..count {
+                    let c = &self.channels[(first + j) as usize];
+                    if c.msgs >= c.capacity {
+                        break;
+                    }
+                    k += 1;
+                    if c.reader.is_some() {
+                        break;
+                    }
+                }
+                self.pay(cpu, t, k.max(1), cost);
+                return true;
+            }
+            let ch = (first + pos) as usize;
+            let c = &mut self.channels[ch];
+            if c.msgs >= c.capacity {
+                c.writers.push(t);
+                self.block_on_channel(cpu, t);
+                return true;
+            }
+            c.msgs += 1;
+            let reader = c.reader.take();
+            let task = &mut self.tasks[t.idx()];
+            task.chan_pos += 1;
+            task.chan_budget -= 1;
+            if let Some(r) = reader {
+                self.try_to_wake_up(r, cpu, true, true);
+            }
+        }
+    }
+
+    /// Reading (`Op::Recv`): pay for up to [`RECV_BATCH`] of the messages
+    /// waiting, then take them and wake the writers waiting for space; block
+    /// while the channel is empty. Returns true when the task stopped.
+    fn channel_recv(&mut self, cpu: CpuId, t: TaskId, chan: u32) -> bool {
+        let left = self.tasks[t.idx()].chan_pos;
+        if left == 0 {
+            return false;
+        }
+        let budget = self.tasks[t.idx()].chan_budget;
+        let c = &mut self.channels[chan as usize];
+        if budget == 0 {
+            if c.msgs == 0 {
+                c.reader = Some(t);
+                self.block_on_channel(cpu, t);
+                return true;
+            }
+            let k = c.msgs.min(left).min(RECV_BATCH);
+            self.pay(cpu, t, k, self.machine.costs.pipe_msg_ns);
+            return true;
+        }
+        let k = c.msgs.min(budget);
+        c.msgs -= k;
+        let writers = std::mem::take(&mut c.writers);
+        let task = &mut self.tasks[t.idx()];
+        task.chan_pos -= k;
+        task.chan_budget = 0;
+        for w in writers {
+            self.try_to_wake_up(w, cpu, true, true);
+        }
+        self.channel_recv(cpu, t, chan)
+    }
+
+    /// The running task spends `n × per_op` of CPU time in syscalls (n
+    /// channel operations paid for), then carries on with its current op.
+    fn pay(&mut self, cpu: CpuId, t: TaskId, n: u64, per_op: Nanos) {
+        let task = &mut self.tasks[t.idx()];
+        task.work_left = n * per_op;
+        task.chan_budget = n;
+        task.resume = Resume::Continue;
+        self.arm_burst(cpu);
+    }
+
+    /// Blocks the running task on a channel (no timer); a channel operation
+    /// wakes it and it retries its op.
+    fn block_on_channel(&mut self, cpu: CpuId, t: TaskId) {
+        let task = &mut self.tasks[t.idx()];
+        task.resume = Resume::Continue;
+        task.wake_expiry = None;
+        task.wake_is_timer = false;
+        self.dequeue_task(t, true);
+        self.tasks[t.idx()].state = TaskState::Sleeping;
+        self.schedule(cpu, PrevState::Sleeping);
+    }
 }

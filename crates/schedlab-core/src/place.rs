@@ -118,7 +118,7 @@ impl<S: Sink> Sim<S> {
 
     /// `select_task_rq_fair` for a wakeup of `t` done on `waker_cpu`, with
     /// its side effects applied.
-    pub(crate) fn select_wakeup_cpu(&mut self, t: TaskId, waker_cpu: CpuId) -> CpuId {
+    pub(crate) fn select_wakeup_cpu(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) -> CpuId {
         let (flips, load) = self.record_wakee(waker_cpu, t);
         let task = &self.tasks[t.idx()];
         let p = PlaceTask {
@@ -128,11 +128,13 @@ impl<S: Sink> Sim<S> {
             wakee_flips: task.wakee.flips,
             load: self.ents[task.se.idx()].avg.load_avg,
         };
+        // WF_SYNC only counts when the waker is a running task.
+        let sync = sync && self.rqs[waker_cpu.idx()].curr.is_some();
         let w = Waker {
             cpu: waker_cpu,
             wakee_flips: flips,
             load,
-            sync: false,
+            sync,
         };
         let out = select::select_task_rq_wakeup(self, &p, &w);
         self.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;

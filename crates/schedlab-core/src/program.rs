@@ -110,6 +110,29 @@ pub enum Op {
     },
     /// Sleep until the end of the run (rt-app's main thread after start-up).
     Park,
+    /// Write one message to each channel `first .. first + count` in turn
+    /// (one round of a hackbench sender), blocking while a channel is full.
+    Send {
+        /// First channel (index into `Workload::channels`).
+        first: u32,
+        /// Number of channels.
+        count: u32,
+    },
+    /// Read `msgs` messages from a channel, blocking while it is empty (a
+    /// hackbench receiver; messages are read in batches as they come).
+    Recv {
+        /// Channel (index into `Workload::channels`).
+        chan: u32,
+        /// Messages to read in all.
+        msgs: u64,
+    },
+}
+
+/// A bounded channel (pipe or stream socket) between tasks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelSpec {
+    /// How many messages fit before writers block.
+    pub capacity_msgs: u64,
 }
 
 /// A phase: ops run in order, `loops` times in a row.
@@ -155,6 +178,9 @@ pub struct TaskSpec {
     pub custom_slice_ns: Option<Nanos>,
     /// Task group path (`/` = root).
     pub group: String,
+    /// Keep one rt-app log row per iteration (off for generated threads
+    /// that iterate millions of times).
+    pub log_rows: bool,
     /// What the task does.
     pub program: Program,
 }
@@ -182,6 +208,8 @@ pub struct Workload {
     pub log_basename: String,
     /// rt-app's ns per calibrated loop (pLoad).
     pub calibration_ns: u64,
+    /// Channels named by `Op::Send` / `Op::Recv`.
+    pub channels: Vec<ChannelSpec>,
 }
 
 impl TaskSpec {
@@ -197,6 +225,7 @@ impl TaskSpec {
             delay_ns: 0,
             custom_slice_ns: None,
             group: "/".into(),
+            log_rows: true,
             program: Program {
                 phases: vec![Phase {
                     name: "loop".into(),

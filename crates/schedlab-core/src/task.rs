@@ -131,6 +131,11 @@ pub struct Task {
     pub recent_used_cpu: CpuId,
     /// wake_wide bookkeeping.
     pub wakee: WakeeState,
+    /// Channel op progress: next channel of a send round, or messages still
+    /// to read.
+    pub chan_pos: u64,
+    /// Channel operations already paid for (CPU time spent, effect pending).
+    pub chan_budget: u64,
     /// Position in its runqueue's `cfs_tasks` list: tasks go to the head
     /// when enqueued and when picked; load balancing walks from the tail
     /// (smallest stamp first).

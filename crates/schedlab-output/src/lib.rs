@@ -27,7 +27,9 @@
 pub mod compare;
 pub mod ftrace_text;
 pub mod outdir;
+pub mod pftrace;
 pub mod rtapp_log;
 pub mod schedstat;
 pub mod summary;
 pub mod table;
+pub mod trace_dat;

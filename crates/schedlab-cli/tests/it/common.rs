@@ -93,6 +93,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
         cpus: None,
         delay_ns: 0,
         custom_slice_ns: None,
+        log_rows: true,
         group: "/".into(),
         program: Program {
             phases: vec![Phase {

@@ -294,6 +294,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
             cpus: t.cpus.map(|b| cpu_set(b, n)),
             delay_ns: t.delay_ns,
             custom_slice_ns: t.custom_slice_ns,
+            log_rows: true,
             group: "/".into(),
             program: Program {
                 phases,

@@ -3,10 +3,12 @@
 mod compare;
 mod ftrace;
 mod outdir;
+mod pftrace;
 mod rtapp;
 mod schedstat;
 mod summary;
 mod table;
+mod trace_dat;
 
 /// Path of a file under `tests/data/`.
 pub fn data(name: &str) -> std::path::PathBuf {

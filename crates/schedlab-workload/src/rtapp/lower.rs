@@ -64,6 +64,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         duration_ns,
         log_basename: g.log_basename.clone().unwrap_or_else(|| "rt-app".into()),
         calibration_ns: pload,
+        channels: Vec::new(),
     };
     let absolute = timer_modes(raw);
     let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();
@@ -119,6 +120,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
                 cpus: spec.cpus.clone(),
                 delay_ns: task.delay_us * NSEC_PER_USEC,
                 custom_slice_ns: spec.slice_us.map(|us| us * NSEC_PER_USEC),
+                log_rows: true,
                 group: "/".into(),
                 program: Program {
                     phases: thread_phases,
