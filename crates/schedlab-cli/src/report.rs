@@ -93,6 +93,17 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     s.extra
         .insert("preempt".into(), Value::String(cfg.preempt.name().into()));
     s.extra.insert("events".into(), Value::from(res.events));
+    // hackbench's own time: from the start barrier's release to the last
+    // thread's exit, printed like hackbench (3 decimals, truncated).
+    if let Some(rel) = sim.t_release {
+        if sim.live_tasks_left() == 0 && sim.last_exit >= rel {
+            let us = (sim.last_exit - rel) / 1000;
+            s.extra.insert(
+                "workload_time_s".into(),
+                Value::from((us / 1000) as f64 / 1000.0),
+            );
+        }
+    }
     // Throughput: completed iterations (transactions for generators, log
     // rows for rt-app) of all threads per simulated second.
     let secs = (res.end_ns - sim.t_start) as f64 / 1e9;
@@ -446,6 +457,12 @@ fn finish<S: Finish>(
     w: &Workload,
     stage: Option<StagedOutDir>,
 ) -> Result<()> {
+    if sim.deadlock {
+        return Err(user(format!(
+            "{}: every remaining thread waits for something no thread will do (deadlock at {} ns)",
+            a.workload, res.end_ns
+        )));
+    }
     if let Some(v) = &res.violation {
         // A broken invariant is a bug in the model: say where, write nothing.
         eprintln!("schedlab: check failed: {v}");

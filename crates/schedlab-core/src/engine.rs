@@ -63,6 +63,9 @@ pub struct Sim<S: Sink> {
     pub t_release: Option<Nanos>,
     /// When the last thread exited.
     pub last_exit: Nanos,
+    /// The run stopped because every live thread waited for something that
+    /// could never happen.
+    pub deadlock: bool,
     /// Channels (pipes/sockets) of the workload.
     pub(crate) channels: Vec<ChannelState>,
     /// Threads waiting at the start barrier.
@@ -325,6 +328,7 @@ impl<S: Sink> Sim<S> {
             start_barrier: Vec::new(),
             t_release: None,
             last_exit: 0,
+            deadlock: false,
             channels: workload
                 .channels
                 .iter()
@@ -431,7 +435,7 @@ impl<S: Sink> Sim<S> {
                     break;
                 }
             }
-            if self.live_tasks == 0 && self.end.is_none() {
+            if (self.live_tasks == 0 || self.deadlock) && self.end.is_none() {
                 break;
             }
         }
@@ -469,6 +473,12 @@ impl<S: Sink> Sim<S> {
             Event::TaskStart { task } => self.wake_up_new_task(task, CpuId(0)),
             Event::NohzIdleBalance { cpu } => self.nohz_idle_balance(cpu),
             Event::WasteSample => {
+                if self.queue.is_empty() && self.live_tasks > 0 && self.end.is_none() {
+                    // Nothing else can ever happen: every live thread waits
+                    // for something no one will do.
+                    self.deadlock = true;
+                    return;
+                }
                 self.waste_sample();
                 let at = self.now + crate::waste::WASTE_SAMPLE_NS;
                 self.queue.push(at, Event::WasteSample);
@@ -515,6 +525,11 @@ impl<S: Sink> Sim<S> {
     pub fn threads(&self) -> &[crate::task::Task] {
         let n = self.tasks.iter().take_while(|t| !t.internal).count();
         &self.tasks[..n]
+    }
+
+    /// Threads of the workload that have not exited.
+    pub fn live_tasks_left(&self) -> usize {
+        self.live_tasks
     }
 
     /// The sink (e.g. to finish a trace file).
