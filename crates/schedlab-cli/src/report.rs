@@ -94,7 +94,8 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .insert("preempt".into(), Value::String(cfg.preempt.name().into()));
     s.extra.insert("events".into(), Value::from(res.events));
     // hackbench's own time: from the start barrier's release to the last
-    // thread's exit, printed like hackbench (3 decimals, truncated).
+    // thread's exit, in seconds with µs resolution (hackbench itself prints
+    // 3 decimals, truncated).
     if let Some(rel) = sim.t_release {
         if sim.live_tasks_left() == 0 && sim.last_exit >= rel {
             let us = (sim.last_exit - rel) / 1000;

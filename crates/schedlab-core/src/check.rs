@@ -36,6 +36,21 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     vruntime_sums_consistent(sim)?;
     cpu_time_adds_up(sim)?;
     overload_bitmaps_match(sim)?;
+    idle_cpu_with_work_is_woken(sim)?;
+    Ok(())
+}
+
+/// An idle CPU with runnable tasks has a reschedule on its way (else the
+/// tasks would wait for ever: a lost wakeup).
+pub fn idle_cpu_with_work_is_woken<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    for rq in &sim.rqs {
+        if rq.curr.is_none() && rq.nr_running > 0 && rq.resched_posted.is_none() {
+            return Err(format!(
+                "CPU {} is idle with {} runnable tasks and no reschedule pending",
+                rq.cpu, rq.nr_running
+            ));
+        }
+    }
     Ok(())
 }
 

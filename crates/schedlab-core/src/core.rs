@@ -324,8 +324,12 @@ impl<S: Sink> Sim<S> {
             rq.resched_posted = None;
         }
         if rq.curr.is_none() {
-            if rq.awake_at.is_some_and(|a| a > self.now) {
-                return; // a later event for the same wake-up will come
+            if let Some(a) = rq.awake_at.filter(|&a| a > self.now) {
+                // Still leaving its idle state: run schedule() once awake.
+                // (An earlier resched for this CPU may have absorbed the one
+                // posted for the wake-up time, so post it again.)
+                self.post_resched(cpu, a);
+                return;
             }
             if rq.nr_running > 0 {
                 self.schedule(cpu, PrevState::Runnable);

@@ -477,6 +477,27 @@ impl<S: Sink> Sim<S> {
                     // Nothing else can ever happen: every live thread waits
                     // for something no one will do.
                     self.deadlock = true;
+                    if std::env::var_os("SCHEDLAB_DEBUG_DEADLOCK").is_some() {
+                        for t in &self.tasks {
+                            if t.state != crate::task::TaskState::Dead && !t.internal {
+                                eprintln!(
+                                    "{} {:?} cpu {} pc {:?} chan_pos {} budget {} delayed {}",
+                                    t.spec.name,
+                                    t.state,
+                                    t.cpu,
+                                    t.pc,
+                                    t.chan_pos,
+                                    t.chan_budget,
+                                    self.ents[t.se.idx()].sched_delayed
+                                );
+                            }
+                        }
+                        for (i, c) in self.channels.iter().enumerate() {
+                            if c.msgs > 0 || c.reader.is_some() || !c.writers.is_empty() {
+                                eprintln!("chan {i}: {c:?}");
+                            }
+                        }
+                    }
                     return;
                 }
                 self.waste_sample();
