@@ -19,6 +19,7 @@ mod cli_run;
 mod determinism;
 mod fixtures;
 mod golden;
+mod hackbench;
 mod proptest_check;
 mod shares;
 mod trace;
