@@ -26,6 +26,15 @@ enum Cmd {
     Run(resolve::RunArgs),
     /// A/B comparison: N runs per side differing only by seed, mmtests table.
     Compare(compare::CompareArgs),
+    /// Write one self-contained report.html for one or more run directories.
+    Report {
+        /// Output directories of `schedlab run` (several: compared side by side).
+        #[arg(required = true)]
+        dirs: Vec<std::path::PathBuf>,
+        /// Where to write report.html and the SVG plots (default: the first DIR).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// List the machine presets, or print one machine's topology.
     Machines {
         /// A preset name or `sysfs:DIR`.
@@ -80,10 +89,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// `schedlab report`: load every run directory, render one page, write it
+/// (temp file, then rename) with the SVG plots beside it.
+fn html_report(dirs: &[std::path::PathBuf], out: Option<std::path::PathBuf>) -> Result<ExitCode> {
+    use schedlab_output::report_html::{load_run, render_report, write_plots_svg};
+    let mut runs = Vec::new();
+    for d in dirs {
+        runs.push(load_run(d).map_err(|e| user(e.to_string()))?);
+    }
+    let out = out.unwrap_or_else(|| dirs[0].clone());
+    std::fs::create_dir_all(&out)
+        .map_err(|e| user(format!("{}: cannot create: {e}", out.display())))?;
+    let html = render_report(&runs);
+    let path = out.join("report.html");
+    let tmp = out.join(".report.html.tmp");
+    std::fs::write(&tmp, html)
+        .map_err(|e| user(format!("{}: cannot write: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, &path)
+        .map_err(|e| user(format!("{}: cannot write: {e}", path.display())))?;
+    let plots = write_plots_svg(&runs, &out)
+        .map_err(|e| user(format!("{}: cannot write plots: {e}", out.display())))?;
+    println!("wrote {} and {} SVG plots", path.display(), plots.len());
+    Ok(ExitCode::SUCCESS)
+}
+
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Run(args) => report::run(&args),
         Cmd::Compare(args) => compare::run(&args),
+        Cmd::Report { dirs, out } => html_report(&dirs, out),
         Cmd::Machines { name, domains } => {
             match name {
                 None => {

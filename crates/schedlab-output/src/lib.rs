@@ -28,6 +28,7 @@ pub mod compare;
 pub mod ftrace_text;
 pub mod outdir;
 pub mod pftrace;
+pub mod report_html;
 pub mod rtapp_log;
 pub mod schedstat;
 pub mod summary;

@@ -469,3 +469,61 @@ fn schedstat_counters_match_the_run() {
     let total: u64 = (0..3).map(|i| lb["lb_count"][i].as_u64().unwrap()).sum();
     assert!(total > 0, "no balancing happened at all");
 }
+
+/// `schedlab report` writes one self-contained page and the SVG plots for
+/// several runs; a directory that is not a run is one clear error line.
+#[test]
+fn report_writes_a_self_contained_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    for (dir, f) in [(&a, "SCHED_IDLE_AS_IDLE"), (&b, "NO_SCHED_IDLE_AS_IDLE")] {
+        let o = crate::common::schedlab([
+            "run",
+            crate::common::example_workload().to_str().unwrap(),
+            "--machine",
+            "a7-octa",
+            "--duration",
+            "200ms",
+            "--trace",
+            "--quiet",
+            "--features",
+            f,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success());
+    }
+    let out = tmp.path().join("rep");
+    let o = crate::common::schedlab([
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for needle in [
+        "id=\"timeline\"",
+        "id=\"latency-cdf\"",
+        "id=\"util-heatmap\"",
+        "cfs_thread-3",
+        "idle_thread-12",
+    ] {
+        assert!(html.contains(needle), "report lacks {needle}");
+    }
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "external reference"
+    );
+    assert!(out.join("latency-cdf.svg").exists());
+    let o = crate::common::schedlab(["report", tmp.path().join("nope").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("schedlab: error:") && err.contains("nope"),
+        "{err}"
+    );
+}

@@ -10,7 +10,10 @@ use schedlab_workload::generators::hackbench;
 
 fn run(spec_rest: &str, machine: &str, steal: bool) -> Sim<NullSink> {
     let w = hackbench("hackbench:", spec_rest).unwrap().workload;
-    let mut cfg = SimConfig { check: true, ..SimConfig::default() };
+    let mut cfg = SimConfig {
+        check: true,
+        ..SimConfig::default()
+    };
     cfg.features.steal = steal;
     let mut sim = Sim::new(preset(machine).unwrap(), &w, cfg, NullSink).unwrap();
     let res = sim.run();
@@ -34,7 +37,12 @@ fn every_receiver_gets_fds_times_loops_messages() {
     // Each receiver paid for fds × loops reads, each sender for as many writes.
     let per_msg = preset("vm-2cpu").unwrap().costs.pipe_msg_ns;
     for t in sim.threads() {
-        assert!(t.stats.runtime_ns >= 150 * per_msg, "{}: {} ns", t.spec.name, t.stats.runtime_ns);
+        assert!(
+            t.stats.runtime_ns >= 150 * per_msg,
+            "{}: {} ns",
+            t.spec.name,
+            t.stats.runtime_ns
+        );
     }
     assert!(sim.t_release.is_some() && sim.last_exit > sim.t_release.unwrap());
 }
@@ -43,7 +51,11 @@ fn every_receiver_gets_fds_times_loops_messages() {
 fn senders_block_on_full_channels_and_are_woken() {
     // datasize 16384: a 64 KiB pipe holds 4 messages, so 3 senders × 40
     // rounds must block again and again on each receiver's channel.
-    let sim = run("groups=1,fds=3,loops=40,ipc=pipe,datasize=16384", "a7-octa", false);
+    let sim = run(
+        "groups=1,fds=3,loops=40,ipc=pipe,datasize=16384",
+        "a7-octa",
+        false,
+    );
     let sender_wakeups: u64 = sim
         .threads()
         .iter()
@@ -51,7 +63,10 @@ fn senders_block_on_full_channels_and_are_woken() {
         .map(|t| t.stats.wakeups)
         .sum();
     // One wakeup each from the start barrier; the rest are "space freed".
-    assert!(sender_wakeups > 3 * 5, "senders woken only {sender_wakeups} times");
+    assert!(
+        sender_wakeups > 3 * 5,
+        "senders woken only {sender_wakeups} times"
+    );
     for t in sim.threads() {
         assert_eq!(t.state, TaskState::Dead);
     }

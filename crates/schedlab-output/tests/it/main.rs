@@ -4,6 +4,7 @@ mod compare;
 mod ftrace;
 mod outdir;
 mod pftrace;
+mod report_html;
 mod rtapp;
 mod schedstat;
 mod summary;

@@ -1,0 +1,1520 @@
+//! `report.html`: one self-contained page for one or more run directories.
+//!
+//! ```text
+//!  DIR/summary.json ──┐
+//!  DIR/*-<task>.log ──┤ load_run ──► RunData ──┬─► render_report ──► report.html
+//!  DIR/trace.txt ─────┤                        └─► write_plots_svg ─► *.svg
+//!  DIR/schedstat ─────┤
+//!  DIR/profile ───────┘
+//! ```
+//!
+//! The page has no external references at all: styles and the one small
+//! script are inline, plots are inline SVG, and a strict
+//! `Content-Security-Policy` meta tag (`default-src 'none'`) makes the
+//! browser refuse any fetch a future edit might add. Sections and the ids
+//! tests (and users' scripts) can rely on:
+//!
+//! | id | what |
+//! |---|---|
+//! | `runs` | overview table: machine, duration, seed, which files were found |
+//! | `features` | feature flags side by side, differing rows marked |
+//! | `timeline` | zoomable per-CPU timeline (canvas, drawn by the inline script from the `report-data` JSON); `data-tasks` lists the traced tasks, the script sets `data-rendered="N tasks"` and `data-view="T0,T1"` (µs) |
+//! | `timeline-tip` | hover text of the timeline |
+//! | `latency-task` | `<select>`: pooled or one task |
+//! | `latency-cdf`, `latency-hist` | wakeup-latency CDF and histogram (inline SVG, one curve per run); `data-tasks` lists the tasks with samples |
+//! | `util-heatmap` | per-CPU busy fraction over time, one SVG per run |
+//! | `task-table`, `schedstat-cpu`, `schedstat-domain`, `profile-table`, `group-table` | tables |
+//! | `report-data` | `<script type="application/json">` with the timeline data |
+//!
+//! What is drawn from what:
+//!
+//! * **timeline**: [`running_task_timeline`] of `trace.txt`, i.e. the
+//!   `sched_switch` lines plus the context column; slices are coloured by
+//!   the task's policy as `summary.json` states it (pid 0 is idle, pids not
+//!   in the summary, such as rt-app's main thread, are "other").
+//! * **latency**: the `wu_lat` column of the rt-app logs (µs), per task and
+//!   pooled over all tasks of a run. The x axis is logarithmic; a latency of
+//!   0 µs is counted as 1 µs.
+//! * **heatmap**: busy (non-idle) time per CPU per bin from the trace; bins
+//!   are 10 ms, widened so that there are at most [`MAX_HEATMAP_BINS`]. A
+//!   run without a trace gets one column, `busy_ns / (busy_ns + idle_ns)`
+//!   from `summary.json`.
+//! * **tables**: `summary.json` (tasks, groups, profile), `schedstat`.
+//!
+//! Limits: policies are per pid for the whole run (a `sched_setscheduler`
+//! mid-run is not shown); the timeline data grows with the trace (about
+//! 20 bytes per slice), so a long trace makes a large page; logs are
+//! matched to tasks by the `-<task name>.log` suffix.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::ftrace_text::{parse_ftrace_text, running_task_timeline, OwnedEvent, RunningTimeline};
+use crate::rtapp_log::parse_rtapp_log;
+use crate::schedstat::{parse_schedstat, Schedstat};
+use crate::summary::Summary;
+
+/// Default width of a heatmap bin (ns).
+pub const HEATMAP_BIN_NS: u64 = 10_000_000;
+/// Upper bound on the number of heatmap columns; bins widen to stay below.
+pub const MAX_HEATMAP_BINS: u64 = 400;
+/// The SVG namespace, only written into the standalone files (inline SVG in
+/// HTML needs none, and the page stays free of `http` strings).
+const SVG_NS: &str = "http://www.w3.org/2000/svg";
+/// Upper bound on the points of one CDF curve (quantiles are kept).
+const MAX_CDF_POINTS: usize = 400;
+/// Histogram bins per decade of latency.
+const HIST_BINS_PER_DECADE: usize = 4;
+
+/// Colours of runs in overlaid plots, in run order (cycled).
+pub const RUN_COLORS: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+];
+
+/// Slice colours of the timeline, by policy (`idle` is pid 0, `other` a pid
+/// the summary does not list).
+pub const POLICY_COLORS: [(&str, &str); 6] = [
+    ("SCHED_NORMAL", "#4e79a7"),
+    ("SCHED_BATCH", "#f28e2b"),
+    ("SCHED_IDLE", "#59a14f"),
+    ("SCHED_FIFO", "#e15759"),
+    ("idle", "#e6e6e6"),
+    ("other", "#b07aa1"),
+];
+
+/// Why a run directory could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file could not be read (or `summary.json` is missing).
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// `summary.json` is not valid.
+    #[error("{}: not a schedlab summary.json: {source}", path.display())]
+    Summary {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A log, trace or schedstat file is malformed.
+    #[error("{}:{message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// `LINE: problem`.
+        message: String,
+    },
+}
+
+/// The wakeup latencies of one task (the `wu_lat` column of its log).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskLatency {
+    /// Task (thread) name.
+    pub task: String,
+    /// Samples in µs, sorted ascending.
+    pub wu_lat_us: Vec<u64>,
+}
+
+/// What `trace.txt` says, reduced to what the report draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceData {
+    /// Running task per CPU.
+    pub timeline: RunningTimeline,
+    /// comm of every pid seen in the trace.
+    pub comms: BTreeMap<u32, String>,
+    /// Number of trace lines.
+    pub records: usize,
+}
+
+/// Everything the report shows about one run directory.
+#[derive(Clone, Debug)]
+pub struct RunData {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Name in legends and table headers (the directory's last component;
+    /// change it freely before rendering).
+    pub label: String,
+    /// `summary.json`.
+    pub summary: Summary,
+    /// Per task with a log, in `summary.json` task order.
+    pub latencies: Vec<TaskLatency>,
+    /// `trace.txt`, if the run had `--trace`.
+    pub trace: Option<TraceData>,
+    /// `schedstat`, if present.
+    pub schedstat: Option<Schedstat>,
+    /// `profile` text, if present.
+    pub profile_text: Option<String>,
+}
+
+fn read(path: &Path) -> Result<String, ReportError> {
+    std::fs::read_to_string(path).map_err(|source| ReportError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, ReportError> {
+    match std::fs::read_to_string(path) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ReportError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+fn parse_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Parse {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// Loads a run output directory: `summary.json` is required, every other
+/// file is optional, but a file that is present and malformed is an error.
+pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
+    let summary_path = dir.join("summary.json");
+    let summary =
+        Summary::from_json_str(&read(&summary_path)?).map_err(|source| ReportError::Summary {
+            path: summary_path.clone(),
+            source,
+        })?;
+
+    // rt-app logs: `<basename>-<task>.log`; the longest matching task name wins.
+    let mut by_task: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let entries = std::fs::read_dir(dir).map_err(|source| ReportError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for e in entries {
+        let e = e.map_err(|source| ReportError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        files.push(e.path());
+    }
+    files.sort();
+    for path in files {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let task = summary
+            .tasks
+            .iter()
+            .map(|t| t.name.as_str())
+            .filter(|t| stem.ends_with(&format!("-{t}")))
+            .max_by_key(|t| t.len());
+        let Some(task) = task else { continue };
+        if by_task.contains_key(task) {
+            continue;
+        }
+        let rows = parse_rtapp_log(&read(&path)?).map_err(|e| parse_err(&path, e))?;
+        let mut lat: Vec<u64> = rows.iter().map(|r| r.wu_lat).collect();
+        lat.sort_unstable();
+        by_task.insert(task.to_owned(), lat);
+    }
+    let latencies = summary
+        .tasks
+        .iter()
+        .filter_map(|t| {
+            by_task.remove(&t.name).map(|wu_lat_us| TaskLatency {
+                task: t.name.clone(),
+                wu_lat_us,
+            })
+        })
+        .collect();
+
+    let trace_path = dir.join("trace.txt");
+    let trace = match read_optional(&trace_path)? {
+        None => None,
+        Some(text) => {
+            let records = parse_ftrace_text(&text).map_err(|e| parse_err(&trace_path, e))?;
+            let mut comms = BTreeMap::new();
+            for r in &records {
+                comms.insert(r.ctx_pid, r.ctx_comm.clone());
+                match &r.event {
+                    OwnedEvent::SchedSwitch { prev, next, .. } => {
+                        comms.insert(prev.pid, prev.comm.clone());
+                        comms.insert(next.pid, next.comm.clone());
+                    }
+                    OwnedEvent::SchedWaking { task, .. }
+                    | OwnedEvent::SchedWakeup { task, .. }
+                    | OwnedEvent::SchedWakeupNew { task, .. }
+                    | OwnedEvent::SchedMigrateTask { task, .. } => {
+                        comms.insert(task.pid, task.comm.clone());
+                    }
+                    OwnedEvent::Other { .. } => {}
+                }
+            }
+            Some(TraceData {
+                timeline: running_task_timeline(&records),
+                comms,
+                records: records.len(),
+            })
+        }
+    };
+
+    let ss_path = dir.join("schedstat");
+    let schedstat = match read_optional(&ss_path)? {
+        None => None,
+        Some(text) => Some(parse_schedstat(&text).map_err(|e| parse_err(&ss_path, e))?),
+    };
+    let profile_text = read_optional(&dir.join("profile"))?;
+
+    let label = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    Ok(RunData {
+        dir: dir.to_owned(),
+        label,
+        summary,
+        latencies,
+        trace,
+        schedstat,
+        profile_text,
+    })
+}
+
+// ---------------------------------------------------------------- helpers
+
+/// Escapes text for HTML/SVG element content and attribute values.
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn run_color(i: usize) -> &'static str {
+    RUN_COLORS[i % RUN_COLORS.len()]
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+/// Nearest-rank percentile of sorted samples.
+fn percentile(sorted: &[u64], q: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "–".into())
+}
+
+/// Labels made unique by appending ` (n)` to repeats.
+fn labels(runs: &[RunData]) -> Vec<String> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    runs.iter()
+        .map(|r| {
+            let n = seen.entry(r.label.as_str()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                r.label.clone()
+            } else {
+                format!("{} ({})", r.label, n)
+            }
+        })
+        .collect()
+}
+
+/// Task names with latency samples, in first-seen order over the runs.
+fn latency_tasks(runs: &[RunData]) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for r in runs {
+        for t in &r.latencies {
+            if seen.insert(t.task.clone()) {
+                out.push(t.task.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Sorted samples of `task` in `run`, or pooled over its tasks for `None`.
+fn samples(run: &RunData, task: Option<&str>) -> Vec<u64> {
+    let mut v: Vec<u64> = run
+        .latencies
+        .iter()
+        .filter(|t| task.is_none_or(|n| n == t.task))
+        .flat_map(|t| t.wu_lat_us.iter().copied())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+// ---------------------------------------------------------------- SVG plots
+
+const PW: f64 = 640.0; // plot area
+const PH: f64 = 260.0;
+const ML: f64 = 56.0; // margins
+const MT: f64 = 28.0;
+const MB: f64 = 44.0;
+const MR: f64 = 150.0;
+
+fn svg_open(s: &mut String, id: &str, title: &str) {
+    let (w, h) = (ML + PW + MR, MT + PH + MB);
+    let _ = write!(
+        s,
+        r##"<svg class="plot" data-plot="{id}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="#fff"/><text x="{ML}" y="16" font-size="13" font-weight="bold">{}</text>"##,
+        esc(title)
+    );
+}
+
+/// Decades of the log latency axis: from 1 µs to `10^decades` µs.
+fn decades(max_us: u64) -> u32 {
+    let mut d = 1;
+    while 10f64.powi(d as i32) < max_us as f64 + 1.0 {
+        d += 1;
+    }
+    d
+}
+
+fn lat_x(v: u64, dec: u32) -> f64 {
+    ML + (v.max(1) as f64).log10() / dec as f64 * PW
+}
+
+fn lat_axis(s: &mut String, dec: u32, y_label: &str, y_max: f64, y_fmt: fn(f64) -> String) {
+    let _ = write!(
+        s,
+        r##"<rect x="{ML}" y="{MT}" width="{PW}" height="{PH}" fill="none" stroke="#999"/>"##
+    );
+    for d in 0..=dec {
+        let x = ML + d as f64 / dec as f64 * PW;
+        let v = 10u64.pow(d);
+        let label = if v >= 1_000_000 {
+            format!("{} s", v / 1_000_000)
+        } else if v >= 1000 {
+            format!("{} ms", v / 1000)
+        } else {
+            format!("{v} µs")
+        };
+        let _ = write!(
+            s,
+            r##"<line x1="{x}" y1="{MT}" x2="{x}" y2="{}" stroke="#eee"/><text x="{x}" y="{}" text-anchor="middle">{label}</text>"##,
+            MT + PH,
+            MT + PH + 14.0
+        );
+    }
+    for i in 0..=4 {
+        let f = i as f64 / 4.0;
+        let y = MT + PH - f * PH;
+        let _ = write!(
+            s,
+            r##"<line x1="{ML}" y1="{y}" x2="{}" y2="{y}" stroke="#eee"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            ML + PW,
+            ML - 4.0,
+            y + 4.0,
+            y_fmt(f * y_max)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">wakeup latency (wu_lat, log scale; 0 µs counted as 1 µs)</text><text transform="translate(14,{}) rotate(-90)" text-anchor="middle">{y_label}</text>"#,
+        ML + PW / 2.0,
+        MT + PH + 32.0,
+        MT + PH / 2.0
+    );
+}
+
+fn legend(s: &mut String, i: usize, label: &str, n: usize) {
+    let y = MT + 12.0 + 16.0 * i as f64;
+    let x = ML + PW + 10.0;
+    let _ = write!(
+        s,
+        r#"<rect x="{x}" y="{}" width="12" height="3" fill="{}"/><text x="{}" y="{}">{} (n={n})</text>"#,
+        y - 4.0,
+        run_color(i),
+        x + 16.0,
+        y,
+        esc(label)
+    );
+}
+
+/// The wakeup-latency CDF of `task` (pooled for `None`), one curve per run.
+pub fn svg_latency_cdf(runs: &[RunData], task: Option<&str>) -> String {
+    let names = labels(runs);
+    let sets: Vec<Vec<u64>> = runs.iter().map(|r| samples(r, task)).collect();
+    let dec = decades(
+        sets.iter()
+            .filter_map(|v| v.last())
+            .copied()
+            .max()
+            .unwrap_or(1),
+    );
+    let title = format!("Wakeup latency CDF: {}", task.unwrap_or("all tasks pooled"));
+    let mut s = String::new();
+    svg_open(&mut s, "latency-cdf", &title);
+    lat_axis(&mut s, dec, "fraction of wakeups ≤ x", 1.0, |f| {
+        format!("{f:.2}")
+    });
+    for (i, v) in sets.iter().enumerate() {
+        legend(&mut s, i, &names[i], v.len());
+        if v.is_empty() {
+            continue;
+        }
+        // (value, cumulative fraction) at the last sample of each value.
+        let n = v.len();
+        let mut pts: Vec<(u64, f64)> = Vec::new();
+        for (k, &x) in v.iter().enumerate() {
+            if k + 1 == n || v[k + 1] != x {
+                pts.push((x, (k + 1) as f64 / n as f64));
+            }
+        }
+        if pts.len() > MAX_CDF_POINTS {
+            let step = pts.len() as f64 / MAX_CDF_POINTS as f64;
+            let last = *pts.last().unwrap();
+            pts = (0..MAX_CDF_POINTS)
+                .map(|j| pts[(j as f64 * step) as usize])
+                .collect();
+            pts.push(last);
+        }
+        let y = |f: f64| MT + PH - f * PH;
+        let mut d = format!("M{:.1},{:.1}", lat_x(v[0], dec), y(0.0));
+        for (x, f) in pts {
+            let _ = write!(d, "H{:.1}V{:.1}", lat_x(x, dec), y(f));
+        }
+        let _ = write!(
+            s,
+            r#"<path class="series" data-run="{}" d="{d}" fill="none" stroke="{}" stroke-width="1.8"/>"#,
+            esc(&names[i]),
+            run_color(i)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The wakeup-latency histogram of `task` (pooled for `None`): fraction of
+/// the run's samples per log-spaced bin, one outline per run.
+pub fn svg_latency_hist(runs: &[RunData], task: Option<&str>) -> String {
+    let names = labels(runs);
+    let sets: Vec<Vec<u64>> = runs.iter().map(|r| samples(r, task)).collect();
+    let dec = decades(
+        sets.iter()
+            .filter_map(|v| v.last())
+            .copied()
+            .max()
+            .unwrap_or(1),
+    );
+    let nb = dec as usize * HIST_BINS_PER_DECADE;
+    let hists: Vec<Vec<f64>> = sets
+        .iter()
+        .map(|v| {
+            let mut h = vec![0.0; nb];
+            for &x in v {
+                let b = ((x.max(1) as f64).log10() * HIST_BINS_PER_DECADE as f64).floor() as usize;
+                h[b.min(nb - 1)] += 1.0 / v.len() as f64;
+            }
+            h
+        })
+        .collect();
+    let top = hists
+        .iter()
+        .flatten()
+        .copied()
+        .fold(0.0f64, f64::max)
+        .max(0.01);
+    let y_max = (top * 10.0).ceil() / 10.0;
+    let title = format!(
+        "Wakeup latency histogram: {}",
+        task.unwrap_or("all tasks pooled")
+    );
+    let mut s = String::new();
+    svg_open(&mut s, "latency-hist", &title);
+    lat_axis(&mut s, dec, "fraction of wakeups", y_max, |f| {
+        format!("{f:.2}")
+    });
+    let bw = PW / nb as f64;
+    for (i, h) in hists.iter().enumerate() {
+        legend(&mut s, i, &names[i], sets[i].len());
+        if sets[i].is_empty() {
+            continue;
+        }
+        let y = |f: f64| MT + PH - f / y_max * PH;
+        let mut d = format!("M{ML:.1},{:.1}", y(0.0));
+        for (b, &f) in h.iter().enumerate() {
+            let _ = write!(d, "V{:.1}H{:.1}", y(f), ML + (b + 1) as f64 * bw);
+        }
+        let _ = write!(d, "V{:.1}Z", y(0.0));
+        let c = run_color(i);
+        let _ = write!(
+            s,
+            r#"<path class="series" data-run="{}" d="{d}" fill="{c}" fill-opacity="0.12" stroke="{c}" stroke-width="1.5"/>"#,
+            esc(&names[i])
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Busy fraction per CPU and bin: `(bin_ns, rows)`, rows in CPU order.
+pub fn utilisation_bins(run: &RunData) -> (u64, Vec<(u32, Vec<f64>)>) {
+    let ncpu = run.summary.machine.cpus;
+    let Some(tr) = &run.trace else {
+        let rows = run
+            .summary
+            .cpus
+            .iter()
+            .map(|c| {
+                let tot = c.busy_ns + c.idle_ns;
+                let f = if tot == 0 {
+                    0.0
+                } else {
+                    c.busy_ns as f64 / tot as f64
+                };
+                (c.cpu, vec![f])
+            })
+            .collect();
+        return (run.summary.duration_ns, rows);
+    };
+    let trace_end = tr
+        .timeline
+        .cpus
+        .values()
+        .filter_map(|v| v.last().map(|s| s.end_ns))
+        .max()
+        .unwrap_or(0);
+    let end = run.summary.duration_ns.max(trace_end).max(1);
+    let mut bin = HEATMAP_BIN_NS;
+    if end.div_ceil(bin) > MAX_HEATMAP_BINS {
+        bin = end.div_ceil(MAX_HEATMAP_BINS).div_ceil(1_000_000) * 1_000_000;
+    }
+    let nb = end.div_ceil(bin) as usize;
+    let cpus: BTreeSet<u32> = (0..ncpu).chain(tr.timeline.cpus.keys().copied()).collect();
+    let rows = cpus
+        .into_iter()
+        .map(|cpu| {
+            let mut busy = vec![0u64; nb];
+            for sp in tr.timeline.spans(cpu).iter().filter(|s| s.pid != 0) {
+                let (a, b) = (sp.start_ns.min(end), sp.end_ns.min(end));
+                let mut t = a;
+                while t < b {
+                    let k = (t / bin) as usize;
+                    let next = ((k as u64 + 1) * bin).min(b);
+                    busy[k] += next - t;
+                    t = next;
+                }
+            }
+            let row = busy
+                .iter()
+                .enumerate()
+                .map(|(k, &b)| {
+                    let width = (end - k as u64 * bin).min(bin);
+                    b as f64 / width as f64
+                })
+                .collect();
+            (cpu, row)
+        })
+        .collect();
+    (bin, rows)
+}
+
+fn heat_color(f: f64) -> String {
+    // white (0) to dark blue (1)
+    let f = f.clamp(0.0, 1.0);
+    let lerp = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        lerp(247.0, 8.0),
+        lerp(251.0, 48.0),
+        lerp(255.0, 107.0)
+    )
+}
+
+/// The utilisation heatmap of one run (`index` picks the title colour).
+pub fn svg_util_heatmap(run: &RunData, index: usize) -> String {
+    let (bin, rows) = utilisation_bins(run);
+    let nb = rows.first().map_or(1, |r| r.1.len()).max(1);
+    let lane = 16.0;
+    let h = MT + lane * rows.len() as f64 + MB;
+    let w = ML + PW + MR;
+    let cw = PW / nb as f64;
+    let mut s = String::new();
+    let source = if run.trace.is_some() {
+        format!("{} ms bins from trace.txt", bin / 1_000_000)
+    } else {
+        "no trace: whole-run busy/(busy+idle) from summary.json".into()
+    };
+    let _ = write!(
+        s,
+        r##"<svg class="plot" data-plot="util-heatmap" data-run="{}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="#fff"/><text x="{ML}" y="16" font-size="13" font-weight="bold" fill="{}">CPU utilisation: {} ({source})</text>"##,
+        esc(&run.label),
+        run_color(index),
+        esc(&run.label),
+    );
+    for (r, (cpu, row)) in rows.iter().enumerate() {
+        let y = MT + r as f64 * lane;
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end">CPU {cpu}</text>"#,
+            ML - 4.0,
+            y + lane - 4.0
+        );
+        for (k, &f) in row.iter().enumerate() {
+            let t0 = k as u64 * bin;
+            let _ = write!(
+                s,
+                r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{}" fill="{}"><title>CPU {cpu} {}–{} ms: {:.1}% busy</title></rect>"#,
+                ML + k as f64 * cw,
+                cw + 0.05,
+                lane - 1.0,
+                heat_color(f),
+                t0 / 1_000_000,
+                (t0 + bin) / 1_000_000,
+                f * 100.0
+            );
+        }
+    }
+    let ya = MT + lane * rows.len() as f64;
+    let end_s = (bin * nb as u64) as f64 / 1e9;
+    for i in 0..=4 {
+        let x = ML + i as f64 / 4.0 * PW;
+        let _ = write!(
+            s,
+            r#"<text x="{x}" y="{}" text-anchor="middle">{:.3} s</text>"#,
+            ya + 14.0,
+            end_s * i as f64 / 4.0
+        );
+    }
+    // colour scale
+    let lx = ML + PW + 12.0;
+    for i in 0..=10 {
+        let f = i as f64 / 10.0;
+        let _ = write!(
+            s,
+            r#"<rect x="{}" y="{MT}" width="11" height="12" fill="{}"/>"#,
+            lx + i as f64 * 11.0,
+            heat_color(f)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{lx}" y="{}">0%</text><text x="{}" y="{}" text-anchor="end">100% busy</text></svg>"#,
+        MT + 24.0,
+        lx + 121.0,
+        MT + 24.0
+    );
+    s
+}
+
+/// Writes the plots as standalone SVG files into `out_dir` (created if
+/// missing): `latency-cdf.svg`, `latency-hist.svg` (pooled per run) and
+/// `util-heatmap-<i>.svg` per run. Returns the paths written.
+pub fn write_plots_svg(runs: &[RunData], out_dir: &Path) -> io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out_dir)?;
+    let mut files = vec![
+        ("latency-cdf.svg".to_owned(), svg_latency_cdf(runs, None)),
+        ("latency-hist.svg".to_owned(), svg_latency_hist(runs, None)),
+    ];
+    for (i, r) in runs.iter().enumerate() {
+        files.push((format!("util-heatmap-{i}.svg"), svg_util_heatmap(r, i)));
+    }
+    let mut out = Vec::new();
+    for (name, body) in files {
+        let path = out_dir.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n",
+                body.replacen("<svg ", &format!("<svg xmlns=\"{SVG_NS}\" "), 1)
+            ),
+        )?;
+        out.push(path);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- timeline data
+
+fn policy_of(run: &RunData, pid: u32) -> &str {
+    if pid == 0 {
+        return "idle";
+    }
+    run.summary
+        .tasks
+        .iter()
+        .find(|t| t.pid == pid)
+        .map_or("other", |t| t.policy.as_str())
+}
+
+/// Timeline JSON of one run: `tasks` (index 0 is idle) and per CPU a flat
+/// array `[start_us, duration_us, task_index, ...]`.
+fn timeline_json(run: &RunData) -> Value {
+    let Some(tr) = &run.trace else {
+        return Value::Null;
+    };
+    let mut index: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut tasks = vec![json!({"name": "idle", "pid": 0, "policy": "idle"})];
+    index.insert(0, 0);
+    let mut cpus = Vec::new();
+    let mut lanes = Vec::new();
+    let (mut t0, mut t1) = (u64::MAX, 0u64);
+    let ncpu = run.summary.machine.cpus;
+    let all: BTreeSet<u32> = (0..ncpu).chain(tr.timeline.cpus.keys().copied()).collect();
+    for cpu in all {
+        let mut lane: Vec<u64> = Vec::new();
+        for sp in tr.timeline.spans(cpu) {
+            let k = *index.entry(sp.pid).or_insert_with(|| {
+                let name = run
+                    .summary
+                    .tasks
+                    .iter()
+                    .find(|t| t.pid == sp.pid)
+                    .map(|t| t.name.clone())
+                    .or_else(|| tr.comms.get(&sp.pid).cloned())
+                    .unwrap_or_else(|| format!("pid {}", sp.pid));
+                tasks.push(json!({"name": name, "pid": sp.pid, "policy": policy_of(run, sp.pid)}));
+                tasks.len() - 1
+            });
+            let (a, b) = (sp.start_ns / 1000, sp.end_ns / 1000);
+            t0 = t0.min(a);
+            t1 = t1.max(b);
+            lane.extend([a, b - a, k as u64]);
+        }
+        cpus.push(cpu);
+        lanes.push(lane);
+    }
+    if t0 > t1 {
+        t0 = 0;
+        t1 = run.summary.duration_ns / 1000;
+    }
+    json!({"cpus": cpus, "t0": t0, "t1": t1, "tasks": tasks, "lanes": lanes})
+}
+
+/// Names of the traced tasks (not idle) of a run.
+fn traced_tasks(run: &RunData) -> Vec<String> {
+    let Some(tr) = &run.trace else {
+        return Vec::new();
+    };
+    let pids: BTreeSet<u32> = tr
+        .timeline
+        .cpus
+        .values()
+        .flatten()
+        .map(|s| s.pid)
+        .filter(|&p| p != 0)
+        .collect();
+    pids.into_iter()
+        .map(|pid| {
+            run.summary
+                .tasks
+                .iter()
+                .find(|t| t.pid == pid)
+                .map(|t| t.name.clone())
+                .or_else(|| tr.comms.get(&pid).cloned())
+                .unwrap_or_else(|| format!("pid {pid}"))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- HTML
+
+const CSP: &str =
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
+
+const STYLE: &str = r#"
+body{font:14px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:12.5px}
+th,td{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}
+th{background:#f2f2f2}td.l,th.l{text-align:left}
+tr.diff td{background:#fff4d6}
+.note{color:#8a5a00;background:#fff8e6;padding:4px 8px;border-left:3px solid #e0a000}
+.swatch{display:inline-block;width:11px;height:11px;margin:0 3px 0 10px;vertical-align:-1px}
+#timeline canvas{display:block;border:1px solid #bbb;margin:4px 0 10px;cursor:grab;width:100%}
+#timeline-tip{position:fixed;pointer-events:none;background:#222;color:#fff;font-size:12px;padding:3px 6px;border-radius:3px;display:none;white-space:pre}
+.lat-view{display:none}.lat-view.on{display:block}
+svg.plot{max-width:100%;height:auto}
+pre{background:#f6f6f6;padding:6px;font-size:12px}
+"#;
+
+/// The inline script: draws the timelines and switches the latency views.
+const SCRIPT: &str = r##"
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const colors = data.policy_colors;
+  const root = document.getElementById("timeline");
+  const tip = document.getElementById("timeline-tip");
+  const LANE = 18, TOP = 20, LEFT = 64;
+  const views = [];
+  let t0 = Infinity, t1 = -Infinity;
+  for (const run of data.runs) {
+    if (!run.timeline) continue;
+    t0 = Math.min(t0, run.timeline.t0);
+    t1 = Math.max(t1, run.timeline.t1);
+  }
+  const full = [t0, t1 > t0 ? t1 : t0 + 1];
+  let view = full.slice();
+
+  function fmt(us) { return (us / 1e6).toFixed(6) + " s"; }
+  function tickStep(span) {
+    const raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    return [1, 2, 5, 10].map(m => m * p).find(s => s >= raw);
+  }
+  // First slice of a lane (flat [start, dur, task]*) ending after t.
+  function firstAfter(lane, t) {
+    let lo = 0, hi = lane.length / 3;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (lane[3 * mid] + lane[3 * mid + 1] <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  function draw(v) {
+    const c = v.canvas, tl = v.run.timeline, dpr = window.devicePixelRatio || 1;
+    const w = c.clientWidth, h = TOP + LANE * tl.lanes.length + 4;
+    c.width = w * dpr; c.height = h * dpr; c.style.height = h + "px";
+    const g = c.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    const pw = w - LEFT - 4, k = pw / (view[1] - view[0]);
+    const X = t => LEFT + (t - view[0]) * k;
+    g.font = "11px sans-serif"; g.fillStyle = "#444"; g.strokeStyle = "#ddd";
+    const step = tickStep(view[1] - view[0]);
+    for (let t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
+      if (X(t) < w - 40) g.fillText(fmt(t).replace(/\.?0+ s$/, " s"), X(t) + 2, 12);
+      g.beginPath(); g.moveTo(X(t), 14); g.lineTo(X(t), h); g.stroke();
+    }
+    tl.lanes.forEach((lane, i) => {
+      const y = TOP + i * LANE;
+      g.fillStyle = "#444"; g.fillText("CPU " + tl.cpus[i], 4, y + 13);
+      let lastPx = -1;
+      for (let j = firstAfter(lane, view[0]); j < lane.length / 3; j++) {
+        const s = lane[3 * j], e = s + lane[3 * j + 1];
+        if (s > view[1]) break;
+        const x0 = Math.max(LEFT, X(s)), x1 = Math.min(LEFT + pw, X(e));
+        if (Math.floor(x1) <= lastPx) continue; // sub-pixel: already covered
+        const task = tl.tasks[lane[3 * j + 2]];
+        g.fillStyle = colors[task.policy] || colors.other;
+        g.fillRect(x0, y + 1, Math.max(1, x1 - x0), LANE - 3);
+        if (x1 - x0 > 3 && task.pid !== 0) { g.fillStyle = "#fff"; g.fillRect(x0, y + 1, 1, LANE - 3); }
+        if (x1 - x0 > 60 && task.pid !== 0) {
+          g.fillStyle = "#fff"; g.save(); g.beginPath(); g.rect(x0, y, x1 - x0, LANE); g.clip();
+          g.fillText(task.name, x0 + 3, y + 13); g.restore();
+        }
+        lastPx = Math.floor(x1);
+      }
+    });
+  }
+  function redraw() {
+    views.forEach(draw);
+    root.setAttribute("data-view", Math.round(view[0]) + "," + Math.round(view[1]));
+  }
+  function zoom(factor, at) {
+    const span = Math.min(full[1] - full[0], Math.max(10, (view[1] - view[0]) * factor));
+    let a = at - (at - view[0]) * span / (view[1] - view[0]);
+    a = Math.max(full[0], Math.min(a, full[1] - span));
+    view = [a, a + span]; redraw();
+  }
+  function timeAt(v, clientX) {
+    const r = v.canvas.getBoundingClientRect();
+    return view[0] + (clientX - r.left - LEFT) / (r.width - LEFT - 4) * (view[1] - view[0]);
+  }
+  function hit(v, ev) {
+    const r = v.canvas.getBoundingClientRect(), tl = v.run.timeline;
+    const i = Math.floor((ev.clientY - r.top - TOP) / LANE), t = timeAt(v, ev.clientX);
+    if (i < 0 || i >= tl.lanes.length || ev.clientX - r.left < LEFT) return null;
+    const lane = tl.lanes[i], j = firstAfter(lane, t);
+    if (j >= lane.length / 3 || lane[3 * j] > t) return null;
+    const task = tl.tasks[lane[3 * j + 2]];
+    return task.name + " (pid " + task.pid + ", " + task.policy + ")\nCPU " + tl.cpus[i] + "  " +
+      fmt(lane[3 * j]) + " + " + (lane[3 * j + 1] / 1000).toFixed(3) + " ms\n" + v.run.label;
+  }
+
+  const names = new Set();
+  for (const run of data.runs) {
+    if (!run.timeline) continue;
+    const h = document.createElement("h3");
+    h.textContent = run.label; h.style.color = run.color;
+    const c = document.createElement("canvas");
+    c.setAttribute("data-run", run.label);
+    root.append(h, c);
+    const v = { run, canvas: c };
+    views.push(v);
+    run.timeline.tasks.forEach(t => { if (t.pid !== 0) names.add(t.name); });
+    let drag = null;
+    c.addEventListener("wheel", ev => {
+      ev.preventDefault();
+      zoom(ev.deltaY < 0 ? 0.8 : 1.25, timeAt(v, ev.clientX));
+    }, { passive: false });
+    c.addEventListener("mousedown", ev => { drag = { x: ev.clientX, view: view.slice() }; c.style.cursor = "grabbing"; });
+    window.addEventListener("mouseup", () => { drag = null; c.style.cursor = "grab"; });
+    c.addEventListener("mousemove", ev => {
+      if (drag) {
+        const r = c.getBoundingClientRect(), span = drag.view[1] - drag.view[0];
+        let a = drag.view[0] - (ev.clientX - drag.x) / (r.width - LEFT - 4) * span;
+        a = Math.max(full[0], Math.min(a, full[1] - span));
+        view = [a, a + span]; redraw();
+      }
+      const text = hit(v, ev);
+      tip.style.display = text ? "block" : "none";
+      if (text) { tip.textContent = text; tip.style.left = ev.clientX + 12 + "px"; tip.style.top = ev.clientY + 12 + "px"; }
+    });
+    c.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+  }
+  const mid = () => (view[0] + view[1]) / 2;
+  document.getElementById("tl-in").onclick = () => zoom(0.5, mid());
+  document.getElementById("tl-out").onclick = () => zoom(2, mid());
+  document.getElementById("tl-reset").onclick = () => { view = full.slice(); redraw(); };
+  window.addEventListener("resize", redraw);
+  redraw();
+  root.setAttribute("data-rendered", names.size + " tasks");
+
+  const sel = document.getElementById("latency-task");
+  function showLatency() {
+    document.querySelectorAll(".lat-view").forEach(d =>
+      d.classList.toggle("on", d.getAttribute("data-task") === sel.value));
+  }
+  sel.addEventListener("change", showLatency);
+  showLatency();
+  document.getElementById("latency-cdf").setAttribute("data-rendered", "1");
+})();
+"##;
+
+/// Opens a table; the first `left` columns are text (left-aligned).
+fn table_open(s: &mut String, id: &str, left: usize, heads: &[&str]) {
+    let _ = write!(s, r#"<table id="{id}" data-left="{left}"><thead><tr>"#);
+    for (i, h) in heads.iter().enumerate() {
+        let class = if i < left { r#" class="l""# } else { "" };
+        let _ = write!(s, "<th{class}>{}</th>", esc(h));
+    }
+    s.push_str("</tr></thead><tbody>");
+}
+
+fn row(s: &mut String, left: usize, cells: &[String], class: &str) {
+    let _ = write!(s, r#"<tr class="{class}">"#);
+    for (i, c) in cells.iter().enumerate() {
+        let class = if i < left { r#" class="l""# } else { "" };
+        let _ = write!(s, "<td{class}>{}</td>", esc(c));
+    }
+    s.push_str("</tr>");
+}
+
+fn feature_text(v: Option<&Value>) -> String {
+    match v {
+        None => "–".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// Renders the report page for `runs` (at least one is expected; none gives
+/// a page saying so).
+pub fn render_report(runs: &[RunData]) -> String {
+    let names = labels(runs);
+    let mut s = String::new();
+    let title = format!("schedlab report: {}", names.join(", "));
+    let _ = write!(
+        s,
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{}</title><style>{STYLE}</style></head><body>
+<h1>{}</h1>
+"#,
+        esc(&title),
+        esc(&title)
+    );
+    if runs.is_empty() {
+        s.push_str(r#"<p class="note">No runs given.</p></body></html>"#);
+        return s;
+    }
+
+    // Overview.
+    s.push_str("<h2>Runs</h2>");
+    table_open(
+        &mut s,
+        "runs",
+        2,
+        &[
+            "run",
+            "directory",
+            "machine",
+            "CPUs",
+            "duration (s)",
+            "seed",
+            "HZ",
+            "tasks",
+            "trace",
+            "logs",
+            "schedstat",
+            "profile",
+        ],
+    );
+    for (i, r) in runs.iter().enumerate() {
+        let sm = &r.summary;
+        let _ = write!(
+            s,
+            r#"<tr><td class="l" style="color:{}">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            run_color(i),
+            esc(&names[i]),
+            esc(&r.dir.display().to_string()),
+            esc(&sm.machine.name),
+            sm.machine.cpus,
+            sm.duration_ns as f64 / 1e9,
+            sm.seed,
+            sm.hz,
+            sm.tasks.len(),
+            r.trace
+                .as_ref()
+                .map_or("no".into(), |t| format!("{} lines", t.records)),
+            r.latencies.len(),
+            if r.schedstat.is_some() { "yes" } else { "no" },
+            if r.profile_text.is_some() {
+                "yes"
+            } else {
+                "no"
+            },
+        );
+    }
+    s.push_str("</tbody></table>");
+
+    // Features side by side.
+    let feats: BTreeSet<&String> = runs
+        .iter()
+        .flat_map(|r| r.summary.features.keys())
+        .collect();
+    if !feats.is_empty() {
+        s.push_str("<h2>Features</h2>");
+        let mut heads = vec!["feature"];
+        heads.extend(names.iter().map(String::as_str));
+        let _ = write!(s, "<p>Rows where the runs differ are highlighted.</p>");
+        table_open(&mut s, "features", 1, &heads);
+        for f in feats {
+            let vals: Vec<String> = runs
+                .iter()
+                .map(|r| feature_text(r.summary.features.get(f)))
+                .collect();
+            let differ = vals.iter().any(|v| *v != vals[0]);
+            let mut cells = vec![f.clone()];
+            cells.extend(vals);
+            row(&mut s, 1, &cells, if differ { "diff" } else { "" });
+        }
+        s.push_str("</tbody></table>");
+    }
+
+    // Timeline.
+    let traced: BTreeSet<String> = runs.iter().flat_map(traced_tasks).collect();
+    let traced_list: Vec<&str> = traced.iter().map(String::as_str).collect();
+    s.push_str("<h2>CPU timeline</h2><p>Slices from <code>trace.txt</code> (sched_switch and the context column). Mouse wheel zooms, drag pans, hover names the task.");
+    for (p, c) in POLICY_COLORS {
+        let _ = write!(
+            s,
+            r#"<span class="swatch" style="background:{c}"></span>{p}"#
+        );
+    }
+    s.push_str(r#"</p><p><button id="tl-in" type="button">zoom in</button> <button id="tl-out" type="button">zoom out</button> <button id="tl-reset" type="button">reset</button></p>"#);
+    for (i, r) in runs.iter().enumerate() {
+        if r.trace.is_none() {
+            let _ = write!(
+                s,
+                r#"<p class="note no-trace" data-run="{}">Run {} has no trace.txt (run it with --trace for a timeline and a time-resolved heatmap).</p>"#,
+                esc(&names[i]),
+                esc(&names[i])
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r#"<div id="timeline" data-tasks="{}" data-rendered="no script"></div><div id="timeline-tip"></div>"#,
+        esc(&traced_list.join(" "))
+    );
+
+    // Latency.
+    let lat_tasks = latency_tasks(runs);
+    s.push_str("<h2>Wakeup latency</h2><p>From the <code>wu_lat</code> column of the rt-app logs; one colour per run. Show: ");
+    s.push_str(r#"<select id="latency-task"><option value="">all tasks pooled</option>"#);
+    for t in &lat_tasks {
+        let _ = write!(s, r#"<option value="{}">{}</option>"#, esc(t), esc(t));
+    }
+    s.push_str("</select></p>");
+    if lat_tasks.is_empty() {
+        s.push_str(r#"<p class="note">No rt-app logs found.</p>"#);
+    }
+    let mut views: Vec<Option<&str>> = vec![None];
+    views.extend(lat_tasks.iter().map(|t| Some(t.as_str())));
+    let tasks_attr = esc(&lat_tasks.join(" "));
+    let _ = write!(s, r#"<div id="latency-cdf" data-tasks="{tasks_attr}">"#);
+    for v in &views {
+        let _ = write!(
+            s,
+            r#"<div class="lat-view" data-task="{}">{}</div>"#,
+            esc(v.unwrap_or("")),
+            svg_latency_cdf(runs, *v)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"</div><div id="latency-hist" data-tasks="{tasks_attr}">"#
+    );
+    for v in &views {
+        let _ = write!(
+            s,
+            r#"<div class="lat-view" data-task="{}">{}</div>"#,
+            esc(v.unwrap_or("")),
+            svg_latency_hist(runs, *v)
+        );
+    }
+    s.push_str("</div>");
+
+    // Heatmap.
+    s.push_str(r#"<h2>CPU utilisation</h2><div id="util-heatmap">"#);
+    for (i, r) in runs.iter().enumerate() {
+        s.push_str(&svg_util_heatmap(r, i));
+    }
+    s.push_str("</div>");
+
+    // Tasks.
+    s.push_str("<h2>Tasks</h2>");
+    table_open(
+        &mut s,
+        "task-table",
+        2,
+        &[
+            "task",
+            "run",
+            "pid",
+            "policy",
+            "nice",
+            "group",
+            "runtime (ms)",
+            "wait (ms)",
+            "switches",
+            "migrations",
+            "wakeups",
+            "loops",
+            "wu_lat n",
+            "mean (µs)",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+        ],
+    );
+    let mut task_names: Vec<&str> = Vec::new();
+    for r in runs {
+        for t in &r.summary.tasks {
+            if !task_names.contains(&t.name.as_str()) {
+                task_names.push(&t.name);
+            }
+        }
+    }
+    for name in &task_names {
+        for (i, r) in runs.iter().enumerate() {
+            let Some(t) = r.summary.tasks.iter().find(|t| t.name == *name) else {
+                continue;
+            };
+            let lat = r
+                .latencies
+                .iter()
+                .find(|l| l.task == *name)
+                .map_or(&[][..], |l| &l.wu_lat_us[..]);
+            let w = &t.wakeup_latency_us;
+            row(
+                &mut s,
+                2,
+                &[
+                    t.name.clone(),
+                    names[i].clone(),
+                    t.pid.to_string(),
+                    t.policy.clone(),
+                    t.nice.to_string(),
+                    t.group.clone(),
+                    ms(t.runtime_ns),
+                    ms(t.wait_ns),
+                    t.switches.to_string(),
+                    t.migrations.to_string(),
+                    t.wakeups.to_string(),
+                    t.loops.to_string(),
+                    w.n.to_string(),
+                    format!("{:.1}", w.mean),
+                    opt(percentile(lat, 0.5)),
+                    opt(percentile(lat, 0.9)),
+                    opt(percentile(lat, 0.99)),
+                    w.max.to_string(),
+                ],
+                "",
+            );
+        }
+    }
+    s.push_str("</tbody></table><p>p50/p90/p99 are nearest-rank percentiles of the log's wu_lat column (µs); n, mean and max come from summary.json.</p>");
+
+    // Groups.
+    if runs.iter().any(|r| !r.summary.groups.is_empty()) {
+        s.push_str("<h2>Groups (cpu.stat)</h2>");
+        table_open(
+            &mut s,
+            "group-table",
+            2,
+            &[
+                "group",
+                "run",
+                "usage_usec",
+                "nr_periods",
+                "nr_throttled",
+                "throttled_usec",
+            ],
+        );
+        for (i, r) in runs.iter().enumerate() {
+            for g in &r.summary.groups {
+                let c = &g.cpu_stat;
+                row(
+                    &mut s,
+                    2,
+                    &[
+                        g.path.clone(),
+                        names[i].clone(),
+                        c.usage_usec.to_string(),
+                        c.nr_periods.to_string(),
+                        c.nr_throttled.to_string(),
+                        c.throttled_usec.to_string(),
+                    ],
+                    "",
+                );
+            }
+        }
+        s.push_str("</tbody></table>");
+    }
+
+    // Profile.
+    s.push_str("<h2>Profile (CPU time by path)</h2>");
+    let mut heads = vec!["path", "unit"];
+    heads.extend(names.iter().map(String::as_str));
+    table_open(&mut s, "profile-table", 2, &heads);
+    let profile_rows = |r: &RunData| -> Vec<(String, u64)> {
+        let p = &r.summary.profile;
+        let pn = &p.paths_ns;
+        let mut v = vec![
+            ("task".to_owned(), p.task_ns),
+            ("idle".into(), p.idle_ns),
+            ("context_switch".into(), pn.context_switch),
+            ("wakeup".into(), pn.wakeup),
+            ("balance".into(), pn.balance),
+            ("balance_atomic".into(), pn.balance_atomic),
+            ("newidle".into(), pn.newidle),
+            ("steal".into(), pn.steal),
+            ("throttle".into(), pn.throttle),
+        ];
+        for (k, val) in &pn.extra {
+            if let Some(n) = val.as_u64() {
+                v.push((k.clone(), n));
+            }
+        }
+        v
+    };
+    let per_run: Vec<Vec<(String, u64)>> = runs.iter().map(profile_rows).collect();
+    let mut paths: Vec<String> = Vec::new();
+    for pr in &per_run {
+        for (k, _) in pr {
+            if !paths.contains(k) {
+                paths.push(k.clone());
+            }
+        }
+    }
+    for path in &paths {
+        let mut share = vec![path.clone(), "% of total".into()];
+        let mut abs = vec![path.clone(), "ms".into()];
+        for pr in &per_run {
+            let total: u64 = pr.iter().map(|x| x.1).sum();
+            let v = pr.iter().find(|x| &x.0 == path).map(|x| x.1);
+            share.push(v.map_or("–".into(), |v| {
+                format!("{:.4}", v as f64 * 100.0 / total.max(1) as f64)
+            }));
+            abs.push(v.map_or("–".into(), ms));
+        }
+        row(&mut s, 2, &share, "");
+        row(&mut s, 2, &abs, "");
+    }
+    s.push_str("</tbody></table>");
+    for (i, r) in runs.iter().enumerate() {
+        if let Some(p) = &r.profile_text {
+            let _ = write!(
+                s,
+                "<details><summary>profile file of {}</summary><pre>{}</pre></details>",
+                esc(&names[i]),
+                esc(p)
+            );
+        }
+    }
+
+    // Schedstat.
+    s.push_str("<h2>schedstat</h2>");
+    if runs.iter().all(|r| r.schedstat.is_none()) {
+        s.push_str(r#"<p class="note">No schedstat files.</p>"#);
+    } else {
+        table_open(
+            &mut s,
+            "schedstat-cpu",
+            2,
+            &[
+                "cpu",
+                "run",
+                "yld_count",
+                "sched_count",
+                "sched_goidle",
+                "ttwu_count",
+                "ttwu_local",
+                "rq_cpu_time (ms)",
+                "run_delay (ms)",
+                "pcount",
+            ],
+        );
+        let cpus: BTreeSet<u32> = runs
+            .iter()
+            .filter_map(|r| r.schedstat.as_ref())
+            .flat_map(|s| s.cpus.iter().map(|c| c.cpu))
+            .collect();
+        for cpu in &cpus {
+            for (i, r) in runs.iter().enumerate() {
+                let Some(c) = r
+                    .schedstat
+                    .as_ref()
+                    .and_then(|s| s.cpus.iter().find(|c| c.cpu == *cpu))
+                else {
+                    continue;
+                };
+                row(
+                    &mut s,
+                    2,
+                    &[
+                        format!("cpu{cpu}"),
+                        names[i].clone(),
+                        c.yld_count.to_string(),
+                        c.sched_count.to_string(),
+                        c.sched_goidle.to_string(),
+                        c.ttwu_count.to_string(),
+                        c.ttwu_local.to_string(),
+                        ms(c.rq_cpu_time_ns),
+                        ms(c.run_delay_ns),
+                        c.pcount.to_string(),
+                    ],
+                    "",
+                );
+            }
+        }
+        s.push_str("</tbody></table>");
+        table_open(
+            &mut s,
+            "schedstat-domain",
+            2,
+            &[
+                "cpu/domain",
+                "run",
+                "lb_count",
+                "lb_balanced",
+                "lb_failed",
+                "lb_imbalance",
+                "lb_gained",
+                "lb_hot_gained",
+                "alb_count",
+                "alb_pushed",
+                "ttwu_wake_remote",
+                "ttwu_move_affine",
+                "ttwu_move_balance",
+            ],
+        );
+        for cpu in &cpus {
+            let ndom = runs
+                .iter()
+                .filter_map(|r| r.schedstat.as_ref())
+                .filter_map(|s| s.cpus.iter().find(|c| c.cpu == *cpu))
+                .map(|c| c.domains.len())
+                .max()
+                .unwrap_or(0);
+            for d in 0..ndom {
+                for (i, r) in runs.iter().enumerate() {
+                    let Some(dom) = r
+                        .schedstat
+                        .as_ref()
+                        .and_then(|s| s.cpus.iter().find(|c| c.cpu == *cpu))
+                        .and_then(|c| c.domains.get(d))
+                    else {
+                        continue;
+                    };
+                    let sum = |f: fn(&crate::schedstat::LbIdleCounters) -> u64| {
+                        dom.lb.iter().map(f).sum::<u64>().to_string()
+                    };
+                    row(
+                        &mut s,
+                        2,
+                        &[
+                            format!("cpu{cpu} domain{d} {}", dom.name),
+                            names[i].clone(),
+                            sum(|l| l.lb_count),
+                            sum(|l| l.lb_balanced),
+                            sum(|l| l.lb_failed),
+                            sum(|l| l.lb_imbalance_total()),
+                            sum(|l| l.lb_gained),
+                            sum(|l| l.lb_hot_gained),
+                            dom.alb_count.to_string(),
+                            dom.alb_pushed.to_string(),
+                            dom.ttwu_wake_remote.to_string(),
+                            dom.ttwu_move_affine.to_string(),
+                            dom.ttwu_move_balance.to_string(),
+                        ],
+                        "",
+                    );
+                }
+            }
+        }
+        s.push_str("</tbody></table><p>lb_* columns are summed over the busy, idle and newly-idle balancing types.</p>");
+    }
+
+    // Data and script.
+    let colors: serde_json::Map<String, Value> = POLICY_COLORS
+        .iter()
+        .map(|(p, c)| (p.to_string(), json!(c)))
+        .collect();
+    let data = json!({
+        "policy_colors": colors,
+        "runs": runs.iter().enumerate().map(|(i, r)| json!({
+            "label": names[i],
+            "color": run_color(i),
+            "timeline": timeline_json(r),
+        })).collect::<Vec<_>>(),
+    });
+    // `<` never appears raw inside the script element (no `</script>` break-out).
+    let data = data.to_string().replace('<', "\\u003c");
+    let _ = write!(
+        s,
+        r#"<script type="application/json" id="report-data">{data}</script>
+<script>{SCRIPT}</script>
+</body></html>
+"#
+    );
+    s
+}
