@@ -235,3 +235,80 @@ fn trace_a7_octa_lazy_hz1000_no_wakeup_preemption() {
         ],
     );
 }
+
+/// `trace-cmd report -N` on the trace.dat of a run prints the same events,
+/// in the same order, with the same CPUs, times, contexts and fields as the
+/// run's trace.txt (the project's test command installs trace-cmd).
+#[test]
+fn trace_dat_matches_the_text_trace_line_for_line() {
+    use schedlab_output::ftrace_text::{parse_ftrace_line, parse_ftrace_text};
+    use std::process::Command;
+    if Command::new("trace-cmd").arg("--version").output().is_err() {
+        if std::env::var_os("SCHEDLAB_SKIP_TRACE_CMD").is_some() {
+            eprintln!("SKIP: trace-cmd not installed");
+            return;
+        }
+        panic!(
+            "trace-cmd is not installed (apt-get install -y trace-cmd; scripts/test.sh does it)"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = crate::common::schedlab([
+        "run",
+        crate::common::example_workload().to_str().unwrap(),
+        "--machine",
+        "a7-octa",
+        "--duration",
+        "300ms",
+        "--trace",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let text = std::fs::read_to_string(out.join("trace.txt")).unwrap();
+    let want = parse_ftrace_text(&text).unwrap();
+    let rep = Command::new("trace-cmd")
+        .args(["report", "-N"])
+        .arg(out.join("trace.dat"))
+        .output()
+        .unwrap();
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let rep = String::from_utf8(rep.stdout).unwrap();
+    let mut lines = rep.lines();
+    assert_eq!(lines.next(), Some("cpus=8"));
+    // trace-cmd pads the event name ("sched_switch:     prev_comm=..."):
+    // fold the padding to the kernel's single space before parsing.
+    let fold = |l: &str| -> String {
+        let Some(i) = l.find(": ") else {
+            return l.to_string();
+        };
+        let (head, rest) = l.split_at(i + 2);
+        match rest.find(':') {
+            Some(j) => format!("{head}{}: {}", &rest[..j], rest[j + 1..].trim_start()),
+            None => l.to_string(),
+        }
+    };
+    let got: Vec<_> = lines
+        .map(fold)
+        .filter_map(|l| parse_ftrace_line(&l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(got.len(), want.len(), "event count");
+    // trace-cmd orders events of equal time by CPU; the text trace by
+    // emission. Compare as multisets per timestamp.
+    let key = |r: &schedlab_output::ftrace_text::OwnedRecord| {
+        (r.time_ns, r.cpu, r.ctx_pid, format!("{:?}", r.event))
+    };
+    let mut a: Vec<_> = got.iter().map(key).collect();
+    let mut b: Vec<_> = want.iter().map(key).collect();
+    a.sort();
+    b.sort();
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x, y);
+    }
+}
