@@ -57,7 +57,14 @@ impl<S: Sink> Sim<S> {
                 task.wake_expiry = None;
                 self.op_done(t);
             }
-            Resume::Continue => {}
+            Resume::Continue => {
+                // A syscall's CPU time (channel ops) not yet all spent: the
+                // burst was pushed back by scheduler work on this CPU.
+                if task.work_left > 0 {
+                    self.arm_burst(cpu);
+                    return;
+                }
+            }
         }
         self.run_program(cpu, t);
     }
