@@ -5,7 +5,12 @@
 //!
 //! ```text
 //!  engine ──Sink──► ftrace_text::SpooledTraceWriter ──► trace.txt
+//!         ──Sink──► trace_dat::TraceDatWriter ────────► trace.dat
+//!         ──Sink──► pftrace::PftraceWriter ───────────► trace.pftrace
 //!  run result ────► summary::Summary ─────────────────► summary.json
+//!             ────► schedstat ────────────────────────► schedstat
+//!  run dirs   ────► report_html ──────────────────────► report.html, *.svg
+//!  N runs × 2 ────► compare ──────────────────────────► mmtests table
 //!             ────► rtapp_log ────────────────────────► <log_basename>-<thread>.log
 //!             ────► table ────────────────────────────► stdout
 //!  all files go through outdir::StagedOutDir (all or nothing) or OutDir
@@ -18,6 +23,11 @@
 //! | [`summary`] | `summary.json` | architecture.md 5 |
 //! | [`outdir`] | atomic output directory | architecture.md 2 |
 //! | [`table`] | human tables, `%g` | — |
+//! | [`trace_dat`] | trace-cmd's trace.dat (v6, flyrecord) | formats.md 4.4, trace-cmd.dat docs |
+//! | [`pftrace`] | Perfetto protobuf ftrace bundles | Perfetto's trace proto |
+//! | [`schedstat`] | `/proc/schedstat` v17 writer, v15–17 reader | formats.md 5 |
+//! | [`compare`] | mmtests-style comparison statistics and table | formats.md 7 |
+//! | [`report_html`] | self-contained HTML report and SVG plots | — |
 //!
 //! Nothing here copies kernel, trace-cmd or Perfetto code; formats are
 //! implemented from `docs/formats.md` and checked against the real-kernel
