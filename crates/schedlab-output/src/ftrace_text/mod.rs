@@ -39,7 +39,7 @@
 //! * **timestamps** are printed in µs, rounded to the nearest µs
 //!   (`(ns + 500) / 1000`), which is what we remember the kernel's
 //!   `ns2usecs` doing; formats.md only says "µs resolution", so this is
-//!   **[unverified]**. Note that `schedlab_core::time::fmt_secs_us`
+//!   **(unverified)**. Note that `schedlab_core::time::fmt_secs_us`
 //!   truncates instead; the two agree on every µs-aligned time.
 
 mod parse;
