@@ -68,6 +68,14 @@ pub struct Sim<S: Sink> {
     pub deadlock: bool,
     /// Channels (pipes/sockets) of the workload.
     pub(crate) channels: Vec<ChannelState>,
+    /// Mutexes: owner and waiters in arrival order.
+    pub(crate) mutexes: Vec<MutexState>,
+    /// Condition variables: waiters in arrival order.
+    pub(crate) conds: Vec<std::collections::VecDeque<TaskId>>,
+    /// Barriers.
+    pub(crate) barriers: Vec<BarrierState>,
+    /// Semaphores.
+    pub(crate) sems: Vec<SemState>,
     /// Threads waiting at the start barrier.
     pub(crate) start_barrier: Vec<TaskId>,
     /// Threads that have reached the start barrier.
@@ -129,6 +137,33 @@ pub struct ChannelState {
     pub reader: Option<TaskId>,
     /// Writers sleeping until there is space.
     pub writers: Vec<TaskId>,
+}
+
+/// A mutex.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MutexState {
+    /// Holder.
+    pub owner: Option<TaskId>,
+    /// Waiters, first come first served.
+    pub waiters: std::collections::VecDeque<TaskId>,
+}
+
+/// A barrier.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BarrierState {
+    /// Threads that must arrive.
+    pub participants: u32,
+    /// Threads that arrived in this round.
+    pub arrived: Vec<TaskId>,
+}
+
+/// A counting semaphore.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SemState {
+    /// Posts not yet consumed.
+    pub count: u64,
+    /// Waiters.
+    pub waiters: std::collections::VecDeque<TaskId>,
 }
 
 /// `struct sched_domain_shared` of one LLC.
@@ -327,6 +362,17 @@ impl<S: Sink> Sim<S> {
             t0: None,
             start_barrier: Vec::new(),
             t_release: None,
+            mutexes: vec![MutexState::default(); workload.mutexes as usize],
+            conds: vec![Default::default(); workload.conds as usize],
+            barriers: workload
+                .barriers
+                .iter()
+                .map(|&p| BarrierState {
+                    participants: p,
+                    arrived: Vec::new(),
+                })
+                .collect(),
+            sems: vec![SemState::default(); workload.sems as usize],
             last_exit: 0,
             deadlock: false,
             channels: workload
@@ -620,6 +666,7 @@ fn new_task(
         cfs_tasks_stamp: 0,
         chan_pos: 0,
         chan_budget: 0,
+        sync_stage: 0,
     };
     (se, task)
 }

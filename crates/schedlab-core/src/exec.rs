@@ -184,6 +184,34 @@ impl<S: Sink> Sim<S> {
             let fresh = !task.pc.op_started;
             task.pc.op_started = true;
             match op {
+                Op::Work { work_ns } => {
+                    let task = &mut self.tasks[t.idx()];
+                    if fresh && work_ns > 0 {
+                        task.work_left = work_ns;
+                        task.resume = Resume::Continue;
+                        self.arm_burst(cpu);
+                        return;
+                    }
+                    self.op_done(t);
+                }
+                Op::Lock { .. }
+                | Op::Unlock { .. }
+                | Op::Wait { .. }
+                | Op::Signal { .. }
+                | Op::Sync { .. }
+                | Op::Suspend { .. }
+                | Op::Resume { .. }
+                | Op::Barrier { .. }
+                | Op::SemPost { .. }
+                | Op::SemWait { .. } => {
+                    if fresh {
+                        self.tasks[t.idx()].sync_stage = 0;
+                    }
+                    if self.sync_op(cpu, t, &op) {
+                        return; // blocked
+                    }
+                    self.op_done(t);
+                }
                 Op::Send { first, count } => {
                     if fresh {
                         self.tasks[t.idx()].chan_pos = 0;
@@ -497,6 +525,174 @@ impl<S: Sink> Sim<S> {
         task.resume = Resume::Continue;
         task.wake_expiry = None;
         task.wake_is_timer = false;
+        self.dequeue_task(t, true);
+        self.tasks[t.idx()].state = TaskState::Sleeping;
+        self.schedule(cpu, PrevState::Sleeping);
+    }
+}
+
+impl<S: Sink> Sim<S> {
+    /// Runs a synchronisation op (rt-app's pthread-based events) in the
+    /// task's context; returns true when the task blocked (it re-enters the
+    /// op when woken, at the stage `sync_stage` recorded).
+    ///
+    /// Mutexes hand ownership to the first waiter on unlock (no stealing);
+    /// condition-variable waiters re-take the mutex after waking; barriers
+    /// count arrivals and the last one wakes the rest; semaphores remember
+    /// posts. All wakeups are from task context on this CPU.
+    fn sync_op(&mut self, cpu: CpuId, t: TaskId, op: &Op) -> bool {
+        match *op {
+            Op::Lock { mutex } => self.mutex_lock(cpu, t, mutex),
+            Op::Unlock { mutex } => {
+                self.mutex_unlock(cpu, t, mutex);
+                false
+            }
+            Op::Signal { cond, all } => {
+                self.cond_signal(cpu, cond, all);
+                false
+            }
+            Op::Wait { cond, mutex } => self.cond_wait(cpu, t, cond, mutex, 0),
+            Op::Sync { cond, mutex } => {
+                if self.tasks[t.idx()].sync_stage == 0 {
+                    self.cond_signal(cpu, cond, false);
+                }
+                self.cond_wait(cpu, t, cond, mutex, 0)
+            }
+            Op::Suspend { cond, mutex } => {
+                // lock(m); wait(c, m); unlock(m)
+                if self.tasks[t.idx()].sync_stage < 10 {
+                    if self.mutex_lock(cpu, t, mutex) {
+                        return true;
+                    }
+                    self.tasks[t.idx()].sync_stage = 10;
+                }
+                if self.cond_wait(cpu, t, cond, mutex, 10) {
+                    return true;
+                }
+                self.mutex_unlock(cpu, t, mutex);
+                false
+            }
+            Op::Resume { cond, mutex } => {
+                // lock(m); broadcast(c); unlock(m)
+                if self.mutex_lock(cpu, t, mutex) {
+                    return true;
+                }
+                self.cond_signal(cpu, cond, true);
+                self.mutex_unlock(cpu, t, mutex);
+                false
+            }
+            Op::Barrier { barrier } => {
+                let task = &mut self.tasks[t.idx()];
+                if task.sync_stage == 1 {
+                    return false; // released
+                }
+                let b = &mut self.barriers[barrier as usize];
+                b.arrived.push(t);
+                if (b.arrived.len() as u32) < b.participants {
+                    task.sync_stage = 1;
+                    self.block_sync(cpu, t);
+                    return true;
+                }
+                let waiters = std::mem::take(&mut b.arrived);
+                for w in waiters.into_iter().filter(|&w| w != t) {
+                    self.try_to_wake_up(w, cpu, true, false);
+                }
+                false
+            }
+            Op::SemPost { sem } => {
+                let s = &mut self.sems[sem as usize];
+                match s.waiters.pop_front() {
+                    Some(w) => self.try_to_wake_up(w, cpu, true, false),
+                    None => s.count += 1,
+                }
+                false
+            }
+            Op::SemWait { sem } => {
+                let task = &mut self.tasks[t.idx()];
+                if task.sync_stage == 1 {
+                    return false; // a post was handed to us
+                }
+                let s = &mut self.sems[sem as usize];
+                if s.count > 0 {
+                    s.count -= 1;
+                    return false;
+                }
+                s.waiters.push_back(t);
+                task.sync_stage = 1;
+                self.block_sync(cpu, t);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Takes `mutex` for `t`; true if it had to block (ownership is handed
+    /// over by the unlocker, so the retry finds it owned).
+    fn mutex_lock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) -> bool {
+        let m = &mut self.mutexes[mutex as usize];
+        match m.owner {
+            Some(o) if o == t => false,
+            None => {
+                m.owner = Some(t);
+                false
+            }
+            Some(_) => {
+                m.waiters.push_back(t);
+                self.block_sync(cpu, t);
+                true
+            }
+        }
+    }
+
+    fn mutex_unlock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) {
+        let m = &mut self.mutexes[mutex as usize];
+        if m.owner != Some(t) {
+            return; // unlocking a mutex one does not hold: rt-app's bug, ignored
+        }
+        m.owner = m.waiters.pop_front();
+        if let Some(w) = m.owner {
+            self.try_to_wake_up(w, cpu, true, false);
+        }
+    }
+
+    fn cond_signal(&mut self, cpu: CpuId, cond: u32, all: bool) {
+        let c = &mut self.conds[cond as usize];
+        let woken: Vec<TaskId> = if all {
+            std::mem::take(c).into()
+        } else {
+            c.pop_front().into_iter().collect()
+        };
+        for w in woken {
+            self.try_to_wake_up(w, cpu, true, false);
+        }
+    }
+
+    /// `pthread_cond_wait`: stages base+0 release and wait, base+1 woken
+    /// (take the mutex back), base+2 done. True while blocked.
+    fn cond_wait(&mut self, cpu: CpuId, t: TaskId, cond: u32, mutex: u32, base: u8) -> bool {
+        let stage = self.tasks[t.idx()].sync_stage;
+        if stage <= base {
+            self.mutex_unlock(cpu, t, mutex);
+            self.conds[cond as usize].push_back(t);
+            self.tasks[t.idx()].sync_stage = base + 1;
+            self.block_sync(cpu, t);
+            return true;
+        }
+        if stage == base + 1 {
+            self.tasks[t.idx()].sync_stage = base + 2;
+            if self.mutex_lock(cpu, t, mutex) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn block_sync(&mut self, cpu: CpuId, t: TaskId) {
+        let task = &mut self.tasks[t.idx()];
+        task.resume = Resume::Continue;
+        task.wake_expiry = None;
+        task.wake_is_timer = false;
+        task.work_left = 0;
         self.dequeue_task(t, true);
         self.tasks[t.idx()].state = TaskState::Sleeping;
         self.schedule(cpu, PrevState::Sleeping);

@@ -118,6 +118,76 @@ pub enum Op {
         /// Number of channels.
         count: u32,
     },
+    /// Take a mutex (rt-app `lock`), blocking while another thread holds it.
+    Lock {
+        /// Mutex index.
+        mutex: u32,
+    },
+    /// Release a mutex (rt-app `unlock`); the first waiter gets it.
+    Unlock {
+        /// Mutex index.
+        mutex: u32,
+    },
+    /// Wait on a condition variable, releasing the mutex meanwhile and
+    /// taking it back after (rt-app `wait`).
+    Wait {
+        /// Condition variable index.
+        cond: u32,
+        /// Mutex index.
+        mutex: u32,
+    },
+    /// Wake one (`all` false: rt-app `signal`) or every (`broad`) waiter;
+    /// lost if nobody waits.
+    Signal {
+        /// Condition variable index.
+        cond: u32,
+        /// Broadcast.
+        all: bool,
+    },
+    /// Signal then wait (rt-app `sync`).
+    Sync {
+        /// Condition variable index.
+        cond: u32,
+        /// Mutex index.
+        mutex: u32,
+    },
+    /// Sleep until resumed: lock, wait, unlock on the task's own condition
+    /// variable and mutex (rt-app `suspend`).
+    Suspend {
+        /// Condition variable index.
+        cond: u32,
+        /// Mutex index.
+        mutex: u32,
+    },
+    /// Wake every thread suspended under a name: lock, broadcast, unlock
+    /// (rt-app `resume`).
+    Resume {
+        /// Condition variable index.
+        cond: u32,
+        /// Mutex index.
+        mutex: u32,
+    },
+    /// Rendezvous: the last of the barrier's participants wakes the others.
+    Barrier {
+        /// Barrier index.
+        barrier: u32,
+    },
+    /// Counting semaphore post (rt-app `sem_post`): remembered if nobody waits.
+    SemPost {
+        /// Semaphore index.
+        sem: u32,
+    },
+    /// Counting semaphore wait (rt-app `sem_wait`).
+    SemWait {
+        /// Semaphore index.
+        sem: u32,
+    },
+    /// CPU work that rt-app's log does not count as `run` (rt-app `mem`,
+    /// `iorun`).
+    Work {
+        /// CPU work in nanoseconds.
+        work_ns: Nanos,
+    },
     /// Read `msgs` messages from a channel, blocking while it is empty (a
     /// hackbench receiver; messages are read in batches as they come).
     Recv {
@@ -210,6 +280,14 @@ pub struct Workload {
     pub calibration_ns: u64,
     /// Channels named by `Op::Send` / `Op::Recv`.
     pub channels: Vec<ChannelSpec>,
+    /// Number of mutexes.
+    pub mutexes: u32,
+    /// Number of condition variables.
+    pub conds: u32,
+    /// Participants of each barrier.
+    pub barriers: Vec<u32>,
+    /// Number of semaphores.
+    pub sems: u32,
 }
 
 impl TaskSpec {

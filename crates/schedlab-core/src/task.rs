@@ -136,6 +136,8 @@ pub struct Task {
     pub chan_pos: u64,
     /// Channel operations already paid for (CPU time spent, effect pending).
     pub chan_budget: u64,
+    /// Where a blocking synchronisation op stands (see `exec::sync_op`).
+    pub sync_stage: u8,
     /// Position in its runqueue's `cfs_tasks` list: tasks go to the head
     /// when enqueued and when picked; load balancing walks from the tail
     /// (smallest stamp first).

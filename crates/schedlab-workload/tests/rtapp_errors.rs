@@ -16,9 +16,9 @@ fn task(body: &str) -> String {
 }
 
 #[test]
-fn lock_is_not_supported_yet() {
-    let (line, kind) = fail(&task(r#""run": 10, "lock": "m""#));
-    assert_eq!(line, "w.json:4:18: key \"lock\": event 'lock' is not supported yet (mutexes come with the rt-app compatibility issue)");
+fn fork_is_not_supported_yet() {
+    let (line, kind) = fail(&task(r#""run": 10, "fork": "t""#));
+    assert_eq!(line, "w.json:4:18: key \"fork\": event 'fork' is not supported yet (fork comes with the rt-app compatibility issue)");
     assert_eq!(kind, ErrorKind::Unsupported);
 }
 
@@ -150,15 +150,13 @@ fn taskgroup_and_uclamp_not_supported_yet() {
 }
 
 #[test]
-fn resources_section_not_supported_yet() {
-    let (line, kind) = fail("{\"tasks\": {\"t\": {\"run\": 1}}, \"resources\": {}}");
+fn resources_section_must_be_an_object() {
+    let (line, kind) = fail("{\"tasks\": {\"t\": {\"run\": 1}}, \"resources\": 3}");
     assert!(
-        line.starts_with(
-            "w.json:1:30: key \"resources\": the resources section is not supported yet"
-        ),
+        line.starts_with("w.json:1:43: key \"resources\": expected an object"),
         "{line}"
     );
-    assert_eq!(kind, ErrorKind::Unsupported);
+    assert_eq!(kind, ErrorKind::Invalid);
 }
 
 #[test]

@@ -52,12 +52,20 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-const LOADS: [&str; 6] = [
+const LOADS: [&str; 14] = [
+    "browser-long.json",
+    "browser-short.json",
+    "mp3-long.json",
+    "mp3-short.json",
     "spreading-tasks.json",
     "template.json",
     "tutorial/example1.json",
     "tutorial/example2.json",
     "tutorial/example3.json",
+    "tutorial/example4.json",
+    "tutorial/example5.json",
+    "tutorial/example6.json",
+    "tutorial/example7.json",
     "tutorial/example8.json",
 ];
 

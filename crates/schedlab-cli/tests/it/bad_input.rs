@@ -121,9 +121,9 @@ fn cases() -> Vec<Case> {
         json_case(
             "not-supported-yet event",
             &format!(
-                "{{\"tasks\": {{\"t\": {{\"run\": 100, \"lock\": \"m\", \"unlock\": \"m\"}}}}, {GLOBAL}}}"
+                "{{\"tasks\": {{\"t\": {{\"run\": 100, \"fork\": \"t\"}}}}, {GLOBAL}}}"
             ),
-            "\"lock\"",
+            "\"fork\"",
             &["not supported yet"],
         ),
         json_case(

@@ -22,4 +22,5 @@ mod golden;
 mod hackbench;
 mod proptest_check;
 mod shares;
+mod sync;
 mod trace;

@@ -26,7 +26,7 @@ use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, Tim
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 
 use super::raw::{At, Calibration, RawEvent, RawFile, RawPhase, RawSched, RawTask};
-use super::{Cx, DEFAULT_PLOAD_NS, MAX_SLICE_US, MAX_THREADS, MIN_SLICE_US};
+use super::{intern, Cx, DEFAULT_PLOAD_NS, MAX_SLICE_US, MAX_THREADS, MIN_SLICE_US};
 use crate::json::Pos;
 use crate::{ErrorKind, WorkloadError};
 
@@ -65,6 +65,10 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         log_basename: g.log_basename.clone().unwrap_or_else(|| "rt-app".into()),
         calibration_ns: pload,
         channels: Vec::new(),
+        mutexes: 0,
+        conds: 0,
+        barriers: Vec::new(),
+        sems: 0,
     };
     let absolute = timer_modes(raw);
     let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();
@@ -128,6 +132,21 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
                 },
             });
             next_index += 1;
+        }
+    }
+    // Synchronisation objects: counts, and each barrier's participants (one
+    // per thread per referencing event, as rt-app counts them at parse time).
+    out.mutexes = cx.sync.mutexes.len() as u32;
+    out.conds = cx.sync.conds.len() as u32;
+    out.sems = cx.sync.sems.len() as u32;
+    out.barriers = vec![0; cx.sync.barriers.len()];
+    for t in &out.tasks {
+        for ph in &t.program.phases {
+            for op in &ph.ops {
+                if let Op::Barrier { barrier } = op {
+                    out.barriers[*barrier as usize] += 1;
+                }
+            }
         }
     }
     Ok(out)
@@ -317,7 +336,7 @@ fn lower_phases(
         let mut ops = Vec::with_capacity(p.events.len());
         let mut timers = Vec::with_capacity(p.events.len());
         for e in &p.events {
-            let (op, timer) = lower_event(cx, p, e, pload);
+            let (op, timer) = lower_event(cx, p, e, pload, &task.name);
             ops.push(op);
             timers.push(timer);
         }
@@ -357,9 +376,108 @@ fn phase_sched(
     Ok(Some((policy, nice_for(cx, policy, s.priority)?)))
 }
 
-fn lower_event(cx: &mut Cx, p: &RawPhase, e: &RawEvent, pload: u64) -> (Op, (Option<String>, u64)) {
+/// CPU cost of `mem` / `iorun` per byte: memset and a write to a null
+/// device both run at about 10 GB/s on these machines (a guess; rt-app
+/// writes in `mem_buffer_size` chunks, whose syscall cost is ignored).
+const MEM_NS_PER_BYTE_X10: u64 = 1;
+
+fn lower_event(
+    cx: &mut Cx,
+    p: &RawPhase,
+    e: &RawEvent,
+    pload: u64,
+    task_name: &str,
+) -> (Op, (Option<String>, u64)) {
     let none = (None, 0);
+    let sync = &mut cx.sync;
     match e {
+        RawEvent::Lock(name, true) => (
+            Op::Lock {
+                mutex: intern(&mut sync.mutexes, name),
+            },
+            none,
+        ),
+        RawEvent::Lock(name, false) => (
+            Op::Unlock {
+                mutex: intern(&mut sync.mutexes, name),
+            },
+            none,
+        ),
+        RawEvent::Signal(name, all) => (
+            Op::Signal {
+                cond: intern(&mut sync.conds, name),
+                all: *all,
+            },
+            none,
+        ),
+        RawEvent::Wait {
+            cond,
+            mutex,
+            sync: true,
+        } => (
+            Op::Sync {
+                cond: intern(&mut sync.conds, cond),
+                mutex: intern(&mut sync.mutexes, mutex),
+            },
+            none,
+        ),
+        RawEvent::Wait {
+            cond,
+            mutex,
+            sync: false,
+        } => (
+            Op::Wait {
+                cond: intern(&mut sync.conds, cond),
+                mutex: intern(&mut sync.mutexes, mutex),
+            },
+            none,
+        ),
+        RawEvent::Barrier(name) => (
+            Op::Barrier {
+                barrier: intern(&mut sync.barriers, name),
+            },
+            none,
+        ),
+        RawEvent::Sem(name, true) => (
+            Op::SemPost {
+                sem: intern(&mut sync.sems, name),
+            },
+            none,
+        ),
+        RawEvent::Sem(name, false) => (
+            Op::SemWait {
+                sem: intern(&mut sync.sems, name),
+            },
+            none,
+        ),
+        // suspend/resume: the condition variable and mutex named after the
+        // task's JSON key (rt-app's own naming, kept apart from user names).
+        RawEvent::Suspend => {
+            let key = format!("suspend@{task_name}");
+            (
+                Op::Suspend {
+                    cond: intern(&mut sync.conds, &key),
+                    mutex: intern(&mut sync.mutexes, &key),
+                },
+                none,
+            )
+        }
+        RawEvent::Resume(name) => {
+            let key = format!("suspend@{name}");
+            (
+                Op::Resume {
+                    cond: intern(&mut sync.conds, &key),
+                    mutex: intern(&mut sync.mutexes, &key),
+                },
+                none,
+            )
+        }
+        RawEvent::Mem(bytes, _) => (
+            Op::Work {
+                work_ns: bytes * MEM_NS_PER_BYTE_X10 / 10,
+            },
+            none,
+        ),
         RawEvent::Run(t) => {
             let loops = t * 1000 / pload;
             if loops == 0 {

@@ -79,13 +79,26 @@ pub enum EventKind {
     Timer,
     /// `yield*`.
     Yield,
+    /// `lock*` / `unlock*`.
+    Lock(bool),
+    /// `signal*` (false) / `broad*` (true).
+    Signal(bool),
+    /// `wait*` (false) / `sync*` (true).
+    Wait(bool),
+    /// `barrier*`.
+    Barrier,
+    /// `suspend*`.
+    Suspend,
+    /// `resume*`.
+    Resume,
+    /// `sem_post*` (true) / `sem_wait*` (false).
+    Sem(bool),
+    /// `mem*` (false) / `iorun*` (true).
+    Mem(bool),
     /// A real rt-app event not modelled yet: (canonical name, why/when).
     Unsupported(&'static str, &'static str),
 }
 
-const SYNC_NOTE: &str = "mutexes come with the rt-app compatibility issue";
-const COND_NOTE: &str = "condition variables come with the rt-app compatibility issue";
-const WAKE_NOTE: &str = "suspend/resume come with the rt-app compatibility issue";
 const MEM_NOTE: &str = "memory and I/O load are not modelled by the CPU simulator";
 
 /// Resolves an event key by prefix, in rt-app's order (formats.md 1.7).
@@ -97,24 +110,18 @@ pub fn event_kind(key: &str) -> Option<EventKind> {
         ("run", Run),
         ("sleep", Sleep),
         ("memrun", Unsupported("memrun", MEM_NOTE)),
-        ("mem", Unsupported("mem", MEM_NOTE)),
-        ("iorun", Unsupported("iorun", MEM_NOTE)),
-        ("lock", Unsupported("lock", SYNC_NOTE)),
-        ("unlock", Unsupported("unlock", SYNC_NOTE)),
-        ("signal", Unsupported("signal", COND_NOTE)),
-        ("broad", Unsupported("broad", COND_NOTE)),
-        ("wait", Unsupported("wait", COND_NOTE)),
-        ("sync", Unsupported("sync", COND_NOTE)),
-        (
-            "barrier",
-            Unsupported(
-                "barrier",
-                "barriers come with the rt-app compatibility issue",
-            ),
-        ),
+        ("mem", Mem(false)),
+        ("iorun", Mem(true)),
+        ("lock", Lock(true)),
+        ("unlock", Lock(false)),
+        ("signal", Signal(false)),
+        ("broad", Signal(true)),
+        ("wait", Wait(false)),
+        ("sync", Wait(true)),
+        ("barrier", Barrier),
         ("timer", Timer),
-        ("resume", Unsupported("resume", WAKE_NOTE)),
-        ("suspend", Unsupported("suspend", WAKE_NOTE)),
+        ("resume", Resume),
+        ("suspend", Suspend),
         ("yield", Yield),
         (
             "fork",
@@ -124,16 +131,11 @@ pub fn event_kind(key: &str) -> Option<EventKind> {
     if let Some((_, k)) = table.iter().find(|(p, _)| key.starts_with(p)) {
         return Some(*k);
     }
-    if key.starts_with("sem_post") || key.starts_with("sem_wait") {
-        let name = if key.starts_with("sem_post") {
-            "sem_post"
-        } else {
-            "sem_wait"
-        };
-        return Some(Unsupported(
-            name,
-            "semaphores come with the rt-app compatibility issue",
-        ));
+    if key.starts_with("sem_post") {
+        return Some(Sem(true));
+    }
+    if key.starts_with("sem_wait") {
+        return Some(Sem(false));
     }
     None
 }
@@ -145,6 +147,33 @@ pub struct Cx {
     pub file: String,
     /// Warnings, one line each.
     pub warnings: Vec<String>,
+    /// Names of mutexes, condition variables, barriers and semaphores, in
+    /// the order first met (their index is the id the ops carry).
+    pub sync: SyncNames,
+}
+
+/// Named synchronisation objects; rt-app keys them by (name, kind).
+#[derive(Debug, Default)]
+pub struct SyncNames {
+    /// Mutex names.
+    pub mutexes: Vec<String>,
+    /// Condition variable names.
+    pub conds: Vec<String>,
+    /// Barrier names.
+    pub barriers: Vec<String>,
+    /// Semaphore names.
+    pub sems: Vec<String>,
+}
+
+/// Index of `name` in `list`, added if new.
+pub fn intern(list: &mut Vec<String>, name: &str) -> u32 {
+    match list.iter().position(|n| n == name) {
+        Some(i) => i as u32,
+        None => {
+            list.push(name.to_string());
+            (list.len() - 1) as u32
+        }
+    }
 }
 
 impl Cx {
@@ -153,6 +182,7 @@ impl Cx {
         Cx {
             file: file.to_string(),
             warnings: Vec::new(),
+            sync: SyncNames::default(),
         }
     }
 

@@ -89,6 +89,29 @@ pub enum RawEvent {
     },
     /// `yield`.
     Yield,
+    /// `lock` (true) / `unlock` (false) of a named mutex.
+    Lock(String, bool),
+    /// `signal` (false) / `broad` (true) of a named condition variable.
+    Signal(String, bool),
+    /// `wait` (false) / `sync` (true): condition variable and mutex.
+    Wait {
+        /// `ref`.
+        cond: String,
+        /// `mutex`.
+        mutex: String,
+        /// `sync`: signal first.
+        sync: bool,
+    },
+    /// `barrier`.
+    Barrier(String),
+    /// `suspend` (on the task's own name).
+    Suspend,
+    /// `resume` of a task name.
+    Resume(String),
+    /// `sem_post` (true) / `sem_wait` (false).
+    Sem(String, bool),
+    /// `mem` (false) / `iorun` (true): bytes.
+    Mem(u64, bool),
 }
 
 /// One phase (or the task itself when it has no `phases`).
@@ -209,8 +232,9 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
                 global = read_global(cx, obj)?;
             }
             "resources" => {
-                let msg = "the resources section is not supported yet (it only declares mutexes, condition variables and timers, which come with the rt-app compatibility issue)";
-                return Err(cx.key_err(m.key_pos, "resources", ErrorKind::Unsupported, msg));
+                // Legacy declarations of named objects; events create their
+                // objects by name anyway, so it has no effect (formats.md 1.4).
+                cx.object("resources", &m.value)?;
             }
             k => return Err(unknown(cx, m.key_pos, k, "the top level")),
         }
@@ -528,6 +552,42 @@ fn read_event(cx: &mut Cx, x: &Member, ev: EventKind) -> Result<RawEvent, Worklo
             RawEvent::Yield
         }
         EventKind::Timer => read_timer(cx, k, v)?,
+        EventKind::Lock(lock) => RawEvent::Lock(cx.string(k, v)?.to_string(), lock),
+        EventKind::Signal(all) => RawEvent::Signal(cx.string(k, v)?.to_string(), all),
+        EventKind::Barrier => RawEvent::Barrier(cx.string(k, v)?.to_string()),
+        EventKind::Resume => RawEvent::Resume(cx.string(k, v)?.to_string()),
+        EventKind::Sem(post) => RawEvent::Sem(cx.string(k, v)?.to_string(), post),
+        EventKind::Suspend => {
+            if v.kind == Kind::Bare {
+                let msg = "event 'suspend' without a value (the old workgen's form, which current rt-app rejects too) is not supported yet: write \"suspend\" : \"\"";
+                return Err(cx.key_err(x.key_pos, k, ErrorKind::Unsupported, msg));
+            }
+            RawEvent::Suspend
+        }
+        EventKind::Mem(io) => {
+            let n = cx.int(k, v)?;
+            if n <= 0 {
+                let msg = format!("{n} must be greater than 0 (bytes)");
+                return Err(cx.key_err(v.pos, k, ErrorKind::Invalid, &msg));
+            }
+            RawEvent::Mem(n as u64, io)
+        }
+        EventKind::Wait(sync) => {
+            let obj = cx.object(k, v)?;
+            let (mut cond, mut mutex) = ("unknown".to_string(), "unknown".to_string());
+            for m in obj {
+                match m.key.as_str() {
+                    "ref" => cond = cx.string("ref", &m.value)?.to_string(),
+                    "mutex" => mutex = cx.string("mutex", &m.value)?.to_string(),
+                    other => {
+                        let msg =
+                            format!("unknown key \"{other}\" in a {k} event (valid: ref, mutex)");
+                        return Err(cx.key_err(m.key_pos, other, ErrorKind::UnknownKey, &msg));
+                    }
+                }
+            }
+            RawEvent::Wait { cond, mutex, sync }
+        }
     })
 }
 
