@@ -245,3 +245,34 @@ fn cumulative_slack_true_not_supported_yet() {
     );
     assert_eq!(kind, ErrorKind::Unsupported);
 }
+
+#[test]
+fn broken_sync_events() {
+    let (line, kind) = fail(&task(r#""lock": 3, "run": 5"#));
+    assert_eq!(
+        line,
+        "w.json:4:15: key \"lock\": expected a string, found an int"
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+    let (line, kind) = fail(&task(r#""wait": { "ref": "c", "lock": "m" }"#));
+    assert_eq!(
+        line,
+        "w.json:4:29: key \"lock\": unknown key \"lock\" in a wait event (valid: ref, mutex)"
+    );
+    assert_eq!(kind, ErrorKind::UnknownKey);
+    let (line, kind) = fail(&task(r#""mem": -4, "run": 5"#));
+    assert_eq!(
+        line,
+        "w.json:4:14: key \"mem\": -4 must be greater than 0 (bytes)"
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+    let (line, kind) = fail(&task(r#""suspend", "run": 5"#));
+    assert_eq!(line, "w.json:4:7: key \"suspend\": event 'suspend' without a value (the old workgen's form, which current rt-app rejects too) is not supported yet: write \"suspend\" : \"\"");
+    assert_eq!(kind, ErrorKind::Unsupported);
+    let (line, kind) = fail(&task(r#""barrier": ["b"], "run": 5"#));
+    assert_eq!(
+        line,
+        "w.json:4:18: key \"barrier\": expected a string, found an array"
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+}
