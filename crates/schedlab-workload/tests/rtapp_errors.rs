@@ -276,3 +276,50 @@ fn broken_sync_events() {
     );
     assert_eq!(kind, ErrorKind::Invalid);
 }
+
+/// Two tasks: `t` with `body`, and `u`, which signals `c` and posts `s`.
+fn pair(body: &str) -> String {
+    format!("{{\n  \"tasks\": {{\n    \"t\": {{\n      {body}\n    }},\n    \"u\": {{ \"signal\": \"c\", \"sem_post\": \"s\", \"run\": 5 }}\n  }}\n}}\n")
+}
+
+#[test]
+fn lock_misuse_would_deadlock() {
+    let (line, kind) = fail(&pair(r#""lock": "m", "run": 5"#));
+    assert_eq!(line, "w.json:4:7: key \"lock\": mutex \"m\" is never unlocked in phase \"t\" (its next iteration, or any other thread, would deadlock)");
+    assert_eq!(kind, ErrorKind::Invalid);
+    let (line, _) = fail(&pair(r#""run": 5, "unlock1": "m""#));
+    assert_eq!(line, "w.json:4:17: key \"unlock1\": mutex \"m\" is not held at this point of phase \"t\" (no lock before it)");
+    let (line, _) = fail(&pair(r#""lock": "m", "lock2": "m", "unlock": "m""#));
+    assert_eq!(line, "w.json:4:20: key \"lock2\": mutex \"m\" is already held here (a second lock would deadlock: rt-app's mutexes do not recurse)");
+    // held across the end of a phase that repeats
+    let (line, _) = fail(&pair(
+        r#""phases": { "a": { "loop": 2, "lock": "m", "run": 5 }, "b": { "unlock": "m" } }"#,
+    ));
+    assert_eq!(line, "w.json:4:37: key \"lock\": mutex \"m\" is never unlocked in phase \"a\" (its next iteration, or any other thread, would deadlock)");
+}
+
+#[test]
+fn waits_that_could_never_return() {
+    let (line, kind) = fail(&pair(r#""wait": { "ref": "c", "mutex": "m" }"#));
+    assert_eq!(line, "w.json:4:7: key \"wait\": mutex \"m\" must be locked before waiting on \"c\" (lock it earlier in the phase)");
+    assert_eq!(kind, ErrorKind::Invalid);
+    let (line, _) = fail(&pair(
+        r#""lock": "m", "wait": { "ref": "nobody", "mutex": "m" }, "unlock": "m""#,
+    ));
+    assert_eq!(line, "w.json:4:20: key \"wait\": no task signals, broadcasts or syncs \"nobody\": this wait would never return");
+    let (line, _) = fail(&pair(r#""sem_wait": "other", "run": 5"#));
+    assert_eq!(line, "w.json:4:7: key \"sem_wait\": no task posts semaphore \"other\": this wait would never return");
+}
+
+#[test]
+fn well_formed_sync_loads_and_a_lost_suspend_only_warns() {
+    let text = pair(
+        r#""lock": "m", "wait": { "ref": "c", "mutex": "m" }, "unlock": "m", "sem_wait": "s", "resume": "nobody", "suspend": "", "run": 5"#,
+    );
+    let loaded = load_rtapp("w.json", &text, 4).expect("loads");
+    assert_eq!(
+        loaded.warnings[0],
+        "w.json:4:110: warning: key \"suspend\": no task resumes \"t\", so this suspend never returns (rt-app hangs here too)"
+    );
+    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+}

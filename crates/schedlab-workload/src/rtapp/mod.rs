@@ -21,8 +21,13 @@
 //!   the *first* position; each repeat adds a warning (workgen would make the
 //!   first value win for one-line keys).
 //! * **Bare keys** (`"suspend",`, the old workgen input form) are read; a
-//!   bare event key then fails as that event (`suspend` is not modelled
-//!   yet), any other bare key is an error.
+//!   bare `suspend` is refused (current rt-app refuses it too), any other
+//!   bare key is an error.
+//! * **Synchronisation mistakes that would hang or misbehave in rt-app are
+//!   errors** ([`sync_check`]): a `lock` without its `unlock` in the same
+//!   phase, an `unlock` of a mutex the phase does not hold, a `wait`/`sync`
+//!   whose mutex is not held, a `wait` on a condition nobody signals, a
+//!   `sem_wait` on a semaphore nobody posts and a `suspend` nobody resumes.
 //! * `"sleep": 0` is accepted with a warning (the shipped template uses it);
 //!   zero or negative `run`, `runtime` and timer periods are errors.
 //! * `loop` must be `-1` (for ever) or at least 1; a phase `loop` must be at
@@ -36,15 +41,14 @@
 //!
 //! ## Not supported yet (one-line error naming the key)
 //!
-//! Events `lock`, `unlock`, `wait`, `signal`, `broad`, `sync`, `barrier`,
-//! `suspend`, `resume`, `mem`, `iorun`, `memrun`, `fork`, `sem_post`,
-//! `sem_wait`; keys `taskgroup`, `util_min`, `util_max`, `nodes_membind`,
-//! the top-level `resources` section, `cumulative_slack: true`, policies
+//! Events `memrun` and `fork`; keys `taskgroup`, `util_min`, `util_max`,
+//! `nodes_membind`, `cumulative_slack: true`, policies
 //! SCHED_FIFO / SCHED_RR / SCHED_DEADLINE, and a phase-level `dl-runtime`
 //! (the program model has no per-phase slice).
 
 pub mod lower;
 pub mod raw;
+pub mod sync_check;
 
 use crate::json::{Kind, Pos, Value};
 use crate::{ErrorKind, WorkloadError};

@@ -125,6 +125,8 @@ pub struct RawPhase {
     pub loops: Option<At<i64>>,
     /// Events in text order.
     pub events: Vec<RawEvent>,
+    /// Each event's key and its position (parallel to `events`).
+    pub event_keys: Vec<(String, Pos)>,
     /// Phase-level scheduling keys (empty for phase-less tasks).
     pub sched: RawSched,
 }
@@ -239,6 +241,7 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
             k => return Err(unknown(cx, m.key_pos, k, "the top level")),
         }
     }
+    super::sync_check::check(cx, &tasks)?;
     Ok(RawFile { tasks, global })
 }
 
@@ -345,6 +348,7 @@ fn read_task(cx: &mut Cx, m: &Member) -> Result<RawTask, WorkloadError> {
         pos: m.key_pos,
         loops: None,
         events: Vec::new(),
+        event_keys: Vec::new(),
         sched: RawSched::default(),
     };
     let mut loops = None;
@@ -385,6 +389,7 @@ fn read_phase(cx: &mut Cx, m: &Member) -> Result<RawPhase, WorkloadError> {
         pos: m.key_pos,
         loops: None,
         events: Vec::new(),
+        event_keys: Vec::new(),
         sched: RawSched::default(),
     };
     let mut sched = RawSched::default();
@@ -431,6 +436,7 @@ fn read_common(
             sched.legacy_runtime = Some((cx.int(k, v)?, v.pos));
         }
         phase.events.push(read_event(cx, x, ev)?);
+        phase.event_keys.push((x.key.clone(), x.key_pos));
         return Ok(());
     }
     match k {
