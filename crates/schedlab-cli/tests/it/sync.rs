@@ -146,3 +146,88 @@ fn resume_wakes_every_suspended_instance() {
         );
     }
 }
+
+/// Runs a shipped rt-app example to its own end (its loops, or its
+/// `duration`) on `machine` with --check.
+fn run_example(rel: &str, machine: &str) -> Sim<NullSink> {
+    let path = crate::common::fixtures_dir()
+        .join("rt-app-examples")
+        .join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let m = preset(machine).unwrap();
+    let loaded = load_rtapp(&path.to_string_lossy(), &text, m.nr_cpus()).unwrap();
+    let w = loaded.workload;
+    let cfg = SimConfig {
+        check: true,
+        duration_ns: w.duration_ns,
+        ..SimConfig::default()
+    };
+    let mut sim = Sim::new(m, &w, cfg, NullSink).unwrap();
+    let res = sim.run();
+    assert!(res.violation.is_none(), "{rel}: {:?}", res.violation);
+    sim
+}
+
+#[test]
+fn example5_rows_hand_checked() {
+    // thread0: p0 once + p1 8 times = 9 rows. thread1 (3 loops) needs per
+    // loop one `signal` while it waits and two `resume`s while suspended;
+    // thread0 gives one of each per 200 ms p1 round, and signals and
+    // resumes that find nobody waiting are lost, so thread1's loops end
+    // on rounds 2, 4 and 6 (hand-worked: wait, suspend, suspend per loop).
+    for machine in ["a7-octa", "vm-2cpu"] {
+        let sim = run_example("tutorial/example5.json", machine);
+        assert!(!sim.deadlock, "{machine}: ended in a deadlock");
+        let (t0, t1) = (rows(&sim, "thread0-0"), rows(&sim, "thread1-1"));
+        assert_eq!((t0.len(), t1.len()), (9, 3), "{machine}");
+        for (k, r) in t1.iter().enumerate() {
+            // thread1's loop k ends with the resume of thread0's row 2k+2
+            // (after its 120 ms of lock/run/unlock/run), plus 10 ms of run.
+            let resume = t0[2 * k + 2].start + 120_000;
+            assert!(
+                r.end >= resume + 10_000 && r.end < resume + 12_000,
+                "{machine} loop {k}: ends at {} us, resume at {resume} us",
+                r.end
+            );
+        }
+    }
+}
+
+#[test]
+fn mp3_short_rows_hand_checked() {
+    // 6 s. AudioTick: one row per 6 ms timer period; the 1000th period
+    // ends just after the 6 s cut (the thread starts a little after t=0):
+    // 999 rows. It resumes AudioOut once per 5 periods (30 ms): 200
+    // resumes, the first lost because AudioOut is still running its first
+    // loop, so AudioOut completes 199 loops (a loop ends when its suspend
+    // returns). AudioOut resumes AudioTrack once per loop it starts (200);
+    // AudioTrack resumes mp3.decoder (200), which hands over to OMXCall
+    // with signal/wait on "queue" and back (200 each).
+    for machine in ["a7-octa", "vm-2cpu"] {
+        let sim = run_example("mp3-short.json", machine);
+        assert!(!sim.deadlock, "{machine}");
+        let n: Vec<usize> = [
+            "AudioTick-0",
+            "AudioOut-1",
+            "AudioTrack-2",
+            "mp3.decoder-3",
+            "OMXCall-4",
+        ]
+        .iter()
+        .map(|t| rows(&sim, t).len())
+        .collect();
+        assert_eq!(n, [999, 199, 200, 200, 200], "{machine}");
+        // AudioOut's loop k+1 starts when its loop k ends (resumed): 275 us
+        // of run, then its resume wakes AudioTrack, which runs 300 us. On
+        // top: wakeup, context switch and the idle-state exit of AudioTrack's
+        // CPU (up to 700 us from cluster-sleep on a7-octa).
+        let (out, track) = (rows(&sim, "AudioOut-1"), rows(&sim, "AudioTrack-2"));
+        for k in 0..out.len() {
+            let d = track[k + 1].end - out[k].end;
+            assert!(
+                (575..1_600).contains(&d),
+                "{machine} loop {k}: AudioTrack ends {d} us after AudioOut's resume"
+            );
+        }
+    }
+}
