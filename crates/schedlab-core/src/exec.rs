@@ -353,12 +353,13 @@ impl<S: Sink> Sim<S> {
         let n = self.machine.nr_cpus();
         let task = &self.tasks[t.idx()];
         let phase = &task.spec.program.phases[task.pc.phase];
-        let sched = phase.sched;
+        let (sched, slice_ns) = (phase.sched, phase.slice_ns);
         let cpus = phase.cpus.clone();
         if let Some((policy, nice)) = sched {
             if (policy, nice) != (task.policy, task.nice) && policy.is_fair() {
                 self.set_fair_policy(cpu, t, policy, nice);
             }
+            self.set_fair_slice(cpu, t, slice_ns);
         }
         let Some(list) = cpus else { return false };
         let mask = CpuMask::from_cpus(n, &list).expect("checked at set-up");
@@ -410,6 +411,32 @@ impl<S: Sink> Sim<S> {
         let task = &mut self.tasks[t.idx()];
         task.policy = policy;
         task.nice = nice;
+    }
+
+    /// The slice part of `sched_setattr` on the running fair task: a
+    /// runtime sets a custom slice, none restores the base slice. The
+    /// kernel dequeues and re-enqueues the task around the change, which
+    /// keeps its lag and gives it a fresh deadline one (new) slice ahead.
+    fn set_fair_slice(&mut self, cpu: CpuId, t: TaskId, slice_ns: Option<Nanos>) {
+        let se = self.tasks[t.idx()].se;
+        let (slice, custom) = match slice_ns {
+            Some(ns) => (ns, true),
+            None => (self.p.base_slice_ns, false),
+        };
+        let e = &self.ents[se.idx()];
+        if (e.slice, e.custom_slice) == (slice, custom) {
+            return;
+        }
+        let q = self.rqs[cpu.idx()].cfs.idx();
+        if self.cfs[q].curr == Some(se) && self.ents[se.idx()].on_rq {
+            self.update_curr_task(cpu);
+            eevdf::set_curr_slice(&self.cfs[q], &mut self.ents, se, slice, custom, &self.p);
+        } else {
+            // Not running here: the next enqueue places it with this slice.
+            let e = &mut self.ents[se.idx()];
+            e.slice = slice;
+            e.custom_slice = custom;
+        }
     }
 
     /// Puts a dequeued, not running task on `dest` and wakes that CPU.

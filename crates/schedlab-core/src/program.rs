@@ -218,6 +218,11 @@ pub struct Phase {
     pub cpus: Option<Vec<u32>>,
     /// Policy and nice applied at the start of each iteration, if given.
     pub sched: Option<(Policy, i32)>,
+    /// With `sched`: the custom slice the phase requests (rt-app's
+    /// phase-level `dl-runtime` passed as `sched_runtime` to
+    /// `sched_setattr`); `None` there restores the base slice, as the
+    /// kernel does for a fair `sched_setattr` with a zero runtime.
+    pub slice_ns: Option<Nanos>,
 }
 
 /// A task's whole program.
@@ -311,6 +316,7 @@ impl TaskSpec {
                     ops,
                     cpus: None,
                     sched: None,
+                    slice_ns: None,
                 }],
                 loops: None,
             },

@@ -172,3 +172,33 @@ fn comments_single_quotes_and_frag() {
     assert_eq!(l.workload.tasks[0].name, "t-0");
     assert!(l.warnings.iter().any(|w| w.contains("\"frag\"")));
 }
+
+#[test]
+fn phase_dl_runtime_is_a_per_phase_slice() {
+    let l = ok(r#"{"tasks": {"t": {"dl-runtime": 3000, "phases": {
+        "a": {"dl-runtime": 20000, "run": 5},
+        "b": {"run": 5},
+        "c": {"priority": 2, "run": 5},
+        "d": {"dl-runtime": 200000, "run": 5}
+    }}}, "global": {"calibration": 100}}"#);
+    let t = &l.workload.tasks[0];
+    assert_eq!(t.custom_slice_ns, Some(3_000_000));
+    let p = &t.program.phases;
+    assert_eq!(
+        (p[0].sched, p[0].slice_ns),
+        (Some((Policy::Normal, 0)), Some(20_000_000))
+    );
+    // No scheduling keys: nothing changes at this phase.
+    assert_eq!((p[1].sched, p[1].slice_ns), (None, None));
+    // Scheduling keys without dl-runtime: sched_setattr with runtime 0,
+    // back to the base slice.
+    assert_eq!(
+        (p[2].sched, p[2].slice_ns),
+        (Some((Policy::Normal, 2)), None)
+    );
+    assert_eq!(p[3].slice_ns, Some(100_000_000));
+    assert!(l
+        .warnings
+        .iter()
+        .any(|w| w.contains("custom slice 200000 µs clamped to 100000 µs")));
+}

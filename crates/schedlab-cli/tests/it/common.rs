@@ -102,6 +102,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
                 ops,
                 cpus: None,
                 sched: None,
+                slice_ns: None,
             }],
             loops: None,
         },

@@ -20,6 +20,7 @@ mod determinism;
 mod fixtures;
 mod golden;
 mod hackbench;
+mod phase_slice;
 mod proptest_check;
 mod shares;
 mod sync;

@@ -50,6 +50,8 @@ struct GenPhase {
     ops: Vec<GenOp>,
     cpus: Option<u32>,
     sched: Option<(Policy, i32)>,
+    /// Custom slice of the phase (µs), used with `sched`.
+    slice_us: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -127,12 +129,14 @@ fn phase() -> impl Strategy<Value = GenPhase> {
         phase_ops(),
         prop::option::weighted(0.2, any::<u32>()),
         prop::option::weighted(0.1, (policy(), -5i32..=5)),
+        prop::option::weighted(0.5, 100u64..=100_000),
     )
-        .prop_map(|(loops, ops, cpus, sched)| GenPhase {
+        .prop_map(|(loops, ops, cpus, sched, slice_us)| GenPhase {
             loops,
             ops,
             cpus,
             sched,
+            slice_us,
         })
 }
 
@@ -284,6 +288,11 @@ fn build(c: &GenCase, n: usize) -> Workload {
                 ops,
                 cpus: p.cpus.map(|b| cpu_set(b, n)),
                 sched: p.sched,
+                // rt-app ignores a custom slice for SCHED_IDLE (see lower.rs).
+                slice_ns: match p.sched {
+                    Some((Policy::Idle, _)) | None => None,
+                    Some(_) => p.slice_us.map(|us| us * NSEC_PER_USEC),
+                },
             });
         }
         w.tasks.push(TaskSpec {

@@ -332,7 +332,12 @@ fn lower_phases(
             None if any_cpus => Some(fallback.clone()),
             None => None,
         };
-        let sched = phase_sched(cx, task, i, spec.policy)?;
+        let (sched, slice_ns) = match phase_sched(cx, task, i, spec.policy)? {
+            Some((policy, nice, slice_us)) => {
+                (Some((policy, nice)), slice_us.map(|us| us * NSEC_PER_USEC))
+            }
+            None => (None, None),
+        };
         let mut ops = Vec::with_capacity(p.events.len());
         let mut timers = Vec::with_capacity(p.events.len());
         for e in &p.events {
@@ -347,6 +352,7 @@ fn lower_phases(
                 ops,
                 cpus,
                 sched,
+                slice_ns,
             },
             timers,
         ));
@@ -354,15 +360,18 @@ fn lower_phases(
     Ok(out)
 }
 
-/// `(policy, nice)` for phase `i`, if it sets either.
+/// `(policy, nice, custom slice in µs)` for phase `i`, if it sets any of
+/// `policy`, `priority`, `dl-runtime`. Like rt-app, a phase with scheduling
+/// keys passes all of them to `sched_setattr`: a key it leaves out takes
+/// its default (nice 0, no custom slice), not the task's value.
 fn phase_sched(
     cx: &mut Cx,
     task: &RawTask,
     i: usize,
     task_policy: Policy,
-) -> Result<Option<(Policy, i32)>, WorkloadError> {
+) -> Result<Option<(Policy, i32, Option<u64>)>, WorkloadError> {
     let s = &task.phases[i].sched;
-    if s.policy.is_none() && s.priority.is_none() {
+    if s.policy.is_none() && s.priority.is_none() && s.dl_runtime.is_none() {
         return Ok(None);
     }
     let policy = match s.policy {
@@ -373,7 +382,8 @@ fn phase_sched(
             .find_map(|p| p.sched.policy.map(|(p, _)| p))
             .unwrap_or(task_policy),
     };
-    Ok(Some((policy, nice_for(cx, policy, s.priority)?)))
+    let nice = nice_for(cx, policy, s.priority)?;
+    Ok(Some((policy, nice, slice_for(cx, policy, s)?)))
 }
 
 /// CPU cost of `mem` / `iorun` per byte: memset and a write to a null

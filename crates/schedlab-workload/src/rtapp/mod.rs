@@ -42,9 +42,8 @@
 //! ## Not supported yet (one-line error naming the key)
 //!
 //! Events `memrun` and `fork`; keys `taskgroup`, `util_min`, `util_max`,
-//! `nodes_membind`, `cumulative_slack: true`, policies
-//! SCHED_FIFO / SCHED_RR / SCHED_DEADLINE, and a phase-level `dl-runtime`
-//! (the program model has no per-phase slice).
+//! `nodes_membind`, `cumulative_slack: true`, and policies
+//! SCHED_FIFO / SCHED_RR / SCHED_DEADLINE.
 
 pub mod lower;
 pub mod raw;

@@ -451,9 +451,6 @@ fn read_common(
             sched.policy = Some((p, x.key_pos));
         }
         "priority" => sched.priority = Some((cx.int(k, v)?, v.pos)),
-        "dl-runtime" if level == Level::Phase => {
-            return unsupported("a phase-level dl-runtime (custom slice per phase)");
-        }
         "dl-runtime" => sched.dl_runtime = Some((cx.int(k, v)?, v.pos)),
         "dl-period" | "dl-deadline" => {
             cx.int(k, v)?;

@@ -341,6 +341,27 @@ pub fn min_slice(cfs: &CfsRq, ents: &[SchedEntity]) -> Option<Nanos> {
     m
 }
 
+/// A new slice for the running entity `id` (`sched_setattr` with a fair
+/// policy: dequeue, change, enqueue, set_next_task). Its lag is kept; its
+/// deadline becomes one new slice ahead of its vruntime and its protected
+/// window is recomputed. The caller has brought curr's accounting up to
+/// date.
+pub fn set_curr_slice(
+    cfs: &CfsRq,
+    ents: &mut [SchedEntity],
+    id: EntityId,
+    slice: Nanos,
+    custom: bool,
+    p: &EevdfParams,
+) {
+    debug_assert_eq!(cfs.curr, Some(id));
+    let se = &mut ents[id.idx()];
+    se.slice = slice;
+    se.custom_slice = custom;
+    se.deadline = se.vruntime + vdelta(slice, se.weight);
+    set_protect_slice(cfs, ents, id, p);
+}
+
 /// `set_protect_slice`: the window in which curr is not preempted by pick.
 fn set_protect_slice(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId, p: &EevdfParams) {
     let own = ents[id.idx()].slice;
