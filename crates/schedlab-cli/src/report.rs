@@ -41,7 +41,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .iter()
         .map(|t| {
             let lat = SampleStats::of(t.wakeup_latency_samples());
-            TaskSummary::from_stats(
+            let mut ts = TaskSummary::from_stats(
                 &t.spec.name,
                 t.pid,
                 t.policy.name(),
@@ -49,7 +49,11 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
                 &t.spec.group,
                 &t.stats,
                 &lat,
-            )
+            );
+            if let Some(u) = uclamp_json(&t.spec) {
+                ts.extra.insert("uclamp".into(), u);
+            }
+            ts
         })
         .collect();
     let cpus: Vec<CpuSummary> = sim
@@ -497,4 +501,34 @@ fn finish<S: Finish>(
         print!("{text}");
     }
     Ok(())
+}
+
+/// The task's utilisation clamps as requested (task level, and each phase
+/// that sets one), or `None` when it requests none.
+fn uclamp_json(spec: &schedlab_core::program::TaskSpec) -> Option<Value> {
+    fn one(u: &schedlab_core::program::Uclamp) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        if let Some(v) = u.min {
+            m.insert("util_min".into(), Value::from(v));
+        }
+        if let Some(v) = u.max {
+            m.insert("util_max".into(), Value::from(v));
+        }
+        m
+    }
+    let phases: serde_json::Map<String, Value> = spec
+        .program
+        .phases
+        .iter()
+        .filter(|p| !p.uclamp.is_empty())
+        .map(|p| (p.name.clone(), Value::Object(one(&p.uclamp))))
+        .collect();
+    if spec.uclamp.is_empty() && phases.is_empty() {
+        return None;
+    }
+    let mut m = one(&spec.uclamp);
+    if !phases.is_empty() {
+        m.insert("phases".into(), Value::Object(phases));
+    }
+    Some(Value::Object(m))
 }

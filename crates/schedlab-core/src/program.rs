@@ -223,6 +223,28 @@ pub struct Phase {
     /// `sched_setattr`); `None` there restores the base slice, as the
     /// kernel does for a fair `sched_setattr` with a zero runtime.
     pub slice_ns: Option<Nanos>,
+    /// Utilisation clamps the phase requests (recorded only).
+    pub uclamp: Uclamp,
+}
+
+/// Utilisation clamps requested with `sched_setattr` (rt-app `util_min`,
+/// `util_max`, 0..=1024). Recorded only: the model has no frequency
+/// scaling and its machines have symmetric capacities, the two places
+/// where the kernel's fair class reads uclamp (schedutil, and
+/// `util_fits_cpu` on asymmetric systems).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Uclamp {
+    /// `util_min`.
+    pub min: Option<u32>,
+    /// `util_max`.
+    pub max: Option<u32>,
+}
+
+impl Uclamp {
+    /// True when neither clamp is set.
+    pub fn is_empty(&self) -> bool {
+        self.min.is_none() && self.max.is_none()
+    }
 }
 
 /// A task's whole program.
@@ -251,6 +273,8 @@ pub struct TaskSpec {
     pub delay_ns: Nanos,
     /// Custom slice (rt-app `dl-runtime` on SCHED_OTHER, 6.12+).
     pub custom_slice_ns: Option<Nanos>,
+    /// Utilisation clamps (recorded only, see [`Uclamp`]).
+    pub uclamp: Uclamp,
     /// Task group path (`/` = root).
     pub group: String,
     /// Keep one rt-app log row per iteration (off for generated threads
@@ -307,6 +331,7 @@ impl TaskSpec {
             cpus: None,
             delay_ns: 0,
             custom_slice_ns: None,
+            uclamp: Uclamp::default(),
             group: "/".into(),
             log_rows: true,
             program: Program {
@@ -317,6 +342,7 @@ impl TaskSpec {
                     cpus: None,
                     sched: None,
                     slice_ns: None,
+                    uclamp: Uclamp::default(),
                 }],
                 loops: None,
             },

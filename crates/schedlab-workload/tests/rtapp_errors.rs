@@ -136,16 +136,31 @@ fn unknown_policy_name() {
 }
 
 #[test]
-fn taskgroup_and_uclamp_not_supported_yet() {
+fn taskgroup_not_supported_yet() {
     let (line, _) = fail(&task(r#""run": 5, "taskgroup": "/a""#));
     assert_eq!(
         line,
         "w.json:4:17: key \"taskgroup\": taskgroup (cgroup placement) is not supported yet"
     );
-    let (line, _) = fail(&task(r#""run": 5, "util_max": 512"#));
+}
+
+#[test]
+fn bad_uclamp() {
+    let (line, kind) = fail(&task(r#""run": 5, "util_max": 2048"#));
     assert_eq!(
         line,
-        "w.json:4:17: key \"util_max\": uclamp is not supported yet"
+        "w.json:4:29: key \"util_max\": 2048 is out of range (expected 0..=1024)"
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+    let (line, _) = fail(&task(r#""run": 5, "util_min": -1"#));
+    assert_eq!(
+        line,
+        "w.json:4:29: key \"util_min\": -1 is out of range (expected 0..=1024)"
+    );
+    let (line, _) = fail(&task(r#""run": 5, "util_min": 600, "util_max": 500"#));
+    assert_eq!(
+        line,
+        "w.json:4:46: key \"util_max\": 500 is below util_min 600 (sched_setattr would fail with EINVAL)"
     );
 }
 

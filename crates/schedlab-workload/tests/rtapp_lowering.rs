@@ -202,3 +202,20 @@ fn phase_dl_runtime_is_a_per_phase_slice() {
         .iter()
         .any(|w| w.contains("custom slice 200000 µs clamped to 100000 µs")));
 }
+
+#[test]
+fn uclamp_is_recorded_per_task_and_phase() {
+    let l = ok(
+        r#"{"tasks": {"t": {"util_min": 128, "util_max": 512, "phases": {
+        "a": {"run": 5},
+        "b": {"util_max": 1024, "run": 5}
+    }}}, "global": {"calibration": 100}}"#,
+    );
+    let t = &l.workload.tasks[0];
+    assert_eq!((t.uclamp.min, t.uclamp.max), (Some(128), Some(512)));
+    let p = &t.program.phases;
+    assert!(p[0].uclamp.is_empty());
+    assert_eq!((p[1].uclamp.min, p[1].uclamp.max), (None, Some(1024)));
+    // Recording a clamp is not a scheduling change.
+    assert_eq!((p[1].sched, p[1].slice_ns), (None, None));
+}

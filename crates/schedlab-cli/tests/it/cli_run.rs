@@ -527,3 +527,35 @@ fn report_writes_a_self_contained_page() {
         "{err}"
     );
 }
+
+#[test]
+fn summary_records_uclamp_only_where_requested() {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = tmp.path().join("w.json");
+    std::fs::write(
+        &w,
+        r#"{"tasks": {
+          "t": {"util_min": 128, "util_max": 512, "loop": 2, "phases": {
+            "a": {"run": 1000}, "b": {"util_max": 1024, "run": 1000}}},
+          "u": {"loop": 1, "run": 100}},
+         "global": {"calibration": 100}}"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    crate::common::assert_success(&schedlab([
+        "run",
+        &w.to_string_lossy(),
+        "--machine",
+        "vm-2cpu",
+        "--quiet",
+        "--out",
+        &out.to_string_lossy(),
+    ]));
+    let s = read_summary(&out);
+    let tasks = s["tasks"].as_array().unwrap();
+    assert_eq!(
+        tasks[0]["uclamp"],
+        serde_json::json!({"util_min": 128, "util_max": 512, "phases": {"b": {"util_max": 1024}}})
+    );
+    assert!(tasks[1].get("uclamp").is_none(), "{}", tasks[1]);
+}

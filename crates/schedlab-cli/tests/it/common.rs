@@ -93,6 +93,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
         cpus: None,
         delay_ns: 0,
         custom_slice_ns: None,
+        uclamp: Default::default(),
         log_rows: true,
         group: "/".into(),
         program: Program {
@@ -103,6 +104,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
                 cpus: None,
                 sched: None,
                 slice_ns: None,
+                uclamp: Default::default(),
             }],
             loops: None,
         },

@@ -293,6 +293,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
                     Some((Policy::Idle, _)) | None => None,
                     Some(_) => p.slice_us.map(|us| us * NSEC_PER_USEC),
                 },
+                uclamp: Default::default(),
             });
         }
         w.tasks.push(TaskSpec {
@@ -303,6 +304,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
             cpus: t.cpus.map(|b| cpu_set(b, n)),
             delay_ns: t.delay_ns,
             custom_slice_ns: t.custom_slice_ns,
+            uclamp: Default::default(),
             log_rows: true,
             group: "/".into(),
             program: Program {

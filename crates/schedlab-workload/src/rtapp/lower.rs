@@ -22,7 +22,9 @@
 
 use std::collections::HashMap;
 
-use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::program::{
+    Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Uclamp, Workload,
+};
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 
 use super::raw::{At, Calibration, RawEvent, RawFile, RawPhase, RawSched, RawTask};
@@ -124,6 +126,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
                 cpus: spec.cpus.clone(),
                 delay_ns: task.delay_us * NSEC_PER_USEC,
                 custom_slice_ns: spec.slice_us.map(|us| us * NSEC_PER_USEC),
+                uclamp: spec.uclamp,
                 log_rows: true,
                 group: "/".into(),
                 program: Program {
@@ -174,6 +177,7 @@ struct TaskLowering {
     policy: Policy,
     nice: i32,
     slice_us: Option<u64>,
+    uclamp: Uclamp,
     cpus: Option<Vec<u32>>,
     loops: Option<u64>,
     /// Loops of the single phase of a phase-less task.
@@ -199,6 +203,7 @@ impl TaskLowering {
         };
         let nice = nice_for(cx, policy, s.priority)?;
         let slice_us = slice_for(cx, policy, s)?;
+        let uclamp = uclamp_for(cx, s)?;
         let cpus = match &s.cpus {
             Some(c) => Some(check_cpus(cx, c, nr_cpus)?),
             None => None,
@@ -216,6 +221,7 @@ impl TaskLowering {
             policy,
             nice,
             slice_us,
+            uclamp,
             cpus,
             loops,
             own_phase_loops,
@@ -279,6 +285,20 @@ fn slice_for(cx: &mut Cx, policy: Policy, s: &RawSched) -> Result<Option<u64>, W
         cx.warn(pos, format!("key \"{key}\": custom slice {us} µs clamped to {clamped} µs (the kernel allows 100..=100000 µs)"));
     }
     Ok(Some(clamped))
+}
+
+/// `util_min` / `util_max`; the kernel refuses a minimum above the maximum.
+fn uclamp_for(cx: &Cx, s: &RawSched) -> Result<Uclamp, WorkloadError> {
+    if let (Some((lo, _)), Some((hi, pos))) = (s.util_min, s.util_max) {
+        if lo > hi {
+            let msg = format!("{hi} is below util_min {lo} (sched_setattr would fail with EINVAL)");
+            return Err(cx.key_err(pos, "util_max", ErrorKind::Invalid, &msg));
+        }
+    }
+    Ok(Uclamp {
+        min: s.util_min.map(|(v, _)| v),
+        max: s.util_max.map(|(v, _)| v),
+    })
 }
 
 fn check_cpus(cx: &Cx, c: &At<Vec<i64>>, nr_cpus: usize) -> Result<Vec<u32>, WorkloadError> {
@@ -353,6 +373,7 @@ fn lower_phases(
                 cpus,
                 sched,
                 slice_ns,
+                uclamp: uclamp_for(cx, &p.sched)?,
             },
             timers,
         ));

@@ -41,9 +41,13 @@
 //!
 //! ## Not supported yet (one-line error naming the key)
 //!
-//! Events `memrun` and `fork`; keys `taskgroup`, `util_min`, `util_max`,
-//! `nodes_membind`, `cumulative_slack: true`, and policies
-//! SCHED_FIFO / SCHED_RR / SCHED_DEADLINE.
+//! Events `memrun` and `fork`; keys `taskgroup`, `nodes_membind`,
+//! `cumulative_slack: true`; policies SCHED_FIFO / SCHED_RR /
+//! SCHED_DEADLINE.
+//!
+//! `util_min` / `util_max` are read (0..=1024, min <= max) and recorded in
+//! summary.json; nothing modelled reads them (see
+//! [`schedlab_core::program::Uclamp`]).
 
 pub mod lower;
 pub mod raw;

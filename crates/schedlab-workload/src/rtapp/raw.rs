@@ -67,6 +67,10 @@ pub struct RawSched {
     pub legacy_runtime: Option<At<i64>>,
     /// `cpus`, not yet checked against the machine.
     pub cpus: Option<At<Vec<i64>>>,
+    /// `util_min`, checked to be in 0..=1024.
+    pub util_min: Option<At<u32>>,
+    /// `util_max`, checked to be in 0..=1024.
+    pub util_max: Option<At<u32>>,
 }
 
 /// One event in rt-app units.
@@ -480,7 +484,8 @@ fn read_common(
             sched.cpus = Some((cpus, v.pos));
         }
         "taskgroup" => return unsupported("taskgroup (cgroup placement)"),
-        "util_min" | "util_max" => return unsupported("uclamp"),
+        "util_min" => sched.util_min = Some((cx.int_in(k, v, 0, 1024)? as u32, v.pos)),
+        "util_max" => sched.util_max = Some((cx.int_in(k, v, 0, 1024)? as u32, v.pos)),
         "nodes_membind" => return unsupported("NUMA memory binding"),
         "exec" | "lock_order" | "resources" if level != Level::Phase => {
             let msg = "this task is written in the old grammar of the merge.py fragments (exec, lock_order, resources); such a merge/ fragment is not an rt-app workload";
