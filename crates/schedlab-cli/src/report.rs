@@ -53,6 +53,9 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             if let Some(u) = uclamp_json(&t.spec) {
                 ts.extra.insert("uclamp".into(), u);
             }
+            if let Some(d) = deadlines_json(&t.log) {
+                ts.extra.insert("deadlines".into(), d);
+            }
             ts
         })
         .collect();
@@ -531,4 +534,31 @@ fn uclamp_json(spec: &schedlab_core::program::TaskSpec) -> Option<Value> {
         m.insert("phases".into(), Value::Object(phases));
     }
     Some(Value::Object(m))
+}
+
+/// rt-app-style deadline figures of a periodic thread, from its log rows
+/// that waited on a timer: how many periods, how many were missed (the
+/// work ended after the timer's expiry: negative slack) and the slack's
+/// spread. `None` for threads without timer rows (or without log rows).
+fn deadlines_json(log: &[schedlab_core::stats::LogRow]) -> Option<Value> {
+    let slack: Vec<i64> = log
+        .iter()
+        .filter(|r| r.c_period > 0)
+        .map(|r| r.slack)
+        .collect();
+    let n = slack.len() as i64;
+    if n == 0 {
+        return None;
+    }
+    let missed = slack.iter().filter(|&&s| s < 0).count();
+    let sum: i64 = slack.iter().sum();
+    Some(serde_json::json!({
+        "periods": n,
+        "missed": missed,
+        "slack_us": {
+            "min": slack.iter().min(),
+            "mean": sum / n,
+            "max": slack.iter().max(),
+        },
+    }))
 }

@@ -559,3 +559,60 @@ fn summary_records_uclamp_only_where_requested() {
     );
     assert!(tasks[1].get("uclamp").is_none(), "{}", tasks[1]);
 }
+
+#[test]
+fn summary_counts_deadline_misses_from_timer_slack() {
+    // p: 3 ms of work every 5 ms on CPU 0 (60 %). Alone it has 2 ms of
+    // slack every period. From 100 ms a CPU-bound hog shares CPU 0 for
+    // 100 ms of work; at half the CPU p overruns, and the summary's misses
+    // are exactly the log rows with negative slack.
+    let tmp = tempfile::tempdir().unwrap();
+    let w = tmp.path().join("w.json");
+    let run = |hog: bool| {
+        let hog = if hog {
+            r#", "hog": {"loop": 1, "cpus": [0], "delay": 100000, "run": 100000}"#
+        } else {
+            ""
+        };
+        std::fs::write(
+            &w,
+            format!(
+                r#"{{"tasks": {{"p": {{"loop": 50, "cpus": [0], "run": 3000, "timer": {{"ref": "t", "period": 5000}}}}{hog}}},
+                 "global": {{"calibration": 100}}}}"#
+            ),
+        )
+        .unwrap();
+        let out = tmp
+            .path()
+            .join(if hog.is_empty() { "alone" } else { "hog" });
+        crate::common::assert_success(&schedlab([
+            "run",
+            &w.to_string_lossy(),
+            "--machine",
+            "vm-2cpu",
+            "--quiet",
+            "--out",
+            &out.to_string_lossy(),
+        ]));
+        let s = read_summary(&out);
+        let (_, rows) = read_log(&out, "p-0");
+        (s["tasks"][0]["deadlines"].clone(), s["tasks"].clone(), rows)
+    };
+    let (alone, tasks, _) = run(false);
+    assert_eq!(alone["periods"], 50);
+    assert_eq!(alone["missed"], 0);
+    let min = alone["slack_us"]["min"].as_i64().unwrap();
+    assert!((1_900..=2_000).contains(&min), "{alone}");
+    assert_eq!(alone["slack_us"]["max"], 2_000);
+    assert_eq!(tasks.as_array().unwrap().len(), 1);
+
+    let (shared, tasks, rows) = run(true);
+    assert!(tasks[1].get("deadlines").is_none(), "the hog has no timer");
+    let neg = rows.iter().filter(|r| r.slack < 0).count() as u64;
+    assert!(neg >= 5, "{shared}");
+    assert_eq!(shared["missed"].as_u64(), Some(neg));
+    assert_eq!(
+        shared["slack_us"]["min"].as_i64(),
+        rows.iter().map(|r| r.slack).min()
+    );
+}
