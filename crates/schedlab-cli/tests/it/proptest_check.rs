@@ -34,7 +34,7 @@ impl MachineChoice {
 }
 
 /// An op before timers and CPU sets are resolved against the machine.
-#[derive(Clone, Debug)]
+#[derive(Copy, Clone, Debug)]
 enum GenOp {
     Run(u64),
     Runtime(u64),
@@ -42,7 +42,24 @@ enum GenOp {
     /// (which timer: < SHARED_TIMERS shared, otherwise unique to the task, period)
     Timer(u32, u64),
     Yield,
+    /// lock m, run, unlock m (rt-app's critical section).
+    Critical(u32, u64),
+    /// lock m, wait on c, unlock m.
+    CondWait(u32, u32),
+    /// signal (false) / broad (true) c.
+    Signal(u32, bool),
+    SemPost(u32),
+    SemWait(u32),
+    Barrier(u32),
+    /// suspend on the task's own name.
+    Suspend,
+    /// resume task k (modulo the task count).
+    Resume(u32),
 }
+
+/// Shared mutexes, condition variables, semaphores and barriers of the
+/// random workloads (few, so that tasks meet on them).
+const SYNC_OBJECTS: u32 = 2;
 
 #[derive(Clone, Debug)]
 struct GenPhase {
@@ -100,12 +117,30 @@ fn op() -> impl Strategy<Value = GenOp> {
         2 => dur().prop_map(GenOp::Sleep),
         2 => (0..SHARED_TIMERS + 2, dur()).prop_map(|(t, p)| GenOp::Timer(t, p)),
         1 => Just(GenOp::Yield),
+        1 => (0..SYNC_OBJECTS, dur()).prop_map(|(m, ns)| GenOp::Critical(m, ns)),
+        1 => (0..SYNC_OBJECTS, 0..SYNC_OBJECTS).prop_map(|(c, m)| GenOp::CondWait(c, m)),
+        1 => (0..SYNC_OBJECTS, any::<bool>()).prop_map(|(c, all)| GenOp::Signal(c, all)),
+        1 => (0..SYNC_OBJECTS).prop_map(GenOp::SemPost),
+        1 => (0..SYNC_OBJECTS).prop_map(GenOp::SemWait),
+        1 => (0..SYNC_OBJECTS).prop_map(GenOp::Barrier),
+        1 => Just(GenOp::Suspend),
+        1 => (0u32..8).prop_map(GenOp::Resume),
     ]
 }
 
-/// An op that takes time (everything but Yield).
+/// An op that always takes time (so that no loop of a phase can spin
+/// without time passing: yields and synchronisation alone could).
 fn timed_op() -> impl Strategy<Value = GenOp> {
-    op().prop_filter("takes time", |o| !matches!(o, GenOp::Yield))
+    op().prop_filter("takes time", |o| {
+        matches!(
+            o,
+            GenOp::Run(_)
+                | GenOp::Runtime(_)
+                | GenOp::Sleep(_)
+                | GenOp::Timer(..)
+                | GenOp::Critical(..)
+        )
+    })
 }
 
 /// 1-4 ops, at least one of which takes time: a loop of bare yields
@@ -246,40 +281,71 @@ fn build(c: &GenCase, n: usize) -> Workload {
             absolute: s == 1,
         });
     }
+    let mut barrier_users = vec![0u32; SYNC_OBJECTS as usize];
     for (i, t) in c.tasks.iter().enumerate() {
         let name = format!("t{i}-{i}");
         let mut unique: Option<TimerRef> = None;
         let mut phases = Vec::new();
         for (pi, p) in t.phases.iter().enumerate() {
+            let run = |ns: u64| Op::Run {
+                work_ns: ns,
+                config_us: ns / NSEC_PER_USEC,
+                perf: ns / 100 / 1000,
+            };
+            // Each task suspends on its own condition and mutex, after the
+            // shared ones.
+            let own = |k: u32| SYNC_OBJECTS + k;
             let ops = p
                 .ops
                 .iter()
-                .map(|o| match *o {
-                    GenOp::Run(ns) => Op::Run {
-                        work_ns: ns,
-                        config_us: ns / NSEC_PER_USEC,
-                        perf: ns / 100 / 1000,
-                    },
-                    GenOp::Runtime(ns) => Op::Runtime {
-                        wall_ns: ns,
-                        config_us: ns / NSEC_PER_USEC,
-                    },
-                    GenOp::Sleep(ns) => Op::Sleep { ns },
-                    GenOp::Yield => Op::Yield,
-                    GenOp::Timer(k, period_ns) => {
-                        let timer = if k < SHARED_TIMERS {
-                            TimerRef(k)
-                        } else {
-                            *unique.get_or_insert_with(|| {
-                                w.timers.push(TimerSpec {
-                                    name: format!("unique@{name}"),
-                                    absolute: k % 2 == 1,
-                                });
-                                TimerRef(w.timers.len() as u32 - 1)
-                            })
-                        };
-                        Op::Timer { timer, period_ns }
+                .flat_map(|o| match *o {
+                    GenOp::Critical(m, ns) => {
+                        vec![Op::Lock { mutex: m }, run(ns), Op::Unlock { mutex: m }]
                     }
+                    GenOp::CondWait(c, m) => vec![
+                        Op::Lock { mutex: m },
+                        Op::Wait { cond: c, mutex: m },
+                        Op::Unlock { mutex: m },
+                    ],
+                    GenOp::Signal(c, all) => vec![Op::Signal { cond: c, all }],
+                    GenOp::SemPost(sem) => vec![Op::SemPost { sem }],
+                    GenOp::SemWait(sem) => vec![Op::SemWait { sem }],
+                    GenOp::Barrier(b) => {
+                        barrier_users[b as usize] += 1;
+                        vec![Op::Barrier { barrier: b }]
+                    }
+                    GenOp::Suspend => vec![Op::Suspend {
+                        cond: own(i as u32),
+                        mutex: own(i as u32),
+                    }],
+                    GenOp::Resume(k) => {
+                        let k = own(k % c.tasks.len() as u32);
+                        vec![Op::Resume { cond: k, mutex: k }]
+                    }
+                    other => vec![match other {
+                        GenOp::Run(ns) => run(ns),
+                        GenOp::Runtime(ns) => Op::Runtime {
+                            wall_ns: ns,
+                            config_us: ns / NSEC_PER_USEC,
+                        },
+                        GenOp::Sleep(ns) => Op::Sleep { ns },
+                        GenOp::Yield => Op::Yield,
+                        GenOp::Timer(k, period_ns) => {
+                            let timer = if k < SHARED_TIMERS {
+                                TimerRef(k)
+                            } else {
+                                *unique.get_or_insert_with(|| {
+                                    w.timers.push(TimerSpec {
+                                        name: format!("unique@{name}"),
+                                        absolute: k % 2 == 1,
+                                    });
+                                    TimerRef(w.timers.len() as u32 - 1)
+                                })
+                            };
+                            Op::Timer { timer, period_ns }
+                        }
+                        _ => unreachable!("expanded above"),
+                    }],
                 })
                 .collect();
             phases.push(Phase {
@@ -313,6 +379,11 @@ fn build(c: &GenCase, n: usize) -> Workload {
             },
         });
     }
+    w.mutexes = SYNC_OBJECTS + c.tasks.len() as u32;
+    w.conds = SYNC_OBJECTS + c.tasks.len() as u32;
+    w.sems = SYNC_OBJECTS;
+    // rt-app counts one participant per referencing event at parse time.
+    w.barriers = barrier_users;
     w
 }
 
