@@ -1223,6 +1223,8 @@ pub fn render_report(runs: &[RunData]) -> String {
             "p90",
             "p99",
             "max",
+            "missed / periods",
+            "slack min (µs)",
         ],
     );
     let mut task_names: Vec<&str> = Vec::new();
@@ -1244,6 +1246,13 @@ pub fn render_report(runs: &[RunData]) -> String {
                 .find(|l| l.task == *name)
                 .map_or(&[][..], |l| &l.wu_lat_us[..]);
             let w = &t.wakeup_latency_us;
+            // summary.json `deadlines` (threads with timers only).
+            let dl = t.extra.get("deadlines");
+            let field = |f: &dyn Fn(&serde_json::Value) -> Option<String>| {
+                dl.and_then(f).unwrap_or_else(|| "–".to_string())
+            };
+            let missed = field(&|d| Some(format!("{} / {}", d.get("missed")?, d.get("periods")?)));
+            let slack_min = field(&|d| Some(d.get("slack_us")?.get("min")?.to_string()));
             row(
                 &mut s,
                 2,
@@ -1266,12 +1275,14 @@ pub fn render_report(runs: &[RunData]) -> String {
                     opt(percentile(lat, 0.9)),
                     opt(percentile(lat, 0.99)),
                     w.max.to_string(),
+                    missed,
+                    slack_min,
                 ],
                 "",
             );
         }
     }
-    s.push_str("</tbody></table><p>p50/p90/p99 are nearest-rank percentiles of the log's wu_lat column (µs); n, mean and max come from summary.json.</p>");
+    s.push_str("</tbody></table><p>p50/p90/p99 are nearest-rank percentiles of the log's wu_lat column (µs); n, mean and max come from summary.json; missed / periods counts the timer periods whose work ended after the expiry (negative slack).</p>");
 
     // Groups.
     if runs.iter().any(|r| !r.summary.groups.is_empty()) {
