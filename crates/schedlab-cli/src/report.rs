@@ -39,6 +39,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     let tasks = sim
         .threads()
         .iter()
+        .filter(|t| t.existed())
         .map(|t| {
             let lat = SampleStats::of(t.wakeup_latency_samples());
             let mut ts = TaskSummary::from_stats(
@@ -284,7 +285,7 @@ pub fn profile_text(s: &Summary) -> String {
 fn latency_report<S: Sink>(sim: &Sim<S>) -> String {
     // Per task name prefix (rt-app task), then all tasks with a timer.
     let mut groups: Vec<(String, Vec<u64>)> = Vec::new();
-    for t in sim.threads() {
+    for t in sim.threads().iter().filter(|t| t.existed()) {
         let samples: Vec<u64> = t.wakeup_latency_samples().collect();
         if samples.is_empty() {
             continue;
@@ -492,7 +493,7 @@ fn finish<S: Finish>(
         } else {
             &w.log_basename
         };
-        for t in sim.threads() {
+        for t in sim.threads().iter().filter(|t| t.existed()) {
             let name = log_file_name(base, &t.spec.name);
             stage.write_with(&name, |f| write_log(f, &t.log))?;
         }

@@ -80,6 +80,9 @@ pub struct Sim<S: Sink> {
     pub(crate) start_barrier: Vec<TaskId>,
     /// Threads that have reached the start barrier.
     pub(crate) barrier_arrived: usize,
+    /// `Workload::fork_pools`, and how many of each pool have been started.
+    pub(crate) fork_pools: Vec<Vec<u32>>,
+    pub(crate) fork_next: Vec<usize>,
     /// Tick grid phase.
     pub(crate) tick_offset: Nanos,
     /// End of the run (duration), if fixed.
@@ -294,7 +297,10 @@ impl<S: Sink> Sim<S> {
         // rt-app's main thread: creates the threads one after the other
         // (each creation costs it CPU time), then waits for the end.
         let mut ops = Vec::with_capacity(2 * workload.tasks.len() + 1);
-        for i in 0..workload.tasks.len() {
+        for (i, spec) in workload.tasks.iter().enumerate() {
+            if spec.forked {
+                continue; // started by a fork op, not by the main thread
+            }
             ops.push(Op::Run {
                 work_ns: RTAPP_THREAD_CREATE_NS,
                 config_us: 0,
@@ -342,6 +348,20 @@ impl<S: Sink> Sim<S> {
                         spec.name, ph.name
                     )));
                 }
+                for op in &ph.ops {
+                    if let crate::program::Op::Fork { pool } = op {
+                        let ok = workload.fork_pools.get(*pool as usize).is_some_and(|p| {
+                            p.iter()
+                                .all(|&c| workload.tasks.get(c as usize).is_some_and(|c| c.forked))
+                        });
+                        if !ok || spec.forked {
+                            return Err(SimError::Workload(format!(
+                                "task '{}', phase '{}': fork pool {pool} is not a pool of forked threads (or the forking thread is forked itself)",
+                                spec.name, ph.name
+                            )));
+                        }
+                    }
+                }
             }
         }
         let trace = sink.wants_trace();
@@ -353,7 +373,7 @@ impl<S: Sink> Sim<S> {
             rqs,
             cfs,
             ents,
-            live_tasks: tasks.len() - 1,
+            live_tasks: tasks.len() - 1 - workload.tasks.iter().filter(|t| t.forked).count(),
             tasks,
             timers,
             cpu_stats: vec![CpuStats::default(); n],
@@ -384,6 +404,8 @@ impl<S: Sink> Sim<S> {
                 })
                 .collect(),
             barrier_arrived: 0,
+            fork_pools: workload.fork_pools.clone(),
+            fork_next: vec![0; workload.fork_pools.len()],
             tick_offset,
             end: duration.map(|d| t_start + d),
             events: 0,
@@ -588,7 +610,9 @@ impl<S: Sink> Sim<S> {
     }
 
     /// The workload's threads (the simulator's own helper tasks, such as
-    /// rt-app's main thread, excluded), in workload order.
+    /// rt-app's main thread, excluded), in workload order. Forked threads
+    /// that were never forked are included: filter with
+    /// [`crate::task::Task::existed`].
     pub fn threads(&self) -> &[crate::task::Task] {
         let n = self.tasks.iter().take_while(|t| !t.internal).count();
         &self.tasks[..n]
@@ -659,7 +683,8 @@ fn new_task(
         stats: Default::default(),
         resume: crate::task::Resume::Continue,
         delay_done: spec.delay_ns == 0,
-        barrier_done: false,
+        barrier_done: spec.forked,
+        fork_time: None,
         internal,
         recent_used_cpu: CpuId(0),
         wakee: Default::default(),

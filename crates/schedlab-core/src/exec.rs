@@ -150,7 +150,11 @@ impl<S: Sink> Sim<S> {
                     return;
                 }
             }
-            let t_first = self.t0.unwrap_or(self.t_start) + self.tasks[t.idx()].spec.delay_ns;
+            let task = &self.tasks[t.idx()];
+            // Timers start at T0 (or, for a forked thread, when it was
+            // forked) plus the thread's delay.
+            let base = task.fork_time.or(self.t0).unwrap_or(self.t_start);
+            let t_first = base + task.spec.delay_ns;
             let task = &mut self.tasks[t.idx()];
             if !task.delay_done {
                 task.delay_done = true;
@@ -277,6 +281,20 @@ impl<S: Sink> Sim<S> {
                         return; // cannot happen before the next schedule, but be safe
                     }
                 }
+                Op::Fork { pool } => {
+                    self.op_done(t);
+                    let p = pool as usize;
+                    let Some(&child) = self.fork_pools[p].get(self.fork_next[p]) else {
+                        continue; // pool used up: rt-app forks no more
+                    };
+                    self.fork_next[p] += 1;
+                    self.live_tasks += 1;
+                    self.tasks[child as usize].fork_time = Some(now);
+                    self.wake_up_new_task(TaskId(child), cpu);
+                    if self.rqs[cpu.idx()].curr != Some(t) {
+                        return; // the child preempted its parent at once
+                    }
+                }
                 Op::Park => {
                     let task = &mut self.tasks[t.idx()];
                     task.resume = Resume::Continue;
@@ -307,7 +325,11 @@ impl<S: Sink> Sim<S> {
             self.t0.get_or_insert(self.now);
         }
         self.barrier_arrived += 1;
-        let threads = self.tasks.iter().filter(|t| !t.internal).count();
+        let threads = self
+            .tasks
+            .iter()
+            .filter(|t| !t.internal && !t.spec.forked)
+            .count();
         if self.barrier_arrived < threads {
             self.start_barrier.push(t);
             let task = &mut self.tasks[t.idx()];

@@ -108,6 +108,13 @@ pub enum Op {
         /// Index of the thread in `Workload::tasks`.
         task: u32,
     },
+    /// rt-app `fork`: start the next unstarted thread of fork pool `pool`
+    /// (`Workload::fork_pools`); nothing once the pool is used up (rt-app
+    /// stops forking after 1024 forks of one event).
+    Fork {
+        /// Index into `Workload::fork_pools`.
+        pool: u32,
+    },
     /// Sleep until the end of the run (rt-app's main thread after start-up).
     Park,
     /// Write one message to each channel `first .. first + count` in turn
@@ -275,6 +282,9 @@ pub struct TaskSpec {
     pub custom_slice_ns: Option<Nanos>,
     /// Utilisation clamps (recorded only, see [`Uclamp`]).
     pub uclamp: Uclamp,
+    /// Started by an `Op::Fork` while the run goes on, not at start-up
+    /// (such threads skip the start barrier; one never forked never exists).
+    pub forked: bool,
     /// Task group path (`/` = root).
     pub group: String,
     /// Keep one rt-app log row per iteration (off for generated threads
@@ -317,6 +327,9 @@ pub struct Workload {
     pub barriers: Vec<u32>,
     /// Number of semaphores.
     pub sems: u32,
+    /// Threads each `Op::Fork` starts, in order (their specs are in
+    /// `tasks`, marked `forked`).
+    pub fork_pools: Vec<Vec<u32>>,
 }
 
 impl TaskSpec {
@@ -332,6 +345,7 @@ impl TaskSpec {
             delay_ns: 0,
             custom_slice_ns: None,
             uclamp: Uclamp::default(),
+            forked: false,
             group: "/".into(),
             log_rows: true,
             program: Program {

@@ -124,6 +124,8 @@ pub struct Task {
     pub delay_done: bool,
     /// Passed rt-app's start barrier.
     pub barrier_done: bool,
+    /// When a forked thread was forked (its timers start from there).
+    pub fork_time: Option<crate::time::Nanos>,
     /// A helper task of the simulator (rt-app's main thread), not a thread
     /// of the workload: it has no log and is not in summary.json.
     pub internal: bool,
@@ -167,6 +169,12 @@ pub enum Resume {
 }
 
 impl Task {
+    /// False for a thread of a fork pool that no fork ever started: it
+    /// never existed, so it has no log and is not in summary.json.
+    pub fn existed(&self) -> bool {
+        !self.spec.forked || self.fork_time.is_some()
+    }
+
     /// The op the program counter points at (None when finished).
     pub fn current_op(&self) -> Option<&crate::program::Op> {
         if self.pc.done {

@@ -16,10 +16,21 @@ fn task(body: &str) -> String {
 }
 
 #[test]
-fn fork_is_not_supported_yet() {
+fn bad_forks() {
+    // A thread that forks its own task: the child would fork again.
     let (line, kind) = fail(&task(r#""run": 10, "fork": "t""#));
-    assert_eq!(line, "w.json:4:18: key \"fork\": event 'fork' is not supported yet (fork comes with the rt-app compatibility issue)");
+    assert_eq!(line, "w.json:4:18: key \"fork\": task \"t\" is forked: a forked thread that forks again is not supported yet");
     assert_eq!(kind, ErrorKind::Unsupported);
+    let (line, kind) = fail(&task(r#""run": 10, "fork": "nobody""#));
+    assert_eq!(
+        line,
+        "w.json:4:18: key \"fork\": there is no task \"nobody\" to fork"
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+    let text = "{\"tasks\": {\"t\": {\"loop\": 1, \"run\": 10, \"fork1\": \"u\"},\n \"u\": {\"instance\": 0, \"run\": 5, \"barrier\": \"b\"}}}";
+    let (line, kind) = fail(text);
+    assert_eq!(line, "w.json:2:33: key \"barrier\": task \"u\" is forked: barrier cannot be combined with fork (rt-app counts barrier participants at start-up)");
+    assert_eq!(kind, ErrorKind::Invalid);
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-const LOADS: [&str; 14] = [
+const LOADS: [&str; 15] = [
     "browser-long.json",
     "browser-short.json",
     "mp3-long.json",
@@ -67,6 +67,7 @@ const LOADS: [&str; 14] = [
     "tutorial/example6.json",
     "tutorial/example7.json",
     "tutorial/example8.json",
+    "tutorial/example9.json",
 ];
 
 #[test]

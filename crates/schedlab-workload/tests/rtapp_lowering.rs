@@ -219,3 +219,37 @@ fn uclamp_is_recorded_per_task_and_phase() {
     // Recording a clamp is not a scheduling change.
     assert_eq!((p[1].sched, p[1].slice_ns), (None, None));
 }
+
+#[test]
+fn fork_pools_hold_one_thread_per_possible_fork() {
+    // a: 2 passes x phase loop 3 = 6 forks of b; c loops for ever: 1024
+    // (rt-app's cap) forks of b. b (instance 0) has no start-up thread.
+    let l = ok(r#"{"tasks": {
+        "a": {"loop": 2, "phases": {"p": {"loop": 3, "fork": "b", "run": 5}}},
+        "b": {"instance": 0, "timer": {"ref": "unique", "period": 1000}, "run": 5},
+        "c": {"fork": "b", "sleep": 5}
+    }, "global": {"calibration": 100}}"#);
+    let w = &l.workload;
+    let started: Vec<&str> = w
+        .tasks
+        .iter()
+        .filter(|t| !t.forked)
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(started, ["a-0", "c-1"]);
+    assert_eq!(w.fork_pools.len(), 2);
+    assert_eq!(w.fork_pools[0].len(), 6);
+    assert_eq!(w.fork_pools[1].len(), 1024);
+    let first = &w.tasks[w.fork_pools[0][0] as usize];
+    assert!(first.forked);
+    assert_eq!(first.name, "b-2-0001");
+    assert_eq!(w.tasks[w.fork_pools[0][5] as usize].name, "b-7-0006");
+    assert_eq!(w.tasks[w.fork_pools[1][1023] as usize].name, "b-1031-1024");
+    assert_eq!(w.tasks[0].program.phases[0].ops[0], Op::Fork { pool: 0 });
+    // Each forked thread has its own unique timer.
+    let timer_of = |i: u32| match w.tasks[i as usize].program.phases[0].ops[0] {
+        Op::Timer { timer, .. } => timer,
+        ref o => panic!("{o:?}"),
+    };
+    assert_ne!(timer_of(w.fork_pools[0][0]), timer_of(w.fork_pools[0][1]));
+}

@@ -94,6 +94,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
         delay_ns: 0,
         custom_slice_ns: None,
         uclamp: Default::default(),
+        forked: false,
         log_rows: true,
         group: "/".into(),
         program: Program {

@@ -18,6 +18,7 @@ mod bad_input;
 mod cli_run;
 mod determinism;
 mod fixtures;
+mod fork;
 mod golden;
 mod hackbench;
 mod phase_slice;

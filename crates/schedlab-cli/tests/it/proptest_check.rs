@@ -371,6 +371,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
             delay_ns: t.delay_ns,
             custom_slice_ns: t.custom_slice_ns,
             uclamp: Default::default(),
+            forked: false,
             log_rows: true,
             group: "/".into(),
             program: Program {

@@ -71,11 +71,15 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         conds: 0,
         barriers: Vec::new(),
         sems: 0,
+        fork_pools: Vec::new(),
     };
     let absolute = timer_modes(raw);
     let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();
     let mut next_index: u64 = 0;
-    for task in &raw.tasks {
+    let mut lowered = Vec::with_capacity(raw.tasks.len());
+    // (thread, task) of every start-up thread, for the fork pass.
+    let mut startup: Vec<(usize, usize)> = Vec::new();
+    for (ti, task) in raw.tasks.iter().enumerate() {
         let (instances, ipos) = task.instance;
         if instances < 0 {
             let msg = format!("{instances} must not be negative (0 makes a fork template)");
@@ -93,48 +97,98 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
             if next_index == first && name.chars().count() > 15 {
                 cx.warn(task.pos, format!("thread name \"{name}\" is longer than 15 characters; real rt-app threads then keep the comm \"rt-app\""));
             }
-            let mut thread_phases = Vec::with_capacity(phases.len());
-            for (p, timers) in &phases {
-                let mut ph = p.clone();
-                for (op, (tname, period_ns)) in ph.ops.iter_mut().zip(timers) {
-                    let Some(tname) = tname else { continue };
-                    let (full, abs) = if tname.starts_with("unique") {
-                        let abs = absolute[&(Some(task.name.as_str()), tname.as_str())];
-                        (format!("{tname}@{name}"), abs)
-                    } else {
-                        (tname.clone(), absolute[&(None, tname.as_str())])
-                    };
-                    let id = *timer_ids.entry(full.clone()).or_insert_with(|| {
-                        out.timers.push(TimerSpec {
-                            name: full,
-                            absolute: abs,
-                        });
-                        TimerRef(out.timers.len() as u32 - 1)
-                    });
-                    *op = Op::Timer {
-                        timer: id,
-                        period_ns: *period_ns,
-                    };
-                }
-                thread_phases.push(ph);
-            }
-            out.tasks.push(TaskSpec {
+            let th = Thread {
+                task,
+                spec: &spec,
+                phases: &phases,
+                absolute: &absolute,
+            };
+            let t = th.build(
                 name,
-                index: next_index as u32,
-                policy: spec.policy,
-                nice: spec.nice,
-                cpus: spec.cpus.clone(),
-                delay_ns: task.delay_us * NSEC_PER_USEC,
-                custom_slice_ns: spec.slice_us.map(|us| us * NSEC_PER_USEC),
-                uclamp: spec.uclamp,
-                log_rows: true,
-                group: "/".into(),
-                program: Program {
-                    phases: thread_phases,
-                    loops: spec.loops,
-                },
-            });
+                next_index as u32,
+                false,
+                &mut out.timers,
+                &mut timer_ids,
+            );
+            startup.push((out.tasks.len(), ti));
+            out.tasks.push(t);
             next_index += 1;
+        }
+        lowered.push((spec, phases));
+    }
+    // Fork pools: each fork event of each start-up thread gets as many
+    // threads of the template as the event can run (its phase's loops times
+    // the task's, at most rt-app's 1024), created unstarted.
+    for (thread, ti) in startup {
+        for pi in 0..out.tasks[thread].program.phases.len() {
+            for oi in 0..out.tasks[thread].program.phases[pi].ops.len() {
+                if !matches!(
+                    out.tasks[thread].program.phases[pi].ops[oi],
+                    Op::Fork { .. }
+                ) {
+                    continue;
+                }
+                let raw_phase = &raw.tasks[ti].phases[pi];
+                let RawEvent::Fork(target) = &raw_phase.events[oi] else {
+                    unreachable!("a fork op comes from a fork event")
+                };
+                let (key, pos) = &raw_phase.event_keys[oi];
+                let Some(tt) = raw.tasks.iter().position(|t| &t.name == target) else {
+                    let msg = format!("there is no task \"{target}\" to fork");
+                    return Err(cx.key_err(*pos, key, ErrorKind::Invalid, &msg));
+                };
+                let template = &raw.tasks[tt];
+                for p in &template.phases {
+                    for (e, (k, at)) in p.events.iter().zip(&p.event_keys) {
+                        let msg = match e {
+                            RawEvent::Fork(_) => "a forked thread that forks again is not supported yet",
+                            RawEvent::Barrier(_) => "barrier cannot be combined with fork (rt-app counts barrier participants at start-up)",
+                            _ => continue,
+                        };
+                        let kind = if matches!(e, RawEvent::Fork(_)) {
+                            ErrorKind::Unsupported
+                        } else {
+                            ErrorKind::Invalid
+                        };
+                        let msg = format!("task \"{target}\" is forked: {msg}");
+                        return Err(cx.key_err(*at, k, kind, &msg));
+                    }
+                }
+                let per_pass = out.tasks[thread].program.phases[pi].loops;
+                let count = match out.tasks[thread].program.loops {
+                    Some(passes) => (passes.saturating_mul(per_pass)).min(MAX_FORKS),
+                    None => MAX_FORKS,
+                };
+                if next_index + count > MAX_THREADS {
+                    let msg = format!("the {count} threads this fork can create bring the file to more than {MAX_THREADS} threads");
+                    return Err(cx.key_err(*pos, key, ErrorKind::Invalid, &msg));
+                }
+                let (spec, phases) = &lowered[tt];
+                let th = Thread {
+                    task: template,
+                    spec,
+                    phases,
+                    absolute: &absolute,
+                };
+                let mut pool = Vec::with_capacity(count as usize);
+                for n in 1..=count {
+                    let name = format!("{}-{}-{:04}", template.name, next_index, n);
+                    pool.push(out.tasks.len() as u32);
+                    let t = th.build(
+                        name,
+                        next_index as u32,
+                        true,
+                        &mut out.timers,
+                        &mut timer_ids,
+                    );
+                    out.tasks.push(t);
+                    next_index += 1;
+                }
+                out.tasks[thread].program.phases[pi].ops[oi] = Op::Fork {
+                    pool: out.fork_pools.len() as u32,
+                };
+                out.fork_pools.push(pool);
+            }
         }
     }
     // Synchronisation objects: counts, and each barrier's participants (one
@@ -153,6 +207,74 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         }
     }
     Ok(out)
+}
+
+/// rt-app stops forking after this many forks of one fork event.
+const MAX_FORKS: u64 = 1024;
+
+/// What is needed to make threads of one task.
+struct Thread<'a> {
+    task: &'a RawTask,
+    spec: &'a TaskLowering,
+    phases: &'a [PhaseTemplate],
+    absolute: &'a HashMap<(Option<&'a str>, &'a str), bool>,
+}
+
+impl Thread<'_> {
+    /// One thread of the task: its phases with timers resolved (shared refs
+    /// by name, unique refs per thread).
+    fn build(
+        &self,
+        name: String,
+        index: u32,
+        forked: bool,
+        timers: &mut Vec<TimerSpec>,
+        timer_ids: &mut HashMap<String, TimerRef>,
+    ) -> TaskSpec {
+        let (task, spec) = (self.task, self.spec);
+        let mut thread_phases = Vec::with_capacity(self.phases.len());
+        for (p, tmpl) in self.phases {
+            let mut ph = p.clone();
+            for (op, (tname, period_ns)) in ph.ops.iter_mut().zip(tmpl) {
+                let Some(tname) = tname else { continue };
+                let (full, abs) = if tname.starts_with("unique") {
+                    let abs = self.absolute[&(Some(task.name.as_str()), tname.as_str())];
+                    (format!("{tname}@{name}"), abs)
+                } else {
+                    (tname.clone(), self.absolute[&(None, tname.as_str())])
+                };
+                let id = *timer_ids.entry(full.clone()).or_insert_with(|| {
+                    timers.push(TimerSpec {
+                        name: full,
+                        absolute: abs,
+                    });
+                    TimerRef(timers.len() as u32 - 1)
+                });
+                *op = Op::Timer {
+                    timer: id,
+                    period_ns: *period_ns,
+                };
+            }
+            thread_phases.push(ph);
+        }
+        TaskSpec {
+            name,
+            index,
+            policy: spec.policy,
+            nice: spec.nice,
+            cpus: spec.cpus.clone(),
+            delay_ns: task.delay_us * NSEC_PER_USEC,
+            custom_slice_ns: spec.slice_us.map(|us| us * NSEC_PER_USEC),
+            uclamp: spec.uclamp,
+            forked,
+            log_rows: true,
+            group: "/".into(),
+            program: Program {
+                phases: thread_phases,
+                loops: spec.loops,
+            },
+        }
+    }
 }
 
 /// Absolute flag per timer: key (Some(task), ref) for unique refs, (None, ref)
@@ -503,6 +625,8 @@ fn lower_event(
                 none,
             )
         }
+        // The pool is made once every thread exists (see `lower`).
+        RawEvent::Fork(_) => (Op::Fork { pool: u32::MAX }, none),
         RawEvent::Mem(bytes, _) => (
             Op::Work {
                 work_ns: bytes * MEM_NS_PER_BYTE_X10 / 10,

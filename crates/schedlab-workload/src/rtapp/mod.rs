@@ -41,9 +41,16 @@
 //!
 //! ## Not supported yet (one-line error naming the key)
 //!
-//! Events `memrun` and `fork`; keys `taskgroup`, `nodes_membind`,
-//! `cumulative_slack: true`; policies SCHED_FIFO / SCHED_RR /
-//! SCHED_DEADLINE.
+//! Event `memrun`; a `fork` inside a forked task; keys `taskgroup`,
+//! `nodes_membind`, `cumulative_slack: true`; policies SCHED_FIFO /
+//! SCHED_RR / SCHED_DEADLINE.
+//!
+//! `fork` makes, at load time, one unstarted thread of the template per
+//! fork the event can make (loops of its phase times the task's, at most
+//! rt-app's 1024); the run starts them in order. A forked thread is named
+//! `<template>-<i>-<nnnn>` with `i` its own global index (after the
+//! start-up threads) and `nnnn` the fork's count for that event: formats.md
+//! does not say which index rt-app uses there, so this is our choice.
 //!
 //! `util_min` / `util_max` are read (0..=1024, min <= max) and recorded in
 //! summary.json; nothing modelled reads them (see
@@ -102,6 +109,8 @@ pub enum EventKind {
     Sem(bool),
     /// `mem*` (false) / `iorun*` (true).
     Mem(bool),
+    /// `fork`.
+    Fork,
     /// A real rt-app event not modelled yet: (canonical name, why/when).
     Unsupported(&'static str, &'static str),
 }
@@ -130,10 +139,7 @@ pub fn event_kind(key: &str) -> Option<EventKind> {
         ("resume", Resume),
         ("suspend", Suspend),
         ("yield", Yield),
-        (
-            "fork",
-            Unsupported("fork", "fork comes with the rt-app compatibility issue"),
-        ),
+        ("fork", Fork),
     ];
     if let Some((_, k)) = table.iter().find(|(p, _)| key.starts_with(p)) {
         return Some(*k);

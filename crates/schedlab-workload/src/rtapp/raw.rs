@@ -116,6 +116,8 @@ pub enum RawEvent {
     Sem(String, bool),
     /// `mem` (false) / `iorun` (true): bytes.
     Mem(u64, bool),
+    /// `fork` of a task's JSON key.
+    Fork(String),
 }
 
 /// One phase (or the task itself when it has no `phases`).
@@ -563,6 +565,7 @@ fn read_event(cx: &mut Cx, x: &Member, ev: EventKind) -> Result<RawEvent, Worklo
         EventKind::Lock(lock) => RawEvent::Lock(cx.string(k, v)?.to_string(), lock),
         EventKind::Signal(all) => RawEvent::Signal(cx.string(k, v)?.to_string(), all),
         EventKind::Barrier => RawEvent::Barrier(cx.string(k, v)?.to_string()),
+        EventKind::Fork => RawEvent::Fork(cx.string(k, v)?.to_string()),
         EventKind::Resume => RawEvent::Resume(cx.string(k, v)?.to_string()),
         EventKind::Sem(post) => RawEvent::Sem(cx.string(k, v)?.to_string(), post),
         EventKind::Suspend => {
