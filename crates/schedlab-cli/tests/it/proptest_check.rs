@@ -92,6 +92,9 @@ struct GenCase {
     /// PLACE_LAG, PLACE_DEADLINE_INITIAL, RUN_TO_PARITY, PREEMPT_SHORT, WAKEUP_PREEMPTION
     features: [bool; 10],
     lb_serialize: u8,
+    /// Fork pools: (forking task, pool size); each adds a fork op at the
+    /// start of that task's first phase.
+    forks: Vec<(u32, u32)>,
 }
 
 /// 50 µs .. 20 ms, log-uniform (short ops make many events).
@@ -243,9 +246,10 @@ fn case() -> impl Strategy<Value = GenCase> {
         preempt(),
         prop_oneof![3 => Just([true; 10]), 1 => any::<[bool; 10]>()],
         0u8..3,
+        prop::collection::vec((0u32..12, 1u32..=4), 0..=2),
     )
         .prop_map(
-            |(machine, tasks, seed, hz, preempt, features, lb_serialize)| GenCase {
+            |(machine, tasks, seed, hz, preempt, features, lb_serialize, forks)| GenCase {
                 machine,
                 tasks,
                 seed,
@@ -253,6 +257,7 @@ fn case() -> impl Strategy<Value = GenCase> {
                 preempt,
                 features,
                 lb_serialize,
+                forks,
             },
         )
 }
@@ -379,6 +384,37 @@ fn build(c: &GenCase, n: usize) -> Workload {
                 loops: t.loops,
             },
         });
+    }
+    // Forked threads: run, sleep, twice; started by a fork op put at the
+    // head of the forking task's first phase.
+    for (k, &(parent, size)) in c.forks.iter().enumerate() {
+        let parent = parent as usize % c.tasks.len();
+        let mut pool = Vec::new();
+        for j in 0..size {
+            let index = w.tasks.len() as u32;
+            let mut t = crate::common::task(
+                &format!("f{k}-{index}-{:04}", j + 1),
+                index,
+                Policy::Normal,
+                0,
+                vec![
+                    Op::Run {
+                        work_ns: NSEC_PER_MSEC,
+                        config_us: 1000,
+                        perf: 10,
+                    },
+                    Op::Sleep { ns: NSEC_PER_MSEC },
+                ],
+            );
+            t.forked = true;
+            t.program.loops = Some(2);
+            pool.push(index);
+            w.tasks.push(t);
+        }
+        w.tasks[parent].program.phases[0]
+            .ops
+            .insert(0, Op::Fork { pool: k as u32 });
+        w.fork_pools.push(pool);
     }
     w.mutexes = SYNC_OBJECTS + c.tasks.len() as u32;
     w.conds = SYNC_OBJECTS + c.tasks.len() as u32;
