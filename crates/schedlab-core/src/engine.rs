@@ -83,6 +83,8 @@ pub struct Sim<S: Sink> {
     /// `Workload::fork_pools`, and how many of each pool have been started.
     pub(crate) fork_pools: Vec<Vec<u32>>,
     pub(crate) fork_next: Vec<usize>,
+    /// `Workload::cumulative_slack`.
+    pub(crate) cumulative_slack: bool,
     /// Tick grid phase.
     pub(crate) tick_offset: Nanos,
     /// End of the run (duration), if fixed.
@@ -405,6 +407,7 @@ impl<S: Sink> Sim<S> {
                 .collect(),
             barrier_arrived: 0,
             fork_pools: workload.fork_pools.clone(),
+            cumulative_slack: workload.cumulative_slack,
             fork_next: vec![0; workload.fork_pools.len()],
             tick_offset,
             end: duration.map(|d| t_start + d),

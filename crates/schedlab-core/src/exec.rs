@@ -262,7 +262,12 @@ impl<S: Sink> Sim<S> {
                     let next = ts.next.unwrap_or(t_first) + period_ns;
                     ts.next = Some(next);
                     let task = &mut self.tasks[t.idx()];
-                    task.iter.slack_us = (next as i64 - now as i64) / NSEC_PER_USEC as i64;
+                    let s = (next as i64 - now as i64) / NSEC_PER_USEC as i64;
+                    task.iter.slack_us = if self.cumulative_slack {
+                        task.iter.slack_us + s
+                    } else {
+                        s
+                    };
                     if now < next {
                         self.block(cpu, t, next, true, Resume::CompleteBlock);
                         return;

@@ -330,6 +330,9 @@ pub struct Workload {
     /// Threads each `Op::Fork` starts, in order (their specs are in
     /// `tasks`, marked `forked`).
     pub fork_pools: Vec<Vec<u32>>,
+    /// rt-app `cumulative_slack`: the log's slack column sums every timer
+    /// of the iteration instead of keeping the last one.
+    pub cumulative_slack: bool,
 }
 
 impl TaskSpec {

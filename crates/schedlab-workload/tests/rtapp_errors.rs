@@ -260,19 +260,6 @@ fn bad_calibration() {
 }
 
 #[test]
-fn cumulative_slack_true_not_supported_yet() {
-    let (line, kind) =
-        fail("{\"tasks\": {\"t\": {\"run\": 1}}, \"global\": {\"cumulative_slack\": true}}");
-    assert!(
-        line.starts_with(
-            "w.json:1:61: key \"cumulative_slack\": cumulative_slack true is not supported yet"
-        ),
-        "{line}"
-    );
-    assert_eq!(kind, ErrorKind::Unsupported);
-}
-
-#[test]
 fn broken_sync_events() {
     let (line, kind) = fail(&task(r#""lock": 3, "run": 5"#));
     assert_eq!(

@@ -616,3 +616,42 @@ fn summary_counts_deadline_misses_from_timer_slack() {
         rows.iter().map(|r| r.slack).min()
     );
 }
+
+#[test]
+fn cumulative_slack_sums_the_timers_of_an_iteration() {
+    // Two 10 ms timers back to back on the same grid: the first sleeps a
+    // whole period (slack ~10000 us), the second finds its expiry just
+    // passed (slack ~0 or slightly negative). The slack column keeps the
+    // last one, or with cumulative_slack the sum: ~10000 us more.
+    let tmp = tempfile::tempdir().unwrap();
+    let w = tmp.path().join("w.json");
+    let slack = |cumulative: bool| -> Vec<i64> {
+        std::fs::write(
+            &w,
+            format!(
+                r#"{{"tasks": {{"t": {{"loop": 5, "run": 100,
+                     "timer": {{"ref": "a", "period": 10000}},
+                     "timer1": {{"ref": "b", "period": 10000}}}}}},
+                   "global": {{"calibration": 100, "cumulative_slack": {cumulative}}}}}"#
+            ),
+        )
+        .unwrap();
+        let out = tmp.path().join(format!("out-{cumulative}"));
+        crate::common::assert_success(&schedlab([
+            "run",
+            &w.to_string_lossy(),
+            "--machine",
+            "vm-2cpu",
+            "--quiet",
+            "--out",
+            &out.to_string_lossy(),
+        ]));
+        read_log(&out, "t-0").1.iter().map(|r| r.slack).collect()
+    };
+    let (last, sum) = (slack(false), slack(true));
+    assert_eq!((last.len(), sum.len()), (5, 5));
+    for (l, s) in last.iter().zip(&sum) {
+        assert!(l.abs() < 1_000, "last timer's slack {l}");
+        assert!((s - l - 9_900).abs() < 200, "cumulative {s} vs last {l}");
+    }
+}

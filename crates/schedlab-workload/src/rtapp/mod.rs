@@ -42,7 +42,7 @@
 //! ## Not supported yet (one-line error naming the key)
 //!
 //! Event `memrun`; a `fork` inside a forked task; keys `taskgroup`,
-//! `nodes_membind`, `cumulative_slack: true`; policies SCHED_FIFO /
+//! `nodes_membind`; policies SCHED_FIFO /
 //! SCHED_RR / SCHED_DEADLINE.
 //!
 //! `fork` makes, at load time, one unstarted thread of the template per

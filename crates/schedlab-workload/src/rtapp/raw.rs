@@ -37,6 +37,8 @@ pub struct RawGlobal {
     pub calibration: Calibration,
     /// `log_basename`.
     pub log_basename: Option<String>,
+    /// `cumulative_slack`.
+    pub cumulative_slack: bool,
 }
 
 /// The `calibration` setting.
@@ -313,12 +315,7 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
                     return Err(cx.type_err(k, v, "an int, a string or a boolean"));
                 }
             }
-            "cumulative_slack" => {
-                if cx.boolean(k, v)? {
-                    let msg = "cumulative_slack true is not supported yet (the slack column is per-timer)";
-                    return Err(cx.key_err(v.pos, k, ErrorKind::Unsupported, msg));
-                }
-            }
+            "cumulative_slack" => g.cumulative_slack = cx.boolean(k, v)?,
             "frag" => cx.warn(m.key_pos, "key \"frag\": legacy global key, ignored"),
             _ => return Err(unknown(cx, m.key_pos, k, "\"global\"")),
         }
