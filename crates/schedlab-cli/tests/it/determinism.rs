@@ -99,3 +99,40 @@ fn another_seed_gives_other_figures() {
         "wakeup latencies do not depend on the seed"
     );
 }
+
+/// Synchronisation events and forks (mutex hand-offs, condition wake-ups,
+/// fork pools) keep runs byte-identical too, traces included.
+#[test]
+fn sync_and_fork_workloads_are_byte_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let examples = crate::common::fixtures_dir().join("rt-app-examples");
+    for (i, f) in [
+        "mp3-short.json",
+        "tutorial/example9.json",
+        "tutorial/example7.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut dirs = Vec::new();
+        for k in 0..2 {
+            let out = tmp.path().join(format!("{i}-{k}"));
+            assert_success(&schedlab([
+                "run",
+                &examples.join(f).to_string_lossy(),
+                "--machine",
+                "vm-2cpu",
+                "--duration",
+                "500ms",
+                "--seed",
+                "3",
+                "--trace",
+                "--quiet",
+                "--out",
+                &out.to_string_lossy(),
+            ]));
+            dirs.push(out);
+        }
+        assert_same_dirs(&dirs[0], &dirs[1]);
+    }
+}
