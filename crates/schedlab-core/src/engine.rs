@@ -85,6 +85,8 @@ pub struct Sim<S: Sink> {
     pub(crate) fork_next: Vec<usize>,
     /// `Workload::cumulative_slack`.
     pub(crate) cumulative_slack: bool,
+    /// `Workload::pi_mutexes`.
+    pub(crate) pi_mutexes: bool,
     /// Tick grid phase.
     pub(crate) tick_offset: Nanos,
     /// End of the run (duration), if fixed.
@@ -408,6 +410,7 @@ impl<S: Sink> Sim<S> {
             barrier_arrived: 0,
             fork_pools: workload.fork_pools.clone(),
             cumulative_slack: workload.cumulative_slack,
+            pi_mutexes: workload.pi_mutexes,
             fork_next: vec![0; workload.fork_pools.len()],
             tick_offset,
             end: duration.map(|d| t_start + d),

@@ -680,8 +680,12 @@ impl<S: Sink> Sim<S> {
         }
     }
 
-    /// Takes `mutex` for `t`; true if it had to block (ownership is handed
-    /// over by the unlocker, so the retry finds it owned).
+    /// Takes `mutex` for `t`; true if it had to block. The op is retried
+    /// when the task is woken: with PI mutexes the unlocker has handed it
+    /// over (FUTEX_UNLOCK_PI), so the retry finds it owned; with glibc's
+    /// normal mutexes the woken waiter competes again and a running thread
+    /// that locks first takes it (barging), sending the waiter back to the
+    /// end of the queue.
     fn mutex_lock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) -> bool {
         let m = &mut self.mutexes[mutex as usize];
         match m.owner {
@@ -703,8 +707,9 @@ impl<S: Sink> Sim<S> {
         if m.owner != Some(t) {
             return; // unlocking a mutex one does not hold: rt-app's bug, ignored
         }
-        m.owner = m.waiters.pop_front();
-        if let Some(w) = m.owner {
+        let next = m.waiters.pop_front();
+        m.owner = if self.pi_mutexes { next } else { None };
+        if let Some(w) = next {
             self.try_to_wake_up(w, cpu, true, false);
         }
     }
@@ -734,11 +739,9 @@ impl<S: Sink> Sim<S> {
         }
         if stage == base + 1 {
             self.tasks[t.idx()].sync_stage = base + 2;
-            if self.mutex_lock(cpu, t, mutex) {
-                return true;
-            }
         }
-        false
+        // Stage base+2: (re)take the mutex until it is ours.
+        self.mutex_lock(cpu, t, mutex)
     }
 
     fn block_sync(&mut self, cpu: CpuId, t: TaskId) {

@@ -333,6 +333,10 @@ pub struct Workload {
     /// rt-app `cumulative_slack`: the log's slack column sums every timer
     /// of the iteration instead of keeping the last one.
     pub cumulative_slack: bool,
+    /// rt-app `pi_enabled`: mutexes are PI futexes, whose unlock hands the
+    /// lock to the first waiter; otherwise glibc's normal mutexes, whose
+    /// woken waiter must compete again.
+    pub pi_mutexes: bool,
 }
 
 impl TaskSpec {

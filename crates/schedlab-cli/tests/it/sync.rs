@@ -231,3 +231,32 @@ fn mp3_short_rows_hand_checked() {
         }
     }
 }
+
+#[test]
+fn normal_mutexes_let_the_unlocker_barge_pi_mutexes_hand_over() {
+    // a and b, each on its own CPU, loop lock / run 5 ms / unlock with no
+    // gap. A glibc normal mutex is free after the unlock: the unlocker
+    // takes it again before the woken waiter (on another CPU, still
+    // waking up) gets there, so the first owner keeps it. A PI futex hands
+    // it to the waiter at the unlock, so the two alternate.
+    let w = |pi: bool| {
+        format!(
+            r#"{{"tasks": {{
+                "a": {{"cpus": [0], "lock": "m", "run": 5000, "unlock": "m"}},
+                "b": {{"cpus": [1], "lock": "m", "run": 5000, "unlock": "m"}}}},
+              "global": {{"calibration": 1000, "pi_enabled": {pi}}}}}"#
+        )
+    };
+    let sim = run(&w(false), "vm-2cpu", 200);
+    let (a, b) = (rows(&sim, "a-0").len(), rows(&sim, "b-1").len());
+    assert!(
+        a.min(b) <= 1 && a.max(b) >= 35,
+        "normal mutex: {a} / {b} loops"
+    );
+    let sim = run(&w(true), "vm-2cpu", 200);
+    let (a, b) = (rows(&sim, "a-0").len(), rows(&sim, "b-1").len());
+    assert!(
+        a.abs_diff(b) <= 1 && a + b >= 35,
+        "PI mutex: {a} / {b} loops"
+    );
+}

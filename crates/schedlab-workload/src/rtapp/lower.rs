@@ -73,6 +73,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         sems: 0,
         fork_pools: Vec::new(),
         cumulative_slack: g.cumulative_slack,
+        pi_mutexes: g.pi_enabled,
     };
     let absolute = timer_modes(raw);
     let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();

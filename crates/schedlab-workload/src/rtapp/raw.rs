@@ -39,6 +39,8 @@ pub struct RawGlobal {
     pub log_basename: Option<String>,
     /// `cumulative_slack`.
     pub cumulative_slack: bool,
+    /// `pi_enabled`.
+    pub pi_enabled: bool,
 }
 
 /// The `calibration` setting.
@@ -304,7 +306,8 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
             "logdir" | "io_device" => {
                 cx.string(k, v)?;
             }
-            "gnuplot" | "lock_pages" | "pi_enabled" => {
+            "pi_enabled" => g.pi_enabled = cx.boolean(k, v)?,
+            "gnuplot" | "lock_pages" => {
                 cx.boolean(k, v)?;
             }
             "mem_buffer_size" => {
