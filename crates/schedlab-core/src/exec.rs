@@ -654,25 +654,24 @@ impl<S: Sink> Sim<S> {
                 false
             }
             Op::SemPost { sem } => {
+                // glibc: the value goes up and one waiter is woken; the
+                // token is not reserved for it, so a thread that reaches
+                // sem_wait first takes it (the waiter then waits again).
                 let s = &mut self.sems[sem as usize];
-                match s.waiters.pop_front() {
-                    Some(w) => self.try_to_wake_up(w, cpu, true, false),
-                    None => s.count += 1,
+                s.count += 1;
+                if let Some(w) = s.waiters.pop_front() {
+                    self.try_to_wake_up(w, cpu, true, false);
                 }
                 false
             }
             Op::SemWait { sem } => {
-                let task = &mut self.tasks[t.idx()];
-                if task.sync_stage == 1 {
-                    return false; // a post was handed to us
-                }
+                // Also the retry of a woken waiter.
                 let s = &mut self.sems[sem as usize];
                 if s.count > 0 {
                     s.count -= 1;
                     return false;
                 }
                 s.waiters.push_back(t);
-                task.sync_stage = 1;
                 self.block_sync(cpu, t);
                 true
             }

@@ -128,6 +128,30 @@ fn semaphore_posts_are_remembered() {
 }
 
 #[test]
+fn a_posted_token_goes_to_whoever_waits_first() {
+    // w sleeps in sem_wait on CPU 1. p (CPU 0) posts, which wakes w, then
+    // waits on the same semaphore at once: glibc does not reserve the
+    // token for the woken waiter, so p takes it back and w, once awake,
+    // finds none and sleeps again. p loops; w never gets through.
+    let sim = run(
+        r#"{"tasks": {
+            "p": {"cpus": [0], "delay": 1000, "sem_post": "x", "sem_wait": "x", "run": 5000},
+            "w": {"cpus": [1], "sem_wait": "x", "run": 5000}},
+          "global": {"calibration": 1000}}"#,
+        "vm-2cpu",
+        200,
+    );
+    let (p, w) = (rows(&sim, "p-0").len(), rows(&sim, "w-1").len());
+    assert!(p >= 35 && w == 0, "p {p} loops, w {w}");
+    let w = &sim.threads()[1];
+    assert!(
+        w.stats.wakeups >= 35,
+        "w was woken {} times",
+        w.stats.wakeups
+    );
+}
+
+#[test]
 fn resume_wakes_every_suspended_instance() {
     let sim = run(
         r#"{"tasks": {
