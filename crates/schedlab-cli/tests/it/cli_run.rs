@@ -543,27 +543,15 @@ fn report_writes_a_self_contained_page() {
 
 #[test]
 fn summary_records_uclamp_only_where_requested() {
-    let tmp = tempfile::tempdir().unwrap();
-    let w = tmp.path().join("w.json");
-    std::fs::write(
-        &w,
+    let (_tmp, out) = crate::common::run_json(
         r#"{"tasks": {
           "t": {"util_min": 128, "util_max": 512, "loop": 2, "phases": {
             "a": {"run": 1000}, "b": {"util_max": 1024, "run": 1000}}},
           "u": {"loop": 1, "run": 100}},
          "global": {"calibration": 100}}"#,
-    )
-    .unwrap();
-    let out = tmp.path().join("out");
-    crate::common::assert_success(&schedlab([
-        "run",
-        &w.to_string_lossy(),
-        "--machine",
         "vm-2cpu",
-        "--quiet",
-        "--out",
-        &out.to_string_lossy(),
-    ]));
+        &[],
+    );
     let s = read_summary(&out);
     let tasks = s["tasks"].as_array().unwrap();
     assert_eq!(
@@ -579,34 +567,20 @@ fn summary_counts_deadline_misses_from_timer_slack() {
     // slack every period. From 100 ms a CPU-bound hog shares CPU 0 for
     // 100 ms of work; at half the CPU p overruns, and the summary's misses
     // are exactly the log rows with negative slack.
-    let tmp = tempfile::tempdir().unwrap();
-    let w = tmp.path().join("w.json");
     let run = |hog: bool| {
         let hog = if hog {
             r#", "hog": {"loop": 1, "cpus": [0], "delay": 100000, "run": 100000}"#
         } else {
             ""
         };
-        std::fs::write(
-            &w,
-            format!(
+        let (_tmp, out) = crate::common::run_json(
+            &format!(
                 r#"{{"tasks": {{"p": {{"loop": 50, "cpus": [0], "run": 3000, "timer": {{"ref": "t", "period": 5000}}}}{hog}}},
                  "global": {{"calibration": 100}}}}"#
             ),
-        )
-        .unwrap();
-        let out = tmp
-            .path()
-            .join(if hog.is_empty() { "alone" } else { "hog" });
-        crate::common::assert_success(&schedlab([
-            "run",
-            &w.to_string_lossy(),
-            "--machine",
             "vm-2cpu",
-            "--quiet",
-            "--out",
-            &out.to_string_lossy(),
-        ]));
+            &[],
+        );
         let s = read_summary(&out);
         let (_, rows) = read_log(&out, "p-0");
         (s["tasks"][0]["deadlines"].clone(), s["tasks"].clone(), rows)
@@ -636,29 +610,17 @@ fn cumulative_slack_sums_the_timers_of_an_iteration() {
     // whole period (slack ~10000 us), the second finds its expiry just
     // passed (slack ~0 or slightly negative). The slack column keeps the
     // last one, or with cumulative_slack the sum: ~10000 us more.
-    let tmp = tempfile::tempdir().unwrap();
-    let w = tmp.path().join("w.json");
     let slack = |cumulative: bool| -> Vec<i64> {
-        std::fs::write(
-            &w,
-            format!(
+        let (_tmp, out) = crate::common::run_json(
+            &format!(
                 r#"{{"tasks": {{"t": {{"loop": 5, "run": 100,
                      "timer": {{"ref": "a", "period": 10000}},
                      "timer1": {{"ref": "b", "period": 10000}}}}}},
                    "global": {{"calibration": 100, "cumulative_slack": {cumulative}}}}}"#
             ),
-        )
-        .unwrap();
-        let out = tmp.path().join(format!("out-{cumulative}"));
-        crate::common::assert_success(&schedlab([
-            "run",
-            &w.to_string_lossy(),
-            "--machine",
             "vm-2cpu",
-            "--quiet",
-            "--out",
-            &out.to_string_lossy(),
-        ]));
+            &[],
+        );
         read_log(&out, "t-0").1.iter().map(|r| r.slack).collect()
     };
     let (last, sum) = (slack(false), slack(true));

@@ -120,3 +120,31 @@ pub fn run_op(ns: u64) -> Op {
         perf: 0,
     }
 }
+
+/// Runs `schedlab run FILE --machine MACHINE --quiet --out DIR/out
+/// EXTRA...` with DIR a fresh temporary directory; it must succeed.
+/// Returns the directory (keep it alive) and `out`.
+pub fn run_file(file: &Path, machine: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut args = vec![
+        "run".to_string(),
+        file.to_string_lossy().into_owned(),
+        "--machine".into(),
+        machine.into(),
+        "--quiet".into(),
+        "--out".into(),
+        out.to_string_lossy().into_owned(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    assert_success(&schedlab(&args));
+    (tmp, out)
+}
+
+/// [`run_file`] on `json` written to a temporary `w.json`.
+pub fn run_json(json: &str, machine: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let src = tempfile::tempdir().unwrap();
+    let w = src.path().join("w.json");
+    std::fs::write(&w, json).unwrap();
+    run_file(&w, machine, extra)
+}

@@ -1,24 +1,11 @@
 //! rt-app `fork`: threads started while the run goes on, from a pool made
 //! at load time; the unused part of a pool never exists.
 
-use crate::common::{assert_success, fixtures_dir, schedlab};
+use crate::common::{fixtures_dir, run_file, run_json};
 use serde_json::Value;
 
-fn run(workload: &std::path::Path, machine: &str, extra: &[&str]) -> (tempfile::TempDir, Value) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("out");
-    let mut args = vec![
-        "run".to_string(),
-        workload.to_string_lossy().into_owned(),
-        "--machine".into(),
-        machine.into(),
-        "--check".into(),
-        "--quiet".into(),
-        "--out".into(),
-        out.to_string_lossy().into_owned(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    assert_success(&schedlab(&args));
+fn run(workload: &std::path::Path, machine: &str) -> (tempfile::TempDir, Value) {
+    let (tmp, out) = run_file(workload, machine, &["--check"]);
     let s =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     (tmp, s)
@@ -40,7 +27,7 @@ fn example9_forks_thread1_then_thread2() {
     // (after phase1's run 10 ms + sleep 10 ms). The run lasts 2 s.
     let w = fixtures_dir().join("rt-app-examples/tutorial/example9.json");
     for machine in ["a7-octa", "vm-2cpu"] {
-        let (tmp, s) = run(&w, machine, &[]);
+        let (tmp, s) = run(&w, machine);
         assert_eq!(
             names(&s),
             ["thread1-0", "thread3-1", "thread1-2-0001", "thread2-3-0001"],
@@ -78,22 +65,21 @@ fn example9_forks_thread1_then_thread2() {
 fn only_forks_that_happened_exist() {
     // p forks q every 5 ms for ever (a pool of 1024); in 52 ms it forks 11
     // times (at 0, 5, ..., 50 ms), and only those 11 appear.
-    let tmp = tempfile::tempdir().unwrap();
-    let w = tmp.path().join("w.json");
-    std::fs::write(
-        &w,
+    let (tmp, out) = run_json(
         r#"{"tasks": {
             "p": {"fork": "q", "sleep": 5000},
             "q": {"instance": 0, "loop": 1, "run": 1000}},
            "global": {"calibration": 100}}"#,
-    )
-    .unwrap();
-    let (tmp2, s) = run(&w, "vm-2cpu", &["--duration", "52ms"]);
+        "vm-2cpu",
+        &["--check", "--duration", "52ms"],
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let n = names(&s);
     assert_eq!(n.len(), 12, "{n:?}");
     assert_eq!(n[1], "q-1-0001");
     assert_eq!(n[11], "q-11-0011");
-    let logs = std::fs::read_dir(tmp2.path().join("out"))
+    let logs = std::fs::read_dir(tmp.path().join("out"))
         .unwrap()
         .filter(|e| {
             e.as_ref()

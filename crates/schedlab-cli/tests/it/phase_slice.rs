@@ -1,7 +1,7 @@
 //! A phase-level `dl-runtime` changes the running task's slice at the
 //! start of the phase (rt-app's `sched_setattr` per phase).
 
-use crate::common::{assert_success, schedlab};
+use crate::common::run_json;
 
 /// Longest stretch `comm` ran without a switch, among stretches that start
 /// inside `[from, to)` seconds, from trace.txt's sched_switch lines.
@@ -35,29 +35,16 @@ fn phase_dl_runtime_sets_the_slice_for_that_phase() {
     // slice in p1 (so RUN_TO_PARITY protects either task only for the
     // shorter slice and they alternate every tick, 4 ms at HZ=250) and 50 ms
     // in p2 (so both run ~50 ms stretches, rounded up to the tick).
-    let tmp = tempfile::tempdir().unwrap();
-    let w = tmp.path().join("w.json");
-    std::fs::write(
-        &w,
+    let (_tmp, out) = run_json(
         r#"{"tasks": {
           "a": {"cpus": [0], "phases": {
              "p1": {"run": 200000},
              "p2": {"dl-runtime": 50000, "run": 200000}}},
           "b": {"cpus": [0], "dl-runtime": 50000, "run": 1000000}},
          "global": {"calibration": 100, "duration": 1}}"#,
-    )
-    .unwrap();
-    let out = tmp.path().join("out");
-    assert_success(&schedlab([
-        "run",
-        &w.to_string_lossy(),
-        "--machine",
         "vm-2cpu",
-        "--trace",
-        "--quiet",
-        "--out",
-        &out.to_string_lossy(),
-    ]));
+        &["--trace"],
+    );
     let trace = std::fs::read_to_string(out.join("trace.txt")).unwrap();
     for comm in ["a-0", "b-1"] {
         let p1 = longest_run(&trace, comm, 0.0, 0.35);
