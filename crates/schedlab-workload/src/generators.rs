@@ -39,9 +39,16 @@ fn err(spec: &str, msg: String) -> WorkloadError {
     )
 }
 
-/// Parses `key=value` pairs after `NAME:`; every key must be in `known`.
-fn params(spec: &str, rest: &str, known: &[&str]) -> Result<Vec<(String, u64)>, WorkloadError> {
-    let mut out: Vec<(String, u64)> = Vec::new();
+/// Walks the `key=value` pairs after `NAME:` in order, checking that each
+/// is `key=value`, that the key is in `known` and not given twice, and
+/// hands each pair to `f`.
+fn each_param<'a>(
+    spec: &str,
+    rest: &'a str,
+    known: &[&str],
+    mut f: impl FnMut(&'a str, &'a str) -> Result<(), WorkloadError>,
+) -> Result<(), WorkloadError> {
+    let mut seen: Vec<&str> = Vec::new();
     for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (k, v) = item
             .split_once('=')
@@ -52,17 +59,33 @@ fn params(spec: &str, rest: &str, known: &[&str]) -> Result<Vec<(String, u64)>, 
                 format!("unknown key '{k}' (valid: {})", known.join(", ")),
             ));
         }
-        let n: u64 = v.parse().map_err(|_| {
-            err(
-                spec,
-                format!("key '{k}': '{v}' is not a non-negative integer"),
-            )
-        })?;
-        if out.iter().any(|(x, _)| x == k) {
+        if seen.contains(&k) {
             return Err(err(spec, format!("key '{k}' is given twice")));
         }
-        out.push((k.to_string(), n));
+        seen.push(k);
+        f(k, v)?;
     }
+    Ok(())
+}
+
+/// The value of key `k` as a non-negative integer.
+fn number(spec: &str, k: &str, v: &str) -> Result<u64, WorkloadError> {
+    v.parse().map_err(|_| {
+        err(
+            spec,
+            format!("key '{k}': '{v}' is not a non-negative integer"),
+        )
+    })
+}
+
+/// Parses `key=value` pairs of integers after `NAME:`; every key must be
+/// in `known`.
+fn params(spec: &str, rest: &str, known: &[&str]) -> Result<Vec<(String, u64)>, WorkloadError> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    each_param(spec, rest, known, |k, v| {
+        out.push((k.to_string(), number(spec, k, v)?));
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -184,34 +207,12 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
     let mut fds = 20u64;
     let mut datasize = 100u64;
     let mut socket = true;
-    let mut seen: Vec<&str> = Vec::new();
-    for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (k, v) = item
-            .split_once('=')
-            .ok_or_else(|| err(spec, format!("'{item}' is not key=value")))?;
-        if !known.contains(&k) {
-            return Err(err(
-                spec,
-                format!("unknown key '{k}' (valid: {})", known.join(", ")),
-            ));
-        }
-        if seen.contains(&k) {
-            return Err(err(spec, format!("key '{k}' is given twice")));
-        }
-        seen.push(k);
-        let num = |v: &str| -> Result<u64, WorkloadError> {
-            v.parse().map_err(|_| {
-                err(
-                    spec,
-                    format!("key '{k}': '{v}' is not a non-negative integer"),
-                )
-            })
-        };
+    each_param(spec, rest, &known, |k, v| {
         match k {
-            "groups" => groups = num(v)?,
-            "loops" => loops = num(v)?,
-            "fds" => fds = num(v)?,
-            "datasize" => datasize = num(v)?,
+            "groups" => groups = number(spec, k, v)?,
+            "loops" => loops = number(spec, k, v)?,
+            "fds" => fds = number(spec, k, v)?,
+            "datasize" => datasize = number(spec, k, v)?,
             "mode" => {
                 if v != "process" && v != "thread" {
                     return Err(err(
@@ -227,9 +228,10 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
                     _ => return Err(err(spec, format!("key 'ipc': '{v}' is not pipe or socket"))),
                 }
             }
-            _ => unreachable!(),
+            _ => unreachable!("each_param checked the key"),
         }
-    }
+        Ok(())
+    })?;
     for (k, v, max) in [
         ("groups", groups, 10_000),
         ("fds", fds, 1_000),
