@@ -80,6 +80,8 @@ pub struct Sim<S: Sink> {
     pub(crate) start_barrier: Vec<TaskId>,
     /// Threads that have reached the start barrier.
     pub(crate) barrier_arrived: usize,
+    /// Threads that meet at the start barrier (all but forked ones).
+    pub(crate) startup_threads: usize,
     /// `Workload::fork_pools`, and how many of each pool have been started.
     pub(crate) fork_pools: Vec<Vec<u32>>,
     pub(crate) fork_next: Vec<usize>,
@@ -370,6 +372,7 @@ impl<S: Sink> Sim<S> {
         }
         let trace = sink.wants_trace();
         let domains = SchedDomains::build(&machine, cfg.hz);
+        let startup_threads = workload.tasks.iter().filter(|t| !t.forked).count();
         let mut sim = Sim {
             p,
             now: 0,
@@ -377,7 +380,8 @@ impl<S: Sink> Sim<S> {
             rqs,
             cfs,
             ents,
-            live_tasks: tasks.len() - 1 - workload.tasks.iter().filter(|t| t.forked).count(),
+            live_tasks: startup_threads,
+            startup_threads,
             tasks,
             timers,
             cpu_stats: vec![CpuStats::default(); n],

@@ -330,12 +330,7 @@ impl<S: Sink> Sim<S> {
             self.t0.get_or_insert(self.now);
         }
         self.barrier_arrived += 1;
-        let threads = self
-            .tasks
-            .iter()
-            .filter(|t| !t.internal && !t.spec.forked)
-            .count();
-        if self.barrier_arrived < threads {
+        if self.barrier_arrived < self.startup_threads {
             self.start_barrier.push(t);
             let task = &mut self.tasks[t.idx()];
             task.resume = Resume::Continue;
