@@ -449,16 +449,10 @@ impl<S: Sink> Sim<S> {
         if (e.slice, e.custom_slice) == (slice, custom) {
             return;
         }
+        // Phase attributes are applied by the running task itself.
         let q = self.rqs[cpu.idx()].cfs.idx();
-        if self.cfs[q].curr == Some(se) && self.ents[se.idx()].on_rq {
-            self.update_curr_task(cpu);
-            eevdf::set_curr_slice(&self.cfs[q], &mut self.ents, se, slice, custom, &self.p);
-        } else {
-            // Not running here: the next enqueue places it with this slice.
-            let e = &mut self.ents[se.idx()];
-            e.slice = slice;
-            e.custom_slice = custom;
-        }
+        self.update_curr_task(cpu);
+        eevdf::set_curr_slice(&self.cfs[q], &mut self.ents, se, slice, custom, &self.p);
     }
 
     /// Puts a dequeued, not running task on `dest` and wakes that CPU.
