@@ -246,3 +246,31 @@ fn delayed_wakeup_with_positive_lag_is_replaced_at_zero_lag() {
         (cfs.sum_w_vruntime, cfs.sum_weight)
     );
 }
+
+#[test]
+fn set_curr_slice_renews_the_request_with_the_new_slice() {
+    // curr: nice 5 (w=335) at v=1_000_000, 3 ms base slice; another entity
+    // queued with the base slice. sched_setattr(runtime=20 ms): lag kept
+    // (v unchanged), d = v + calc_delta_fair(20 ms) = v + 20e6·1024/335
+    // = v + 61_134_328. RUN_TO_PARITY protects curr only for the queue's
+    // shortest slice: 3 ms (the other entity) → vprot = v + 9_170_149.
+    let mut e = vec![ent(335, 1_000_000, 5_000_000), ent(1024, 0, 3_000_000)];
+    let mut cfs = CfsRq::default();
+    for x in e.iter_mut() {
+        x.on_rq = true;
+        cfs.load_weight += x.weight;
+        cfs.nr_queued += 1;
+    }
+    enqueue_tree(&mut cfs, &e, EntityId(1));
+    cfs.curr = Some(EntityId(0));
+    set_curr_slice(&cfs, &mut e, EntityId(0), 20_000_000, true, &P);
+    assert_eq!((e[0].slice, e[0].custom_slice), (20_000_000, true));
+    assert_eq!(e[0].vruntime, 1_000_000);
+    assert_eq!(e[0].deadline, 1_000_000 + 61_134_328);
+    assert_eq!(e[0].vprot, 1_000_000 + 9_170_149);
+    // Back to the base slice (runtime 0): d = v + calc_delta_fair(3 ms).
+    set_curr_slice(&cfs, &mut e, EntityId(0), 3_000_000, false, &P);
+    assert_eq!((e[0].slice, e[0].custom_slice), (3_000_000, false));
+    assert_eq!(e[0].deadline, 1_000_000 + 9_170_149);
+    assert_eq!(e[0].vprot, e[0].deadline);
+}
