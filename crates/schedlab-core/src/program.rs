@@ -232,6 +232,9 @@ pub struct Phase {
     pub slice_ns: Option<Nanos>,
     /// Utilisation clamps the phase requests (recorded only).
     pub uclamp: Uclamp,
+    /// Task group the thread moves to at the start of each iteration
+    /// (rt-app phase-level `taskgroup`), if given.
+    pub group: Option<String>,
 }
 
 /// Utilisation clamps requested with `sched_setattr` (rt-app `util_min`,
@@ -303,6 +306,51 @@ pub struct TimerSpec {
     pub absolute: bool,
 }
 
+/// Default `cpu.max` period (`default_bw_period_us`).
+pub const DEFAULT_BW_PERIOD_NS: Nanos = 100_000_000;
+
+/// A task group (a cgroup with the cpu controller) and its settings.
+///
+/// The root group `/` is implicit and never listed; its settings cannot
+/// change (as in cgroupfs, where the root has no `cpu.max` or `cpu.weight`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupSpec {
+    /// Absolute cgroup path (`/a/b`), no trailing `/`.
+    pub path: String,
+    /// `shares` in user units (1024 = `cpu.weight` 100 = nice 0).
+    pub shares: u64,
+    /// `cpu.idle`: the group's entities count as SCHED_IDLE.
+    pub idle: bool,
+    /// `cpu.max` quota; `None` = `max` (no limit).
+    pub quota_ns: Option<Nanos>,
+    /// `cpu.max` period.
+    pub period_ns: Nanos,
+    /// `cpu.max.burst`.
+    pub burst_ns: Nanos,
+}
+
+impl GroupSpec {
+    /// A group with the cgroup defaults (weight 100, no limit).
+    pub fn new(path: impl Into<String>) -> GroupSpec {
+        GroupSpec {
+            path: path.into(),
+            shares: 1024,
+            idle: false,
+            quota_ns: None,
+            period_ns: DEFAULT_BW_PERIOD_NS,
+            burst_ns: 0,
+        }
+    }
+
+    /// The parent's path (`/` for a top-level group).
+    pub fn parent_path(&self) -> &str {
+        match self.path.rfind('/') {
+            Some(0) | None => "/",
+            Some(i) => &self.path[..i],
+        }
+    }
+}
+
 /// A complete workload, ready to simulate.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Workload {
@@ -337,6 +385,10 @@ pub struct Workload {
     /// lock to the first waiter; otherwise glibc's normal mutexes, whose
     /// woken waiter must compete again.
     pub pi_mutexes: bool,
+    /// Task groups other than the root, every parent before its children
+    /// (intermediate groups of a path are listed too). A task's or phase's
+    /// group names one of these paths or `/`.
+    pub groups: Vec<GroupSpec>,
 }
 
 impl TaskSpec {
@@ -364,6 +416,7 @@ impl TaskSpec {
                     sched: None,
                     slice_ns: None,
                     uclamp: Uclamp::default(),
+                    group: None,
                 }],
                 loops: None,
             },

@@ -106,6 +106,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
                 sched: None,
                 slice_ns: None,
                 uclamp: Default::default(),
+                group: None,
             }],
             loops: None,
         },

@@ -365,6 +365,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
                     Some(_) => p.slice_us.map(|us| us * NSEC_PER_USEC),
                 },
                 uclamp: Default::default(),
+                group: None,
             });
         }
         w.tasks.push(TaskSpec {

@@ -74,6 +74,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         fork_pools: Vec::new(),
         cumulative_slack: g.cumulative_slack,
         pi_mutexes: g.pi_enabled,
+        groups: Vec::new(),
     };
     let absolute = timer_modes(raw);
     let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();
@@ -498,6 +499,7 @@ fn lower_phases(
                 sched,
                 slice_ns,
                 uclamp: uclamp_for(cx, &p.sched)?,
+                group: None,
             },
             timers,
         ));
