@@ -12,11 +12,15 @@
 //! * [`json`] owns the json-c non-strict dialect and nothing rt-app specific.
 //! * [`rtapp`] owns the rt-app grammar (formats.md section 1), and lists
 //!   every place where it deviates from rt-app.
+//! * [`cgroup`] owns task-group paths and the cpu controller's files
+//!   (formats.md section 6), for every source: rt-app `taskgroup` /
+//!   `taskgroups`, generator `cgroup=` parameters, the CLI's `--cgroup`.
 //!
 //! Errors are one line, `FILE:LINE:COL: <problem>`, naming the JSON key where
 //! there is one, so they can be pasted into an editor's "go to" box.
 #![warn(missing_docs)]
 
+pub mod cgroup;
 pub mod generators;
 pub mod json;
 pub mod rtapp;
