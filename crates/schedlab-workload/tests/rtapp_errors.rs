@@ -146,13 +146,134 @@ fn unknown_policy_name() {
     );
 }
 
+/// `w.json:4:COL:` of `needle` in a [`task`] body (the body starts at column 7).
+fn at_body(body: &str, needle: &str) -> String {
+    format!(
+        "w.json:4:{}:",
+        7 + body.find(needle).expect("needle in body")
+    )
+}
+
 #[test]
-fn taskgroup_not_supported_yet() {
-    let (line, _) = fail(&task(r#""run": 5, "taskgroup": "/a""#));
+fn bad_taskgroup_paths() {
+    for (body, needle, msg) in [
+        (
+            r#""run": 5, "taskgroup": "a/b""#,
+            "\"a/b",
+            r#"key "taskgroup": cgroup path "a/b" must start with '/' (it is absolute in the cpu hierarchy)"#,
+        ),
+        (
+            r#""run": 5, "taskgroup": "/a/../b""#,
+            "\"/a/..",
+            r#"key "taskgroup": cgroup path "/a/../b" must not contain '..' components"#,
+        ),
+        (
+            r#""run": 5, "taskgroup": "/a/""#,
+            "\"/a/",
+            r#"key "taskgroup": cgroup path "/a/" must not end with '/'"#,
+        ),
+        (
+            r#""run": 5, "taskgroup": 3"#,
+            "3",
+            r#"key "taskgroup": expected a string, found an int"#,
+        ),
+        (
+            r#""phases": {"p": {"run": 5, "taskgroup": "/x y"}}"#,
+            "\"/x y",
+            r#"key "taskgroup": cgroup path "/x y": character ' ' is not allowed (use letters, digits, '_', '-', '.', '+', '@')"#,
+        ),
+    ] {
+        let (line, kind) = fail(&task(body));
+        assert_eq!(line, format!("{} {msg}", at_body(body, needle)));
+        assert_eq!(kind, ErrorKind::Invalid);
+    }
+}
+
+#[test]
+fn too_many_taskgroups() {
+    let phases: Vec<String> = (0..33)
+        .map(|i| format!(r#""p{i}": {{"run": 5, "taskgroup": "/g{i}"}}"#))
+        .collect();
+    let body = format!(r#""phases": {{{}}}"#, phases.join(", "));
+    let (line, _) = fail(&task(&body));
     assert_eq!(
         line,
-        "w.json:4:17: key \"taskgroup\": taskgroup (cgroup placement) is not supported yet"
+        format!(
+            "{} key \"taskgroup\": \"/g32\" makes more than 32 distinct task groups, rt-app's limit",
+            at_body(&body, "\"/g32")
+        )
     );
+}
+
+/// A file with `taskgroups` = `groups` (on line 3, from column 17) and one task.
+fn with_groups(groups: &str) -> String {
+    format!("{{\n  \"tasks\": {{ \"t\": {{ \"run\": 5 }} }},\n  \"taskgroups\": {groups}\n}}\n")
+}
+
+#[test]
+fn bad_taskgroups_settings() {
+    for (groups, needle, msg) in [
+        (
+            r#"{"/c": {"cpu.max": "500 100000"}}"#,
+            "\"500",
+            r#"key "cpu.max": quota 500 µs is below the kernel's minimum of 1000 µs (1 ms) (taskgroup "/c")"#,
+        ),
+        (
+            r#"{"/c": {"cpu.max": "20000 2000000"}}"#,
+            "\"20000",
+            r#"key "cpu.max": period 2000000 µs is out of range (the kernel allows 1000..=1000000 µs, 1 ms to 1 s) (taskgroup "/c")"#,
+        ),
+        (
+            r#"{"/c": {"cpu.weight": -5}}"#,
+            "-5",
+            r#"key "cpu.weight": -5 is negative (taskgroup "/c")"#,
+        ),
+        (
+            r#"{"/c": {"cpu.weight": 0}}"#,
+            "0}",
+            r#"key "cpu.weight": weight 0 is out of range (expected 1..=10000) (taskgroup "/c")"#,
+        ),
+        (
+            r#"{"/c": {"cpu.weight": 1.5}}"#,
+            "1.5",
+            r#"key "cpu.weight": expected an int or a string, found a double"#,
+        ),
+        (
+            r#"{"/c": {"cpu.max": "20000", "cpu.max.burst": 30000}}"#,
+            "\"/c",
+            r#"key "/c": cgroup "/c": cpu.max.burst 30000 µs is more than the quota 20000 µs (the kernel refuses a burst above the quota)"#,
+        ),
+        (
+            r#"{"/": {"cpu.weight": 50}}"#,
+            "\"/\"",
+            r#"key "/": the root group "/" cannot be configured (cgroupfs has no cpu.max, cpu.weight, ... in the root)"#,
+        ),
+        (
+            r#"{"c": {"cpu.weight": 50}}"#,
+            "\"c\"",
+            r#"key "c": cgroup path "c" must start with '/' (it is absolute in the cpu hierarchy)"#,
+        ),
+        (
+            r#"{"/c": {"cpu.wieght": 50}}"#,
+            "\"cpu.wieght",
+            r#"key "cpu.wieght": unknown cpu controller file (known: cpu.max, cpu.max.burst, cpu.weight, cpu.weight.nice, cpu.idle, cpu.shares, cpu.cfs_quota_us, cpu.cfs_period_us, cpu.cfs_burst_us) (taskgroup "/c")"#,
+        ),
+        (
+            r#"{"/c": 50}"#,
+            "50",
+            r#"key "/c": expected an object, found an int"#,
+        ),
+        (
+            r#"["/c"]"#,
+            "[",
+            r#"key "taskgroups": expected an object, found an array"#,
+        ),
+    ] {
+        let (line, kind) = fail(&with_groups(groups));
+        let col = 17 + groups.find(needle).expect("needle in groups");
+        assert_eq!(line, format!("w.json:3:{col}: {msg}"), "{groups}");
+        assert_eq!(kind, ErrorKind::Invalid, "{groups}");
+    }
 }
 
 #[test]

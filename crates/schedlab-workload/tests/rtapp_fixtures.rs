@@ -21,7 +21,8 @@
 //! | tutorial/example7.json | not supported yet: `barrier1` (35:4) |
 //! | tutorial/example8.json | loads |
 //! | tutorial/example9.json | not supported yet: `fork` (32:6) |
-//! | tutorial/example10.json, example11.json | not supported yet: `taskgroup` |
+//! | tutorial/example10.json | loads (thread in task group /tg1) |
+//! | tutorial/example11.json | loads (phases in /tg1/tg11, then unchanged, then /) |
 //! | video-long.json, video-short.json | not supported yet: bare `suspend` (6:4) |
 //! | merge/*.json | not an rt-app workload |
 
@@ -52,7 +53,7 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-const LOADS: [&str; 15] = [
+const LOADS: [&str; 17] = [
     "browser-long.json",
     "browser-short.json",
     "mp3-long.json",
@@ -60,6 +61,8 @@ const LOADS: [&str; 15] = [
     "spreading-tasks.json",
     "template.json",
     "tutorial/example1.json",
+    "tutorial/example10.json",
+    "tutorial/example11.json",
     "tutorial/example2.json",
     "tutorial/example3.json",
     "tutorial/example4.json",
@@ -264,4 +267,30 @@ fn issue_example_thirteen_threads() {
         }
     }
     assert_eq!(w.timers.len(), 8);
+}
+
+#[test]
+fn example10_and_11_place_threads_in_task_groups() {
+    use schedlab_core::program::GroupSpec;
+    let w = load("tutorial/example10.json").workload;
+    assert_eq!(w.tasks.len(), 1);
+    assert_eq!(w.tasks[0].group, "/tg1");
+    assert_eq!(w.tasks[0].program.phases[0].group, None);
+    assert_eq!(w.groups, vec![GroupSpec::new("/tg1")]);
+
+    let w = load("tutorial/example11.json").workload;
+    let t = &w.tasks[0];
+    assert_eq!(t.group, "/", "no task-level taskgroup: starts in the root");
+    let groups: Vec<Option<&str>> = t
+        .program
+        .phases
+        .iter()
+        .map(|p| p.group.as_deref())
+        .collect();
+    assert_eq!(groups, [Some("/tg1/tg11"), None, Some("/")]);
+    assert_eq!(
+        w.groups,
+        vec![GroupSpec::new("/tg1"), GroupSpec::new("/tg1/tg11")],
+        "the intermediate group is listed, parent first"
+    );
 }

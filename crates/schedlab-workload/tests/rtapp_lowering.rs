@@ -253,3 +253,65 @@ fn fork_pools_hold_one_thread_per_possible_fork() {
     };
     assert_ne!(timer_of(w.fork_pools[0][0]), timer_of(w.fork_pools[0][1]));
 }
+
+#[test]
+fn taskgroups_configure_groups_and_taskgroup_places_threads() {
+    use schedlab_core::program::GroupSpec;
+    let l = ok(r#"{
+  "tasks": {
+    "a": {"instance": 2, "run": 5, "taskgroup": "/capped/leaf", "loop": 1},
+    "b": {"loop": 1, "phases": {
+      "p0": {"run": 5, "taskgroup": "/other"},
+      "p1": {"run": 5},
+      "p2": {"run": 5, "taskgroup": ""}
+    }}
+  },
+  "taskgroups": {
+    "/capped": {"cpu.max": "20000 100000", "cpu.max.burst": 0, "cpu.weight": 50},
+    "/empty": {"cpu.idle": 1, "cpu.shares": 2048},
+    "/v1": {"cpu.cfs_quota_us": 5000, "cpu.cfs_period_us": 10000, "cpu.cfs_burst_us": "1000"}
+  },
+  "global": {"calibration": 10}
+}"#);
+    let w = &l.workload;
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    assert_eq!(w.tasks[0].group, "/capped/leaf");
+    assert_eq!(w.tasks[1].group, "/capped/leaf");
+    assert_eq!(w.tasks[2].group, "/");
+    let phase_groups: Vec<Option<&str>> = w.tasks[2]
+        .program
+        .phases
+        .iter()
+        .map(|p| p.group.as_deref())
+        .collect();
+    assert_eq!(
+        phase_groups,
+        [Some("/other"), None, None],
+        "\"\" is rt-app's none"
+    );
+    let paths: Vec<&str> = w.groups.iter().map(|g| g.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["/capped", "/capped/leaf", "/empty", "/other", "/v1"]
+    );
+    let capped = &w.groups[0];
+    assert_eq!(capped.quota_ns, Some(20_000_000));
+    assert_eq!(capped.period_ns, 100_000_000);
+    assert_eq!(capped.burst_ns, 0);
+    assert_eq!(capped.shares, 512);
+    assert_eq!(w.groups[1], GroupSpec::new("/capped/leaf"));
+    assert!(w.groups[2].idle);
+    assert_eq!(w.groups[2].shares, 2048);
+    let v1 = &w.groups[4];
+    assert_eq!(
+        (v1.quota_ns, v1.period_ns, v1.burst_ns),
+        (Some(5_000_000), 10_000_000, 1_000_000)
+    );
+}
+
+#[test]
+fn no_taskgroup_means_no_groups() {
+    let l = ok(r#"{"tasks": {"t": {"run": 5, "loop": 1}}, "global": {"calibration": 10}}"#);
+    assert!(l.workload.groups.is_empty());
+    assert_eq!(l.workload.tasks[0].group, "/");
+}

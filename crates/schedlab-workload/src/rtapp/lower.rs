@@ -18,7 +18,13 @@
 //!   OTHER/BATCH is a custom slice, clamped like the kernel to 0.1..100 ms;
 //! * affinity: `cpus` must name CPUs of the machine; when some phases set
 //!   `cpus`, the others get the task's set (or every CPU), because rt-app
-//!   re-applies the task default in phases that give none.
+//!   re-applies the task default in phases that give none;
+//! * task groups: a task-level `taskgroup` is the thread's group from its
+//!   start (the root `/` without one); a phase-level `taskgroup` moves the
+//!   thread at the start of each iteration of that phase, and a phase
+//!   without one leaves it where it is (rt-app's tutorial example11). The
+//!   workload lists every group named by a task, a phase or `taskgroups`,
+//!   with their ancestors ([`crate::cgroup::build_groups`]).
 
 use std::collections::HashMap;
 
@@ -209,6 +215,11 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
             }
         }
     }
+    out.groups = crate::cgroup::build_groups(
+        crate::cgroup::used_paths(&out).collect::<Vec<_>>(),
+        &raw.taskgroups,
+    )
+    .map_err(|e| cx.err(Pos { line: 1, col: 1 }, ErrorKind::Invalid, e))?;
     Ok(out)
 }
 
@@ -271,7 +282,7 @@ impl Thread<'_> {
             uclamp: spec.uclamp,
             forked,
             log_rows: true,
-            group: "/".into(),
+            group: spec.group.clone(),
             program: Program {
                 phases: thread_phases,
                 loops: spec.loops,
@@ -307,6 +318,8 @@ struct TaskLowering {
     loops: Option<u64>,
     /// Loops of the single phase of a phase-less task.
     own_phase_loops: u64,
+    /// Task group at start (`/` = root).
+    group: String,
 }
 
 impl TaskLowering {
@@ -350,6 +363,10 @@ impl TaskLowering {
             cpus,
             loops,
             own_phase_loops,
+            group: s
+                .taskgroup
+                .as_ref()
+                .map_or_else(|| crate::cgroup::ROOT.to_string(), |(g, _)| g.clone()),
         })
     }
 }
@@ -499,7 +516,7 @@ fn lower_phases(
                 sched,
                 slice_ns,
                 uclamp: uclamp_for(cx, &p.sched)?,
-                group: None,
+                group: p.sched.taskgroup.as_ref().map(|(g, _)| g.clone()),
             },
             timers,
         ));

@@ -41,9 +41,26 @@
 //!
 //! ## Not supported yet (one-line error naming the key)
 //!
-//! Event `memrun`; a `fork` inside a forked task; keys `taskgroup`,
-//! `nodes_membind`; policies SCHED_FIFO /
-//! SCHED_RR / SCHED_DEADLINE.
+//! Event `memrun`; a `fork` inside a forked task; key `nodes_membind`;
+//! policies SCHED_FIFO / SCHED_RR / SCHED_DEADLINE.
+//!
+//! ## Task groups
+//!
+//! `taskgroup` (task or phase level) is a cgroup path, `/` being the root;
+//! rt-app creates it in the cpu controller's hierarchy. At task level it is
+//! the thread's group from its start; at phase level the thread moves there
+//! at the start of each iteration of the phase, and a phase without one
+//! leaves the thread where it is. `""` is rt-app's "none". Paths follow
+//! [`crate::cgroup::validate_path`]; more than 32 distinct values are an
+//! error (rt-app's limit).
+//!
+//! The top-level object `"taskgroups"` is **schedlab's extension** (real
+//! rt-app does not know it and skips it): it configures groups by path with
+//! cgroup v2 or v1 cpu controller file names, values as ints or strings,
+//! e.g. `"taskgroups": {"/capped": {"cpu.max": "20000 100000",
+//! "cpu.max.burst": 0, "cpu.weight": 100}}`. Semantics and limits are
+//! [`crate::cgroup`]'s; the root `/` cannot be configured. A configured
+//! group no task names still exists (empty).
 //!
 //! `fork` makes, at load time, one unstarted thread of the template per
 //! fork the event can make (loops of its phase times the task's, at most

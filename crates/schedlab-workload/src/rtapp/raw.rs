@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use schedlab_core::program::Policy;
+use schedlab_core::program::{GroupSpec, Policy};
 
 use super::{event_kind, Cx, EventKind};
 use crate::json::{Kind, Member, Pos, Value};
@@ -24,6 +24,9 @@ pub struct RawFile {
     pub tasks: Vec<RawTask>,
     /// The `global` object (defaults when absent).
     pub global: RawGlobal,
+    /// schedlab's `taskgroups` object: configured groups, each checked
+    /// with [`crate::cgroup::finish`], in text order.
+    pub taskgroups: Vec<GroupSpec>,
 }
 
 /// `global`, in rt-app units.
@@ -75,6 +78,9 @@ pub struct RawSched {
     pub util_min: Option<At<u32>>,
     /// `util_max`, checked to be in 0..=1024.
     pub util_max: Option<At<u32>>,
+    /// `taskgroup`: a checked cgroup path (`/` = the root); `""` (rt-app's
+    /// "none") leaves it unset.
+    pub taskgroup: Option<At<String>>,
 }
 
 /// One event in rt-app units.
@@ -226,6 +232,7 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
     }
     let mut tasks = Vec::new();
     let mut global = RawGlobal::default();
+    let mut taskgroups = Vec::new();
     for m in &members {
         match m.key.as_str() {
             "tasks" => {
@@ -248,11 +255,83 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
                 // objects by name anyway, so it has no effect (formats.md 1.4).
                 cx.object("resources", &m.value)?;
             }
+            // schedlab's extension: real rt-app ignores this key (it would
+            // skip any unknown top-level key), so a file using it still runs
+            // there, with unconfigured groups.
+            "taskgroups" => taskgroups = read_taskgroups(cx, &m.value)?,
             k => return Err(unknown(cx, m.key_pos, k, "the top level")),
         }
     }
     super::sync_check::check(cx, &tasks)?;
-    Ok(RawFile { tasks, global })
+    check_taskgroup_count(cx, &tasks)?;
+    Ok(RawFile {
+        tasks,
+        global,
+        taskgroups,
+    })
+}
+
+/// Most distinct `taskgroup` values rt-app accepts in one file.
+pub const MAX_TASKGROUPS: usize = 32;
+
+/// rt-app refuses more than [`MAX_TASKGROUPS`] distinct `taskgroup` values
+/// (templates count: rt-app parses them). Groups only named under
+/// `taskgroups` do not count: rt-app never sees them.
+fn check_taskgroup_count(cx: &Cx, tasks: &[RawTask]) -> Result<(), WorkloadError> {
+    let mut seen: Vec<&str> = Vec::new();
+    let all = tasks.iter().flat_map(|t| {
+        std::iter::once(&t.sched.taskgroup).chain(t.phases.iter().map(|p| &p.sched.taskgroup))
+    });
+    for (path, pos) in all.flatten() {
+        if seen.contains(&path.as_str()) {
+            continue;
+        }
+        seen.push(path);
+        if seen.len() > MAX_TASKGROUPS {
+            let msg = format!(
+                "\"{path}\" makes more than {MAX_TASKGROUPS} distinct task groups, rt-app's limit"
+            );
+            return Err(cx.key_err(*pos, "taskgroup", ErrorKind::Invalid, &msg));
+        }
+    }
+    Ok(())
+}
+
+/// schedlab's top-level `taskgroups` object (real rt-app does not know
+/// this key and would ignore it): `{"/path": {"cpu.max": "20000 100000",
+/// "cpu.weight": 50, ...}, ...}`, cgroup v2 or v1 file names whose values
+/// are ints or strings, written as to cgroupfs ([`crate::cgroup`]).
+fn read_taskgroups(cx: &mut Cx, v: &Value) -> Result<Vec<GroupSpec>, WorkloadError> {
+    let obj = cx.object("taskgroups", v)?;
+    let mut out = Vec::new();
+    for g in collapse(cx, obj, |_| false) {
+        let path = g.key.as_str();
+        crate::cgroup::validate_group_path(path)
+            .map_err(|e| cx.key_err(g.key_pos, path, ErrorKind::Invalid, &e))?;
+        let files = cx.object(path, &g.value)?;
+        let mut spec = GroupSpec::new(path);
+        for f in collapse(cx, files, |_| false) {
+            let (file, fv) = (f.key.as_str(), &f.value);
+            let text = match &fv.kind {
+                Kind::Int(i) => i.to_string(),
+                Kind::Str(s) => s.clone(),
+                _ => return Err(cx.type_err(file, fv, "an int or a string")),
+            };
+            let pos = if crate::cgroup::FILES.contains(&file) {
+                fv.pos
+            } else {
+                f.key_pos
+            };
+            crate::cgroup::setting(&mut spec, file, &text).map_err(|e| {
+                let msg = format!("{e} (taskgroup \"{path}\")");
+                cx.key_err(pos, file, ErrorKind::Invalid, &msg)
+            })?;
+        }
+        crate::cgroup::finish(&spec)
+            .map_err(|e| cx.key_err(g.key_pos, path, ErrorKind::Invalid, &e))?;
+        out.push(spec);
+    }
+    Ok(out)
 }
 
 fn unknown(cx: &Cx, pos: Pos, key: &str, place: &str) -> WorkloadError {
@@ -485,7 +564,14 @@ fn read_common(
                 .collect::<Result<Vec<_>, _>>()?;
             sched.cpus = Some((cpus, v.pos));
         }
-        "taskgroup" => return unsupported("taskgroup (cgroup placement)"),
+        "taskgroup" => {
+            let path = cx.string(k, v)?;
+            if !path.is_empty() {
+                crate::cgroup::validate_path(path)
+                    .map_err(|e| cx.key_err(v.pos, k, ErrorKind::Invalid, &e))?;
+                sched.taskgroup = Some((path.to_string(), v.pos));
+            }
+        }
         "util_min" => sched.util_min = Some((cx.int_in(k, v, 0, 1024)? as u32, v.pos)),
         "util_max" => sched.util_max = Some((cx.int_in(k, v, 0, 1024)? as u32, v.pos)),
         "nodes_membind" => return unsupported("NUMA memory binding"),
