@@ -1,7 +1,12 @@
 //! Built-in workload generators, named by a spec string
 //! `NAME:key=value,key=value` on the command line (in place of a file).
 //!
-//! * `oltp:workers=W,clients=C,cpu_us=X,io_us=Y,think_us=Z,client_us=U` —
+//! Every generator takes `cgroup=PATH`: the task group its threads run in
+//! (default the root `/`; paths as [`crate::cgroup::validate_path`]). The
+//! group gets the default settings; `--cgroup PATH:FILE=VALUE` on the
+//! command line configures it. The workload lists the groups it uses.
+//!
+//! * `oltp:workers=W,clients=C,cpu_us=X,io_us=Y,think_us=Z,client_us=U,cgroup=PATH` —
 //!   an OLTP-like closed loop on one box (kernel-model.md §15(a) item 6:
 //!   "many short idle periods, so CPUs flip between busy and idle").
 //!   W backend threads each loop over transactions: `X/2` µs of CPU, a
@@ -78,15 +83,30 @@ fn number(spec: &str, k: &str, v: &str) -> Result<u64, WorkloadError> {
     })
 }
 
-/// Parses `key=value` pairs of integers after `NAME:`; every key must be
-/// in `known`.
-fn params(spec: &str, rest: &str, known: &[&str]) -> Result<Vec<(String, u64)>, WorkloadError> {
-    let mut out: Vec<(String, u64)> = Vec::new();
-    each_param(spec, rest, known, |k, v| {
-        out.push((k.to_string(), number(spec, k, v)?));
-        Ok(())
+/// The `cgroup=` template of a generator checked: `%g`, if `groups`, is
+/// replaced by a number, the rest must be a valid path.
+fn cgroup_template(spec: &str, v: &str, groups: bool) -> Result<String, WorkloadError> {
+    let probe = if groups {
+        v.replace("%g", "0")
+    } else {
+        v.to_string()
+    };
+    crate::cgroup::validate_path(&probe).map_err(|e| {
+        let hint = if groups && probe.contains('%') {
+            " (only %g, the hackbench group number, is replaced)"
+        } else {
+            ""
+        };
+        err(spec, format!("key 'cgroup': {e}{hint}"))
     })?;
-    Ok(out)
+    Ok(v.to_string())
+}
+
+/// Fills `w.groups` from the groups its tasks name.
+fn list_groups(spec: &str, w: &mut Workload) -> Result<(), WorkloadError> {
+    w.groups = crate::cgroup::build_groups(crate::cgroup::used_paths(w).collect::<Vec<_>>(), &[])
+        .map_err(|e| err(spec, format!("key 'cgroup': {e}")))?;
+    Ok(())
 }
 
 fn looping_task(name: String, index: u32, ops: Vec<Op>) -> TaskSpec {
@@ -110,8 +130,18 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
         "io_us",
         "think_us",
         "client_us",
+        "cgroup",
     ];
-    let p = params(spec, rest, &known)?;
+    let mut cgroup = crate::cgroup::ROOT.to_string();
+    let mut p: Vec<(String, u64)> = Vec::new();
+    each_param(spec, rest, &known, |k, v| {
+        if k == "cgroup" {
+            cgroup = cgroup_template(spec, v, false)?;
+        } else {
+            p.push((k.to_string(), number(spec, k, v)?));
+        }
+        Ok(())
+    })?;
     let get = |k: &str, d: u64| p.iter().find(|(x, _)| x == k).map_or(d, |x| x.1);
     let n = nr_cpus as u64;
     let workers = get("workers", n);
@@ -173,6 +203,10 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
         w.tasks.push(looping_task(format!("client-{k}"), i, ops));
         i += 1;
     }
+    for t in &mut w.tasks {
+        t.group.clone_from(&cgroup);
+    }
+    list_groups(spec, &mut w)?;
     Ok(Loaded {
         workload: w,
         warnings: Vec::new(),
@@ -190,7 +224,7 @@ const PIPE_BYTES: u64 = 16 * 4096;
 const SOCKET_BYTES: u64 = 212_992;
 const SOCKET_MSG_TRUESIZE: u64 = 768;
 
-/// `hackbench:groups=G,loops=L,mode=process|thread,ipc=pipe|socket,fds=F,datasize=D`
+/// `hackbench:groups=G,loops=L,mode=process|thread,ipc=pipe|socket,fds=F,datasize=D,cgroup=PATH`
 /// (rt-tests hackbench, formats.md §3): per group F receivers, each reading
 /// F×L messages of D bytes from its own channel, and F senders, each
 /// writing L rounds of one message to every receiver of its group. All
@@ -198,10 +232,18 @@ const SOCKET_MSG_TRUESIZE: u64 = 768;
 /// ready/wake pipes); the run ends when every thread has finished, and the
 /// hackbench time is from the barrier's release to the last exit.
 ///
+/// `cgroup=PATH` puts every thread in that task group; `%g` in PATH is
+/// replaced by the hackbench group number (0-based), so
+/// `cgroup=/l1/l2/g%g` gives each hackbench group its own leaf under a
+/// common parent.
+///
 /// Deviations: process and thread mode differ only in name (no address
 /// spaces are modelled); messages are whole (no partial reads or writes).
 pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
-    let known = ["groups", "loops", "mode", "ipc", "fds", "datasize"];
+    let known = [
+        "groups", "loops", "mode", "ipc", "fds", "datasize", "cgroup",
+    ];
+    let mut cgroup = crate::cgroup::ROOT.to_string();
     let mut groups = 10u64;
     let mut loops = 100u64;
     let mut fds = 20u64;
@@ -228,6 +270,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
                     _ => return Err(err(spec, format!("key 'ipc': '{v}' is not pipe or socket"))),
                 }
             }
+            "cgroup" => cgroup = cgroup_template(spec, v, true)?,
             _ => unreachable!("each_param checked the key"),
         }
         Ok(())
@@ -260,6 +303,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
     };
     let mut index = 0u32;
     for g in 0..groups {
+        let group_path = cgroup.replace("%g", &g.to_string());
         let first_chan = w.channels.len() as u32;
         for _ in 0..fds {
             w.channels.push(ChannelSpec {
@@ -278,6 +322,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             );
             t.program.loops = Some(1);
             t.log_rows = false;
+            t.group.clone_from(&group_path);
             w.tasks.push(t);
             index += 1;
         }
@@ -294,10 +339,12 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             t.program.phases[0].loops = loops;
             t.program.loops = Some(1);
             t.log_rows = false;
+            t.group.clone_from(&group_path);
             w.tasks.push(t);
             index += 1;
         }
     }
+    list_groups(spec, &mut w)?;
     Ok(Loaded {
         workload: w,
         warnings: Vec::new(),
@@ -399,6 +446,60 @@ mod tests {
             let e = hackbench("hackbench:x", rest).unwrap_err().to_string();
             assert!(e.contains(needle), "{rest}: {e}");
         }
+    }
+
+    #[test]
+    fn hackbench_cgroups() {
+        let w = hackbench("hackbench:x", "groups=3,fds=2,loops=1,cgroup=/l1/l2/g%g")
+            .unwrap()
+            .workload;
+        for t in &w.tasks {
+            // hb-r1-0 -> group 1
+            let g = &t.name[4..5];
+            assert_eq!(t.group, format!("/l1/l2/g{g}"), "{}", t.name);
+        }
+        let paths: Vec<&str> = w.groups.iter().map(|g| g.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["/l1", "/l1/l2", "/l1/l2/g0", "/l1/l2/g1", "/l1/l2/g2"]
+        );
+        // Without %g every thread shares one group.
+        let w = hackbench("hackbench:x", "groups=2,fds=1,loops=1,cgroup=/hb")
+            .unwrap()
+            .workload;
+        assert!(w.tasks.iter().all(|t| t.group == "/hb"));
+        assert_eq!(w.groups.len(), 1);
+        // Default: the root, no groups.
+        let w = hackbench("hackbench:x", "groups=1,fds=1,loops=1")
+            .unwrap()
+            .workload;
+        assert!(w.tasks.iter().all(|t| t.group == "/") && w.groups.is_empty());
+        for (rest, needle) in [
+            (
+                "cgroup=hb",
+                "key 'cgroup': cgroup path \"hb\" must start with '/'",
+            ),
+            ("cgroup=/a/%d", "only %g"),
+            ("cgroup=/a/", "end with '/'"),
+            ("cgroup=/a/../b", "'..'"),
+            ("cgroup=", "start with '/'"),
+        ] {
+            let e = hackbench("hackbench:x", rest).unwrap_err().to_string();
+            assert!(e.contains(needle), "{rest}: {e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn oltp_cgroup() {
+        let w = oltp("oltp:x", "workers=2,clients=1,cgroup=/db/oltp", 4)
+            .unwrap()
+            .workload;
+        assert!(w.tasks.iter().all(|t| t.group == "/db/oltp"));
+        let paths: Vec<&str> = w.groups.iter().map(|g| g.path.as_str()).collect();
+        assert_eq!(paths, ["/db", "/db/oltp"]);
+        let e = oltp("oltp:x", "cgroup=/a/%g", 4).unwrap_err().to_string();
+        assert!(e.contains("'%'"), "{e}");
     }
 
     #[test]
