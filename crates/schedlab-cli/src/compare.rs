@@ -47,6 +47,9 @@ pub struct CompareArgs {
     /// Also write the numbers as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Task-group settings for every run, as `schedlab run --cgroup`.
+    #[arg(long = "cgroup", value_name = "PATH:FILE=VALUE")]
+    pub cgroup: Vec<String>,
 }
 
 /// One run's headline numbers.
@@ -73,9 +76,10 @@ fn one_run(a: &CompareArgs, features: &str, seed: u64) -> Result<RunFigures> {
         trace: false,
         check: false,
         quiet: true,
+        cgroup: a.cgroup.clone(),
     };
     let m = resolve::machine(&a.machine)?;
-    let (w, _) = resolve::workload(&a.workload, m.nr_cpus())?;
+    let (w, _) = resolve::run_workload(&ra, m.nr_cpus())?;
     let cfg = resolve::config(&ra, &w)?;
     let (sim, res) =
         simulate(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", a.workload)))?;

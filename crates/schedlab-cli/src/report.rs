@@ -333,7 +333,7 @@ pub fn simulate<S: Sink>(
 /// `schedlab run`.
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let m = resolve::machine(&a.machine)?;
-    let (w, warnings) = resolve::workload(&a.workload, m.nr_cpus())?;
+    let (w, warnings) = resolve::run_workload(a, m.nr_cpus())?;
     let cfg = resolve::config(a, &w)?;
     if a.trace && a.out.is_none() {
         return Err(user("--trace needs --out DIR"));

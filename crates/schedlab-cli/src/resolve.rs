@@ -49,6 +49,12 @@ pub struct RunArgs {
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Task-group settings, `PATH:FILE=VALUE[:FILE=VALUE...]` with cgroup
+    /// v2/v1 cpu file names; commas in VALUE stand for spaces
+    /// (`/capped:cpu.max=20000,100000`). Repeatable; applied on top of the
+    /// workload's settings, creating the group if needed.
+    #[arg(long = "cgroup", value_name = "PATH:FILE=VALUE")]
+    pub cgroup: Vec<String>,
 }
 
 struct FsReader(PathBuf);
@@ -95,6 +101,25 @@ pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
     let loaded =
         schedlab_workload::load_rtapp(path, &text, nr_cpus).map_err(|e| user(e.to_string()))?;
     Ok((loaded.workload, loaded.warnings))
+}
+
+/// Reads and lowers the workload of a run, then applies its `--cgroup`
+/// settings ([`cgroups`]).
+pub fn run_workload(a: &RunArgs, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+    let (mut w, warnings) = workload(&a.workload, nr_cpus)?;
+    cgroups(&mut w, &a.cgroup)?;
+    Ok((w, warnings))
+}
+
+/// Applies `--cgroup PATH:FILE=VALUE[:FILE=VALUE...]` arguments to the
+/// workload's task groups (semantics: `schedlab_workload::cgroup`).
+pub fn cgroups(w: &mut Workload, args: &[String]) -> Result<()> {
+    use schedlab_workload::cgroup;
+    let parsed = args
+        .iter()
+        .map(|a| cgroup::parse_arg(a).map_err(|e| user(format!("--cgroup {a}: {e}"))))
+        .collect::<Result<Vec<_>>>()?;
+    cgroup::apply_overrides(w, &parsed).map_err(|e| user(format!("--cgroup: {e}")))
 }
 
 /// Resolves the run configuration; checks the run has an end.
