@@ -97,6 +97,13 @@ fn rt_app_examples_run_under_check_or_are_refused_cleanly() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    // The task-group examples (`taskgroup` at task and phase level) run.
+    for f in ["tutorial/example10.json", "tutorial/example11.json"] {
+        assert!(
+            ran.iter().any(|p| p.ends_with(f)),
+            "{f} did not run: {ran:?}"
+        );
+    }
     assert!(
         ran.len() >= 4,
         "only {} example files run: {ran:?}",
@@ -114,6 +121,8 @@ fn supported_examples_pass_check_with_every_preempt_model() {
         "tutorial/example1.json",
         "tutorial/example2.json",
         "tutorial/example3.json",
+        "tutorial/example10.json",
+        "tutorial/example11.json",
     ];
     let dir = fixtures_dir().join("rt-app-examples");
     for f in supported {
