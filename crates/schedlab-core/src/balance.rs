@@ -379,8 +379,17 @@ impl<S: Sink> Sim<S> {
             return (false, false);
         }
         let st = &self.sd_state[dst.idx()][sdi];
-        let q = &self.cfs[self.rqs[src.idx()].cfs.idx()];
-        let dq = &self.cfs[self.rqs[dst.idx()].cfs.idx()];
+        let g = &self.groups[task.group.idx()];
+        let q = &self.cfs[g.cfs_rq[src.idx()].idx()];
+        let dq = &self.cfs[g.cfs_rq[dst.idx()].idx()];
+        // throttled_lb_pair: never into a throttled hierarchy (nor, under
+        // legacy throttling, out of one).
+        if dq.bw.throttle_count > 0
+            || (q.bw.throttle_count > 0
+                && self.cfg.features.throttle == crate::features::Throttle::Legacy)
+        {
+            return (false, false);
+        }
         if st.nr_balance_failed == 0
             && !eevdf::entity_eligible(q, &self.ents, task.se)
             && dq.nr_queued > 0
@@ -418,11 +427,9 @@ impl<S: Sink> Sim<S> {
     ) -> (u32, bool) {
         // Candidates: queued tasks of src, least recently run first (the
         // tail of cfs_tasks).
-        let q = self.rqs[src.idx()].cfs.idx();
-        let mut cands: Vec<(u64, TaskId)> = self.cfs[q]
-            .timeline
-            .iter()
-            .filter_map(|&(_, e)| self.ents[e.idx()].task)
+        let mut cands: Vec<(u64, TaskId)> = self
+            .queued_tasks(src)
+            .into_iter()
             .map(|t| (self.tasks[t.idx()].cfs_tasks_stamp, t))
             .collect();
         cands.sort();
@@ -444,7 +451,7 @@ impl<S: Sink> Sim<S> {
             let se = self.tasks[p.idx()].se;
             match m {
                 MigrationType::Load => {
-                    let load = self.ents[se.idx()].avg.load_avg.max(1);
+                    let load = self.task_h_load(p).max(1);
                     let nbf = self.sd_state[dst.idx()][sdi].nr_balance_failed.min(63);
                     if (load >> nbf) as i128 > imbalance {
                         continue;
@@ -757,20 +764,22 @@ impl<S: Sink> Sim<S> {
             if !steal::overloaded(self.cfs[q].h_nr_runnable) {
                 continue;
             }
-            let cands: Vec<steal::StealCandidate<TaskId>> = self.cfs[q]
-                .timeline
-                .iter()
-                .filter_map(|&(_, e)| {
-                    let se = &self.ents[e.idx()];
-                    let t = se.task?;
+            let cands: Vec<steal::StealCandidate<TaskId>> = self
+                .queued_tasks(src)
+                .into_iter()
+                .map(|t| {
                     let task = &self.tasks[t.idx()];
-                    Some(steal::StealCandidate {
+                    let se = &self.ents[task.se.idx()];
+                    let g = &self.groups[task.group.idx()];
+                    // Never into a throttled hierarchy.
+                    let throttled = self.cfs[g.cfs_rq[dst.idx()].idx()].bw.throttle_count > 0;
+                    steal::StealCandidate {
                         task: t,
                         stamp: task.cfs_tasks_stamp,
-                        allowed: task.cpus_allowed.test(dst),
+                        allowed: task.cpus_allowed.test(dst) && !throttled,
                         running: rq.curr == Some(t),
                         pinned_or_delayed: se.sched_delayed || task.internal,
-                    })
+                    }
                 })
                 .collect();
             match steal::pick_steal_task(&cands) {

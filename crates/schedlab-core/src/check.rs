@@ -37,6 +37,37 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     cpu_time_adds_up(sim)?;
     overload_bitmaps_match(sim)?;
     idle_cpu_with_work_is_woken(sim)?;
+    bandwidth_within_quota(sim)?;
+    Ok(())
+}
+
+/// Bandwidth: a group's pool never holds more than quota + burst, and the
+/// runtime handed out in one period (net of slack returned) never exceeds
+/// quota + burst; the throttled list and the queues' flags agree.
+pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    for g in &sim.groups {
+        let Some(b) = &g.bw else { continue };
+        if b.runtime > b.cap() || b.handed_out > b.cap() {
+            return Err(format!(
+                "group {}: pool {} ns, handed out {} ns this period, quota+burst {} ns",
+                g.path,
+                b.runtime,
+                b.handed_out,
+                b.cap()
+            ));
+        }
+        for &q in &g.cfs_rq {
+            let listed = b.throttled.contains(&q);
+            if listed != sim.cfs[q.idx()].bw.throttled {
+                return Err(format!(
+                    "group {} CPU {}: throttled {} but on the throttled list: {listed}",
+                    g.path,
+                    sim.cfs[q.idx()].cpu,
+                    sim.cfs[q.idx()].bw.throttled
+                ));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -121,18 +152,17 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
     }
     for task in &sim.tasks {
         let q = seen[task.se.idx()];
+        let want = sim.groups[task.group.idx()].cfs_rq[task.cpu.idx()].idx();
         match task.state {
             TaskState::Runnable => {
-                let want = sim.rqs[task.cpu.idx()].cfs.idx();
                 if q != Some(want) {
                     return Err(format!(
-                        "runnable task {} is not queued on CPU {}",
+                        "runnable task {} is not queued on its group's queue of CPU {}",
                         task.spec.name, task.cpu
                     ));
                 }
             }
             TaskState::Sleeping if sim.ents[task.se.idx()].sched_delayed => {
-                let want = sim.rqs[task.cpu.idx()].cfs.idx();
                 if q != Some(want) {
                     return Err(format!(
                         "delayed task {} is not queued on CPU {}",
@@ -153,6 +183,13 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                         task.spec.name, task.state
                     ));
                 }
+                let parked = sim.cfs[want].bw.limbo.contains(&task.id);
+                if parked != (task.state == TaskState::Throttled) {
+                    return Err(format!(
+                        "task {} is {:?} but on its queue's limbo list: {parked}",
+                        task.spec.name, task.state
+                    ));
+                }
             }
         }
     }
@@ -162,52 +199,94 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
 /// `nr_running`, `nr_queued`, `h_nr_queued`, `h_nr_idle` and `load_weight`
 /// agree with what is queued.
 pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for rq in &sim.rqs {
-        let q = &sim.cfs[rq.cfs.idx()];
+    let legacy = sim.cfg.features.throttle == crate::features::Throttle::Legacy;
+    for (qi, q) in sim.cfs.iter().enumerate() {
         let mut ents: Vec<EntityId> = q.timeline.iter().map(|&(_, id)| id).collect();
         if let Some(c) = q.curr.filter(|c| sim.ents[c.idx()].on_rq) {
             ents.push(c);
         }
         let n = ents.len() as u32;
         let w: u64 = ents.iter().map(|e| sim.ents[e.idx()].weight).sum();
-        let idle = ents.iter().filter(|e| sim.ents[e.idx()].idle).count() as u32;
-        let runnable = ents
-            .iter()
-            .filter(|e| !sim.ents[e.idx()].sched_delayed)
-            .count() as u32;
-        if q.h_nr_runnable != runnable {
-            return Err(format!(
-                "CPU {}: h_nr_runnable {} but {runnable} queued entities are not delayed",
-                rq.cpu, q.h_nr_runnable
-            ));
+        // Hierarchical counts: tasks queued here plus what queued group
+        // entities stand for (above an idle group every task is idle).
+        let (mut hq, mut hr, mut hi) = (0u32, 0u32, 0u32);
+        for e in &ents {
+            let se = &sim.ents[e.idx()];
+            match se.my_q {
+                None => {
+                    hq += 1;
+                    hr += !se.sched_delayed as u32;
+                    hi += se.idle as u32;
+                }
+                Some(c) => {
+                    let cq = &sim.cfs[c.idx()];
+                    hq += cq.h_nr_queued;
+                    hr += cq.h_nr_runnable;
+                    hi += if sim.groups[cq.tg.idx()].idle {
+                        cq.h_nr_queued
+                    } else {
+                        cq.h_nr_idle
+                    };
+                }
+            }
         }
-        let cpu = rq.cpu;
-        if q.nr_queued != n || q.h_nr_queued != n || rq.nr_running != n {
+        let cpu = q.cpu;
+        let path = sim.groups[q.tg.idx()].path.as_str();
+        if q.nr_queued != n || q.h_nr_queued != hq || q.h_nr_runnable != hr || q.h_nr_idle != hi {
             return Err(format!(
-                "CPU {cpu}: {n} entities queued but nr_queued {} h_nr_queued {} nr_running {}",
-                q.nr_queued, q.h_nr_queued, rq.nr_running
+                "CPU {cpu} group {path} (cfs_rq {qi}): {n} entities / {hq} tasks / {hr} runnable / {hi} idle queued, but nr_queued {} h_nr_queued {} h_nr_runnable {} h_nr_idle {}",
+                q.nr_queued, q.h_nr_queued, q.h_nr_runnable, q.h_nr_idle
             ));
         }
         if q.load_weight != w {
             return Err(format!(
-                "CPU {cpu}: load weight {} but queued weights sum to {w}",
+                "CPU {cpu} group {path}: load weight {} but queued weights sum to {w}",
                 q.load_weight
             ));
         }
-        if q.h_nr_idle != idle {
-            return Err(format!(
-                "CPU {cpu}: h_nr_idle {} but {idle} SCHED_IDLE entities queued",
-                q.h_nr_idle
-            ));
-        }
-        if let Some(t) = rq.curr {
-            if q.curr != Some(sim.tasks[t.idx()].se) {
+        if let Some(ge) = q.se {
+            let on = sim.ents[ge.idx()].on_rq;
+            let off_by_throttle = legacy && q.bw.throttled;
+            if on && n == 0 {
                 return Err(format!(
-                    "CPU {cpu}: running task's entity is not the queue's curr"
+                    "CPU {cpu} group {path}: group entity queued with an empty queue"
                 ));
             }
-        } else if q.curr.is_some() {
-            return Err(format!("CPU {cpu}: idle but the queue has a curr"));
+            if !on && n > 0 && !off_by_throttle {
+                return Err(format!(
+                    "CPU {cpu} group {path}: {n} entities queued but the group entity is not"
+                ));
+            }
+        }
+    }
+    for rq in &sim.rqs {
+        let cpu = rq.cpu;
+        let root = &sim.cfs[rq.cfs.idx()];
+        if rq.nr_running != root.h_nr_queued {
+            return Err(format!(
+                "CPU {cpu}: nr_running {} but h_nr_queued {}",
+                rq.nr_running, root.h_nr_queued
+            ));
+        }
+        match rq.curr {
+            Some(t) => {
+                // Every level of the running task's path has it as curr.
+                let mut e = Some(sim.tasks[t.idx()].se);
+                while let Some(x) = e {
+                    let qx = sim.se_cfs_rq(x);
+                    if sim.cfs[qx.idx()].curr != Some(x) {
+                        return Err(format!(
+                            "CPU {cpu}: entity {x} of the running task's path is not its queue's curr"
+                        ));
+                    }
+                    e = sim.se_parent(x);
+                }
+            }
+            None => {
+                if root.curr.is_some() {
+                    return Err(format!("CPU {cpu}: idle but the queue has a curr"));
+                }
+            }
         }
     }
     Ok(())

@@ -135,7 +135,7 @@ impl<S: Sink> Sim<S> {
     // ------------------------------------------------------------ accounting
 
     /// Applies an `update_curr` result to the running task of `cpu`.
-    fn account(&mut self, cpu: CpuId, u: CurrUpdate) {
+    pub(crate) fn account(&mut self, cpu: CpuId, u: CurrUpdate) {
         if u.delta_exec == 0 {
             if u.resched {
                 self.resched_curr(cpu, true, cpu);
@@ -146,40 +146,65 @@ impl<S: Sink> Sim<S> {
             let task = &mut self.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
+            let mut g = Some(task.group);
+            let kernel = self.in_kernel(t);
             let cs = &mut self.cpu_stats[cpu.idx()];
             cs.busy_ns += u.delta_exec;
             cs.rq_cpu_time_ns += u.delta_exec;
+            // cgroup cpu usage is hierarchical.
+            while let Some(gi) = g {
+                let grp = &mut self.groups[gi.idx()];
+                grp.usage_ns += u.delta_exec;
+                if kernel {
+                    grp.system_ns += u.delta_exec;
+                }
+                g = grp.parent;
+            }
         }
         if u.resched {
             self.resched_curr(cpu, true, cpu);
         }
     }
 
-    /// `update_curr` on the CPU's root queue, accounted to the running task.
+    /// `update_curr` at every level of the running task's hierarchy, the
+    /// task's own time accounted to it (and its groups), each level's to
+    /// that level's bandwidth.
     pub(crate) fn update_curr_task(&mut self, cpu: CpuId) {
-        let q = self.rqs[cpu.idx()].cfs.idx();
-        let u = eevdf::update_curr(&mut self.cfs[q], &mut self.ents, self.now, &self.p);
-        self.account(cpu, u);
+        let Some(t) = self.rqs[cpu.idx()].curr else {
+            return;
+        };
+        let mut e = self.tasks[t.idx()].se;
+        let mut total = CurrUpdate::default();
+        let mut first = true;
+        loop {
+            let q = self.se_cfs_rq(e);
+            let u = eevdf::update_curr(&mut self.cfs[q.idx()], &mut self.ents, self.now, &self.p);
+            if first {
+                total.delta_exec = u.delta_exec;
+                first = false;
+            }
+            total.resched |= u.resched;
+            if u.delta_exec > 0 && self.cfs[q.idx()].bw.enabled {
+                self.account_cfs_rq_runtime(q, u.delta_exec);
+            }
+            match self.se_parent(e) {
+                Some(p) => e = p,
+                None => break,
+            }
+        }
+        self.account(cpu, total);
     }
 
-    /// `update_load_avg` for a task entity and its queue.
+    /// `update_load_avg` for a task's entities and their queues (and the
+    /// group entities' weights, `update_cfs_group`).
     fn update_load_avg(&mut self, t: TaskId) {
-        let now = self.now;
-        let task = &self.tasks[t.idx()];
-        let q = self.rqs[task.cpu.idx()].cfs.idx();
-        let se_id = task.se;
-        let cfs = &mut self.cfs[q];
-        let se = &mut self.ents[se_id.idx()];
-        let running = cfs.curr == Some(se_id);
-        let on = se.on_rq as u64;
-        se.avg.update(now, on, on, running, se.weight);
-        cfs.avg.update(
-            now,
-            cfs.load_weight,
-            cfs.h_nr_queued as u64,
-            cfs.curr.is_some(),
-            1,
-        );
+        let path = self.task_path(t);
+        for (i, &e) in path.as_slice().iter().enumerate() {
+            if i > 0 {
+                self.update_cfs_group(e);
+            }
+            self.update_load_avg_se(e);
+        }
     }
 
     /// Charges `cost` of scheduler CPU time to `cpu` at `now`.
@@ -203,9 +228,12 @@ impl<S: Sink> Sim<S> {
             let start = now.max(rq.ovh_until);
             rq.ovh_until = start + cost;
             let until = rq.ovh_until;
-            let se = self.tasks[rq.curr.unwrap().idx()].se;
-            let e = &mut self.ents[se.idx()];
-            e.exec_start = e.exec_start.max(until);
+            let curr = rq.curr.unwrap();
+            let path = self.task_path(curr);
+            for &se in path.as_slice() {
+                let e = &mut self.ents[se.idx()];
+                e.exec_start = e.exec_start.max(until);
+            }
             if rearm {
                 self.arm_burst(cpu);
             }
@@ -454,7 +482,6 @@ impl<S: Sink> Sim<S> {
         rq.need_resched = false;
         rq.need_resched_lazy = false;
         let prev = rq.curr;
-        let q = rq.cfs.idx();
         if prev.is_some() {
             self.update_curr_task(cpu);
         }
@@ -463,7 +490,7 @@ impl<S: Sink> Sim<S> {
         let active = self.take_active_balance(cpu, prev);
         let mut tried_newidle = false;
         let next = loop {
-            let Some(e) = eevdf::pick_eevdf(&self.cfs[q], &self.ents, true) else {
+            let Some((t, throttled)) = self.pick_task_fair(cpu) else {
                 // Nothing queued: newidle balance before going idle, and
                 // pick again if it pulled something.
                 if !tried_newidle {
@@ -474,10 +501,15 @@ impl<S: Sink> Sim<S> {
                 }
                 break None;
             };
-            let t = self.ents[e.idx()].task.expect("flat queues hold tasks");
-            if self.ents[e.idx()].sched_delayed {
+            let se = self.tasks[t.idx()].se;
+            if self.ents[se.idx()].sched_delayed {
                 self.dequeue_task(t, false);
                 continue;
+            }
+            if throttled {
+                // Per-task throttling: the task parks itself on its way
+                // back to user space (task_throttle_setup_work).
+                self.tasks[t.idx()].throttle_work = true;
             }
             break Some(t);
         };
@@ -488,13 +520,12 @@ impl<S: Sink> Sim<S> {
             // yields in a loop lets simulated time advance.
             let cost = self.machine.costs.context_switch_ns / 2;
             self.charge(cpu, cost.max(1), Path::ContextSwitch, true);
+            self.post_task_work(cpu);
             return;
         }
         // Put prev.
         if let Some(p) = prev {
-            let u = eevdf::put_prev_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
-            self.account(cpu, u);
-            self.update_load_avg(p);
+            self.put_prev_path(p, next);
             let task = &mut self.tasks[p.idx()];
             if task.state == TaskState::Runnable {
                 task.wait_since = Some(now);
@@ -507,9 +538,7 @@ impl<S: Sink> Sim<S> {
         if let Some(n) = next {
             self.cfs_tasks_seq += 1;
             self.tasks[n.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
-            let se = self.tasks[n.idx()].se;
-            eevdf::set_next_entity(&mut self.cfs[q], &mut self.ents, se, now, &self.p);
-            self.update_load_avg(n);
+            self.set_next_path(n, prev);
         }
         self.emit(
             cpu,
@@ -559,17 +588,95 @@ impl<S: Sink> Sim<S> {
         let sc = std::mem::take(&mut self.steal_cost);
         self.charge(cpu, sc, Path::Steal, false);
         self.arm_burst(cpu);
+        self.post_task_work(cpu);
+    }
+
+    /// `pick_task_fair`: from `rq->cfs` down through group entities to a
+    /// task. Bandwidth is checked at each level on the way: legacy
+    /// throttling dequeues a level that ran out and restarts the pick;
+    /// per-task and unified throttling report whether any level of the
+    /// chosen hierarchy is throttled.
+    fn pick_task_fair(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
+        let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
+        'again: loop {
+            let mut q = self.rqs[cpu.idx()].cfs;
+            let mut throttled = false;
+            loop {
+                if self.cfs[q.idx()].bw.enabled {
+                    let t = self.check_cfs_rq_runtime(q);
+                    if t && legacy {
+                        continue 'again;
+                    }
+                    throttled |= t;
+                }
+                let e = eevdf::pick_eevdf(&self.cfs[q.idx()], &self.ents, true)?;
+                match self.ents[e.idx()].my_q {
+                    Some(child) => q = child,
+                    None => {
+                        return Some((self.ents[e.idx()].task.expect("task entity"), throttled))
+                    }
+                }
+            }
+        }
+    }
+
+    /// `put_prev_task_fair` for `prev`, up to the level it shares with
+    /// `next` (the rest of the path stays curr).
+    pub(crate) fn put_prev_path(&mut self, prev: TaskId, next: Option<TaskId>) {
+        let now = self.now;
+        let pp = self.task_path(prev);
+        let keep = match next {
+            Some(n) => common_suffix(pp.as_slice(), self.task_path(n).as_slice()),
+            None => 0,
+        };
+        let ents = pp.as_slice();
+        for &e in &ents[..ents.len() - keep] {
+            let q = self.se_cfs_rq(e);
+            let u = eevdf::put_prev_entity(&mut self.cfs[q.idx()], &mut self.ents, now, &self.p);
+            debug_assert_eq!(u.delta_exec, 0, "update_curr_task ran first");
+            let _ = u;
+            if self.cfs[q.idx()].bw.enabled
+                && self.cfg.features.throttle == crate::features::Throttle::Legacy
+            {
+                self.check_cfs_rq_runtime(q);
+            }
+        }
+        self.update_load_avg(prev);
+    }
+
+    /// `set_next_task_fair` for `next`, down from the level it shares with
+    /// `prev`.
+    pub(crate) fn set_next_path(&mut self, next: TaskId, prev: Option<TaskId>) {
+        let now = self.now;
+        let np = self.task_path(next);
+        let keep = match prev {
+            Some(p) => common_suffix(np.as_slice(), self.task_path(p).as_slice()),
+            None => 0,
+        };
+        let ents = np.as_slice();
+        for &e in ents[..ents.len() - keep].iter().rev() {
+            let q = self.se_cfs_rq(e);
+            eevdf::set_next_entity(&mut self.cfs[q.idx()], &mut self.ents, e, now, &self.p);
+        }
+        self.update_load_avg(next);
     }
 
     // ------------------------------------------------------ enqueue/dequeue
 
+    /// `enqueue_task_fair`: queue `t`'s entity on its group's queue of
+    /// `cpu`, then each group entity above that is not queued yet, and add
+    /// the task to every level's counts.
     pub(crate) fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
+        debug_assert_eq!(self.tasks[t.idx()].cpu, cpu);
         let now = self.now;
-        let q = self.rqs[cpu.idx()].cfs.idx();
+        // Every level's running entity is brought up to date first, so the
+        // per-level update_curr calls below find nothing to charge.
+        self.update_curr_task(cpu);
         let se = self.tasks[t.idx()].se;
+        let tq = self.task_cfs_rq(t);
         // Bring the queue's PELT up to date, attach a fresh/migrated entity.
         {
-            let cfs = &mut self.cfs[q];
+            let cfs = &mut self.cfs[tq.idx()];
             cfs.avg.update(
                 now,
                 cfs.load_weight,
@@ -583,20 +690,37 @@ impl<S: Sink> Sim<S> {
                 cfs.avg.attach(&e.avg);
             }
         }
-        let u = eevdf::enqueue_entity(&mut self.cfs[q], &mut self.ents, se, kind, now, &self.p);
-        self.account(cpu, u);
-        let idle = self.ents[se.idx()].idle;
-        let cfs = &mut self.cfs[q];
-        cfs.h_nr_queued += 1;
-        cfs.h_nr_runnable += 1;
-        if idle {
-            cfs.h_nr_idle += 1;
+        let mut e = se;
+        let mut k = kind;
+        loop {
+            if self.ents[e.idx()].on_rq {
+                break;
+            }
+            let q = self.se_cfs_rq(e);
+            let u =
+                eevdf::enqueue_entity(&mut self.cfs[q.idx()], &mut self.ents, e, k, now, &self.p);
+            self.account(cpu, u);
+            if self.cfs[q.idx()].nr_queued == 1 && self.cfs[q.idx()].bw.enabled {
+                self.check_enqueue_throttle(q);
+            }
+            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
+                break;
+            }
+            k = EnqueueKind::Wakeup;
+            match self.se_parent(e) {
+                Some(p) => e = p,
+                None => break,
+            }
         }
+        let idle = self.ents[se.idx()].idle as i32;
+        let reached_root = self.add_h_counts(tq, 1, 1, idle);
         self.cfs_tasks_seq += 1;
         self.tasks[t.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
-        self.rqs[cpu.idx()].nr_running += 1;
-        if self.rqs[cpu.idx()].nr_running >= 2 {
-            self.rd_overloaded = true;
+        if reached_root {
+            self.rqs[cpu.idx()].nr_running += 1;
+            if self.rqs[cpu.idx()].nr_running >= 2 {
+                self.rd_overloaded = true;
+            }
         }
         self.update_load_avg(t);
         self.sync_overload(cpu);
@@ -605,35 +729,77 @@ impl<S: Sink> Sim<S> {
     /// Takes `t` off its CPU's queue (it stays curr until the next
     /// schedule). A `sleep` of an ineligible task is delayed
     /// (DELAY_DEQUEUE): it stays queued but no longer counts as runnable.
+    /// Group entities whose queue becomes empty leave their parents.
     pub(crate) fn dequeue_task(&mut self, t: TaskId, sleep: bool) -> Dequeued {
         let now = self.now;
         let cpu = self.tasks[t.idx()].cpu;
-        let q = self.rqs[cpu.idx()].cfs.idx();
+        self.update_curr_task(cpu);
+        let tq = self.task_cfs_rq(t);
         let se = self.tasks[t.idx()].se;
         self.update_load_avg(t);
         let was_delayed = self.ents[se.idx()].sched_delayed;
-        let (u, d) =
-            eevdf::dequeue_entity(&mut self.cfs[q], &mut self.ents, se, sleep, now, &self.p);
+        let (u, d) = eevdf::dequeue_entity(
+            &mut self.cfs[tq.idx()],
+            &mut self.ents,
+            se,
+            sleep,
+            now,
+            &self.p,
+        );
         self.account(cpu, u);
-        let cfs = &mut self.cfs[q];
-        if !was_delayed {
-            cfs.h_nr_runnable -= 1;
+        if d == Dequeued::Delayed {
+            self.add_h_counts(tq, 0, -1, 0);
+            self.sync_overload(cpu);
+            return d;
         }
-        if d == Dequeued::Gone {
-            cfs.h_nr_queued -= 1;
-            if self.ents[se.idx()].idle {
-                cfs.h_nr_idle -= 1;
+        // Group entities whose queue went empty leave their parent.
+        let mut q = tq;
+        loop {
+            if self.cfs[q.idx()].nr_queued == 0 && self.cfs[q.idx()].bw.enabled {
+                self.return_cfs_rq_runtime(q);
             }
+            if self.cfs[q.idx()].load_weight > 0 || self.cfs[q.idx()].nr_queued > 0 {
+                break;
+            }
+            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
+                break;
+            }
+            let Some(ge) = self.cfs[q.idx()].se else {
+                break;
+            };
+            if !self.ents[ge.idx()].on_rq {
+                break;
+            }
+            let pq = self.ents[ge.idx()].cfs_rq;
+            let (u, _) = eevdf::dequeue_entity(
+                &mut self.cfs[pq.idx()],
+                &mut self.ents,
+                ge,
+                false,
+                now,
+                &self.p,
+            );
+            self.account(cpu, u);
+            q = pq;
+        }
+        let dr = if was_delayed { 0 } else { -1 };
+        let idle = -(self.ents[se.idx()].idle as i32);
+        if self.add_h_counts(tq, -1, dr, idle) {
             self.rqs[cpu.idx()].nr_running -= 1;
         }
-        let cfs = &mut self.cfs[q];
-        cfs.avg.update(
-            now,
-            cfs.load_weight,
-            cfs.h_nr_runnable as u64,
-            cfs.curr.is_some(),
-            1,
-        );
+        // PELT of the levels it left.
+        let path = self.task_path(t);
+        for &e in path.as_slice() {
+            let q = self.se_cfs_rq(e);
+            let cfs = &mut self.cfs[q.idx()];
+            cfs.avg.update(
+                now,
+                cfs.load_weight,
+                cfs.h_nr_runnable as u64,
+                cfs.curr.is_some(),
+                1,
+            );
+        }
         self.sync_overload(cpu);
         d
     }
@@ -647,7 +813,7 @@ impl<S: Sink> Sim<S> {
         self.emit(from_cpu, false, Tp::Migrate(t, orig, dest));
         // PELT: detach from the old queue; attach at the next enqueue.
         let se = self.tasks[t.idx()].se;
-        let oq = self.rqs[orig.idx()].cfs.idx();
+        let oq = self.task_cfs_rq(t).idx();
         let avg = self.ents[se.idx()].avg.clone();
         self.cfs[oq].avg.detach(&avg);
         self.ents[se.idx()].avg.last_update_time = 0;
@@ -678,16 +844,17 @@ impl<S: Sink> Sim<S> {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
             // where it is and check preemption there.
             let cpu = self.tasks[t.idx()].cpu;
-            let q = self.rqs[cpu.idx()].cfs.idx();
+            self.update_curr_task(cpu);
+            let q = self.task_cfs_rq(t);
             let u = eevdf::requeue_delayed_entity(
-                &mut self.cfs[q],
+                &mut self.cfs[q.idx()],
                 &mut self.ents,
                 se,
                 self.now,
                 &self.p,
             );
             self.account(cpu, u);
-            self.cfs[q].h_nr_runnable += 1;
+            self.add_h_counts(q, 0, 1, 0);
             self.sync_overload(cpu);
             let task = &mut self.tasks[t.idx()];
             task.state = TaskState::Runnable;
@@ -765,9 +932,12 @@ impl<S: Sink> Sim<S> {
         if curr == t || rq.need_resched || !self.cfg.features.wakeup_preemption {
             return;
         }
+        if self.tasks[t.idx()].state == TaskState::Throttled {
+            return;
+        }
         self.update_curr_task(cpu);
-        let q = self.rqs[cpu.idx()].cfs.idx();
-        let (se, pse) = (self.tasks[curr.idx()].se, self.tasks[t.idx()].se);
+        let (se, pse) = self.find_matching_se(self.tasks[curr.idx()].se, self.tasks[t.idx()].se);
+        let q = self.se_cfs_rq(se).idx();
         let ctx = WakeupCtx {
             wakee_policy: self.tasks[t.idx()].policy,
             fork,
@@ -795,7 +965,7 @@ impl<S: Sink> Sim<S> {
         self.tasks[t.idx()].cpu = cpu;
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
         // and gets half the spare capacity of its CPU as util.
-        let q = self.rqs[cpu.idx()].cfs.idx();
+        let q = self.task_cfs_rq(t).idx();
         let se = self.tasks[t.idx()].se;
         let (cfs_util, cfs_load) = (self.cfs[q].avg.util_avg, self.cfs[q].avg.load_avg);
         let cap = (1024u64.saturating_sub(cfs_util)) / 2;
@@ -908,4 +1078,13 @@ impl<S: Sink> Sim<S> {
             self.wakeup_preempt(dest, t, from, true, false);
         }
     }
+}
+
+/// How many entities at the top of two bottom-up paths are the same.
+fn common_suffix(a: &[crate::ids::EntityId], b: &[crate::ids::EntityId]) -> usize {
+    a.iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }

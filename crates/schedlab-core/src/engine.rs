@@ -44,8 +44,10 @@ pub struct Sim<S: Sink> {
     pub rqs: Vec<Rq>,
     /// cfs_rq arena.
     pub cfs: Vec<CfsRq>,
-    /// Entity arena.
+    /// Entity arena: task entities (index = task id), then group entities.
     pub ents: Vec<SchedEntity>,
+    /// Task groups; `GroupId(0)` is the root.
+    pub groups: Vec<crate::fair::group::TaskGroup>,
     /// Tasks.
     pub tasks: Vec<Task>,
     /// rt-app timer objects.
@@ -322,6 +324,24 @@ impl<S: Sink> Sim<S> {
         t.barrier_done = true;
         ents.push(e);
         tasks.push(t);
+        // Task groups: queues and group entities after the root queues and
+        // the task entities.
+        let groups =
+            crate::group_sched::build_groups(&workload, n, p.base_slice_ns, &mut cfs, &mut ents)?;
+        let lookup = |path: &str, what: String| {
+            crate::group_sched::group_by_path(&groups, path).ok_or_else(|| {
+                SimError::Workload(format!("{what}: task group '{path}' is not defined"))
+            })
+        };
+        for (i, spec) in workload.tasks.iter().enumerate() {
+            let g = lookup(&spec.group, format!("task '{}'", spec.name))?;
+            tasks[i].group = g;
+            for ph in &spec.program.phases {
+                if let Some(path) = &ph.group {
+                    lookup(path, format!("task '{}', phase '{}'", spec.name, ph.name))?;
+                }
+            }
+        }
         let timers = workload
             .timers
             .iter()
@@ -380,6 +400,7 @@ impl<S: Sink> Sim<S> {
             rqs,
             cfs,
             ents,
+            groups,
             live_tasks: startup_threads,
             startup_threads,
             tasks,
@@ -550,6 +571,10 @@ impl<S: Sink> Sim<S> {
             Event::RemoteWakeup { cpu, task } => self.remote_wakeup(cpu, task),
             Event::TaskStart { task } => self.wake_up_new_task(task, CpuId(0)),
             Event::NohzIdleBalance { cpu } => self.nohz_idle_balance(cpu),
+            Event::BwPeriod { group, gen } => self.bw_period_timer(group, gen),
+            Event::BwSlack { group, gen } => self.bw_slack_timer(group, gen),
+            Event::CfsbCsd { cpu } => self.cfsb_csd(cpu),
+            Event::TaskWork { cpu, task } => self.task_work(cpu, task),
             Event::WasteSample => {
                 if self.queue.is_empty() && self.live_tasks > 0 && self.end.is_none() {
                     // Nothing else can ever happen: every live thread waits
@@ -702,6 +727,8 @@ fn new_task(
         chan_pos: 0,
         chan_budget: 0,
         sync_stage: 0,
+        group: crate::ids::GroupId(0),
+        throttle_work: false,
     };
     (se, task)
 }

@@ -67,6 +67,16 @@ impl<S: Sink> Sim<S> {
             }
         }
         self.run_program(cpu, t);
+        // Back in user space (or still running user code): a throttle
+        // task_work posted meanwhile runs now.
+        self.post_task_work(cpu);
+    }
+
+    /// Is the task inside a syscall (spending a channel operation's CPU
+    /// time)? Everything else the simulated tasks do runs in user space.
+    pub(crate) fn in_kernel(&self, t: TaskId) -> bool {
+        let task = &self.tasks[t.idx()];
+        task.resume == Resume::Continue && task.chan_budget > 0 && task.work_left > 0
     }
 
     /// Accounts the finished op into the iteration and moves the program on.
@@ -310,7 +320,8 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Yield => {
                     self.op_done(t);
-                    let q = self.rqs[cpu.idx()].cfs.idx();
+                    self.update_curr_task(cpu);
+                    let q = self.task_cfs_rq(t).idx();
                     eevdf::yield_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
                     self.tasks[t.idx()].resume = Resume::Continue;
                     // If it is re-picked, schedule() armed its burst end after
@@ -377,8 +388,15 @@ impl<S: Sink> Sim<S> {
         let phase = &task.spec.program.phases[task.pc.phase];
         let (sched, slice_ns) = (phase.sched, phase.slice_ns);
         let cpus = phase.cpus.clone();
+        let group = phase.group.clone();
+        let (cur_policy, cur_nice) = (task.policy, task.nice);
+        if let Some(path) = group {
+            let g =
+                crate::group_sched::group_by_path(&self.groups, &path).expect("checked at set-up");
+            self.move_task_group(cpu, t, g);
+        }
         if let Some((policy, nice)) = sched {
-            if (policy, nice) != (task.policy, task.nice) && policy.is_fair() {
+            if (policy, nice) != (cur_policy, cur_nice) && policy.is_fair() {
                 self.set_fair_policy(cpu, t, policy, nice);
             }
             self.set_fair_slice(cpu, t, slice_ns);
@@ -414,21 +432,16 @@ impl<S: Sink> Sim<S> {
         nice: i32,
     ) {
         let now = self.now;
-        let q = self.rqs[cpu.idx()].cfs.idx();
+        let q = self.task_cfs_rq(t);
         let se = self.tasks[t.idx()].se;
         self.update_curr_task(cpu);
         let w = task_weight(policy, nice);
-        eevdf::reweight_entity(&mut self.cfs[q], &mut self.ents, se, w, now, &self.p);
+        eevdf::reweight_entity(&mut self.cfs[q.idx()], &mut self.ents, se, w, now, &self.p);
         let was_idle = self.ents[se.idx()].idle;
         let idle = policy == crate::program::Policy::Idle;
         self.ents[se.idx()].idle = idle;
         if self.ents[se.idx()].on_rq && was_idle != idle {
-            let cfs = &mut self.cfs[q];
-            if idle {
-                cfs.h_nr_idle += 1;
-            } else {
-                cfs.h_nr_idle -= 1;
-            }
+            self.add_h_counts(q, 0, 0, if idle { 1 } else { -1 });
         }
         let task = &mut self.tasks[t.idx()];
         task.policy = policy;
@@ -450,7 +463,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         // Phase attributes are applied by the running task itself.
-        let q = self.rqs[cpu.idx()].cfs.idx();
+        let q = self.task_cfs_rq(t).idx();
         self.update_curr_task(cpu);
         eevdf::set_curr_slice(&self.cfs[q], &mut self.ents, se, slice, custom, &self.p);
     }
@@ -554,6 +567,17 @@ impl<S: Sink> Sim<S> {
     /// The running task spends `n × per_op` of CPU time in syscalls (n
     /// channel operations paid for), then carries on with its current op.
     fn pay(&mut self, cpu: CpuId, t: TaskId, n: u64, per_op: Nanos) {
+        // Entering the kernel from user space: a pending throttle task_work
+        // ran on the way out of the previous syscall.
+        if self.tasks[t.idx()].throttle_work {
+            let task = &mut self.tasks[t.idx()];
+            task.resume = Resume::Continue;
+            task.work_left = 0;
+            task.chan_budget = 0;
+            if self.throttle_task_work(cpu, t) {
+                return;
+            }
+        }
         let task = &mut self.tasks[t.idx()];
         task.work_left = n * per_op;
         task.chan_budget = n;

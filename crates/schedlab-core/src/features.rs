@@ -94,6 +94,40 @@ impl FeatureEnum for LbSerialize {
     }
 }
 
+/// `THROTTLE`: how CFS bandwidth control stops a group that ran out of
+/// runtime (kernel-model.md §12.3-§12.5).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Throttle {
+    /// Up to 6.17: the next pick dequeues the whole throttled hierarchy
+    /// (its group entity leaves the parent queue).
+    Legacy,
+    /// 6.18+: the hierarchy stays queued; each picked task dequeues itself
+    /// onto a limbo list when it returns to user space.
+    PerTask,
+    /// 2026 proposal: runtime accounting (`update_curr`) throttles at once,
+    /// without a reschedule; tasks still leave at return to user.
+    Unified,
+}
+
+impl FeatureEnum for Throttle {
+    const VALUES: &'static [&'static str] = &["legacy", "per-task", "unified"];
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "legacy" => Throttle::Legacy,
+            "per-task" => Throttle::PerTask,
+            "unified" => Throttle::Unified,
+            _ => return None,
+        })
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Throttle::Legacy => "legacy",
+            Throttle::PerTask => "per-task",
+            Throttle::Unified => "unified",
+        }
+    }
+}
+
 /// The value of one switch, for listings and summary.json.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FeatureValue {
@@ -209,6 +243,8 @@ sched_features! {
     enums {
         /// When balancing an SD_SERIALIZE (NUMA) domain takes the global sched_balance_running flag: eager (<=6.18), when-due (posted patch), balancer-only (6.19).
         LB_SERIALIZE: lb_serialize: LbSerialize = LbSerialize::BalancerOnly, "balancer-only";
+        /// How CFS bandwidth control throttles a group out of runtime: legacy (whole hierarchy at pick, <=6.17), per-task (at return to user, 6.18+), unified (decided in runtime accounting, 2026 proposal).
+        THROTTLE: throttle: Throttle = Throttle::PerTask, "per-task";
     }
 }
 

@@ -20,6 +20,7 @@
 
 pub mod atomics;
 pub mod balance;
+pub mod bandwidth;
 pub mod check;
 pub mod config;
 pub mod core;
@@ -28,6 +29,7 @@ pub mod event;
 mod exec;
 pub mod fair;
 pub mod features;
+pub mod group_sched;
 pub mod ids;
 pub mod machine;
 pub mod observe;

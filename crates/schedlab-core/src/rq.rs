@@ -7,7 +7,7 @@
 //! group entity whose child queue is `my_q`.
 
 use crate::fair::pelt::SchedAvg;
-use crate::ids::{CfsRqId, CpuId, EntityId, TaskId};
+use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
 use crate::time::Nanos;
 use std::collections::BTreeSet;
 
@@ -43,8 +43,11 @@ pub struct SchedEntity {
     pub cfs_rq: CfsRqId,
     /// Group entities: the queue they own.
     pub my_q: Option<CfsRqId>,
-    /// Parent group entity (None at depth 0).
+    /// Parent group entity (None at depth 0). Kept for group entities; a
+    /// task's follows its group and CPU (`Sim::se_parent`).
     pub parent: Option<EntityId>,
+    /// Depth in the hierarchy (0 = queued on `rq->cfs`).
+    pub depth: u32,
     /// Task entities: the task.
     pub task: Option<TaskId>,
     /// SCHED_IDLE task or idle group (`se_is_idle`).
@@ -80,6 +83,36 @@ pub struct CfsRq {
     pub sum_weight: u64,
     /// PELT of the queue.
     pub avg: SchedAvg,
+    /// Task group owning the queue (the root group for `rq->cfs`).
+    pub tg: GroupId,
+    /// The group entity whose queue this is (None for `rq->cfs`).
+    pub se: Option<EntityId>,
+    /// `tg_load_avg_contrib`: the load last published into `tg.load_avg`.
+    pub tg_load_avg_contrib: u64,
+    /// When it was last published.
+    pub last_tg_update: Nanos,
+    /// Bandwidth state of the queue.
+    pub bw: CfsRqBandwidth,
+}
+
+/// A cfs_rq's part of bandwidth control.
+#[derive(Clone, Debug, Default)]
+pub struct CfsRqBandwidth {
+    /// The group has a quota (`runtime_enabled`).
+    pub enabled: bool,
+    /// `runtime_remaining` (may go negative: runtime used past the slice).
+    pub remaining: i64,
+    /// This queue is throttled (`throttled`).
+    pub throttled: bool,
+    /// Throttled ancestors, self included (`throttle_count`).
+    pub throttle_count: u32,
+    /// `throttled_clock`: when the throttled time of the pool started
+    /// counting for this queue.
+    pub throttled_clock: Option<Nanos>,
+    /// Tasks parked by per-task throttling (`throttled_limbo_list`).
+    pub limbo: Vec<TaskId>,
+    /// Queued for an asynchronous unthrottle on its CPU (CSD list).
+    pub csd_pending: bool,
 }
 
 /// A CPU's runqueue.
@@ -135,4 +168,7 @@ pub struct Rq {
     pub newidle_stamp: Option<Nanos>,
     /// Armed task hrtimers on this CPU, for the idle governor.
     pub timers: BTreeSet<(Nanos, TaskId)>,
+    /// Throttled queues of this CPU waiting for an asynchronous unthrottle
+    /// (`cfsb_csd_list`).
+    pub cfsb_csd: Vec<CfsRqId>,
 }

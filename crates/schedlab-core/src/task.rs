@@ -18,6 +18,9 @@ pub enum TaskState {
     Waking,
     /// Blocked on a timer.
     Sleeping,
+    /// Runnable but parked on its cfs_rq's limbo list by per-task bandwidth
+    /// throttling (`p->throttled`); back on the queue at unthrottle.
+    Throttled,
     /// Finished.
     Dead,
 }
@@ -144,6 +147,11 @@ pub struct Task {
     /// when enqueued and when picked; load balancing walks from the tail
     /// (smallest stamp first).
     pub cfs_tasks_stamp: u64,
+    /// Task group.
+    pub group: crate::ids::GroupId,
+    /// A throttle task_work is pending: the task parks itself when it next
+    /// returns to user space (per-task and unified throttling).
+    pub throttle_work: bool,
 }
 
 /// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee` of a task.

@@ -54,14 +54,11 @@ impl<S: Sink> Sim<S> {
             if rq.nr_running <= rq.curr.is_some() as u32 {
                 continue;
             }
-            let q = &self.cfs[rq.cfs.idx()];
-            for &(_, e) in &q.timeline {
-                let se = &self.ents[e.idx()];
-                if se.sched_delayed {
+            for t in self.queued_tasks(rq.cpu) {
+                let task = &self.tasks[t.idx()];
+                if self.ents[task.se.idx()].sched_delayed {
                     continue;
                 }
-                let Some(t) = se.task else { continue };
-                let task = &self.tasks[t.idx()];
                 if task.cpus_allowed.weight() == n {
                     waiting_any.set(rq.cpu);
                 } else {

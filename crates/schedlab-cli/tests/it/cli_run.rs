@@ -336,15 +336,14 @@ fn summary_features_name_the_mechanisms() {
     assert_eq!(f["LB_SERIALIZE"], "balancer-only", "{f}");
 }
 
-/// THROTTLE (CFS bandwidth control, issue 6) is the one still missing.
+/// THROTTLE (CFS bandwidth control) is named with its default.
 #[test]
-#[ignore = "not implemented yet: THROTTLE=legacy|per-task|unified comes with task groups and bandwidth control (issue 6)"]
 fn summary_features_name_throttle() {
     let (_tmp, out, _) = run_example(&[]);
     let s = read_summary(&out);
     assert!(
-        s["features"].get("THROTTLE").is_some(),
-        "features.THROTTLE missing"
+        s["features"].get("THROTTLE").and_then(|v| v.as_str()) == Some("per-task"),
+        "features.THROTTLE missing or not per-task"
     );
 }
 

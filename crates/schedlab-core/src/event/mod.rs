@@ -6,7 +6,7 @@
 
 pub mod queue;
 
-use crate::ids::{CpuId, TaskId};
+use crate::ids::{CpuId, GroupId, TaskId};
 
 /// Something that happens at a point in simulated time.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -56,6 +56,33 @@ pub enum Event {
     NohzIdleBalance {
         /// The idle load balancer.
         cpu: CpuId,
+    },
+    /// A group's bandwidth period timer (`sched_cfs_period_timer`).
+    BwPeriod {
+        /// The group.
+        group: GroupId,
+        /// `CfsBandwidth::period_gen` when armed.
+        gen: u32,
+    },
+    /// A group's bandwidth slack timer (`sched_cfs_slack_timer`).
+    BwSlack {
+        /// The group.
+        group: GroupId,
+        /// `CfsBandwidth::slack_gen` when armed.
+        gen: u32,
+    },
+    /// The asynchronous-unthrottle IPI (`cfsb_csd`) runs on `cpu`.
+    CfsbCsd {
+        /// Target CPU.
+        cpu: CpuId,
+    },
+    /// The running task of `cpu` returns to user space and runs its
+    /// pending task_work (per-task and unified throttling).
+    TaskWork {
+        /// CPU.
+        cpu: CpuId,
+        /// The task that had the work when it was posted.
+        task: TaskId,
     },
     /// Sample the wasted-CPU metric (every `waste::WASTE_SAMPLE_NS`).
     WasteSample,

@@ -1,0 +1,405 @@
+//! Group scheduling on the simulator: building the task-group hierarchy
+//! from the workload, walking a task's entities from its own queue up to
+//! `rq->cfs`, hierarchical task counts, group entity weights
+//! (`update_cfs_group`), group load publishing and `task_h_load`, and
+//! moving a task between groups (`sched_move_task`).
+//!
+//! Kernel reference: fair.c `for_each_sched_entity`, `find_matching_se`,
+//! `update_cfs_group`, `update_tg_load_avg`, `task_h_load`,
+//! core.c `sched_move_task` (kernel-model.md §13). The arithmetic is in
+//! `fair::group`; bandwidth control in `bandwidth.rs`.
+//!
+//! Deviations:
+//! * Group entities are never delayed (DELAY_DEQUEUE acts on task entities
+//!   only): a group entity leaves its parent as soon as its queue is empty.
+//! * A group entity's slice stays the base slice (no `cfs_rq_min_slice`
+//!   propagation of custom slices up the hierarchy).
+//! * The root-level task load the balancer moves is the task's own
+//!   `load_avg` (as without CONFIG_FAIR_GROUP_SCHED); tasks in groups use
+//!   `task_h_load`.
+
+use crate::engine::{Sim, SimError};
+use crate::fair::bandwidth::CfsBandwidth;
+use crate::fair::eevdf::{self, EnqueueKind};
+use crate::fair::group::{calc_group_shares, tg_load_delta, TaskGroup};
+use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
+use crate::observe::Sink;
+use crate::program::Workload;
+use crate::rq::{CfsRq, SchedEntity};
+use crate::task::TaskState;
+
+/// Deepest hierarchy accepted (levels below the root).
+pub const MAX_GROUP_DEPTH: usize = 15;
+
+/// A task's entities from its own up to depth 0 (at most
+/// `MAX_GROUP_DEPTH + 1`), without allocating.
+#[derive(Copy, Clone, Debug)]
+pub struct SePath {
+    ents: [EntityId; MAX_GROUP_DEPTH + 1],
+    len: usize,
+}
+
+impl SePath {
+    /// Bottom-up: the task's entity first.
+    pub fn as_slice(&self) -> &[EntityId] {
+        &self.ents[..self.len]
+    }
+}
+
+/// Builds the groups of a workload: the root group over the CPUs' root
+/// queues, then, per listed group and CPU, a queue and a group entity.
+/// Returns the groups; queues and entities are appended to the arenas.
+pub(crate) fn build_groups(
+    workload: &Workload,
+    n: usize,
+    base_slice: crate::time::Nanos,
+    cfs: &mut Vec<CfsRq>,
+    ents: &mut Vec<SchedEntity>,
+) -> Result<Vec<TaskGroup>, SimError> {
+    let mut groups = vec![TaskGroup {
+        path: "/".into(),
+        parent: None,
+        depth: 0,
+        shares: 1024,
+        idle: false,
+        cfs_rq: (0..n).map(|c| CfsRqId(c as u32)).collect(),
+        se: Vec::new(),
+        load_avg: 0,
+        bw: None,
+        usage_ns: 0,
+        system_ns: 0,
+        children: Vec::new(),
+    }];
+    for spec in &workload.groups {
+        if groups.iter().any(|g| g.path == spec.path) {
+            return Err(SimError::Workload(format!(
+                "task group '{}' is listed twice",
+                spec.path
+            )));
+        }
+        let parent_path = spec.parent_path();
+        let Some(parent) = groups.iter().position(|g| g.path == parent_path) else {
+            return Err(SimError::Workload(format!(
+                "task group '{}': its parent '{parent_path}' is not listed before it",
+                spec.path
+            )));
+        };
+        let depth = groups[parent].depth + 1;
+        if depth as usize > MAX_GROUP_DEPTH {
+            return Err(SimError::Workload(format!(
+                "task group '{}': more than {MAX_GROUP_DEPTH} levels deep",
+                spec.path
+            )));
+        }
+        let id = GroupId(groups.len() as u32);
+        let mut g = TaskGroup {
+            path: spec.path.clone(),
+            parent: Some(GroupId(parent as u32)),
+            depth,
+            shares: spec.shares,
+            idle: spec.idle,
+            cfs_rq: Vec::with_capacity(n),
+            se: Vec::with_capacity(n),
+            load_avg: 0,
+            bw: spec
+                .quota_ns
+                .map(|q| CfsBandwidth::new(q, spec.period_ns, spec.burst_ns)),
+            usage_ns: 0,
+            system_ns: 0,
+            children: Vec::new(),
+        };
+        let w = g.effective_shares();
+        for c in 0..n {
+            let q = CfsRqId(cfs.len() as u32);
+            let e = EntityId(ents.len() as u32);
+            let parent_q = groups[parent].cfs_rq[c];
+            let parent_se = groups[parent].se.get(c).copied();
+            cfs.push(CfsRq {
+                cpu: CpuId(c as u32),
+                tg: id,
+                se: Some(e),
+                bw: crate::rq::CfsRqBandwidth {
+                    enabled: g.bw.is_some(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+            ents.push(SchedEntity {
+                weight: w,
+                slice: base_slice,
+                cfs_rq: parent_q,
+                my_q: Some(q),
+                parent: parent_se,
+                depth: depth - 1,
+                idle: g.idle,
+                ..Default::default()
+            });
+            g.cfs_rq.push(q);
+            g.se.push(e);
+        }
+        groups[parent].children.push(id);
+        groups.push(g);
+    }
+    Ok(groups)
+}
+
+/// The group a path names.
+pub(crate) fn group_by_path(groups: &[TaskGroup], path: &str) -> Option<GroupId> {
+    groups
+        .iter()
+        .position(|g| g.path == path)
+        .map(|i| GroupId(i as u32))
+}
+
+impl<S: Sink> Sim<S> {
+    /// The queue task `t`'s entity sits on: its group's queue on its CPU.
+    #[inline]
+    pub(crate) fn task_cfs_rq(&self, t: TaskId) -> CfsRqId {
+        let task = &self.tasks[t.idx()];
+        self.groups[task.group.idx()].cfs_rq[task.cpu.idx()]
+    }
+
+    /// `cfs_rq_of(se)`.
+    #[inline]
+    pub(crate) fn se_cfs_rq(&self, e: EntityId) -> CfsRqId {
+        match self.ents[e.idx()].task {
+            Some(t) => self.task_cfs_rq(t),
+            None => self.ents[e.idx()].cfs_rq,
+        }
+    }
+
+    /// `parent_entity(se)`.
+    #[inline]
+    pub(crate) fn se_parent(&self, e: EntityId) -> Option<EntityId> {
+        match self.ents[e.idx()].task {
+            Some(t) => {
+                let task = &self.tasks[t.idx()];
+                self.groups[task.group.idx()]
+                    .se
+                    .get(task.cpu.idx())
+                    .copied()
+            }
+            None => self.ents[e.idx()].parent,
+        }
+    }
+
+    /// `t`'s entities, its own first, up to depth 0.
+    pub(crate) fn task_path(&self, t: TaskId) -> SePath {
+        let mut p = SePath {
+            ents: [EntityId(0); MAX_GROUP_DEPTH + 1],
+            len: 0,
+        };
+        let mut e = Some(self.tasks[t.idx()].se);
+        while let Some(x) = e {
+            p.ents[p.len] = x;
+            p.len += 1;
+            e = self.se_parent(x);
+        }
+        p
+    }
+
+    /// Entity depth (`se->depth`).
+    #[inline]
+    pub(crate) fn se_depth(&self, e: EntityId) -> u32 {
+        match self.ents[e.idx()].task {
+            Some(t) => self.groups[self.tasks[t.idx()].group.idx()].depth,
+            None => self.ents[e.idx()].depth,
+        }
+    }
+
+    /// `find_matching_se`: walks `se` and `pse` up to the first level where
+    /// they share a queue.
+    pub(crate) fn find_matching_se(
+        &self,
+        mut se: EntityId,
+        mut pse: EntityId,
+    ) -> (EntityId, EntityId) {
+        let (mut d, mut pd) = (self.se_depth(se), self.se_depth(pse));
+        while d > pd {
+            se = self.se_parent(se).expect("depth > 0 has a parent");
+            d -= 1;
+        }
+        while pd > d {
+            pse = self.se_parent(pse).expect("depth > 0 has a parent");
+            pd -= 1;
+        }
+        while self.se_cfs_rq(se) != self.se_cfs_rq(pse) {
+            se = self
+                .se_parent(se)
+                .expect("same depth, different queues: not at root");
+            pse = self
+                .se_parent(pse)
+                .expect("same depth, different queues: not at root");
+        }
+        (se, pse)
+    }
+
+    /// Adds to the hierarchical task counts from queue `q` upward. Above an
+    /// idle group every task counts as idle. Under legacy throttling the
+    /// walk stops at a throttled queue (its group entity is off its parent).
+    /// Returns true when the walk reached the root (the caller changes
+    /// `rq->nr_running`).
+    pub(crate) fn add_h_counts(&mut self, mut q: CfsRqId, dq: i32, dr: i32, mut di: i32) -> bool {
+        let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
+        loop {
+            let c = &mut self.cfs[q.idx()];
+            c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(dq);
+            c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(dr);
+            c.h_nr_idle = c.h_nr_idle.wrapping_add_signed(di);
+            if self.groups[c.tg.idx()].idle {
+                di = dq;
+            }
+            if legacy && c.bw.throttled {
+                return false;
+            }
+            match c.se {
+                None => return true,
+                Some(ge) => q = self.ents[ge.idx()].cfs_rq,
+            }
+        }
+    }
+
+    /// PELT of entity `e` and of the queue it sits on, up to `now`.
+    pub(crate) fn update_load_avg_se(&mut self, e: EntityId) {
+        let now = self.now;
+        let q = self.se_cfs_rq(e);
+        let (running, runnable) = {
+            let cfs = &self.cfs[q.idx()];
+            let se = &self.ents[e.idx()];
+            let runnable = match se.my_q {
+                Some(mq) => self.cfs[mq.idx()].h_nr_runnable as u64,
+                None => se.on_rq as u64,
+            };
+            (cfs.curr == Some(e), runnable)
+        };
+        let se = &mut self.ents[e.idx()];
+        let on = se.on_rq as u64;
+        se.avg.update(now, on, runnable.min(1), running, se.weight);
+        let cfs = &mut self.cfs[q.idx()];
+        cfs.avg.update(
+            now,
+            cfs.load_weight,
+            cfs.h_nr_queued as u64,
+            cfs.curr.is_some(),
+            1,
+        );
+        self.update_tg_load_avg(q);
+    }
+
+    /// `update_tg_load_avg`: publish a group queue's load into its group.
+    fn update_tg_load_avg(&mut self, q: CfsRqId) {
+        let c = &self.cfs[q.idx()];
+        if c.se.is_none() {
+            return;
+        }
+        if let Some(d) = tg_load_delta(
+            c.avg.load_avg,
+            c.tg_load_avg_contrib,
+            self.now,
+            c.last_tg_update,
+        ) {
+            let tg = c.tg;
+            let c = &mut self.cfs[q.idx()];
+            c.tg_load_avg_contrib = c.avg.load_avg;
+            c.last_tg_update = self.now;
+            let g = &mut self.groups[tg.idx()];
+            g.load_avg = g.load_avg.saturating_add_signed(d);
+        }
+    }
+
+    /// `update_cfs_group`: recompute group entity `ge`'s weight from its
+    /// queue's load and reweight it on its parent queue.
+    pub(crate) fn update_cfs_group(&mut self, ge: EntityId) {
+        let Some(gq) = self.ents[ge.idx()].my_q else {
+            return;
+        };
+        let c = &self.cfs[gq.idx()];
+        let g = &self.groups[c.tg.idx()];
+        let shares = calc_group_shares(
+            g.effective_shares(),
+            c.load_weight,
+            c.avg.load_avg,
+            g.load_avg,
+            c.tg_load_avg_contrib,
+        );
+        if shares == self.ents[ge.idx()].weight {
+            return;
+        }
+        let pq = self.ents[ge.idx()].cfs_rq;
+        eevdf::reweight_entity(
+            &mut self.cfs[pq.idx()],
+            &mut self.ents,
+            ge,
+            shares,
+            self.now,
+            &self.p,
+        );
+    }
+
+    /// `task_h_load`: the share of its CPU's root load a task stands for.
+    pub(crate) fn task_h_load(&self, t: TaskId) -> u64 {
+        let se = self.tasks[t.idx()].se;
+        let load = self.ents[se.idx()].avg.load_avg;
+        let mut q = self.task_cfs_rq(t);
+        if self.cfs[q.idx()].se.is_none() {
+            return load;
+        }
+        // h_load(q) = h_load(parent) × ge.load_avg / (parent.load_avg + 1),
+        // h_load(root) = root.load_avg; computed top-down along the path.
+        let mut chain = Vec::with_capacity(4);
+        while let Some(ge) = self.cfs[q.idx()].se {
+            chain.push((q, ge));
+            q = self.ents[ge.idx()].cfs_rq;
+        }
+        let mut h = self.cfs[q.idx()].avg.load_avg as u128;
+        let mut parent_load = self.cfs[q.idx()].avg.load_avg as u128;
+        for &(cq, ge) in chain.iter().rev() {
+            h = h * self.ents[ge.idx()].avg.load_avg as u128 / (parent_load + 1);
+            parent_load = self.cfs[cq.idx()].avg.load_avg as u128;
+        }
+        (load as u128 * h / (parent_load + 1)) as u64
+    }
+
+    /// Queued tasks of `cpu` that are not running (the kernel's
+    /// `cfs_tasks` minus curr), found by walking the queues.
+    pub(crate) fn queued_tasks(&self, cpu: CpuId) -> Vec<TaskId> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.rqs[cpu.idx()].cfs];
+        while let Some(q) = stack.pop() {
+            let c = &self.cfs[q.idx()];
+            for &(_, e) in &c.timeline {
+                let se = &self.ents[e.idx()];
+                match (se.task, se.my_q) {
+                    (Some(t), _) => out.push(t),
+                    (None, Some(mq)) => stack.push(mq),
+                    (None, None) => {}
+                }
+            }
+            if let Some(e) = c.curr {
+                if let Some(mq) = self.ents[e.idx()].my_q {
+                    stack.push(mq);
+                }
+            }
+        }
+        out
+    }
+
+    /// `sched_move_task`: the running task `t` of `cpu` moves to group `g`
+    /// (rt-app's phase-level `taskgroup`). It is taken off its hierarchy,
+    /// re-queued in the new one and stays curr; a reschedule lets the pick
+    /// decide between it and the rest.
+    pub(crate) fn move_task_group(&mut self, cpu: CpuId, t: TaskId, g: GroupId) {
+        if self.tasks[t.idx()].group == g {
+            return;
+        }
+        debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
+        self.update_curr_task(cpu);
+        self.put_prev_path(t, None);
+        self.dequeue_task(t, false);
+        self.tasks[t.idx()].group = g;
+        self.enqueue_task(t, cpu, EnqueueKind::Migrate);
+        self.set_next_path(t, None);
+        debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Runnable);
+        self.resched_curr(cpu, true, cpu);
+    }
+}
