@@ -17,7 +17,8 @@ use schedlab_output::pftrace::PftraceWriter;
 use schedlab_output::rtapp_log::{log_file_name, write_log};
 use schedlab_output::schedstat::{write_schedstat, CpuSchedstat, DomainSchedstat, LbIdleCounters};
 use schedlab_output::summary::{
-    CpuSummary, MachineSummary, PathsNs, ProfileSummary, Summary, TaskSummary,
+    CpuSummary, GroupCpuStat, GroupSummary, MachineSummary, PathsNs, ProfileSummary, Summary,
+    TaskSummary,
 };
 use schedlab_output::table;
 use schedlab_output::trace_dat::TraceDatWriter;
@@ -81,7 +82,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         duration_ns: res.end_ns - sim.t_start,
         tasks,
         cpus,
-        groups: Vec::new(),
+        groups: group_summaries(sim),
         profile: ProfileSummary {
             task_ns,
             idle_ns,
@@ -187,6 +188,47 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         serde_json::json!({"attempts": f.attempts, "acquired": f.acquired, "cpu_ns": f.cost_ns}),
     );
     s
+}
+
+/// `groups`: every task group but the root, with its cpu.stat figures
+/// and settings.
+fn group_summaries<S: Sink>(sim: &Sim<S>) -> Vec<GroupSummary> {
+    sim.groups
+        .iter()
+        .skip(1)
+        .map(|g| {
+            let b = g.bw.as_ref().map(|b| b.stats).unwrap_or_default();
+            let mut gs = GroupSummary {
+                path: g.path.clone(),
+                cpu_stat: GroupCpuStat {
+                    usage_usec: g.usage_ns / 1000,
+                    user_usec: (g.usage_ns - g.system_ns) / 1000,
+                    system_usec: g.system_ns / 1000,
+                    nr_periods: b.nr_periods,
+                    nr_throttled: b.nr_throttled,
+                    throttled_usec: b.throttled_ns / 1000,
+                    nr_bursts: b.nr_bursts,
+                    burst_usec: b.burst_ns / 1000,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let max = match &g.bw {
+                Some(b) => format!("{} {}", b.quota / 1000, b.period / 1000),
+                None => format!(
+                    "max {}",
+                    schedlab_core::program::DEFAULT_BW_PERIOD_NS / 1000
+                ),
+            };
+            gs.extra.insert("cpu.max".into(), Value::String(max));
+            let burst = g.bw.as_ref().map_or(0, |b| b.burst / 1000);
+            gs.extra.insert("cpu.max.burst".into(), Value::from(burst));
+            gs.extra.insert("shares".into(), Value::from(g.shares));
+            gs.extra
+                .insert("cpu.idle".into(), Value::from(g.idle as u8));
+            gs
+        })
+        .collect()
 }
 
 /// /proc/schedstat (version 17) of a finished run.
@@ -488,6 +530,14 @@ fn finish<S: Finish>(
         let mut text = Vec::new();
         write_schedstat(&mut text, jiffies, nr, &schedstat(&sim))?;
         stage.write("schedstat", &text)?;
+        // cgroupfs layout: cgroup/<path>/cpu.stat.
+        for g in &s.groups {
+            let name = format!("cgroup{}/cpu.stat", g.path);
+            stage.write(
+                &name,
+                schedlab_output::cgroup::write_cpu_stat(&g.cpu_stat).as_bytes(),
+            )?;
+        }
         let base = if w.log_basename.is_empty() {
             "rt-app"
         } else {

@@ -327,7 +327,7 @@ impl<S: Sink> Sim<S> {
         // Task groups: queues and group entities after the root queues and
         // the task entities.
         let groups =
-            crate::group_sched::build_groups(&workload, n, p.base_slice_ns, &mut cfs, &mut ents)?;
+            crate::group_sched::build_groups(workload, n, p.base_slice_ns, &mut cfs, &mut ents)?;
         let lookup = |path: &str, what: String| {
             crate::group_sched::group_by_path(&groups, path).ok_or_else(|| {
                 SimError::Workload(format!("{what}: task group '{path}' is not defined"))

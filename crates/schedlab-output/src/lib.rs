@@ -9,6 +9,7 @@
 //!         ──Sink──► pftrace::PftraceWriter ───────────► trace.pftrace
 //!  run result ────► summary::Summary ─────────────────► summary.json
 //!             ────► schedstat ────────────────────────► schedstat
+//!             ────► cgroup ───────────────────────────► cgroup/<path>/cpu.stat
 //!  run dirs   ────► report_html ──────────────────────► report.html, *.svg
 //!  N runs × 2 ────► compare ──────────────────────────► mmtests table
 //!             ────► rtapp_log ────────────────────────► <log_basename>-<thread>.log
@@ -26,6 +27,7 @@
 //! | [`trace_dat`] | trace-cmd's trace.dat (v6, flyrecord) | formats.md 4.4, trace-cmd.dat docs |
 //! | [`pftrace`] | Perfetto protobuf ftrace bundles | Perfetto's trace proto |
 //! | [`schedstat`] | `/proc/schedstat` v17 writer, v15–17 reader | formats.md 5 |
+//! | [`cgroup`] | cgroup v2 `cpu.stat` writer and reader | formats.md 6 |
 //! | [`compare`] | mmtests-style comparison statistics and table | formats.md 7 |
 //! | [`report_html`] | self-contained HTML report and SVG plots | — |
 //!
@@ -34,6 +36,7 @@
 //! fixtures.
 #![warn(missing_docs)]
 
+pub mod cgroup;
 pub mod compare;
 pub mod ftrace_text;
 pub mod outdir;

@@ -229,18 +229,30 @@ pub struct GroupSummary {
     pub extra: Extra,
 }
 
-/// `cpu_stat` of a group (cgroup v2 field names).
+/// `cpu_stat` of a group (cgroup v2 field names, in cpu.stat's order).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GroupCpuStat {
     /// `usage_usec`.
     pub usage_usec: u64,
+    /// `user_usec`.
+    #[serde(default)]
+    pub user_usec: u64,
+    /// `system_usec`.
+    #[serde(default)]
+    pub system_usec: u64,
     /// `nr_periods`.
     pub nr_periods: u64,
     /// `nr_throttled`.
     pub nr_throttled: u64,
     /// `throttled_usec`.
     pub throttled_usec: u64,
-    /// Fields added later (`nr_bursts`, `burst_usec`...).
+    /// `nr_bursts`.
+    #[serde(default)]
+    pub nr_bursts: u64,
+    /// `burst_usec`.
+    #[serde(default)]
+    pub burst_usec: u64,
+    /// Fields added later.
     #[serde(flatten)]
     pub extra: Extra,
 }

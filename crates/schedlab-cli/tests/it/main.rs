@@ -22,6 +22,7 @@ mod determinism;
 mod fixtures;
 mod fork;
 mod golden;
+mod groups;
 mod hackbench;
 mod phase_slice;
 mod proptest_check;

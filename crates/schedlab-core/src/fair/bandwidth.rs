@@ -137,12 +137,13 @@ impl CfsBandwidth {
     /// than a slice, something is throttled, the timer is not armed and the
     /// period refresh is not within slack period + min expiration.)
     pub fn wants_slack_timer(&self, now: Nanos) -> bool {
+        let refresh_near = self.period_active
+            && self.next_refresh.saturating_sub(now)
+                < SLACK_PERIOD_NS + MIN_BANDWIDTH_EXPIRATION_NS;
         !self.slack_armed
             && self.runtime > BANDWIDTH_SLICE_NS
             && !self.throttled.is_empty()
-            && !(self.period_active
-                && self.next_refresh.saturating_sub(now)
-                    < SLACK_PERIOD_NS + MIN_BANDWIDTH_EXPIRATION_NS)
+            && !refresh_near
     }
 
     /// `do_sched_cfs_slack_timer`'s gate: distribute only far enough from

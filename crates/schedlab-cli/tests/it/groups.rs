@@ -1,0 +1,254 @@
+//! Task groups and CFS bandwidth control at the library level: group
+//! weights share a CPU, `cpu.max` caps a group in each THROTTLE mode, and
+//! the cpu.stat counters follow (issue 6's "must show" list).
+
+use crate::common::{run_op, task};
+use schedlab_core::features::Throttle;
+use schedlab_core::machine::preset;
+use schedlab_core::observe::NullSink;
+use schedlab_core::program::{GroupSpec, Policy, TaskSpec, Workload};
+use schedlab_core::time::{NSEC_PER_MSEC, NSEC_PER_SEC};
+use schedlab_core::{Sim, SimConfig};
+
+/// Always runnable, in `group`, pinned to `cpu`.
+fn hog(name: &str, index: u32, group: &str, cpu: u32) -> TaskSpec {
+    let mut t = task(
+        name,
+        index,
+        Policy::Normal,
+        0,
+        vec![run_op(100 * NSEC_PER_SEC)],
+    );
+    t.cpus = Some(vec![cpu]);
+    t.group = group.into();
+    t
+}
+
+fn run(
+    machine: &str,
+    tasks: Vec<TaskSpec>,
+    groups: Vec<GroupSpec>,
+    secs: u64,
+    throttle: Throttle,
+    check: bool,
+) -> Sim<NullSink> {
+    let w = Workload {
+        tasks,
+        groups,
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    let mut cfg = SimConfig {
+        seed: 3,
+        duration_ns: Some(secs * NSEC_PER_SEC),
+        check,
+        ..SimConfig::default()
+    };
+    cfg.features.throttle = throttle;
+    let mut sim = Sim::new(preset(machine).unwrap(), &w, cfg, NullSink).unwrap();
+    let res = sim.run();
+    assert!(res.violation.is_none(), "{:?}", res.violation);
+    sim
+}
+
+fn capped(path: &str, quota_ms: u64) -> GroupSpec {
+    let mut g = GroupSpec::new(path);
+    g.quota_ns = Some(quota_ms * NSEC_PER_MSEC);
+    g
+}
+
+fn runtime_of(sim: &Sim<NullSink>, name: &str) -> u64 {
+    sim.tasks
+        .iter()
+        .find(|t| t.spec.name == name)
+        .unwrap()
+        .stats
+        .runtime_ns
+}
+
+#[test]
+fn weights_100_and_300_share_a_cpu_25_75() {
+    let mut a = GroupSpec::new("/a");
+    a.shares = 1024;
+    let mut b = GroupSpec::new("/b");
+    b.shares = 3072;
+    let sim = run(
+        "vm-2cpu",
+        vec![hog("ta", 0, "/a", 0), hog("tb", 1, "/b", 0)],
+        vec![a, b],
+        10,
+        Throttle::PerTask,
+        false,
+    );
+    let (ra, rb) = (runtime_of(&sim, "ta") as f64, runtime_of(&sim, "tb") as f64);
+    let share_a = 100.0 * ra / (ra + rb);
+    assert!(
+        (share_a - 25.0).abs() < 2.0,
+        "group /a got {share_a:.2} % (want 25 ± 2)"
+    );
+    // Usage is charged to the groups.
+    let ga = sim.groups.iter().find(|g| g.path == "/a").unwrap();
+    assert_eq!(ga.usage_ns, runtime_of(&sim, "ta"));
+}
+
+#[test]
+fn nested_groups_split_then_split_again() {
+    // /p (weight 100) with two children of equal weight, against /q (100):
+    // /q gets 1/2, each child of /p 1/4.
+    let sim = run(
+        "vm-2cpu",
+        vec![
+            hog("p1", 0, "/p/c1", 0),
+            hog("p2", 1, "/p/c2", 0),
+            hog("q", 2, "/q", 0),
+        ],
+        vec![
+            GroupSpec::new("/p"),
+            GroupSpec::new("/p/c1"),
+            GroupSpec::new("/p/c2"),
+            GroupSpec::new("/q"),
+        ],
+        10,
+        Throttle::PerTask,
+        true,
+    );
+    let r: Vec<f64> = ["p1", "p2", "q"]
+        .iter()
+        .map(|n| runtime_of(&sim, n) as f64)
+        .collect();
+    let total: f64 = r.iter().sum();
+    let pct: Vec<f64> = r.iter().map(|x| 100.0 * x / total).collect();
+    assert!((pct[2] - 50.0).abs() < 2.0, "/q got {pct:?}");
+    assert!((pct[0] - 25.0).abs() < 2.0, "/p/c1 got {pct:?}");
+    // /p's usage includes its children's.
+    let gp = sim.groups.iter().find(|g| g.path == "/p").unwrap();
+    assert_eq!(gp.usage_ns, runtime_of(&sim, "p1") + runtime_of(&sim, "p2"));
+}
+
+/// One always-busy task under cpu.max "20000 100000" for 10 s.
+fn one_busy_task(mode: Throttle) {
+    let secs = 10;
+    let sim = run(
+        "vm-2cpu",
+        vec![hog("t", 0, "/capped", 0)],
+        vec![capped("/capped", 20)],
+        secs,
+        mode,
+        true,
+    );
+    let g = sim.groups.iter().find(|g| g.path == "/capped").unwrap();
+    let b = g.bw.as_ref().unwrap();
+    let wall = (secs * NSEC_PER_SEC) as f64;
+    let pct = 100.0 * g.usage_ns as f64 / wall;
+    assert!(
+        (pct - 20.0).abs() < 0.5,
+        "{mode:?}: usage {pct:.3} % of a CPU"
+    );
+    let st = b.stats;
+    assert!(
+        st.nr_periods >= 99 && st.nr_periods <= 101,
+        "{mode:?}: {st:?}"
+    );
+    assert!(st.nr_throttled + 2 >= st.nr_periods, "{mode:?}: {st:?}");
+    let thr = 100.0 * st.throttled_ns as f64 / wall;
+    assert!(
+        (thr - 80.0).abs() < 2.0,
+        "{mode:?}: throttled {thr:.2} % of the run"
+    );
+}
+
+#[test]
+fn one_busy_task_gets_20_percent_legacy() {
+    one_busy_task(Throttle::Legacy);
+}
+
+#[test]
+fn one_busy_task_gets_20_percent_per_task() {
+    one_busy_task(Throttle::PerTask);
+}
+
+#[test]
+fn one_busy_task_gets_20_percent_unified() {
+    one_busy_task(Throttle::Unified);
+}
+
+/// Two busy tasks of one capped group on two CPUs still get 20 ms per
+/// period between them.
+fn two_busy_tasks(mode: Throttle) {
+    let secs = 10;
+    let sim = run(
+        "vm-2cpu",
+        vec![hog("t0", 0, "/capped", 0), hog("t1", 1, "/capped", 1)],
+        vec![capped("/capped", 20)],
+        secs,
+        mode,
+        true,
+    );
+    let g = sim.groups.iter().find(|g| g.path == "/capped").unwrap();
+    let per_period_ms = g.usage_ns as f64 / (secs * 10) as f64 / NSEC_PER_MSEC as f64;
+    assert!(
+        (per_period_ms - 20.0).abs() < 0.5,
+        "{mode:?}: {per_period_ms:.3} ms per period"
+    );
+    // Both tasks ran.
+    assert!(runtime_of(&sim, "t0") > NSEC_PER_SEC / 2, "{mode:?}");
+    assert!(runtime_of(&sim, "t1") > NSEC_PER_SEC / 2, "{mode:?}");
+}
+
+#[test]
+fn two_busy_tasks_share_the_quota_legacy() {
+    two_busy_tasks(Throttle::Legacy);
+}
+
+#[test]
+fn two_busy_tasks_share_the_quota_per_task() {
+    two_busy_tasks(Throttle::PerTask);
+}
+
+#[test]
+fn two_busy_tasks_share_the_quota_unified() {
+    two_busy_tasks(Throttle::Unified);
+}
+
+#[test]
+fn an_uncapped_sibling_takes_the_rest() {
+    // /capped at 20 % and /free compete for CPU 0: /free gets the 80 %
+    // /capped cannot use, and the CPU never idles.
+    let sim = run(
+        "vm-2cpu",
+        vec![hog("c", 0, "/capped", 0), hog("f", 1, "/free", 0)],
+        vec![capped("/capped", 20), GroupSpec::new("/free")],
+        5,
+        Throttle::PerTask,
+        true,
+    );
+    let (c, f) = (runtime_of(&sim, "c") as f64, runtime_of(&sim, "f") as f64);
+    let pc = 100.0 * c / (c + f);
+    assert!((pc - 20.0).abs() < 1.0, "capped got {pc:.2} %");
+}
+
+#[test]
+fn burst_lets_an_idle_group_catch_up() {
+    // Quota 20 ms with 20 ms burst: a task that runs 35 ms every 200 ms
+    // fits (the idle period banks runtime), and bursts are counted.
+    let mut g = capped("/b", 20);
+    g.burst_ns = 20 * NSEC_PER_MSEC;
+    let mut t = task(
+        "t",
+        0,
+        Policy::Normal,
+        0,
+        vec![
+            run_op(35 * NSEC_PER_MSEC),
+            schedlab_core::program::Op::Sleep {
+                ns: 165 * NSEC_PER_MSEC,
+            },
+        ],
+    );
+    t.group = "/b".into();
+    let sim = run("vm-2cpu", vec![t], vec![g], 5, Throttle::PerTask, true);
+    let b = sim.groups[1].bw.as_ref().unwrap();
+    assert!(b.stats.nr_bursts > 0, "{:?}", b.stats);
+    assert!(b.stats.burst_ns > 0, "{:?}", b.stats);
+}
