@@ -4,7 +4,7 @@
 //! time = CPU busy time, no task gets more CPU than the run lasted.
 
 use proptest::prelude::*;
-use schedlab_core::features::{LbSerialize, PreemptModel};
+use schedlab_core::features::{LbSerialize, PreemptModel, Throttle};
 use schedlab_core::machine::{make_test_machine, preset, Machine};
 use schedlab_core::observe::NullSink;
 use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
@@ -95,6 +95,46 @@ struct GenCase {
     /// Fork pools: (forking task, pool size); each adds a fork op at the
     /// start of that task's first phase.
     forks: Vec<(u32, u32)>,
+    /// Task groups, each under an earlier one (or the root).
+    groups: Vec<GenGroup>,
+    /// Group of each task (modulo groups + 1; 0 = root), and of its
+    /// phases (None = stay).
+    placement: Vec<(u32, [Option<u32>; 3])>,
+    /// THROTTLE: legacy, per-task, unified.
+    throttle: u8,
+}
+
+/// A random task group.
+#[derive(Clone, Debug)]
+struct GenGroup {
+    /// Parent: 0 = root, k = the (k-1)-th group (modulo those before it).
+    parent: u32,
+    shares: u64,
+    idle: bool,
+    /// (quota, period, burst) in µs.
+    max: Option<(u64, u64, u64)>,
+}
+
+fn gen_group() -> impl Strategy<Value = GenGroup> {
+    (
+        any::<u32>(),
+        prop_oneof![Just(1024u64), 2u64..=10240],
+        prop::bool::weighted(0.15),
+        prop::option::weighted(
+            0.6,
+            (
+                1000u64..=60_000,
+                1000u64..=100_000,
+                prop_oneof![3 => Just(0u64), 1 => 0u64..=20_000],
+            ),
+        ),
+    )
+        .prop_map(|(parent, shares, idle, max)| GenGroup {
+            parent,
+            shares,
+            idle,
+            max: max.map(|(q, p, b)| (q, p.max(1000), b.min(q))),
+        })
 }
 
 /// 50 µs .. 20 ms, log-uniform (short ops make many events).
@@ -247,9 +287,18 @@ fn case() -> impl Strategy<Value = GenCase> {
         prop_oneof![3 => Just([true; 10]), 1 => any::<[bool; 10]>()],
         0u8..3,
         prop::collection::vec((0u32..12, 1u32..=4), 0..=2),
+        prop_oneof![1 => Just(Vec::new()), 2 => prop::collection::vec(gen_group(), 1..=5)],
+        prop::collection::vec(
+            (
+                any::<u32>(),
+                prop::array::uniform3(prop::option::weighted(0.15, any::<u32>())),
+            ),
+            12,
+        ),
+        0u8..3,
     )
         .prop_map(
-            |(machine, tasks, seed, hz, preempt, features, lb_serialize, forks)| GenCase {
+            |(
                 machine,
                 tasks,
                 seed,
@@ -258,6 +307,21 @@ fn case() -> impl Strategy<Value = GenCase> {
                 features,
                 lb_serialize,
                 forks,
+                groups,
+                placement,
+                throttle,
+            )| GenCase {
+                machine,
+                tasks,
+                seed,
+                hz,
+                preempt,
+                features,
+                lb_serialize,
+                forks,
+                groups,
+                placement,
+                throttle,
             },
         )
 }
@@ -286,6 +350,26 @@ fn build(c: &GenCase, n: usize) -> Workload {
             absolute: s == 1,
         });
     }
+    let mut paths = vec!["/".to_string()];
+    for (k, g) in c.groups.iter().enumerate() {
+        let parent = &paths[g.parent as usize % paths.len()];
+        let path = if parent == "/" {
+            format!("/g{k}")
+        } else {
+            format!("{parent}/g{k}")
+        };
+        let mut spec = schedlab_core::program::GroupSpec::new(path.clone());
+        spec.shares = g.shares;
+        spec.idle = g.idle;
+        if let Some((q, p, b)) = g.max {
+            spec.quota_ns = Some(q * NSEC_PER_USEC);
+            spec.period_ns = p * NSEC_PER_USEC;
+            spec.burst_ns = b * NSEC_PER_USEC;
+        }
+        w.groups.push(spec);
+        paths.push(path);
+    }
+    let group_of = |sel: u32| paths[sel as usize % paths.len()].clone();
     let mut barrier_users = vec![0u32; SYNC_OBJECTS as usize];
     for (i, t) in c.tasks.iter().enumerate() {
         let name = format!("t{i}-{i}");
@@ -379,12 +463,16 @@ fn build(c: &GenCase, n: usize) -> Workload {
             uclamp: Default::default(),
             forked: false,
             log_rows: true,
-            group: "/".into(),
+            group: group_of(c.placement[i].0),
             program: Program {
                 phases,
                 loops: t.loops,
             },
         });
+        let last = w.tasks.last_mut().unwrap();
+        for (pi, ph) in last.program.phases.iter_mut().enumerate() {
+            ph.group = c.placement[i].1[pi].map(group_of);
+        }
     }
     // Forked threads: run, sleep, twice; started by a fork op put at the
     // head of the forking task's first phase.
@@ -450,6 +538,7 @@ fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
         f.ni_random,
         f.steal,
     ] = c.features;
+    f.throttle = [Throttle::Legacy, Throttle::PerTask, Throttle::Unified][c.throttle as usize];
     f.lb_serialize = [
         LbSerialize::Eager,
         LbSerialize::WhenDue,
