@@ -252,3 +252,126 @@ fn burst_lets_an_idle_group_catch_up() {
     assert!(b.stats.nr_bursts > 0, "{:?}", b.stats);
     assert!(b.stats.burst_ns > 0, "{:?}", b.stats);
 }
+
+/// Collects (prev comm, prev_state) of every sched_switch.
+#[derive(Default)]
+struct Switches(Vec<(String, schedlab_core::observe::PrevState)>);
+
+impl schedlab_core::observe::Sink for Switches {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &schedlab_core::observe::TraceRecord<'_>) {
+        if let schedlab_core::observe::TraceEvent::SchedSwitch {
+            prev, prev_state, ..
+        } = &rec.event
+        {
+            self.0.push((prev.comm.to_string(), *prev_state));
+        }
+    }
+}
+
+/// Four hogs of a capped group and one free hog on CPU 0 for 1 s: how many
+/// times a capped task left the CPU still runnable.
+fn capped_switches(mode: Throttle) -> usize {
+    let mut tasks: Vec<TaskSpec> = (0..4)
+        .map(|i| hog(&format!("c{i}"), i, "/capped", 0))
+        .collect();
+    tasks.push(hog("free", 4, "/", 0));
+    let w = Workload {
+        tasks,
+        groups: vec![capped("/capped", 20)],
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    let mut cfg = SimConfig {
+        seed: 5,
+        duration_ns: Some(NSEC_PER_SEC),
+        check: true,
+        ..SimConfig::default()
+    };
+    cfg.features.throttle = mode;
+    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, Switches::default()).unwrap();
+    let res = sim.run();
+    assert!(res.violation.is_none(), "{:?}", res.violation);
+    let g = sim.groups.iter().find(|g| g.path == "/capped").unwrap();
+    let b = g.bw.as_ref().unwrap();
+    assert!(b.stats.nr_throttled >= 9, "{mode:?}: {:?}", b.stats);
+    let sink = sim.into_sink();
+    sink.0
+        .iter()
+        .filter(|(comm, st)| {
+            comm.starts_with('c') && *st == schedlab_core::observe::PrevState::Runnable
+        })
+        .count()
+}
+
+#[test]
+fn per_task_throttling_parks_tasks_one_by_one_legacy_drops_the_group() {
+    // Legacy: at each throttle the whole group leaves at once (one capped
+    // task is switched out, as preempted). Per-task: every capped task is
+    // picked once more and parks itself on its way back to user space, a
+    // sched_switch with prev_state R each, so at least 4 per period.
+    let legacy = capped_switches(Throttle::Legacy);
+    let per_task = capped_switches(Throttle::PerTask);
+    let unified = capped_switches(Throttle::Unified);
+    assert!(legacy < 5, "legacy parks nobody: {legacy}");
+    assert!(
+        per_task >= 4 * 9,
+        "per-task parks each task each period: {per_task}"
+    );
+    assert!(
+        unified >= 4 * 9,
+        "unified parks each task each period: {unified}"
+    );
+}
+
+#[test]
+fn slack_return_keeps_one_ms_and_gives_back_the_rest() {
+    // A task of a capped group runs 1.5 ms, then sleeps: its queue took a
+    // 5 ms slice from the pool, used 1.5 ms and, once empty, returns
+    // 5 − 1.5 − 1 = 2.5 ms (keeping min_cfs_rq_runtime = 1 ms).
+    let mut g = capped("/s", 20);
+    g.period_ns = NSEC_PER_SEC; // no refill within the run
+    let mut t = task(
+        "t",
+        0,
+        Policy::Normal,
+        0,
+        vec![
+            run_op(1_500_000),
+            schedlab_core::program::Op::Sleep { ns: NSEC_PER_SEC },
+        ],
+    );
+    t.group = "/s".into();
+    t.cpus = Some(vec![1]);
+    let w = Workload {
+        tasks: vec![t],
+        groups: vec![g],
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    let cfg = SimConfig {
+        seed: 1,
+        duration_ns: Some(50 * NSEC_PER_MSEC),
+        check: true,
+        ..SimConfig::default()
+    };
+    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, NullSink).unwrap();
+    sim.run();
+    let g = &sim.groups[1];
+    let b = g.bw.as_ref().unwrap();
+    assert_eq!(
+        b.stats.nr_periods, 0,
+        "the period timer fired: pick another seed"
+    );
+    assert_eq!(g.usage_ns, 1_500_000);
+    assert_eq!(
+        b.runtime, 17_500_000,
+        "pool after the slice and the slack return"
+    );
+    let q = g.cfs_rq[1];
+    assert_eq!(sim.cfs[q.idx()].bw.remaining, 1_000_000);
+}
