@@ -70,6 +70,27 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             .expect("default oltp")
             .workload
     };
+    // hackbench in a 3-level hierarchy with quotas on every level (the
+    // bandwidth-hierarchy experiment's shape), looping for the whole run.
+    let capped_hackbench = {
+        let mut w = schedlab_workload::generators::hackbench(
+            "hackbench:",
+            "groups=16,loops=1000000,mode=process,ipc=pipe,cgroup=/hb/l2/g%g",
+        )
+        .expect("hackbench spec")
+        .workload;
+        let mut args = vec![
+            "/hb:cpu.max=480000,20000".to_string(),
+            "/hb/l2:cpu.max=320000,20000".into(),
+        ];
+        args.extend((0..16).map(|g| format!("/hb/l2/g{g}:cpu.max=30000,20000")));
+        let args: Vec<_> = args
+            .iter()
+            .map(|a| schedlab_workload::cgroup::parse_arg(a).expect("cgroup arg"))
+            .collect();
+        schedlab_workload::cgroup::apply_overrides(&mut w, &args).expect("cgroup settings");
+        w
+    };
     // (name, machine, workload, simulated seconds)
     let big = a.seconds.min(1);
     let cases: Vec<(&str, &str, Workload, u64)> = vec![
@@ -95,6 +116,12 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             "oltp 512cpu epyc-2s-256c-smt (defaults)",
             "epyc-2s-256c-smt",
             oltp("epyc-2s-256c-smt"),
+            big,
+        ),
+        (
+            "hackbench 512cpu, 3-level cgroups with cpu.max",
+            "epyc-2s-256c-smt",
+            capped_hackbench,
             big,
         ),
     ];

@@ -93,6 +93,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
                 newidle: sim.profile.newidle_ns,
                 balance_atomic: sim.profile.balance_atomic_ns,
                 steal: sim.profile.steal_ns,
+                throttle: sim.profile.throttle_ns,
                 ..Default::default()
             },
             ..Default::default()
@@ -198,19 +199,22 @@ fn group_summaries<S: Sink>(sim: &Sim<S>) -> Vec<GroupSummary> {
         .skip(1)
         .map(|g| {
             let b = g.bw.as_ref().map(|b| b.stats).unwrap_or_default();
+            let mut cpu_stat = GroupCpuStat::default();
+            for (k, v) in [
+                ("usage_usec", g.usage_ns / 1000),
+                ("user_usec", (g.usage_ns - g.system_ns) / 1000),
+                ("system_usec", g.system_ns / 1000),
+                ("nr_periods", b.nr_periods),
+                ("nr_throttled", b.nr_throttled),
+                ("throttled_usec", b.throttled_ns / 1000),
+                ("nr_bursts", b.nr_bursts),
+                ("burst_usec", b.burst_ns / 1000),
+            ] {
+                cpu_stat.set(k, v);
+            }
             let mut gs = GroupSummary {
                 path: g.path.clone(),
-                cpu_stat: GroupCpuStat {
-                    usage_usec: g.usage_ns / 1000,
-                    user_usec: (g.usage_ns - g.system_ns) / 1000,
-                    system_usec: g.system_ns / 1000,
-                    nr_periods: b.nr_periods,
-                    nr_throttled: b.nr_throttled,
-                    throttled_usec: b.throttled_ns / 1000,
-                    nr_bursts: b.nr_bursts,
-                    burst_usec: b.burst_ns / 1000,
-                    ..Default::default()
-                },
+                cpu_stat,
                 ..Default::default()
             };
             let max = match &g.bw {

@@ -30,10 +30,16 @@
 //! syscall of that task, which returns to user right after), at the end of
 //! the current channel syscall otherwise.
 //!
+//! Costs (guesses, charged as CPU time under the profile's `throttle`
+//! path): [`TG_WALK_NS`] per cfs_rq visited by a throttle or unthrottle
+//! walk (`walk_tg_tree_from`) and per throttled queue the period or slack
+//! timer visits, and a wakeup's cost (`MachineCosts::wakeup_ns`) per limbo
+//! task re-enqueued. Work that arises inside runtime accounting is charged
+//! at the CPU's next schedule or tick (charging there would recurse).
+//!
 //! Deviations: PELT clocks of throttled queues keep running; the period
 //! timer's precision guard (quota doubling after 4 overruns in one
-//! callback) never triggers because simulated timers never run late; the
-//! costs of the throttle walks and timer callbacks are not charged.
+//! callback) never triggers because simulated timers never run late.
 
 use crate::engine::Sim;
 use crate::event::Event;
@@ -45,11 +51,33 @@ use crate::observe::{PrevState, Sink};
 use crate::task::TaskState;
 use rand::Rng;
 
+/// CPU time to visit one cfs_rq in a throttle/unthrottle walk or in the
+/// distribution loop (a few cache lines and a lock; a guess).
+pub const TG_WALK_NS: u64 = 50;
+
 impl<S: Sink> Sim<S> {
     /// THROTTLE=legacy.
     #[inline]
     pub(crate) fn throttle_legacy(&self) -> bool {
         self.cfg.features.throttle == Throttle::Legacy
+    }
+
+    /// Charges the bandwidth work pending on `cpu` (from a safe point:
+    /// end of schedule, tick, timer and IPI handlers).
+    pub(crate) fn flush_throttle_cost(&mut self, cpu: CpuId, rearm: bool) {
+        let c = std::mem::take(&mut self.throttle_cost[cpu.idx()]);
+        self.charge(cpu, c, crate::core::Path::Throttle, rearm);
+    }
+
+    /// Cfs_rqs of group `g`'s subtree (one per group on a CPU).
+    fn subtree_size(&self, g: GroupId) -> u64 {
+        let mut n = 0;
+        let mut stack = vec![g];
+        while let Some(x) = stack.pop() {
+            n += 1;
+            stack.extend(self.groups[x.idx()].children.iter().copied());
+        }
+        n
     }
 
     fn bw_mut(&mut self, g: GroupId) -> &mut crate::fair::bandwidth::CfsBandwidth {
@@ -188,6 +216,7 @@ impl<S: Sink> Sim<S> {
         let cpu = self.cfs[q.idx()].cpu;
         self.bw_mut(g).throttled.push(q);
         self.tg_throttle_down(g, cpu);
+        self.throttle_cost[cpu.idx()] += TG_WALK_NS * self.subtree_size(g);
         self.cfs[q.idx()].bw.throttled = true;
         match mode {
             Throttle::Legacy => {
@@ -311,6 +340,8 @@ impl<S: Sink> Sim<S> {
             }
             stack.extend(self.groups[x.idx()].children.iter().copied());
         }
+        self.throttle_cost[cpu.idx()] +=
+            TG_WALK_NS * self.subtree_size(g) + self.machine.costs.wakeup_ns * limbo.len() as u64;
         match self.cfg.features.throttle {
             Throttle::Legacy => self.enqueue_unthrottled_subtree(q),
             Throttle::PerTask | Throttle::Unified => {
@@ -506,6 +537,7 @@ impl<S: Sink> Sim<S> {
             b.handed_out += before - pool;
         }
         let timer_cpu = self.cfs[list[0].idx()].cpu; // where the hrtimer runs
+        self.throttle_cost[timer_cpu.idx()] += TG_WALK_NS * list.len() as u64;
         for (&q, &amt) in list.iter().zip(&got) {
             if amt == 0 {
                 continue;
@@ -529,6 +561,8 @@ impl<S: Sink> Sim<S> {
                 }
             }
         }
+        self.flush_throttle_cost(timer_cpu, true);
+        self.reidle(timer_cpu);
     }
 
     /// `__cfsb_csd_unthrottle` on `cpu`.
@@ -538,6 +572,7 @@ impl<S: Sink> Sim<S> {
             self.cfs[q.idx()].bw.csd_pending = false;
             self.unthrottle_cfs_rq(q);
         }
+        self.flush_throttle_cost(cpu, true);
         self.reidle(cpu);
     }
 }

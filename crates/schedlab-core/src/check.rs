@@ -152,7 +152,18 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
     }
     for task in &sim.tasks {
         let q = seen[task.se.idx()];
-        let want = sim.groups[task.group.idx()].cfs_rq[task.cpu.idx()].idx();
+        let g = &sim.groups[task.group.idx()];
+        let want = g.cfs_rq[task.cpu.idx()].idx();
+        let se = &sim.ents[task.se.idx()];
+        if se.cfs_rq.idx() != want
+            || se.parent != g.se.get(task.cpu.idx()).copied()
+            || se.depth != g.depth
+        {
+            return Err(format!(
+                "task {}: its entity points at cfs_rq {} / parent {:?}, not its group's on CPU {}",
+                task.spec.name, se.cfs_rq, se.parent, task.cpu
+            ));
+        }
         match task.state {
             TaskState::Runnable => {
                 if q != Some(want) {

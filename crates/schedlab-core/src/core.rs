@@ -59,6 +59,8 @@ pub enum Path {
     BalanceAtomic,
     /// STEAL's search and move.
     Steal,
+    /// CFS bandwidth control's walks and timers.
+    Throttle,
 }
 
 impl<S: Sink> Sim<S> {
@@ -146,8 +148,9 @@ impl<S: Sink> Sim<S> {
             let task = &mut self.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
-            let mut g = Some(task.group);
-            let kernel = self.in_kernel(t);
+            // (The root group's usage is the CPUs' busy time; not kept.)
+            let mut g = Some(task.group).filter(|g| g.0 != 0);
+            let kernel = g.is_some() && self.in_kernel(t);
             let cs = &mut self.cpu_stats[cpu.idx()];
             cs.busy_ns += u.delta_exec;
             cs.rq_cpu_time_ns += u.delta_exec;
@@ -158,7 +161,7 @@ impl<S: Sink> Sim<S> {
                 if kernel {
                     grp.system_ns += u.delta_exec;
                 }
-                g = grp.parent;
+                g = grp.parent.filter(|g| g.0 != 0);
             }
         }
         if u.resched {
@@ -219,6 +222,7 @@ impl<S: Sink> Sim<S> {
             Path::Newidle => self.profile.newidle_ns += cost,
             Path::BalanceAtomic => self.profile.balance_atomic_ns += cost,
             Path::Steal => self.profile.steal_ns += cost,
+            Path::Throttle => self.profile.throttle_ns += cost,
         }
         self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
@@ -305,6 +309,7 @@ impl<S: Sink> Sim<S> {
         self.queue.push(at, Event::Tick { cpu, gen });
         self.sched_balance_trigger(cpu);
         self.nohz_balancer_kick(cpu);
+        self.flush_throttle_cost(cpu, true);
     }
 
     // -------------------------------------------------------- rescheduling
@@ -587,6 +592,7 @@ impl<S: Sink> Sim<S> {
         self.charge(cpu, na, Path::BalanceAtomic, false);
         let sc = std::mem::take(&mut self.steal_cost);
         self.charge(cpu, sc, Path::Steal, false);
+        self.flush_throttle_cost(cpu, false);
         self.arm_burst(cpu);
         self.post_task_work(cpu);
     }
@@ -626,8 +632,10 @@ impl<S: Sink> Sim<S> {
         let now = self.now;
         let pp = self.task_path(prev);
         let keep = match next {
-            Some(n) => common_suffix(pp.as_slice(), self.task_path(n).as_slice()),
-            None => 0,
+            Some(n) if pp.as_slice().len() > 1 => {
+                common_suffix(pp.as_slice(), self.task_path(n).as_slice())
+            }
+            _ => 0,
         };
         let ents = pp.as_slice();
         for &e in &ents[..ents.len() - keep] {
@@ -650,8 +658,10 @@ impl<S: Sink> Sim<S> {
         let now = self.now;
         let np = self.task_path(next);
         let keep = match prev {
-            Some(p) => common_suffix(np.as_slice(), self.task_path(p).as_slice()),
-            None => 0,
+            Some(p) if np.as_slice().len() > 1 => {
+                common_suffix(np.as_slice(), self.task_path(p).as_slice())
+            }
+            _ => 0,
         };
         let ents = np.as_slice();
         for &e in ents[..ents.len() - keep].iter().rev() {
@@ -820,6 +830,7 @@ impl<S: Sink> Sim<S> {
         let task = &mut self.tasks[t.idx()];
         task.cpu = dest;
         task.stats.migrations += 1;
+        self.set_task_rq(t);
     }
 
     // ---------------------------------------------------------------- wakeup
@@ -963,6 +974,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId, this: CpuId) {
         let cpu = self.select_fork_cpu(t, this);
         self.tasks[t.idx()].cpu = cpu;
+        self.set_task_rq(t);
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
         // and gets half the spare capacity of its CPU as util.
         let q = self.task_cfs_rq(t).idx();

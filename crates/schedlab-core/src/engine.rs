@@ -125,6 +125,9 @@ pub struct Sim<S: Sink> {
     pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
     /// CPU time of the steal attempts of the schedule() in progress.
     pub(crate) steal_cost: Nanos,
+    /// Bandwidth-control work per CPU not yet charged (it arises inside
+    /// accounting, where charging would recurse; see `bandwidth.rs`).
+    pub(crate) throttle_cost: Vec<Nanos>,
     /// A newidle balance is running (its costs are charged after the switch).
     pub(crate) in_newidle: bool,
     /// `nohz.next_balance` (jiffies).
@@ -336,6 +339,11 @@ impl<S: Sink> Sim<S> {
         for (i, spec) in workload.tasks.iter().enumerate() {
             let g = lookup(&spec.group, format!("task '{}'", spec.name))?;
             tasks[i].group = g;
+            let grp = &groups[g.idx()];
+            let e = &mut ents[tasks[i].se.idx()];
+            e.cfs_rq = grp.cfs_rq[0];
+            e.parent = grp.se.first().copied();
+            e.depth = grp.depth;
             for ph in &spec.program.phases {
                 if let Some(path) = &ph.group {
                     lookup(path, format!("task '{}', phase '{}'", spec.name, ph.name))?;
@@ -465,6 +473,7 @@ impl<S: Sink> Sim<S> {
             newidle_atomic_cost: 0,
             in_newidle: false,
             steal_cost: 0,
+            throttle_cost: vec![0; n],
             ni_rng: rng::stream(cfg.seed, "ni_random"),
             nohz_next_balance: 0,
             nohz_kick_pending: false,

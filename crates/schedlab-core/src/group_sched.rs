@@ -155,32 +155,35 @@ impl<S: Sink> Sim<S> {
     /// The queue task `t`'s entity sits on: its group's queue on its CPU.
     #[inline]
     pub(crate) fn task_cfs_rq(&self, t: TaskId) -> CfsRqId {
-        let task = &self.tasks[t.idx()];
-        self.groups[task.group.idx()].cfs_rq[task.cpu.idx()]
+        self.ents[self.tasks[t.idx()].se.idx()].cfs_rq
     }
 
     /// `cfs_rq_of(se)`.
     #[inline]
     pub(crate) fn se_cfs_rq(&self, e: EntityId) -> CfsRqId {
-        match self.ents[e.idx()].task {
-            Some(t) => self.task_cfs_rq(t),
-            None => self.ents[e.idx()].cfs_rq,
-        }
+        self.ents[e.idx()].cfs_rq
     }
 
     /// `parent_entity(se)`.
     #[inline]
     pub(crate) fn se_parent(&self, e: EntityId) -> Option<EntityId> {
-        match self.ents[e.idx()].task {
-            Some(t) => {
-                let task = &self.tasks[t.idx()];
-                self.groups[task.group.idx()]
-                    .se
-                    .get(task.cpu.idx())
-                    .copied()
-            }
-            None => self.ents[e.idx()].parent,
-        }
+        self.ents[e.idx()].parent
+    }
+
+    /// `set_task_rq`: point a task's entity at its group's queue and group
+    /// entity on its CPU (after a CPU or group change).
+    pub(crate) fn set_task_rq(&mut self, t: TaskId) {
+        let task = &self.tasks[t.idx()];
+        let g = &self.groups[task.group.idx()];
+        let (q, parent, depth) = (
+            g.cfs_rq[task.cpu.idx()],
+            g.se.get(task.cpu.idx()).copied(),
+            g.depth,
+        );
+        let se = &mut self.ents[task.se.idx()];
+        se.cfs_rq = q;
+        se.parent = parent;
+        se.depth = depth;
     }
 
     /// `t`'s entities, its own first, up to depth 0.
@@ -201,10 +204,7 @@ impl<S: Sink> Sim<S> {
     /// Entity depth (`se->depth`).
     #[inline]
     pub(crate) fn se_depth(&self, e: EntityId) -> u32 {
-        match self.ents[e.idx()].task {
-            Some(t) => self.groups[self.tasks[t.idx()].group.idx()].depth,
-            None => self.ents[e.idx()].depth,
-        }
+        self.ents[e.idx()].depth
     }
 
     /// `find_matching_se`: walks `se` and `pse` up to the first level where
@@ -364,24 +364,31 @@ impl<S: Sink> Sim<S> {
     /// `cfs_tasks` minus curr), found by walking the queues.
     pub(crate) fn queued_tasks(&self, cpu: CpuId) -> Vec<TaskId> {
         let mut out = Vec::new();
-        let mut stack = vec![self.rqs[cpu.idx()].cfs];
-        while let Some(q) = stack.pop() {
-            let c = &self.cfs[q.idx()];
-            for &(_, e) in &c.timeline {
-                let se = &self.ents[e.idx()];
-                match (se.task, se.my_q) {
-                    (Some(t), _) => out.push(t),
-                    (None, Some(mq)) => stack.push(mq),
-                    (None, None) => {}
-                }
-            }
-            if let Some(e) = c.curr {
-                if let Some(mq) = self.ents[e.idx()].my_q {
-                    stack.push(mq);
-                }
+        self.for_each_queued_task(cpu, &mut |t| out.push(t));
+        out
+    }
+
+    /// Calls `f` for every queued, not running task of `cpu`, without
+    /// allocating (the walk recurses at most `MAX_GROUP_DEPTH` deep).
+    pub(crate) fn for_each_queued_task<F: FnMut(TaskId)>(&self, cpu: CpuId, f: &mut F) {
+        self.walk_queue(self.rqs[cpu.idx()].cfs, f);
+    }
+
+    fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
+        let c = &self.cfs[q.idx()];
+        for &(_, e) in &c.timeline {
+            let se = &self.ents[e.idx()];
+            match (se.task, se.my_q) {
+                (Some(t), _) => f(t),
+                (None, Some(mq)) => self.walk_queue(mq, f),
+                (None, None) => {}
             }
         }
-        out
+        if let Some(e) = c.curr {
+            if let Some(mq) = self.ents[e.idx()].my_q {
+                self.walk_queue(mq, f);
+            }
+        }
     }
 
     /// `sched_move_task`: the running task `t` of `cpu` moves to group `g`
@@ -397,6 +404,7 @@ impl<S: Sink> Sim<S> {
         self.put_prev_path(t, None);
         self.dequeue_task(t, false);
         self.tasks[t.idx()].group = g;
+        self.set_task_rq(t);
         self.enqueue_task(t, cpu, EnqueueKind::Migrate);
         self.set_next_path(t, None);
         debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Runnable);

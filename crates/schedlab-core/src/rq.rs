@@ -43,8 +43,8 @@ pub struct SchedEntity {
     pub cfs_rq: CfsRqId,
     /// Group entities: the queue they own.
     pub my_q: Option<CfsRqId>,
-    /// Parent group entity (None at depth 0). Kept for group entities; a
-    /// task's follows its group and CPU (`Sim::se_parent`).
+    /// Parent group entity (None at depth 0); a task's follows its group
+    /// and CPU (`Sim::set_task_rq`).
     pub parent: Option<EntityId>,
     /// Depth in the hierarchy (0 = queued on `rq->cfs`).
     pub depth: u32,

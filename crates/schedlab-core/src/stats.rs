@@ -92,6 +92,9 @@ pub struct Profile {
     pub balance_atomic_ns: Nanos,
     /// STEAL.
     pub steal_ns: Nanos,
+    /// CFS bandwidth: throttle/unthrottle walks, limbo re-enqueues and
+    /// the period/slack timers' distribution.
+    pub throttle_ns: Nanos,
 }
 
 /// Summary statistics of a list of samples (µs for wakeup latency).

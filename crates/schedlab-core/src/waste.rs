@@ -54,17 +54,19 @@ impl<S: Sink> Sim<S> {
             if rq.nr_running <= rq.curr.is_some() as u32 {
                 continue;
             }
-            for t in self.queued_tasks(rq.cpu) {
-                let task = &self.tasks[t.idx()];
-                if self.ents[task.se.idx()].sched_delayed {
-                    continue;
+            let tasks = &self.tasks;
+            let ents = &self.ents;
+            self.for_each_queued_task(rq.cpu, &mut |t| {
+                let task = &tasks[t.idx()];
+                if ents[task.se.idx()].sched_delayed {
+                    return;
                 }
                 if task.cpus_allowed.weight() == n {
                     waiting_any.set(rq.cpu);
                 } else {
                     restricted.push((rq.cpu, &task.cpus_allowed));
                 }
-            }
+            });
         }
         if waiting_any.is_empty() && restricted.is_empty() {
             return;

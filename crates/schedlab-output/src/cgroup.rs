@@ -17,26 +17,13 @@ pub const CPU_STAT_KEYS: [&str; 8] = [
     "burst_usec",
 ];
 
-fn values(s: &GroupCpuStat) -> [u64; 8] {
-    [
-        s.usage_usec,
-        s.user_usec,
-        s.system_usec,
-        s.nr_periods,
-        s.nr_throttled,
-        s.throttled_usec,
-        s.nr_bursts,
-        s.burst_usec,
-    ]
-}
-
 /// The text of a `cpu.stat` file.
 pub fn write_cpu_stat(s: &GroupCpuStat) -> String {
     let mut out = String::new();
-    for (k, v) in CPU_STAT_KEYS.iter().zip(values(s)) {
+    for k in CPU_STAT_KEYS {
         out.push_str(k);
         out.push(' ');
-        out.push_str(&v.to_string());
+        out.push_str(&s.get(k).to_string());
         out.push('\n');
     }
     out
@@ -61,16 +48,8 @@ pub fn read_cpu_stat(text: &str) -> Result<GroupCpuStat, String> {
         let v: u64 = v
             .parse()
             .map_err(|_| format!("line {}: '{v}' is not a counter", i + 1))?;
-        match k {
-            "usage_usec" => s.usage_usec = v,
-            "user_usec" => s.user_usec = v,
-            "system_usec" => s.system_usec = v,
-            "nr_periods" => s.nr_periods = v,
-            "nr_throttled" => s.nr_throttled = v,
-            "throttled_usec" => s.throttled_usec = v,
-            "nr_bursts" => s.nr_bursts = v,
-            "burst_usec" => s.burst_usec = v,
-            _ => {}
+        if CPU_STAT_KEYS.contains(&k) {
+            s.set(k, v);
         }
     }
     Ok(s)

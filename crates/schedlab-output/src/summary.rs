@@ -229,32 +229,50 @@ pub struct GroupSummary {
     pub extra: Extra,
 }
 
-/// `cpu_stat` of a group (cgroup v2 field names, in cpu.stat's order).
+/// `cpu_stat` of a group (cgroup v2 field names). The contract's four
+/// fields are typed; `user_usec`, `system_usec`, `nr_bursts` and
+/// `burst_usec` are added fields (in `extra`, so a summary without them
+/// reads and rewrites unchanged).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GroupCpuStat {
     /// `usage_usec`.
     pub usage_usec: u64,
-    /// `user_usec`.
-    #[serde(default)]
-    pub user_usec: u64,
-    /// `system_usec`.
-    #[serde(default)]
-    pub system_usec: u64,
     /// `nr_periods`.
     pub nr_periods: u64,
     /// `nr_throttled`.
     pub nr_throttled: u64,
     /// `throttled_usec`.
     pub throttled_usec: u64,
-    /// `nr_bursts`.
-    #[serde(default)]
-    pub nr_bursts: u64,
-    /// `burst_usec`.
-    #[serde(default)]
-    pub burst_usec: u64,
-    /// Fields added later.
+    /// Fields added later (`user_usec`, `system_usec`, `nr_bursts`,
+    /// `burst_usec`).
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl GroupCpuStat {
+    /// A counter by its cpu.stat key (0 when absent).
+    pub fn get(&self, key: &str) -> u64 {
+        match key {
+            "usage_usec" => self.usage_usec,
+            "nr_periods" => self.nr_periods,
+            "nr_throttled" => self.nr_throttled,
+            "throttled_usec" => self.throttled_usec,
+            k => self.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0),
+        }
+    }
+
+    /// Sets a counter by its cpu.stat key.
+    pub fn set(&mut self, key: &str, v: u64) {
+        match key {
+            "usage_usec" => self.usage_usec = v,
+            "nr_periods" => self.nr_periods = v,
+            "nr_throttled" => self.nr_throttled = v,
+            "throttled_usec" => self.throttled_usec = v,
+            k => {
+                self.extra.insert(k.into(), serde_json::Value::from(v));
+            }
+        }
+    }
 }
 
 /// `profile`.
