@@ -375,3 +375,23 @@ fn slack_return_keeps_one_ms_and_gives_back_the_rest() {
     let q = g.cfs_rq[1];
     assert_eq!(sim.cfs[q.idx()].bw.remaining, 1_000_000);
 }
+
+#[test]
+fn an_idle_group_gets_what_sched_idle_would() {
+    // cpu.idle = 1: the group's entity weighs WEIGHT_IDLEPRIO (3) against a
+    // nice-0 task: 3 / 1027 = 0.29 % of the CPU, and the CPU counts as
+    // running only SCHED_IDLE work when the idle group alone is queued.
+    let mut g = GroupSpec::new("/idle");
+    g.idle = true;
+    let sim = run(
+        "vm-2cpu",
+        vec![hog("i", 0, "/idle", 0), hog("n", 1, "/", 0)],
+        vec![g],
+        10,
+        Throttle::PerTask,
+        true,
+    );
+    let (i, n) = (runtime_of(&sim, "i") as f64, runtime_of(&sim, "n") as f64);
+    let pct = 100.0 * i / (i + n);
+    assert!((pct - 0.29).abs() < 0.1, "idle group got {pct:.3} %");
+}
