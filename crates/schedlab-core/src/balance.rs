@@ -627,6 +627,9 @@ impl<S: Sink> Sim<S> {
     ) -> Option<(TaskId, CpuId, usize)> {
         let (dst, sdi) = self.rqs[cpu.idx()].active_balance.take()?;
         let p = prev?;
+        if self.class_of(p) != crate::core::Class::Fair {
+            return None;
+        }
         let task = &self.tasks[p.idx()];
         if task.state != TaskState::Runnable
             || !task.cpus_allowed.test(dst)

@@ -24,12 +24,22 @@ use crate::event::Event;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
 use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
-use crate::fair::weight::kernel_prio;
 use crate::features::PreemptModel;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
 use crate::task::{Resume, TaskState};
 use crate::time::Nanos;
+
+/// Scheduling class of a task, by its effective prio (`p->sched_class`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// SCHED_DEADLINE (prio < 0).
+    Dl,
+    /// SCHED_FIFO / SCHED_RR, or a task PI-boosted to an RT prio.
+    Rt,
+    /// SCHED_NORMAL / BATCH / IDLE.
+    Fair,
+}
 
 /// A tracepoint to emit, by ids.
 enum Tp {
@@ -86,7 +96,7 @@ impl<S: Sink> Sim<S> {
                 TaskView {
                     pid: task.pid,
                     comm: &task.spec.name,
-                    prio: kernel_prio(task.policy, task.nice),
+                    prio: task.prio,
                 }
             }
             None => TaskView {
@@ -176,6 +186,28 @@ impl<S: Sink> Sim<S> {
         let Some(t) = self.rqs[cpu.idx()].curr else {
             return;
         };
+        match self.class_of(t) {
+            Class::Fair => self.update_curr_fair(cpu, t),
+            Class::Rt => self.update_curr_rt(cpu),
+            Class::Dl => self.update_curr_dl(cpu),
+        }
+    }
+
+    /// The class of `t` (from its effective prio).
+    #[inline]
+    pub(crate) fn class_of(&self, t: TaskId) -> Class {
+        let p = self.tasks[t.idx()].prio;
+        if p < 0 {
+            Class::Dl
+        } else if p < crate::rt::MAX_RT_PRIO {
+            Class::Rt
+        } else {
+            Class::Fair
+        }
+    }
+
+    /// `update_curr` of the fair class for the running fair task `t`.
+    fn update_curr_fair(&mut self, cpu: CpuId, t: TaskId) {
         let mut e = self.tasks[t.idx()].se;
         let mut total = CurrUpdate::default();
         let mut first = true;
@@ -233,9 +265,14 @@ impl<S: Sink> Sim<S> {
             rq.ovh_until = start + cost;
             let until = rq.ovh_until;
             let curr = rq.curr.unwrap();
-            let path = self.task_path(curr);
-            for &se in path.as_slice() {
-                let e = &mut self.ents[se.idx()];
+            if self.class_of(curr) == Class::Fair {
+                let path = self.task_path(curr);
+                for &se in path.as_slice() {
+                    let e = &mut self.ents[se.idx()];
+                    e.exec_start = e.exec_start.max(until);
+                }
+            } else {
+                let e = &mut self.ents[self.tasks[curr.idx()].se.idx()];
                 e.exec_start = e.exec_start.max(until);
             }
             if rearm {
@@ -302,7 +339,11 @@ impl<S: Sink> Sim<S> {
             self.post_resched(cpu, self.now);
         }
         self.update_curr_task(cpu);
-        self.update_load_avg(t);
+        match self.class_of(t) {
+            Class::Fair => self.update_load_avg(t),
+            Class::Rt => self.task_tick_rt(cpu, t),
+            Class::Dl => {}
+        }
         self.update_idle_cpu_scan(cpu);
         let at = self.now + self.cfg.tick_ns();
         let gen = self.rqs[cpu.idx()].tick_gen;
@@ -493,8 +534,24 @@ impl<S: Sink> Sim<S> {
         // pick_next_entity: a delayed entity that gets picked finishes its
         // dequeue now, and the pick repeats.
         let active = self.take_active_balance(cpu, prev);
+        // balance_rt: an RT prev whose priority is no longer the CPU's best
+        // (it blocked, or lost to a lower one) pulls from overloaded CPUs.
+        if let Some(p) = prev {
+            if self.class_of(p) == Class::Rt
+                && self.rqs[c].rt.highest_prio() > self.tasks[p.idx()].prio
+            {
+                self.pull_rt_task(cpu);
+            }
+        }
         let mut tried_newidle = false;
         let next = loop {
+            // Classes in order: deadline, RT, fair.
+            if let Some(t) = self.pick_dl(cpu) {
+                break Some(t);
+            }
+            if let Some(t) = self.pick_rt(cpu) {
+                break Some(t);
+            }
             let Some((t, throttled)) = self.pick_task_fair(cpu) else {
                 // Nothing queued: newidle balance before going idle, and
                 // pick again if it pulled something.
@@ -528,9 +585,14 @@ impl<S: Sink> Sim<S> {
             self.post_task_work(cpu);
             return;
         }
-        // Put prev.
+        // Put prev (the fair class keeps curr per level; RT and deadline
+        // queues keep their curr in place).
+        let fair_next = next.filter(|&n| self.class_of(n) == Class::Fair);
+        let fair_prev = prev.filter(|&p| self.class_of(p) == Class::Fair);
         if let Some(p) = prev {
-            self.put_prev_path(p, next);
+            if fair_prev.is_some() {
+                self.put_prev_path(p, fair_next);
+            }
             let task = &mut self.tasks[p.idx()];
             if task.state == TaskState::Runnable {
                 task.wait_since = Some(now);
@@ -543,7 +605,11 @@ impl<S: Sink> Sim<S> {
         if let Some(n) = next {
             self.cfs_tasks_seq += 1;
             self.tasks[n.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
-            self.set_next_path(n, prev);
+            if fair_next.is_some() {
+                self.set_next_path(n, fair_prev);
+            } else {
+                self.ents[self.tasks[n.idx()].se.idx()].exec_start = now;
+            }
         }
         self.emit(
             cpu,
@@ -595,6 +661,10 @@ impl<S: Sink> Sim<S> {
         self.flush_throttle_cost(cpu, false);
         self.arm_burst(cpu);
         self.post_task_work(cpu);
+        // post_schedule: push the RT tasks this CPU cannot run now.
+        if self.rqs[c].rt.queue.len() >= 2 {
+            self.push_rt_tasks(cpu);
+        }
     }
 
     /// `pick_task_fair`: from `rq->cfs` down through group entities to a
@@ -678,6 +748,38 @@ impl<S: Sink> Sim<S> {
     /// the task to every level's counts.
     pub(crate) fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
         debug_assert_eq!(self.tasks[t.idx()].cpu, cpu);
+        match self.class_of(t) {
+            Class::Fair => self.enqueue_task_fair(t, cpu, kind),
+            Class::Rt => {
+                self.update_curr_task(cpu);
+                self.enqueue_rt(t, cpu);
+            }
+            Class::Dl => {
+                self.update_curr_task(cpu);
+                self.enqueue_dl(t, cpu, kind != EnqueueKind::Migrate);
+            }
+        }
+    }
+
+    /// Takes `t` off its CPU's queue of its class (see
+    /// [`Self::dequeue_task_fair`] for the fair class's delayed dequeue).
+    pub(crate) fn dequeue_task(&mut self, t: TaskId, sleep: bool) -> Dequeued {
+        match self.class_of(t) {
+            Class::Fair => self.dequeue_task_fair(t, sleep),
+            Class::Rt => {
+                self.update_curr_task(self.tasks[t.idx()].cpu);
+                self.dequeue_rt(t);
+                Dequeued::Gone
+            }
+            Class::Dl => {
+                self.update_curr_task(self.tasks[t.idx()].cpu);
+                self.dequeue_dl(t);
+                Dequeued::Gone
+            }
+        }
+    }
+
+    fn enqueue_task_fair(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
         let now = self.now;
         // Every level's running entity is brought up to date first, so the
         // per-level update_curr calls below find nothing to charge.
@@ -740,7 +842,7 @@ impl<S: Sink> Sim<S> {
     /// schedule). A `sleep` of an ineligible task is delayed
     /// (DELAY_DEQUEUE): it stays queued but no longer counts as runnable.
     /// Group entities whose queue becomes empty leave their parents.
-    pub(crate) fn dequeue_task(&mut self, t: TaskId, sleep: bool) -> Dequeued {
+    fn dequeue_task_fair(&mut self, t: TaskId, sleep: bool) -> Dequeued {
         let now = self.now;
         let cpu = self.tasks[t.idx()].cpu;
         self.update_curr_task(cpu);
@@ -823,10 +925,12 @@ impl<S: Sink> Sim<S> {
         self.emit(from_cpu, false, Tp::Migrate(t, orig, dest));
         // PELT: detach from the old queue; attach at the next enqueue.
         let se = self.tasks[t.idx()].se;
-        let oq = self.task_cfs_rq(t).idx();
-        let avg = self.ents[se.idx()].avg.clone();
-        self.cfs[oq].avg.detach(&avg);
-        self.ents[se.idx()].avg.last_update_time = 0;
+        if self.ents[se.idx()].avg.last_update_time != 0 {
+            let oq = self.task_cfs_rq(t).idx();
+            let avg = self.ents[se.idx()].avg.clone();
+            self.cfs[oq].avg.detach(&avg);
+            self.ents[se.idx()].avg.last_update_time = 0;
+        }
         let task = &mut self.tasks[t.idx()];
         task.cpu = dest;
         task.stats.migrations += 1;
@@ -874,7 +978,11 @@ impl<S: Sink> Sim<S> {
             self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
             return;
         }
-        let target = self.select_wakeup_cpu(t, waker_cpu, sync);
+        let target = match self.class_of(t) {
+            Class::Fair => self.select_wakeup_cpu(t, waker_cpu, sync),
+            Class::Rt => self.select_task_rq_rt(t, waker_cpu),
+            Class::Dl => self.select_task_rq_dl(t),
+        };
         if target == waker_cpu {
             self.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
         }
@@ -940,7 +1048,31 @@ impl<S: Sink> Sim<S> {
     ) {
         let rq = &self.rqs[cpu.idx()];
         let Some(curr) = rq.curr else { return };
-        if curr == t || rq.need_resched || !self.cfg.features.wakeup_preemption {
+        if curr == t {
+            return;
+        }
+        let (wc, cc) = (self.class_of(t), self.class_of(curr));
+        let rank = |c: Class| match c {
+            Class::Dl => 0,
+            Class::Rt => 1,
+            Class::Fair => 2,
+        };
+        if rank(wc) != rank(cc) || wc != Class::Fair {
+            let preempt = match (wc, cc) {
+                _ if rank(wc) < rank(cc) => true,
+                _ if rank(wc) > rank(cc) => false,
+                (Class::Rt, _) => self.tasks[t.idx()].prio < self.tasks[curr.idx()].prio,
+                _ => self.tasks[t.idx()].dl.deadline < self.tasks[curr.idx()].dl.deadline,
+            };
+            if preempt {
+                self.resched_curr(cpu, false, exec_cpu);
+            } else if wc == Class::Rt && self.rqs[cpu.idx()].rt.queue.len() >= 2 {
+                // task_woken_rt: it cannot run here now; push it away.
+                self.push_rt_tasks(cpu);
+            }
+            return;
+        }
+        if rq.need_resched || !self.cfg.features.wakeup_preemption {
             return;
         }
         if self.tasks[t.idx()].state == TaskState::Throttled {
@@ -972,7 +1104,7 @@ impl<S: Sink> Sim<S> {
 
     /// `wake_up_new_task`: first placement (fork slow path) and wakeup.
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId, this: CpuId) {
-        let cpu = self.select_fork_cpu(t, this);
+        let cpu = self.select_task_rq_fork(t, this);
         self.tasks[t.idx()].cpu = cpu;
         self.set_task_rq(t);
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
@@ -998,6 +1130,99 @@ impl<S: Sink> Sim<S> {
             ..Default::default()
         };
         self.ttwu_do_activate(t, cpu, this, true, EnqueueKind::Initial);
+    }
+
+    /// `select_task_rq` with `WF_FORK` (also used to move a task whose
+    /// affinity no longer allows its CPU), by class.
+    pub(crate) fn select_task_rq_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
+        match self.class_of(t) {
+            Class::Fair => self.select_fork_cpu(t, this),
+            Class::Rt => {
+                // A new task's CPU is not meaningful yet: start from `this`.
+                self.tasks[t.idx()].cpu = this;
+                self.select_task_rq_rt(t, this)
+            }
+            Class::Dl => {
+                self.tasks[t.idx()].cpu = this;
+                self.select_task_rq_dl(t)
+            }
+        }
+    }
+
+    /// `__sched_setscheduler` on the running task `t` of `cpu`: a new
+    /// policy, priority (nice for fair policies, rt_priority for FIFO/RR)
+    /// and deadline parameters. The task leaves its class's queue, changes,
+    /// and is queued in its (possibly new) class; a reschedule lets the pick
+    /// decide. A priority-inheritance boost stays in force.
+    pub(crate) fn sched_setscheduler(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        policy: crate::program::Policy,
+        nice: i32,
+        dl: Option<crate::program::DlParams>,
+    ) {
+        debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
+        self.update_curr_task(cpu);
+        let old = self.class_of(t);
+        if old == Class::Fair {
+            self.put_prev_path(t, None);
+        }
+        self.dequeue_task(t, false);
+        let se = self.tasks[t.idx()].se;
+        if old == Class::Fair && self.ents[se.idx()].avg.last_update_time != 0 {
+            // switched_from_fair: detach the task's load from its queue.
+            let q = self.task_cfs_rq(t).idx();
+            let avg = self.ents[se.idx()].avg.clone();
+            self.cfs[q].avg.detach(&avg);
+            self.ents[se.idx()].avg.last_update_time = 0;
+        }
+        let boost = self.pi_prio(t);
+        let task = &mut self.tasks[t.idx()];
+        task.policy = policy;
+        task.nice = nice;
+        task.normal_prio = crate::fair::weight::kernel_prio(policy, nice);
+        task.prio = task.normal_prio.min(boost);
+        if policy == crate::program::Policy::Deadline {
+            task.dl.params = dl;
+            task.dl.deadline = 0;
+            task.dl.runtime = 0;
+        } else {
+            task.dl.params = None;
+        }
+        let e = &mut self.ents[se.idx()];
+        if policy.is_fair() {
+            e.weight = crate::fair::weight::task_weight(policy, nice);
+        }
+        e.idle = policy == crate::program::Policy::Idle;
+        let new = self.class_of(t);
+        let kind = if new == Class::Dl {
+            EnqueueKind::Wakeup
+        } else {
+            EnqueueKind::Migrate
+        };
+        self.enqueue_task(t, cpu, kind);
+        if new == Class::Fair {
+            self.set_next_path(t, None);
+        } else {
+            self.ents[se.idx()].exec_start = self.now;
+        }
+        self.resched_curr(cpu, false, cpu);
+    }
+
+    /// The priority `t` inherits from the waiters of the PI mutexes it
+    /// holds (`i32::MAX` when none).
+    pub(crate) fn pi_prio(&self, t: TaskId) -> i32 {
+        if !self.pi_mutexes {
+            return i32::MAX;
+        }
+        self.mutexes
+            .iter()
+            .filter(|m| m.owner == Some(t))
+            .flat_map(|m| m.waiters.iter())
+            .map(|&w| self.tasks[w.idx()].prio)
+            .min()
+            .unwrap_or(i32::MAX)
     }
 
     // ----------------------------------------------------------- timers

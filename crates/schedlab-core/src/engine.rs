@@ -125,6 +125,8 @@ pub struct Sim<S: Sink> {
     pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
     /// CPU time of the steal attempts of the schedule() in progress.
     pub(crate) steal_cost: Nanos,
+    /// Arrival stamps of the RT and deadline queues.
+    pub(crate) rt_seq: u64,
     /// Bandwidth-control work per CPU not yet charged (it arises inside
     /// accounting, where charging would recurse; see `bandwidth.rs`).
     pub(crate) throttle_cost: Vec<Nanos>,
@@ -261,14 +263,8 @@ impl<S: Sink> Sim<S> {
         }
         let mut ents = Vec::with_capacity(workload.tasks.len());
         let mut tasks = Vec::with_capacity(workload.tasks.len());
+        crate::dl::admit(workload, n)?;
         for (i, spec) in workload.tasks.iter().enumerate() {
-            if !spec.policy.is_fair() {
-                return Err(SimError::Workload(format!(
-                    "task '{}': policy {} is not supported yet",
-                    spec.name,
-                    spec.policy.name()
-                )));
-            }
             let cpus_allowed = match &spec.cpus {
                 None => CpuMask::full(n),
                 Some(list) => CpuMask::from_cpus(n, list).map_err(|c| {
@@ -473,6 +469,7 @@ impl<S: Sink> Sim<S> {
             newidle_atomic_cost: 0,
             in_newidle: false,
             steal_cost: 0,
+            rt_seq: 0,
             throttle_cost: vec![0; n],
             ni_rng: rng::stream(cfg.seed, "ni_random"),
             nohz_next_balance: 0,
@@ -492,6 +489,16 @@ impl<S: Sink> Sim<S> {
             cfg,
         };
         sim.queue.push(t_start, Event::TaskStart { task: main });
+        let realtime = |p: Policy| matches!(p, Policy::Fifo | Policy::Rr | Policy::Deadline);
+        if workload.tasks.iter().any(|t| {
+            realtime(t.policy)
+                || t.program
+                    .phases
+                    .iter()
+                    .any(|ph| ph.sched.is_some_and(|(p, _)| realtime(p)))
+        }) {
+            sim.start_rt_period();
+        }
         sim.queue
             .push(t_start + crate::waste::WASTE_SAMPLE_NS, Event::WasteSample);
         if let Some(e) = sim.end {
@@ -584,6 +591,8 @@ impl<S: Sink> Sim<S> {
             Event::BwSlack { group, gen } => self.bw_slack_timer(group, gen),
             Event::CfsbCsd { cpu } => self.cfsb_csd(cpu),
             Event::TaskWork { cpu, task } => self.task_work(cpu, task),
+            Event::RtPeriod => self.rt_period_timer(),
+            Event::DlTimer { task, gen } => self.dl_timer(task, gen),
             Event::WasteSample => {
                 if self.queue.is_empty() && self.live_tasks > 0 && self.end.is_none() {
                     // Nothing else can ever happen: every live thread waits
@@ -738,6 +747,18 @@ fn new_task(
         sync_stage: 0,
         group: crate::ids::GroupId(0),
         throttle_work: false,
+        prio: crate::fair::weight::kernel_prio(spec.policy, spec.nice),
+        normal_prio: crate::fair::weight::kernel_prio(spec.policy, spec.nice),
+        rt_seq: 0,
+        rr_left: 0,
+        dl: crate::dl::DlState {
+            params: if spec.policy == Policy::Deadline {
+                spec.dl
+            } else {
+                None
+            },
+            ..Default::default()
+        },
     };
     (se, task)
 }

@@ -7,6 +7,7 @@
 //! context at the time the task really has the CPU (after the context
 //! switch cost), so measured latencies include the scheduler's own costs.
 
+use crate::core::Class;
 use crate::engine::Sim;
 use crate::fair::eevdf;
 use crate::fair::eevdf::EnqueueKind;
@@ -321,8 +322,16 @@ impl<S: Sink> Sim<S> {
                 Op::Yield => {
                     self.op_done(t);
                     self.update_curr_task(cpu);
-                    let q = self.task_cfs_rq(t).idx();
-                    eevdf::yield_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
+                    match self.class_of(t) {
+                        Class::Fair => {
+                            let q = self.task_cfs_rq(t).idx();
+                            eevdf::yield_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
+                        }
+                        // yield_task_rt: to the tail of its priority.
+                        Class::Rt => self.requeue_rt_tail(t),
+                        // yield_task_dl: the rest of the runtime is given up.
+                        Class::Dl => self.yield_dl(cpu, t),
+                    }
                     self.tasks[t.idx()].resume = Resume::Continue;
                     // If it is re-picked, schedule() armed its burst end after
                     // the scheduler's own time: it carries on from there.
@@ -386,7 +395,7 @@ impl<S: Sink> Sim<S> {
         let n = self.machine.nr_cpus();
         let task = &self.tasks[t.idx()];
         let phase = &task.spec.program.phases[task.pc.phase];
-        let (sched, slice_ns) = (phase.sched, phase.slice_ns);
+        let (sched, slice_ns, dl) = (phase.sched, phase.slice_ns, phase.dl);
         let cpus = phase.cpus.clone();
         let group = phase.group.clone();
         let (cur_policy, cur_nice) = (task.policy, task.nice);
@@ -396,10 +405,21 @@ impl<S: Sink> Sim<S> {
             self.move_task_group(cpu, t, g);
         }
         if let Some((policy, nice)) = sched {
-            if (policy, nice) != (cur_policy, cur_nice) && policy.is_fair() {
-                self.set_fair_policy(cpu, t, policy, nice);
+            let fair_now = cur_policy.is_fair() && self.class_of(t) == Class::Fair;
+            if policy.is_fair() && fair_now {
+                if (policy, nice) != (cur_policy, cur_nice) {
+                    self.set_fair_policy(cpu, t, policy, nice);
+                }
+                self.set_fair_slice(cpu, t, slice_ns);
+            } else if (policy, nice) != (cur_policy, cur_nice)
+                || (policy == crate::program::Policy::Deadline
+                    && dl != self.tasks[t.idx()].dl.params)
+            {
+                self.sched_setscheduler(cpu, t, policy, nice, dl);
+                if policy.is_fair() && self.class_of(t) == Class::Fair {
+                    self.set_fair_slice(cpu, t, slice_ns);
+                }
             }
-            self.set_fair_slice(cpu, t, slice_ns);
         }
         let Some(list) = cpus else { return false };
         let mask = CpuMask::from_cpus(n, &list).expect("checked at set-up");
@@ -415,7 +435,7 @@ impl<S: Sink> Sim<S> {
         self.dequeue_task(t, false);
         self.tasks[t.idx()].resume = Resume::Continue;
         self.schedule(cpu, PrevState::Preempted);
-        let dest = self.select_fork_cpu(t, cpu);
+        let dest = self.select_task_rq_fork(t, cpu);
         self.migrate_to(t, cpu, dest);
         let task = &mut self.tasks[t.idx()];
         task.state = TaskState::Runnable;

@@ -21,11 +21,11 @@ pub enum Policy {
     Batch,
     /// SCHED_IDLE: weight 3, treated as idle by placement.
     Idle,
-    /// SCHED_FIFO (modelled by a later issue).
+    /// SCHED_FIFO: strict priority above fair.
     Fifo,
-    /// SCHED_RR (modelled by a later issue).
+    /// SCHED_RR: SCHED_FIFO with a 100 ms timeslice.
     Rr,
-    /// SCHED_DEADLINE (modelled by a later issue).
+    /// SCHED_DEADLINE: EDF with CBS budgets, above RT.
     Deadline,
 }
 
@@ -232,6 +232,8 @@ pub struct Phase {
     pub slice_ns: Option<Nanos>,
     /// Utilisation clamps the phase requests (recorded only).
     pub uclamp: Uclamp,
+    /// With a SCHED_DEADLINE `sched`: its parameters.
+    pub dl: Option<DlParams>,
     /// Task group the thread moves to at the start of each iteration
     /// (rt-app phase-level `taskgroup`), if given.
     pub group: Option<String>,
@@ -255,6 +257,18 @@ impl Uclamp {
     pub fn is_empty(&self) -> bool {
         self.min.is_none() && self.max.is_none()
     }
+}
+
+/// SCHED_DEADLINE parameters (rt-app `dl-runtime`, `dl-deadline`,
+/// `dl-period`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DlParams {
+    /// Runtime per period.
+    pub runtime_ns: Nanos,
+    /// Relative deadline.
+    pub deadline_ns: Nanos,
+    /// Period.
+    pub period_ns: Nanos,
 }
 
 /// A task's whole program.
@@ -283,6 +297,8 @@ pub struct TaskSpec {
     pub delay_ns: Nanos,
     /// Custom slice (rt-app `dl-runtime` on SCHED_OTHER, 6.12+).
     pub custom_slice_ns: Option<Nanos>,
+    /// SCHED_DEADLINE parameters (policy Deadline).
+    pub dl: Option<DlParams>,
     /// Utilisation clamps (recorded only, see [`Uclamp`]).
     pub uclamp: Uclamp,
     /// Started by an `Op::Fork` while the run goes on, not at start-up
@@ -403,6 +419,7 @@ impl TaskSpec {
             cpus: None,
             delay_ns: 0,
             custom_slice_ns: None,
+            dl: None,
             uclamp: Uclamp::default(),
             forked: false,
             group: "/".into(),
@@ -416,6 +433,7 @@ impl TaskSpec {
                     sched: None,
                     slice_ns: None,
                     uclamp: Uclamp::default(),
+                    dl: None,
                     group: None,
                 }],
                 loops: None,

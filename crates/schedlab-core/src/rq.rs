@@ -171,4 +171,8 @@ pub struct Rq {
     /// Throttled queues of this CPU waiting for an asynchronous unthrottle
     /// (`cfsb_csd_list`).
     pub cfsb_csd: Vec<CfsRqId>,
+    /// The RT runqueue.
+    pub rt: crate::rt::RtRq,
+    /// The deadline runqueue.
+    pub dl: crate::dl::DlRq,
 }

@@ -75,6 +75,12 @@ pub struct CpuStats {
     pub steal: u64,
     /// Overloaded CPUs seen with nothing migratable (STEAL's steal_fail).
     pub steal_fail: u64,
+    /// Times this CPU's RT queue ran out of RT runtime.
+    pub rt_throttled: u64,
+    /// RT tasks pushed away from this CPU.
+    pub rt_push: u64,
+    /// RT tasks pulled to this CPU.
+    pub rt_pull: u64,
 }
 
 /// Where CPU time went, by path.

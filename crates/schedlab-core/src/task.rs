@@ -149,6 +149,17 @@ pub struct Task {
     pub cfs_tasks_stamp: u64,
     /// Task group.
     pub group: crate::ids::GroupId,
+    /// Effective kernel prio (`p->prio`: 0..99 RT, 100..139 fair, −1
+    /// deadline), priority inheritance included.
+    pub prio: i32,
+    /// Prio from the policy alone (`normal_prio`).
+    pub normal_prio: i32,
+    /// Arrival stamp in its RT queue.
+    pub rt_seq: u64,
+    /// SCHED_RR: what is left of the timeslice.
+    pub rr_left: Nanos,
+    /// Deadline-class state.
+    pub dl: crate::dl::DlState,
     /// A throttle task_work is pending: the task parks itself when it next
     /// returns to user space (per-task and unified throttling).
     pub throttle_work: bool,

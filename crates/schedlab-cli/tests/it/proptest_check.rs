@@ -449,6 +449,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
                     Some(_) => p.slice_us.map(|us| us * NSEC_PER_USEC),
                 },
                 uclamp: Default::default(),
+                dl: None,
                 group: None,
             });
         }
@@ -460,6 +461,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
             cpus: t.cpus.map(|b| cpu_set(b, n)),
             delay_ns: t.delay_ns,
             custom_slice_ns: t.custom_slice_ns,
+            dl: None,
             uclamp: Default::default(),
             forked: false,
             log_rows: true,

@@ -84,6 +84,15 @@ pub enum Event {
         /// The task that had the work when it was posted.
         task: TaskId,
     },
+    /// The RT bandwidth period timer (all CPUs, `sched_rt_period_timer`).
+    RtPeriod,
+    /// A deadline task's replenishment timer (`dl_task_timer`).
+    DlTimer {
+        /// The task.
+        task: TaskId,
+        /// `DlState::timer_gen` when armed.
+        gen: u32,
+    },
     /// Sample the wasted-CPU metric (every `waste::WASTE_SAMPLE_NS`).
     WasteSample,
     /// The end of the run.

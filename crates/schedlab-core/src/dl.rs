@@ -1,0 +1,426 @@
+//! The deadline class (`kernel/sched/deadline.c`): SCHED_DEADLINE tasks,
+//! EDF over CBS-managed budgets, above RT and fair.
+//!
+//! * Parameters (runtime Q, relative deadline D, period P; rt-app's
+//!   `dl-runtime`, `dl-deadline`, `dl-period`).
+//! * A CPU runs its queued deadline task with the earliest absolute
+//!   deadline (EDF); a woken deadline task preempts anything that is not a
+//!   deadline task with an earlier deadline.
+//! * CBS: while it runs a task's remaining runtime is charged; at zero it
+//!   is throttled (dequeued) until its replenishment timer at the start of
+//!   its next period, which gives it Q more and pushes its deadline one
+//!   period on (`replenish_dl_entity`); a deadline already in the past is
+//!   reset to now + D with a full budget.
+//! * Wakeup rule (`update_dl_entity`): a task waking with its deadline
+//!   passed, or with more runtime left than its bandwidth allows until that
+//!   deadline (`dl_entity_overflow`: r / (d − t) > Q / P), gets a new
+//!   deadline t + D and a full budget; for constrained tasks (D < P) with a
+//!   future deadline the revised rule scales the runtime to the density
+//!   instead (`update_dl_revised_wakeup`).
+//! * Admission control (`sched_dl_overflow`, at set-up): every parameter
+//!   set must satisfy 1024 ns ≤ Q ≤ D ≤ P ≤ 4 s and P ≥ 100 µs, and the sum
+//!   of Q/P over the deadline tasks must not exceed 95 % of the CPUs
+//!   (`sched_rt_runtime_us / sched_rt_period_us` per CPU), as the kernel's
+//!   `sched_setattr` would refuse with EBUSY.
+//!
+//! Deviations: no global EDF push/pull between CPUs (placement only at
+//! wakeup: `find_later_rq` prefers an allowed CPU without a deadline task,
+//! then the one with the latest deadline); no GRUB reclaiming, no
+//! `dl_server` for fair tasks; the replenishment timer has no slack.
+
+use crate::core::Class;
+use crate::engine::{Sim, SimError};
+use crate::event::Event;
+use crate::ids::{CpuId, TaskId};
+use crate::observe::Sink;
+use crate::program::{DlParams, Policy, Workload};
+use crate::time::Nanos;
+use std::collections::BTreeSet;
+
+/// Smallest runtime accepted (`1 << DL_SCALE` ns).
+pub const DL_MIN_RUNTIME_NS: Nanos = 1024;
+/// `sysctl_sched_dl_period_min` (100 µs).
+pub const DL_PERIOD_MIN_NS: Nanos = 100_000;
+/// `sysctl_sched_dl_period_max` (4 s).
+pub const DL_PERIOD_MAX_NS: Nanos = 4_000_000_000;
+
+/// A CPU's deadline runqueue (`struct dl_rq`).
+#[derive(Clone, Debug, Default)]
+pub struct DlRq {
+    /// Queued deadline tasks by (absolute deadline, arrival); curr stays.
+    pub queue: BTreeSet<(Nanos, u64, TaskId)>,
+}
+
+/// A task's deadline-class state (`struct sched_dl_entity`).
+#[derive(Clone, Debug, Default)]
+pub struct DlState {
+    /// Parameters (None while the task is not a deadline task).
+    pub params: Option<DlParams>,
+    /// Remaining runtime in the current period.
+    pub runtime: i64,
+    /// Absolute deadline.
+    pub deadline: Nanos,
+    /// Out of runtime, waiting for the replenishment timer.
+    pub throttled: bool,
+    /// Generation of the armed replenishment timer.
+    pub timer_gen: u32,
+    /// Arrival stamp in its queue.
+    pub seq: u64,
+    /// Deadlines missed (a replenishment found the deadline already past).
+    pub misses: u64,
+    /// Replenishments.
+    pub periods: u64,
+}
+
+/// Checks one parameter set as `sched_setattr` does (`__checkparam_dl`).
+pub fn check_params(p: &DlParams) -> Result<(), String> {
+    if p.runtime_ns < DL_MIN_RUNTIME_NS {
+        return Err(format!("dl-runtime {} ns is below 1024 ns", p.runtime_ns));
+    }
+    if p.deadline_ns < p.runtime_ns {
+        return Err(format!(
+            "dl-deadline {} µs is shorter than dl-runtime {} µs",
+            p.deadline_ns / 1000,
+            p.runtime_ns / 1000
+        ));
+    }
+    if p.period_ns < p.deadline_ns {
+        return Err(format!(
+            "dl-period {} µs is shorter than dl-deadline {} µs",
+            p.period_ns / 1000,
+            p.deadline_ns / 1000
+        ));
+    }
+    if p.period_ns < DL_PERIOD_MIN_NS || p.period_ns > DL_PERIOD_MAX_NS {
+        return Err(format!(
+            "dl-period {} µs is outside 100 µs..4 s",
+            p.period_ns / 1000
+        ));
+    }
+    Ok(())
+}
+
+/// Admission control over a whole workload: each deadline task counts
+/// with the largest bandwidth it ever asks for.
+pub fn admit(w: &Workload, ncpu: usize) -> Result<(), SimError> {
+    let mut total = 0.0f64;
+    for t in &w.tasks {
+        let mut sets: Vec<&DlParams> = Vec::new();
+        if t.policy == Policy::Deadline {
+            match &t.dl {
+                Some(p) => sets.push(p),
+                None => {
+                    return Err(SimError::Workload(format!(
+                        "task '{}': SCHED_DEADLINE without dl-runtime (sched_setattr would fail with EINVAL)",
+                        t.name
+                    )))
+                }
+            }
+        }
+        for ph in &t.program.phases {
+            if let (Some((Policy::Deadline, _)), Some(p)) = (ph.sched, &ph.dl) {
+                sets.push(p);
+            }
+        }
+        let mut bw = 0.0f64;
+        for p in sets {
+            check_params(p).map_err(|e| {
+                SimError::Workload(format!(
+                    "task '{}': {e} (sched_setattr would fail with EINVAL)",
+                    t.name
+                ))
+            })?;
+            bw = bw.max(p.runtime_ns as f64 / p.period_ns as f64);
+        }
+        total += bw;
+    }
+    let cap = 0.95 * ncpu as f64;
+    if total > cap + 1e-9 {
+        return Err(SimError::Workload(format!(
+            "SCHED_DEADLINE admission control: the deadline tasks ask for {total:.3} CPUs of bandwidth, more than 95 % of {ncpu} CPUs ({cap:.2}); sched_setattr would fail with EBUSY"
+        )));
+    }
+    Ok(())
+}
+
+impl<S: Sink> Sim<S> {
+    fn dl_key(&self, t: TaskId) -> (Nanos, u64, TaskId) {
+        let d = &self.tasks[t.idx()].dl;
+        (d.deadline, d.seq, t)
+    }
+
+    fn dl_params(&self, t: TaskId) -> DlParams {
+        self.tasks[t.idx()]
+            .dl
+            .params
+            .expect("deadline task has parameters")
+    }
+
+    /// `update_dl_entity` (wakeup or first activation).
+    fn update_dl_entity(&mut self, t: TaskId) {
+        let now = self.now;
+        let p = self.dl_params(t);
+        let d = &mut self.tasks[t.idx()].dl;
+        let overflow = |d: &DlState| {
+            // r / (d − t) > Q / P  ⇔  r·P > (d − t)·Q
+            let left = d.runtime.max(0) as u128 * p.period_ns as u128;
+            let right = (d.deadline - now) as u128 * p.runtime_ns as u128;
+            left > right
+        };
+        if d.deadline <= now {
+            d.deadline = now + p.deadline_ns;
+            d.runtime = p.runtime_ns as i64;
+        } else if overflow(d) {
+            if p.deadline_ns < p.period_ns {
+                // Revised wakeup rule: runtime = density × laxity.
+                let laxity = (d.deadline - now) as u128;
+                d.runtime = (laxity * p.runtime_ns as u128 / p.deadline_ns as u128) as i64;
+            } else {
+                d.deadline = now + p.deadline_ns;
+                d.runtime = p.runtime_ns as i64;
+            }
+        }
+    }
+
+    /// `replenish_dl_entity`.
+    fn replenish_dl(&mut self, t: TaskId) {
+        let now = self.now;
+        let p = self.dl_params(t);
+        let d = &mut self.tasks[t.idx()].dl;
+        d.periods += 1;
+        while d.runtime <= 0 {
+            d.deadline += p.period_ns;
+            d.runtime += p.runtime_ns as i64;
+        }
+        if d.deadline < now {
+            // Lagging behind: start over from now.
+            d.misses += 1;
+            d.deadline = now + p.deadline_ns;
+            d.runtime = p.runtime_ns as i64;
+        }
+    }
+
+    /// `enqueue_task_dl`; `wakeup` applies the CBS wakeup rule. A throttled
+    /// task is not queued (its timer will).
+    pub(crate) fn enqueue_dl(&mut self, t: TaskId, cpu: CpuId, wakeup: bool) {
+        if self.tasks[t.idx()].dl.throttled {
+            return;
+        }
+        if wakeup {
+            self.update_dl_entity(t);
+        }
+        self.insert_dl(t, cpu);
+    }
+
+    fn insert_dl(&mut self, t: TaskId, cpu: CpuId) {
+        self.rt_seq += 1;
+        self.tasks[t.idx()].dl.seq = self.rt_seq;
+        let key = self.dl_key(t);
+        let fresh = self.rqs[cpu.idx()].dl.queue.insert(key);
+        debug_assert!(fresh, "deadline task queued twice");
+        self.rqs[cpu.idx()].nr_running += 1;
+        if self.rqs[cpu.idx()].nr_running >= 2 {
+            self.rd_overloaded = true;
+        }
+    }
+
+    /// `dequeue_task_dl` (a throttled task is already off the queue).
+    pub(crate) fn dequeue_dl(&mut self, t: TaskId) {
+        let cpu = self.tasks[t.idx()].cpu;
+        let key = self.dl_key(t);
+        if self.rqs[cpu.idx()].dl.queue.remove(&key) {
+            self.rqs[cpu.idx()].nr_running -= 1;
+        }
+    }
+
+    /// Is `t` on its CPU's deadline queue?
+    pub(crate) fn dl_queued(&self, t: TaskId) -> bool {
+        let cpu = self.tasks[t.idx()].cpu;
+        self.rqs[cpu.idx()].dl.queue.contains(&self.dl_key(t))
+    }
+
+    /// `pick_task_dl`: earliest deadline.
+    pub(crate) fn pick_dl(&self, cpu: CpuId) -> Option<TaskId> {
+        self.rqs[cpu.idx()].dl.queue.first().map(|&(_, _, t)| t)
+    }
+
+    /// `update_curr_dl`: charge the running deadline task; out of runtime
+    /// it is throttled until its next period.
+    pub(crate) fn update_curr_dl(&mut self, cpu: CpuId) {
+        let Some(t) = self.rqs[cpu.idx()].curr else {
+            return;
+        };
+        let se = self.tasks[t.idx()].se;
+        let now = self.now;
+        let e = &mut self.ents[se.idx()];
+        if now <= e.exec_start {
+            return;
+        }
+        let delta = now - e.exec_start;
+        e.exec_start = now;
+        e.sum_exec_runtime += delta;
+        self.account(
+            cpu,
+            crate::fair::eevdf::CurrUpdate {
+                delta_exec: delta,
+                resched: false,
+            },
+        );
+        self.tasks[t.idx()].dl.runtime -= delta as i64;
+        if self.tasks[t.idx()].dl.runtime <= 0 && !self.tasks[t.idx()].dl.throttled {
+            self.dl_throttle(t, cpu);
+        }
+    }
+
+    /// Out of runtime: off the queue until the replenishment timer (or
+    /// replenished at once if the next period already started).
+    fn dl_throttle(&mut self, t: TaskId, cpu: CpuId) {
+        let p = self.dl_params(t);
+        let queued = self.dl_queued(t);
+        if queued {
+            self.dequeue_dl(t);
+        }
+        let d = &self.tasks[t.idx()].dl;
+        // The next period starts at deadline − D + P.
+        let act = d.deadline - p.deadline_ns + p.period_ns;
+        if act <= self.now {
+            self.replenish_dl(t);
+            if queued {
+                self.insert_dl(t, cpu);
+            }
+        } else {
+            let d = &mut self.tasks[t.idx()].dl;
+            d.throttled = true;
+            d.timer_gen = d.timer_gen.wrapping_add(1);
+            let gen = d.timer_gen;
+            self.queue.push(act, Event::DlTimer { task: t, gen });
+        }
+        self.resched_curr(cpu, false, cpu);
+    }
+
+    /// `dl_task_timer`: replenish and, if the task is runnable, queue it
+    /// and preempt a later deadline.
+    pub(crate) fn dl_timer(&mut self, t: TaskId, gen: u32) {
+        let d = &self.tasks[t.idx()].dl;
+        if d.timer_gen != gen || !d.throttled {
+            return;
+        }
+        self.tasks[t.idx()].dl.throttled = false;
+        self.replenish_dl(t);
+        let task = &self.tasks[t.idx()];
+        let runnable =
+            task.state == crate::task::TaskState::Runnable && self.class_of(t) == Class::Dl;
+        if !runnable {
+            return;
+        }
+        let cpu = task.cpu;
+        self.insert_dl(t, cpu);
+        self.check_preempt_dl(cpu, t, cpu);
+    }
+
+    /// Does `t` preempt the current task of `cpu`?
+    pub(crate) fn check_preempt_dl(&mut self, cpu: CpuId, t: TaskId, from: CpuId) {
+        let preempt = match self.rqs[cpu.idx()].curr {
+            None => true,
+            Some(c) if c == t => false,
+            Some(c) => {
+                self.class_of(c) != Class::Dl
+                    || self.tasks[t.idx()].dl.deadline < self.tasks[c.idx()].dl.deadline
+            }
+        };
+        if preempt {
+            self.resched_curr(cpu, false, from);
+        }
+    }
+
+    /// `select_task_rq_dl` / `find_later_rq`.
+    pub(crate) fn select_task_rq_dl(&self, t: TaskId) -> CpuId {
+        let task = &self.tasks[t.idx()];
+        let prev = if task.cpus_allowed.test(task.cpu) {
+            task.cpu
+        } else {
+            task.cpus_allowed.first().expect("non-empty affinity")
+        };
+        let busy_with_dl = |c: CpuId| {
+            self.rqs[c.idx()]
+                .curr
+                .filter(|&x| self.class_of(x) == Class::Dl)
+                .map(|x| self.tasks[x.idx()].dl.deadline)
+        };
+        let my_deadline = match task.dl.deadline {
+            0 => self.now + self.dl_params(t).deadline_ns,
+            d => d,
+        };
+        match busy_with_dl(prev) {
+            None => return prev,
+            Some(d) if d > my_deadline => return prev,
+            _ => {}
+        }
+        // A CPU without a deadline task, idle ones first, nearest first.
+        let mut free: Option<CpuId> = None;
+        for sd in self.domains.domains(prev) {
+            for c in sd.span.iter().filter(|&c| task.cpus_allowed.test(c)) {
+                if busy_with_dl(c).is_none() && self.rqs[c.idx()].dl.queue.is_empty() {
+                    if self.rqs[c.idx()].curr.is_none() {
+                        return c;
+                    }
+                    free.get_or_insert(c);
+                }
+            }
+            if let Some(c) = free {
+                return c;
+            }
+        }
+        // Else the latest deadline.
+        task.cpus_allowed
+            .iter()
+            .max_by_key(|&c| busy_with_dl(c).unwrap_or(Nanos::MAX))
+            .unwrap_or(prev)
+    }
+
+    /// `yield_task_dl`: give up the rest of this period's runtime.
+    pub(crate) fn yield_dl(&mut self, cpu: CpuId, t: TaskId) {
+        self.update_curr_dl(cpu);
+        if !self.tasks[t.idx()].dl.throttled {
+            self.tasks[t.idx()].dl.runtime = 0;
+            self.dl_throttle(t, cpu);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(q: u64, d: u64, per: u64) -> DlParams {
+        DlParams {
+            runtime_ns: q * 1000,
+            deadline_ns: d * 1000,
+            period_ns: per * 1000,
+        }
+    }
+
+    #[test]
+    fn parameter_checks() {
+        assert!(check_params(&p(10_000, 100_000, 100_000)).is_ok());
+        assert!(check_params(&p(10_000, 5_000, 100_000))
+            .unwrap_err()
+            .contains("shorter than dl-runtime"));
+        assert!(check_params(&p(10_000, 100_000, 50_000))
+            .unwrap_err()
+            .contains("shorter than dl-deadline"));
+        assert!(check_params(&p(10, 50, 50))
+            .unwrap_err()
+            .contains("outside"));
+        assert!(check_params(&p(10_000, 100_000, 5_000_000))
+            .unwrap_err()
+            .contains("outside"));
+        assert!(check_params(&DlParams {
+            runtime_ns: 1000,
+            deadline_ns: 1_000_000,
+            period_ns: 1_000_000
+        })
+        .unwrap_err()
+        .contains("1024"));
+    }
+}
