@@ -21,8 +21,10 @@
 //!   the *first* position; each repeat adds a warning (workgen would make the
 //!   first value win for one-line keys).
 //! * **Bare keys** (`"suspend",`, the old workgen input form) are read; a
-//!   bare `suspend` is refused (current rt-app refuses it too), any other
-//!   bare key is an error.
+//!   bare `suspend` is a suspend of the thread itself (`suspend` ignores its
+//!   value; the old workgen rewrote it to the task's name), with a warning
+//!   because current rt-app refuses the form; any other bare key is an
+//!   error.
 //! * **Synchronisation mistakes that would hang or misbehave in rt-app are
 //!   errors** ([`sync_check`]): a `lock` without its `unlock` in the same
 //!   phase, an `unlock` of a mutex the phase does not hold, a `wait`/`sync`
