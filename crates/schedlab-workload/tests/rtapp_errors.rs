@@ -131,10 +131,220 @@ fn nice_out_of_range() {
 }
 
 #[test]
-fn fifo_policy_not_supported_yet() {
-    let (line, kind) = fail(&task(r#""run": 5, "policy": "SCHED_RR""#));
-    assert_eq!(line, "w.json:4:27: key \"policy\": policy SCHED_RR is not supported yet (real-time and deadline classes come with a later issue)");
-    assert_eq!(kind, ErrorKind::Unsupported);
+fn rt_priority_out_of_range() {
+    for (body, needle, msg) in [
+        (
+            r#""run": 5, "policy": "SCHED_FIFO", "priority": 0"#,
+            "0",
+            "priority 0 is out of range for SCHED_FIFO (expected 1..=99)",
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_FIFO", "priority": 100"#,
+            "100",
+            "priority 100 is out of range for SCHED_FIFO (expected 1..=99)",
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_RR", "priority": -3"#,
+            "-3",
+            "priority -3 is out of range for SCHED_RR (expected 1..=99)",
+        ),
+    ] {
+        let (line, kind) = fail(&task(body));
+        assert_eq!(
+            line,
+            format!("{} key \"priority\": {msg}", at_body(body, needle))
+        );
+        assert_eq!(kind, ErrorKind::Invalid);
+    }
+}
+
+/// SCHED_DEADLINE parameters the kernel refuses (EINVAL), each reported at
+/// the key to blame.
+#[test]
+fn bad_deadline_parameters() {
+    const E: &str = " (sched_setattr would fail with EINVAL)";
+    for (body, needle, key, msg) in [
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE""#,
+            "\"policy\"",
+            "policy",
+            "SCHED_DEADLINE needs dl-runtime, a runtime above 0 µs".to_string(),
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 0, "dl-period": 1000"#,
+            "0,",
+            "dl-runtime",
+            "SCHED_DEADLINE needs dl-runtime, a runtime above 0 µs".to_string(),
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 1"#,
+            "1",
+            "dl-runtime",
+            "dl-runtime 1000 ns is below 1024 ns".to_string(),
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-deadline": 1000, "dl-period": 10000"#,
+            "1000,",
+            "dl-deadline",
+            "dl-deadline 1000 µs is shorter than dl-runtime 2000 µs".to_string(),
+        ),
+        (
+            // dl-deadline defaults to dl-period: the period is to blame.
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 1000"#,
+            "1000",
+            "dl-period",
+            "dl-deadline 1000 µs is shorter than dl-runtime 2000 µs".to_string(),
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-deadline": 5000, "dl-period": 3000"#,
+            "3000",
+            "dl-period",
+            "dl-period 3000 µs is shorter than dl-deadline 5000 µs".to_string(),
+        ),
+        (
+            // dl-period defaults to dl-runtime: the deadline is to blame.
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-deadline": 5000"#,
+            "5000",
+            "dl-deadline",
+            "dl-period 1000 µs is shorter than dl-deadline 5000 µs".to_string(),
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 10, "dl-period": 50"#,
+            "50",
+            "dl-period",
+            "dl-period 50 µs is outside 100 µs..4 s".to_string(),
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": 5000000"#,
+            "5000000",
+            "dl-period",
+            "dl-period 5000000 µs is outside 100 µs..4 s".to_string(),
+        ),
+        (
+            // The legacy names are read when the dl-* key is absent.
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "deadline": 1000, "period": 3000"#,
+            "1000,",
+            "deadline",
+            "dl-deadline 1000 µs is shorter than dl-runtime 2000 µs".to_string(),
+        ),
+    ] {
+        let (line, kind) = fail(&task(body));
+        assert_eq!(
+            line,
+            format!("{} key \"{key}\": {msg}{E}", at_body(body, needle)),
+            "{body}"
+        );
+        assert_eq!(kind, ErrorKind::Invalid);
+    }
+}
+
+#[test]
+fn negative_deadline_parameters() {
+    for (body, needle, key) in [
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": -5"#,
+            "-5",
+            "dl-period",
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": -1000"#,
+            "-1000",
+            "dl-runtime",
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_FIFO", "dl-deadline": -7"#,
+            "-7",
+            "dl-deadline",
+        ),
+        (r#""run": 5, "dl-period": -7"#, "-7", "dl-period"),
+    ] {
+        let (line, kind) = fail(&task(body));
+        let n = needle;
+        assert_eq!(
+            line,
+            format!(
+                "{} key \"{key}\": {n} must not be negative (µs)",
+                at_body(body, needle)
+            )
+        );
+        assert_eq!(kind, ErrorKind::Invalid);
+    }
+}
+
+#[test]
+fn deadline_default_policy_without_runtime_names_the_task() {
+    let text = "{\"tasks\": {\"t\": {\"run\": 5}},\n \"global\": {\"default_policy\": \"SCHED_DEADLINE\"}}";
+    let (line, _) = fail(text);
+    assert_eq!(line, "w.json:2:13: key \"default_policy\": SCHED_DEADLINE (the default policy of task \"t\") needs dl-runtime, a runtime above 0 µs (sched_setattr would fail with EINVAL)");
+}
+
+#[test]
+fn phase_level_deadline_needs_parameters() {
+    // A fair task: nothing to keep.
+    let body = r#""phases": { "p": { "policy": "SCHED_DEADLINE", "run": 5 } }"#;
+    let (line, kind) = fail(&task(body));
+    assert_eq!(
+        line,
+        format!("{} key \"policy\": SCHED_DEADLINE (phase \"p\") needs dl-runtime, a runtime above 0 µs, and there are no earlier SCHED_DEADLINE parameters to keep (sched_setattr would fail with EINVAL)", at_body(body, "\"policy\""))
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+    // dl-period without dl-runtime in a phase.
+    let body = r#""policy": "SCHED_DEADLINE", "dl-runtime": 1000, "phases": { "p": { "dl-period": 5000, "run": 5 } }"#;
+    let (line, _) = fail(&task(body));
+    assert_eq!(
+        line,
+        format!("{} key \"dl-period\": a phase that sets dl-period must set dl-runtime too (sched_setattr takes the SCHED_DEADLINE parameters together)", at_body(body, "5000"))
+    );
+    // A phase's own parameters are checked like the task's.
+    let body = r#""phases": { "p": { "policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 2000, "run": 5 } }"#;
+    let (line, _) = fail(&task(body));
+    assert_eq!(
+        line,
+        format!("{} key \"dl-period\": dl-deadline 2000 µs is shorter than dl-runtime 3000 µs (sched_setattr would fail with EINVAL)", at_body(body, "2000"))
+    );
+}
+
+#[test]
+fn taskgroup_only_with_fair_policies() {
+    const MSG: &str = "a task group is allowed only with SCHED_OTHER, SCHED_BATCH or SCHED_IDLE";
+    for (body, policy) in [
+        (
+            r#""run": 5, "policy": "SCHED_FIFO", "taskgroup": "/g""#,
+            "SCHED_FIFO",
+        ),
+        (
+            r#""run": 5, "taskgroup": "/g", "policy": "SCHED_RR""#,
+            "SCHED_RR",
+        ),
+        (
+            r#""run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 100, "dl-period": 1000, "taskgroup": "/g""#,
+            "SCHED_DEADLINE",
+        ),
+        (
+            r#""phases": { "p": { "policy": "SCHED_FIFO", "taskgroup": "/g", "run": 5 } }"#,
+            "SCHED_FIFO",
+        ),
+        (
+            // The phase's policy in force comes from an earlier phase.
+            r#""phases": { "a": { "policy": "SCHED_RR", "run": 5 }, "b": { "taskgroup": "/g", "run": 5 } }"#,
+            "SCHED_RR",
+        ),
+    ] {
+        let (line, kind) = fail(&task(body));
+        assert_eq!(
+            line,
+            format!("{} key \"taskgroup\": \"/g\": {MSG}, not {policy} (rt-app refuses the combination)", at_body(body, "\"/g\"")),
+            "{body}"
+        );
+        assert_eq!(kind, ErrorKind::Invalid);
+    }
+    // Through global.default_policy.
+    let text = "{\"tasks\": {\"t\": {\"run\": 5,\n \"taskgroup\": \"/g\"}}, \"global\": {\"default_policy\": \"SCHED_FIFO\"}}";
+    let (line, _) = fail(text);
+    assert!(
+        line.starts_with("w.json:2:15: key \"taskgroup\": \"/g\": a task group"),
+        "{line}"
+    );
 }
 
 #[test]

@@ -5,25 +5,25 @@
 //!
 //! | file | outcome |
 //! |---|---|
-//! | browser-long.json, browser-short.json | not supported yet: `resume` (10:6) |
-//! | cpufreq_governor_efficiency/calibration.json | not supported yet: `default_policy` SCHED_FIFO (19:3) |
-//! | cpufreq_governor_efficiency/dvfs.json | not supported yet: `policy` SCHED_FIFO (5:15) |
-//! | custom-slice.json | not supported yet: `policy` SCHED_DEADLINE (19:15) |
-//! | mp3-long.json, mp3-short.json | not supported yet: `resume` (10:6) |
+//! | browser-long.json, browser-short.json | loads |
+//! | cpufreq_governor_efficiency/calibration.json | loads (SCHED_FIFO from `default_policy`, priority 10) |
+//! | cpufreq_governor_efficiency/dvfs.json | loads (SCHED_FIFO, priority 10) |
+//! | custom-slice.json | loads (a custom slice; SCHED_DEADLINE 200/200/200 ms) |
+//! | mp3-long.json, mp3-short.json | loads |
 //! | spreading-tasks.json | loads (warning: phase `heavy1` repeated, json-c rule) |
 //! | template.json | loads (warning: `sleep` 0) |
 //! | tutorial/example1.json | loads |
 //! | tutorial/example2.json | loads |
 //! | tutorial/example3.json | loads (warning: no calibration) |
-//! | tutorial/example4.json | not supported yet: `resume` (10:4) |
-//! | tutorial/example5.json | not supported yet: `lock` (20:6) |
-//! | tutorial/example6.json | not supported yet: `mem` (11:4) |
-//! | tutorial/example7.json | not supported yet: `barrier1` (35:4) |
+//! | tutorial/example4.json | loads |
+//! | tutorial/example5.json | loads |
+//! | tutorial/example6.json | loads |
+//! | tutorial/example7.json | loads |
 //! | tutorial/example8.json | loads |
-//! | tutorial/example9.json | not supported yet: `fork` (32:6) |
+//! | tutorial/example9.json | loads |
 //! | tutorial/example10.json | loads (thread in task group /tg1) |
 //! | tutorial/example11.json | loads (phases in /tg1/tg11, then unchanged, then /) |
-//! | video-long.json, video-short.json | not supported yet: bare `suspend` (6:4) |
+//! | video-long.json, video-short.json | loads (warnings: bare `suspend`, the old workgen's form) |
 //! | merge/*.json | not an rt-app workload |
 
 use std::path::{Path, PathBuf};
@@ -53,13 +53,16 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-const LOADS: [&str; 17] = [
+const LOADS: [&str; 22] = [
     "browser-long.json",
     "browser-short.json",
+    "custom-slice.json",
     "mp3-long.json",
     "mp3-short.json",
     "spreading-tasks.json",
     "template.json",
+    "video-long.json",
+    "video-short.json",
     "tutorial/example1.json",
     "tutorial/example10.json",
     "tutorial/example11.json",
@@ -71,6 +74,8 @@ const LOADS: [&str; 17] = [
     "tutorial/example7.json",
     "tutorial/example8.json",
     "tutorial/example9.json",
+    "cpufreq_governor_efficiency/calibration.json",
+    "cpufreq_governor_efficiency/dvfs.json",
 ];
 
 #[test]
@@ -293,4 +298,41 @@ fn example10_and_11_place_threads_in_task_groups() {
         vec![GroupSpec::new("/tg1"), GroupSpec::new("/tg1/tg11")],
         "the intermediate group is listed, parent first"
     );
+}
+
+#[test]
+fn rt_and_deadline_examples() {
+    use schedlab_core::program::DlParams;
+    let w = load("custom-slice.json").workload;
+    let t = &w.tasks;
+    assert_eq!(
+        (t[0].policy, t[0].nice, t[0].custom_slice_ns, t[0].dl),
+        (Policy::Normal, -19, Some(100_000_000), None)
+    );
+    let dl = DlParams {
+        runtime_ns: 200_000_000,
+        deadline_ns: 200_000_000,
+        period_ns: 200_000_000,
+    };
+    assert_eq!(
+        (t[1].policy, t[1].nice, t[1].custom_slice_ns, t[1].dl),
+        (Policy::Deadline, 0, None, Some(dl))
+    );
+    for f in [
+        "cpufreq_governor_efficiency/calibration.json",
+        "cpufreq_governor_efficiency/dvfs.json",
+    ] {
+        let t = &load(f).workload.tasks[0];
+        assert_eq!((t.policy, t.nice, t.dl), (Policy::Fifo, 10, None), "{f}");
+    }
+}
+
+#[test]
+fn video_bare_suspends_are_suspends_of_their_own_thread() {
+    let l = load("video-short.json");
+    let bare = l.warnings.iter().filter(|w| w.contains("bare key")).count();
+    assert!(bare >= 10, "{:?}", l.warnings);
+    let sf = &l.workload.tasks[0];
+    assert_eq!(sf.name, "surfaceflinger-0");
+    assert!(matches!(sf.program.phases[0].ops[0], Op::Suspend { .. }));
 }

@@ -1,6 +1,6 @@
 //! Lowering rules checked on small hand-written files (formats.md 1.3–1.8).
 
-use schedlab_core::program::{Op, Policy, TimerRef};
+use schedlab_core::program::{DlParams, Op, Policy, TimerRef};
 use schedlab_workload::{load_rtapp, Loaded};
 
 fn ok(text: &str) -> Loaded {
@@ -314,4 +314,144 @@ fn no_taskgroup_means_no_groups() {
     let l = ok(r#"{"tasks": {"t": {"run": 5, "loop": 1}}, "global": {"calibration": 10}}"#);
     assert!(l.workload.groups.is_empty());
     assert_eq!(l.workload.tasks[0].group, "/");
+}
+
+#[test]
+fn rt_policies_take_the_priority_default_10() {
+    let l = ok(r#"{"tasks": {
+        "a": {"run": 5, "policy": "SCHED_FIFO", "priority": 99},
+        "b": {"run": 5, "policy": "SCHED_RR"},
+        "c": {"run": 5, "policy": "SCHED_FIFO", "priority": 1, "dl-runtime": 1000, "dl-period": 5000},
+        "d": {"run": 5}
+    }, "global": {"default_policy": "SCHED_RR", "calibration": 100}}"#);
+    let t = &l.workload.tasks;
+    let got: Vec<_> = t
+        .iter()
+        .map(|t| (t.policy, t.nice, t.custom_slice_ns, t.dl))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Policy::Fifo, 99, None, None),
+            (Policy::Rr, 10, None, None),
+            (Policy::Fifo, 1, None, None),
+            (Policy::Rr, 10, None, None),
+        ]
+    );
+    for key in ["dl-runtime", "dl-period"] {
+        let w = format!(
+            "warning: key \"{key}\": ignored for SCHED_FIFO (it is a SCHED_DEADLINE parameter)"
+        );
+        assert!(
+            l.warnings.iter().any(|x| x.ends_with(&w)),
+            "{key}: {:?}",
+            l.warnings
+        );
+    }
+    assert_eq!(l.warnings.len(), 2, "{:?}", l.warnings);
+}
+
+#[test]
+fn deadline_parameters_and_their_defaults() {
+    let l = ok(r#"{"tasks": {
+        "a": {"run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "dl-deadline": 5000},
+        "b": {"run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000},
+        "c": {"run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 2000},
+        "d": {"run": 5, "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 0, "period": 8000, "deadline": 6000, "priority": 3},
+        "e": {"policy": "SCHED_DEADLINE", "phases": {"p": {"run": 5}}, "runtime": 1000, "period": 4000},
+        "f": {"run": 5, "dl-period": 4000, "dl-deadline": 3000, "period": 5}
+    }, "global": {"calibration": 100, "duration": 1}}"#);
+    let dl = |r: u64, d: u64, p: u64| {
+        Some(DlParams {
+            runtime_ns: r * 1000,
+            deadline_ns: d * 1000,
+            period_ns: p * 1000,
+        })
+    };
+    let t = &l.workload.tasks;
+    let got: Vec<_> = t.iter().map(|t| (t.policy, t.nice, t.dl)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (Policy::Deadline, 0, dl(2000, 5000, 10000)),
+            (Policy::Deadline, 0, dl(2000, 10000, 10000)),
+            (Policy::Deadline, 0, dl(2000, 2000, 2000)),
+            (Policy::Deadline, 0, dl(2000, 6000, 8000)),
+            (Policy::Deadline, 0, dl(1000, 4000, 4000)),
+            (Policy::Normal, 0, None),
+        ]
+    );
+    assert!(t.iter().all(|t| t.custom_slice_ns.is_none()));
+    let has = |w: &str| l.warnings.iter().any(|x| x.ends_with(w));
+    assert!(has(
+        "warning: key \"priority\": ignored for SCHED_DEADLINE (its tasks have no priority)"
+    ));
+    assert!(has("warning: key \"runtime\": at task level rt-app also reads it as the legacy SCHED_DEADLINE runtime"));
+    for key in ["dl-period", "dl-deadline", "period"] {
+        let w = format!(
+            "warning: key \"{key}\": ignored for SCHED_NORMAL (it is a SCHED_DEADLINE parameter)"
+        );
+        assert!(has(&w), "{key}: {:?}", l.warnings);
+    }
+}
+
+#[test]
+fn phase_level_rt_and_deadline() {
+    let l = ok(
+        r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": 10000, "phases": {
+        "a": {"run": 5},
+        "b": {"dl-runtime": 3000, "dl-period": 20000, "dl-deadline": 15000, "run": 5},
+        "c": {"policy": "SCHED_DEADLINE", "run": 5},
+        "d": {"policy": "SCHED_FIFO", "priority": 50, "run": 5},
+        "e": {"policy": "SCHED_RR", "dl-runtime": 500, "run": 5},
+        "f": {"policy": "SCHED_OTHER", "priority": -5, "dl-runtime": 500, "run": 5},
+        "g": {"policy": "SCHED_DEADLINE", "priority": 4, "run": 5}
+    }}}, "global": {"calibration": 100, "duration": 1}}"#,
+    );
+    let dl = |r: u64, d: u64, p: u64| {
+        Some(DlParams {
+            runtime_ns: r * 1000,
+            deadline_ns: d * 1000,
+            period_ns: p * 1000,
+        })
+    };
+    let t = &l.workload.tasks[0];
+    assert_eq!((t.policy, t.dl), (Policy::Deadline, dl(1000, 10000, 10000)));
+    let got: Vec<_> = t
+        .program
+        .phases
+        .iter()
+        .map(|p| (p.sched, p.slice_ns, p.dl))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (None, None, None),
+            (Some((Policy::Deadline, 0)), None, dl(3000, 15000, 20000)),
+            // Without its own dl-runtime: the parameters in force (phase b's).
+            (Some((Policy::Deadline, 0)), None, dl(3000, 15000, 20000)),
+            (Some((Policy::Fifo, 50)), None, None),
+            (Some((Policy::Rr, 10)), None, None),
+            (Some((Policy::Normal, -5)), Some(500_000), None),
+            (Some((Policy::Deadline, 0)), None, dl(3000, 15000, 20000)),
+        ]
+    );
+    assert!(l.warnings.iter().any(|w| w.ends_with(
+        "warning: key \"dl-runtime\": ignored for SCHED_RR (it is a SCHED_DEADLINE parameter)"
+    )));
+    // A fair task whose phase is SCHED_DEADLINE with its own parameters;
+    // a later phase keeps them.
+    let l = ok(r#"{"tasks": {"t": {"phases": {
+        "a": {"run": 5},
+        "b": {"policy": "SCHED_DEADLINE", "dl-runtime": 100, "dl-period": 1000, "run": 5},
+        "c": {"priority": 1, "run": 5}
+    }}}, "global": {"calibration": 100, "duration": 1}}"#);
+    let t = &l.workload.tasks[0];
+    assert_eq!((t.policy, t.dl), (Policy::Normal, None));
+    let p = &t.program.phases;
+    assert_eq!(p[1].dl, dl(100, 1000, 1000));
+    assert_eq!(
+        (p[2].sched, p[2].dl),
+        (Some((Policy::Deadline, 0)), dl(100, 1000, 1000))
+    );
 }

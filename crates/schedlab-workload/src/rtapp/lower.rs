@@ -13,9 +13,17 @@
 //! * timers: a `ref` beginning with `unique` gives one timer per thread,
 //!   named `<ref>@<thread>`; any other `ref` is one timer shared by every
 //!   thread; a timer is absolute if any event naming it says so;
-//! * policies and nice: `priority` is the nice value for OTHER/BATCH and is
-//!   ignored for IDLE; `dl-runtime` (or the legacy task-level `runtime`) on
+//! * policies and nice: `priority` is the nice value for OTHER/BATCH, the
+//!   RT priority (1..=99, default 10) for FIFO/RR, and is ignored for IDLE
+//!   and DEADLINE; `dl-runtime` (or the legacy task-level `runtime`) on
 //!   OTHER/BATCH is a custom slice, clamped like the kernel to 0.1..100 ms;
+//! * SCHED_DEADLINE: `dl-runtime` (required), `dl-period` (default the
+//!   runtime), `dl-deadline` (default the period), each falling back to the
+//!   legacy task-level `runtime` / `period` / `deadline` when absent or 0,
+//!   checked with the kernel's rules ([`schedlab_core::dl::check_params`]);
+//!   a phase that is SCHED_DEADLINE without its own `dl-runtime` keeps the
+//!   parameters in force (the last earlier phase's, else the task's);
+//! * `taskgroup` only with OTHER, BATCH or IDLE, as rt-app requires;
 //! * affinity: `cpus` must name CPUs of the machine; when some phases set
 //!   `cpus`, the others get the task's set (or every CPU), because rt-app
 //!   re-applies the task default in phases that give none;
@@ -29,7 +37,7 @@
 use std::collections::HashMap;
 
 use schedlab_core::program::{
-    Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Uclamp, Workload,
+    DlParams, Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Uclamp, Workload,
 };
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 
@@ -279,7 +287,7 @@ impl Thread<'_> {
             cpus: spec.cpus.clone(),
             delay_ns: task.delay_us * NSEC_PER_USEC,
             custom_slice_ns: spec.slice_us.map(|us| us * NSEC_PER_USEC),
-            dl: None,
+            dl: spec.dl,
             uclamp: spec.uclamp,
             forked,
             log_rows: true,
@@ -312,8 +320,11 @@ fn timer_modes(raw: &RawFile) -> HashMap<(Option<&str>, &str), bool> {
 /// Task-level settings resolved against the global defaults.
 struct TaskLowering {
     policy: Policy,
+    /// Nice (OTHER/BATCH) or RT priority (FIFO/RR).
     nice: i32,
     slice_us: Option<u64>,
+    /// SCHED_DEADLINE parameters (policy Deadline only).
+    dl: Option<DlParams>,
     uclamp: Uclamp,
     cpus: Option<Vec<u32>>,
     loops: Option<u64>,
@@ -331,17 +342,24 @@ impl TaskLowering {
         nr_cpus: usize,
     ) -> Result<Self, WorkloadError> {
         let s = &task.sched;
-        let policy = match (s.policy, default) {
-            (Some((p, _)), _) => p,
-            (None, Some((p, pos))) if !p.is_fair() => {
-                let msg = format!("policy {} (the default of task \"{}\") is not supported yet (real-time and deadline classes come with a later issue)", p.name(), task.name);
-                return Err(cx.key_err(pos, "default_policy", ErrorKind::Unsupported, &msg));
-            }
-            (None, Some((p, _))) => p,
-            (None, None) => Policy::Normal,
+        // Where the policy was written, for errors about it.
+        let (policy, from) = match (s.policy, default) {
+            (Some((p, pos)), _) => (p, Some(("policy", pos))),
+            (None, Some((p, pos))) => (p, Some(("default_policy", pos))),
+            (None, None) => (Policy::Normal, None),
         };
-        let nice = nice_for(cx, policy, s.priority)?;
-        let slice_us = slice_for(cx, policy, s)?;
+        let at = SchedAt {
+            key: from.map_or(("policy", task.pos), |f| f),
+            who: if s.policy.is_none() && default.is_some() {
+                format!(" (the default policy of task \"{}\")", task.name)
+            } else {
+                String::new()
+            },
+            runtime_is_event: !task.has_phases,
+            phase: false,
+        };
+        check_taskgroup(cx, policy, &s.taskgroup)?;
+        let SchedParams { nice, slice_us, dl } = sched_params(cx, policy, s, &at, None)?;
         let uclamp = uclamp_for(cx, s)?;
         let cpus = match &s.cpus {
             Some(c) => Some(check_cpus(cx, c, nr_cpus)?),
@@ -360,6 +378,7 @@ impl TaskLowering {
             policy,
             nice,
             slice_us,
+            dl,
             uclamp,
             cpus,
             loops,
@@ -384,12 +403,38 @@ fn loop_count(cx: &Cx, n: i64, pos: Pos) -> Result<Option<u64>, WorkloadError> {
     }
 }
 
-fn nice_for(cx: &mut Cx, policy: Policy, prio: Option<At<i64>>) -> Result<i32, WorkloadError> {
+/// Default `priority` of SCHED_FIFO and SCHED_RR (rt-app's).
+pub const DEFAULT_RT_PRIORITY: i32 = 10;
+
+/// The `nice` field of a [`TaskSpec`] or phase: nice for OTHER/BATCH, RT
+/// priority for FIFO/RR, 0 for IDLE and DEADLINE (their `priority` is
+/// ignored).
+fn prio_for(cx: &mut Cx, policy: Policy, prio: Option<At<i64>>) -> Result<i32, WorkloadError> {
+    if matches!(policy, Policy::Fifo | Policy::Rr) {
+        let Some((p, pos)) = prio else {
+            return Ok(DEFAULT_RT_PRIORITY);
+        };
+        if !(1..=99).contains(&p) {
+            let msg = format!(
+                "priority {p} is out of range for {} (expected 1..=99)",
+                policy.name()
+            );
+            return Err(cx.key_err(pos, "priority", ErrorKind::Invalid, &msg));
+        }
+        return Ok(p as i32);
+    }
     let Some((p, pos)) = prio else { return Ok(0) };
     if policy == Policy::Idle {
         cx.warn(
             pos,
             "key \"priority\": ignored for SCHED_IDLE (rt-app sets no nice)",
+        );
+        return Ok(0);
+    }
+    if policy == Policy::Deadline {
+        cx.warn(
+            pos,
+            "key \"priority\": ignored for SCHED_DEADLINE (its tasks have no priority)",
         );
         return Ok(0);
     }
@@ -480,6 +525,8 @@ fn lower_phases(
         .clone()
         .unwrap_or_else(|| (0..nr_cpus as u32).collect());
     let mut out = Vec::with_capacity(task.phases.len());
+    // SCHED_DEADLINE parameters a DEADLINE phase without dl-runtime keeps.
+    let mut dl_in_force = spec.dl;
     for (i, p) in task.phases.iter().enumerate() {
         let loops = match (task.has_phases, p.loops) {
             (false, _) => spec.own_phase_loops,
@@ -495,11 +542,15 @@ fn lower_phases(
             None if any_cpus => Some(fallback.clone()),
             None => None,
         };
-        let (sched, slice_ns) = match phase_sched(cx, task, i, spec.policy)? {
-            Some((policy, nice, slice_us)) => {
-                (Some((policy, nice)), slice_us.map(|us| us * NSEC_PER_USEC))
+        let policy = policy_at(task, i, spec.policy);
+        check_taskgroup(cx, policy, &p.sched.taskgroup)?;
+        let (sched, slice_ns, dl) = match phase_sched(cx, task, i, policy, dl_in_force)? {
+            Some((policy, nice, slice_us, dl)) => {
+                dl_in_force = dl.or(dl_in_force);
+                let slice_ns = slice_us.map(|us| us * NSEC_PER_USEC);
+                (Some((policy, nice)), slice_ns, dl)
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         let mut ops = Vec::with_capacity(p.events.len());
         let mut timers = Vec::with_capacity(p.events.len());
@@ -517,7 +568,7 @@ fn lower_phases(
                 sched,
                 slice_ns,
                 uclamp: uclamp_for(cx, &p.sched)?,
-                dl: None,
+                dl,
                 group: p.sched.taskgroup.as_ref().map(|(g, _)| g.clone()),
             },
             timers,
@@ -526,30 +577,235 @@ fn lower_phases(
     Ok(out)
 }
 
-/// `(policy, nice, custom slice in µs)` for phase `i`, if it sets any of
-/// `policy`, `priority`, `dl-runtime`. Like rt-app, a phase with scheduling
-/// keys passes all of them to `sched_setattr`: a key it leaves out takes
-/// its default (nice 0, no custom slice), not the task's value.
+/// The policy of phase `i`: its own `policy`, else that of the last
+/// earlier phase that sets one, else the task's.
+fn policy_at(task: &RawTask, i: usize, task_policy: Policy) -> Policy {
+    task.phases[..=i]
+        .iter()
+        .rev()
+        .find_map(|p| p.sched.policy.map(|(p, _)| p))
+        .unwrap_or(task_policy)
+}
+
+/// What a phase passes to `sched_setattr`: policy, nice or RT priority,
+/// custom slice in µs, deadline parameters.
+type PhaseSched = (Policy, i32, Option<u64>, Option<DlParams>);
+
+/// Scheduling change of phase `i`, if it sets any of `policy`, `priority`,
+/// `dl-runtime` (or, for a SCHED_DEADLINE phase, `dl-period` /
+/// `dl-deadline`). Like rt-app, a phase with scheduling keys passes all of
+/// them to `sched_setattr`: a key it leaves out takes its default (nice 0,
+/// RT priority 10, no custom slice), not the task's value. SCHED_DEADLINE
+/// parameters are the exception: without its own `dl-runtime` the phase
+/// keeps `in_force`.
 fn phase_sched(
     cx: &mut Cx,
     task: &RawTask,
     i: usize,
-    task_policy: Policy,
-) -> Result<Option<(Policy, i32, Option<u64>)>, WorkloadError> {
+    policy: Policy,
+    in_force: Option<DlParams>,
+) -> Result<Option<PhaseSched>, WorkloadError> {
     let s = &task.phases[i].sched;
-    if s.policy.is_none() && s.priority.is_none() && s.dl_runtime.is_none() {
+    let keys = s.policy.is_some() || s.priority.is_some() || s.dl_runtime.is_some();
+    let Some(key) = [
+        ("policy", s.policy.map(|(_, pos)| pos)),
+        ("priority", s.priority.map(|(_, pos)| pos)),
+        ("dl-runtime", s.dl_runtime.map(|(_, pos)| pos)),
+        ("dl-period", s.dl_period.map(|(_, pos)| pos)),
+        ("dl-deadline", s.dl_deadline.map(|(_, pos)| pos)),
+    ]
+    .into_iter()
+    .find_map(|(k, pos)| pos.map(|p| (k, p))) else {
+        return Ok(None);
+    };
+    let at = SchedAt {
+        key,
+        who: format!(" (phase \"{}\")", task.phases[i].name),
+        runtime_is_event: false,
+        phase: true,
+    };
+    let SchedParams { nice, slice_us, dl } = sched_params(cx, policy, s, &at, in_force)?;
+    if !keys && policy != Policy::Deadline {
+        // Only dl-period / dl-deadline, ignored (with a warning) here.
         return Ok(None);
     }
-    let policy = match s.policy {
-        Some((p, _)) => p,
-        None => task.phases[..i]
-            .iter()
-            .rev()
-            .find_map(|p| p.sched.policy.map(|(p, _)| p))
-            .unwrap_or(task_policy),
+    Ok(Some((policy, nice, slice_us, dl)))
+}
+
+/// Where a task's or phase's scheduling keys come from, for messages.
+struct SchedAt {
+    /// Key (and its position) to blame when a required key is missing.
+    key: (&'static str, Pos),
+    /// Put after "SCHED_DEADLINE" in messages: which task or phase.
+    who: String,
+    /// The task-level `runtime` is also a `runtime` event (phase-less task).
+    runtime_is_event: bool,
+    /// Phase-level keys: SCHED_DEADLINE parameters may be kept from before.
+    phase: bool,
+}
+
+/// Resolved scheduling keys of a task or phase.
+struct SchedParams {
+    /// Nice (OTHER/BATCH) or RT priority (FIFO/RR); 0 otherwise.
+    nice: i32,
+    /// Custom slice in µs (OTHER/BATCH).
+    slice_us: Option<u64>,
+    /// SCHED_DEADLINE parameters (DEADLINE).
+    dl: Option<DlParams>,
+}
+
+/// The deadline keys of `s` as written, current names first.
+fn dl_keys(s: &RawSched) -> [(&'static str, Option<At<i64>>); 6] {
+    [
+        ("dl-runtime", s.dl_runtime),
+        ("dl-period", s.dl_period),
+        ("dl-deadline", s.dl_deadline),
+        ("runtime", s.legacy_runtime),
+        ("period", s.legacy_period),
+        ("deadline", s.legacy_deadline),
+    ]
+}
+
+/// `priority` and the deadline keys of a task or phase under `policy`;
+/// keys the policy does not use are ignored with a warning.
+fn sched_params(
+    cx: &mut Cx,
+    policy: Policy,
+    s: &RawSched,
+    at: &SchedAt,
+    in_force: Option<DlParams>,
+) -> Result<SchedParams, WorkloadError> {
+    let nice = prio_for(cx, policy, s.priority)?;
+    for (key, v) in dl_keys(s) {
+        if let Some((us, pos)) = v {
+            if us < 0 {
+                let msg = format!("{us} must not be negative (µs)");
+                return Err(cx.key_err(pos, key, ErrorKind::Invalid, &msg));
+            }
+        }
+    }
+    let ignored = |cx: &mut Cx, key: &str, pos: Pos| {
+        let msg = format!(
+            "key \"{key}\": ignored for {} (it is a SCHED_DEADLINE parameter)",
+            policy.name()
+        );
+        cx.warn(pos, msg);
     };
-    let nice = nice_for(cx, policy, s.priority)?;
-    Ok(Some((policy, nice, slice_for(cx, policy, s)?)))
+    let (slice_us, dl) = match policy {
+        Policy::Normal | Policy::Batch | Policy::Idle => {
+            let slice = slice_for(cx, policy, s)?;
+            for (key, v) in &dl_keys(s)[..] {
+                if matches!(*key, "dl-runtime" | "runtime") {
+                    continue;
+                }
+                if let Some((_, pos)) = v {
+                    ignored(cx, key, *pos);
+                }
+            }
+            (slice, None)
+        }
+        Policy::Fifo | Policy::Rr => {
+            for (key, v) in dl_keys(s) {
+                if key == "runtime" && at.runtime_is_event {
+                    continue;
+                }
+                if let Some((_, pos)) = v {
+                    ignored(cx, key, pos);
+                }
+            }
+            (None, None)
+        }
+        Policy::Deadline => (None, Some(dl_for(cx, s, at, in_force)?)),
+    };
+    Ok(SchedParams { nice, slice_us, dl })
+}
+
+/// SCHED_DEADLINE parameters: `dl-runtime` (required), `dl-period`
+/// (default the runtime), `dl-deadline` (default the period); a key that is
+/// absent or 0 takes its legacy task-level name (`runtime`, `period`,
+/// `deadline`) when given. Checked with the kernel's rules; a failure is
+/// the EINVAL `sched_setattr` would return, reported at the key to blame.
+fn dl_for(
+    cx: &mut Cx,
+    s: &RawSched,
+    at: &SchedAt,
+    in_force: Option<DlParams>,
+) -> Result<DlParams, WorkloadError> {
+    type Given = (&'static str, u64, Pos);
+    let given = |a: Option<At<i64>>, an, b: Option<At<i64>>, bn| -> Option<Given> {
+        match (a, b) {
+            (Some((us, pos)), _) if us != 0 => Some((an, us as u64, pos)),
+            (_, Some((us, pos))) if us != 0 => Some((bn, us as u64, pos)),
+            _ => None,
+        }
+    };
+    let runtime = given(s.dl_runtime, "dl-runtime", s.legacy_runtime, "runtime");
+    let period = given(s.dl_period, "dl-period", s.legacy_period, "period");
+    let deadline = given(s.dl_deadline, "dl-deadline", s.legacy_deadline, "deadline");
+    let Some(rt) = runtime else {
+        let mut note = "";
+        if at.phase {
+            if let Some((key, _, pos)) = period.or(deadline) {
+                let msg = format!("a phase that sets {key} must set dl-runtime too (sched_setattr takes the SCHED_DEADLINE parameters together)");
+                return Err(cx.key_err(pos, key, ErrorKind::Invalid, &msg));
+            }
+            if let Some(p) = in_force {
+                return Ok(p);
+            }
+            note = ", and there are no earlier SCHED_DEADLINE parameters to keep";
+        }
+        let (key, pos) = match s.dl_runtime {
+            Some((_, pos)) => ("dl-runtime", pos),
+            None => at.key,
+        };
+        let msg = format!(
+            "SCHED_DEADLINE{} needs dl-runtime, a runtime above 0 µs{note} (sched_setattr would fail with EINVAL)",
+            at.who
+        );
+        return Err(cx.key_err(pos, key, ErrorKind::Invalid, &msg));
+    };
+    if rt.0 == "runtime" {
+        cx.warn(rt.2, "key \"runtime\": at task level rt-app also reads it as the legacy SCHED_DEADLINE runtime");
+    }
+    let period_us = period.map_or(rt.1, |p| p.1);
+    let deadline_us = deadline.map_or(period_us, |d| d.1);
+    let ns = |us: u64| us.saturating_mul(NSEC_PER_USEC);
+    let p = DlParams {
+        runtime_ns: ns(rt.1),
+        deadline_ns: ns(deadline_us),
+        period_ns: ns(period_us),
+    };
+    if let Err(e) = schedlab_core::dl::check_params(&p) {
+        // The key to blame, in check_params' order of rules.
+        let (key, _, pos) = if p.runtime_ns < schedlab_core::dl::DL_MIN_RUNTIME_NS {
+            rt
+        } else if p.deadline_ns < p.runtime_ns {
+            deadline.or(period).unwrap_or(rt)
+        } else if p.period_ns < p.deadline_ns {
+            period.or(deadline).unwrap_or(rt)
+        } else {
+            period.unwrap_or(rt)
+        };
+        let msg = format!("{e} (sched_setattr would fail with EINVAL)");
+        return Err(cx.key_err(pos, key, ErrorKind::Invalid, &msg));
+    }
+    Ok(p)
+}
+
+/// rt-app allows `taskgroup` only with SCHED_OTHER, SCHED_BATCH and
+/// SCHED_IDLE.
+fn check_taskgroup(
+    cx: &Cx,
+    policy: Policy,
+    group: &Option<At<String>>,
+) -> Result<(), WorkloadError> {
+    match group {
+        Some((path, pos)) if !policy.is_fair() => {
+            let msg = format!("\"{path}\": a task group is allowed only with SCHED_OTHER, SCHED_BATCH or SCHED_IDLE, not {} (rt-app refuses the combination)", policy.name());
+            Err(cx.key_err(*pos, "taskgroup", ErrorKind::Invalid, &msg))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// CPU cost of `mem` / `iorun` per byte: memset and a write to a null

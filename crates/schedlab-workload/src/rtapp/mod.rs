@@ -41,10 +41,38 @@
 //!   force at that point of the phase list (the last earlier phase that sets
 //!   one, else the task's).
 //!
+//! * `taskgroup` with SCHED_FIFO, SCHED_RR or SCHED_DEADLINE is an error,
+//!   as in rt-app. For a phase-level `taskgroup` the policy is the one in
+//!   force at that phase (see above).
+//! * Negative `dl-runtime`, `dl-period`, `dl-deadline` (and their legacy
+//!   names) are errors whatever the policy.
+//!
+//! ## Scheduling policies
+//!
+//! Every rt-app policy is read, at task level, phase level and as
+//! `global.default_policy` ([`lower`] has the details):
+//!
+//! * SCHED_OTHER / SCHED_BATCH: `priority` is the nice value (-20..=19);
+//!   `dl-runtime` (or the legacy task-level `runtime`) requests a custom
+//!   slice; `dl-period` / `dl-deadline` are ignored with a warning.
+//! * SCHED_IDLE: `priority` and the slice are ignored with a warning.
+//! * SCHED_FIFO / SCHED_RR: `priority` is the RT priority, 1..=99, default
+//!   10; the deadline keys are ignored with a warning.
+//! * SCHED_DEADLINE: `dl-runtime` is required (> 0), `dl-period` defaults
+//!   to it and `dl-deadline` to the period; at task level the legacy
+//!   `runtime` / `period` / `deadline` stand in for an absent or zero
+//!   `dl-*` key. The kernel's `sched_setattr` rules are checked at load
+//!   time ([`schedlab_core::dl::check_params`]: 1024 ns <= runtime <=
+//!   deadline <= period, 100 µs <= period <= 4 s) and reported at the key
+//!   to blame. `priority` is ignored with a warning. A phase that is
+//!   SCHED_DEADLINE without its own `dl-runtime` keeps the parameters in
+//!   force (the last earlier phase's, else the task's); with none it is an
+//!   error. Admission control (total bandwidth at most 95 % of the CPUs)
+//!   is the simulator's, at set-up.
+//!
 //! ## Not supported yet (one-line error naming the key)
 //!
-//! Event `memrun`; a `fork` inside a forked task; key `nodes_membind`;
-//! policies SCHED_FIFO / SCHED_RR / SCHED_DEADLINE.
+//! Event `memrun`; a `fork` inside a forked task; key `nodes_membind`.
 //!
 //! ## Task groups
 //!

@@ -66,12 +66,21 @@ pub type At<T> = (T, Pos);
 pub struct RawSched {
     /// `policy`.
     pub policy: Option<At<Policy>>,
-    /// `priority` (nice for fair policies).
+    /// `priority` (nice for OTHER/BATCH, RT priority for FIFO/RR).
     pub priority: Option<At<i64>>,
-    /// `dl-runtime` in µs.
+    /// `dl-runtime` in µs (SCHED_DEADLINE runtime; custom slice for
+    /// OTHER/BATCH).
     pub dl_runtime: Option<At<i64>>,
+    /// `dl-period` in µs.
+    pub dl_period: Option<At<i64>>,
+    /// `dl-deadline` in µs.
+    pub dl_deadline: Option<At<i64>>,
     /// Legacy task-level `runtime` in µs (also a custom slice request).
     pub legacy_runtime: Option<At<i64>>,
+    /// Legacy task-level `period` in µs.
+    pub legacy_period: Option<At<i64>>,
+    /// Legacy task-level `deadline` in µs.
+    pub legacy_deadline: Option<At<i64>>,
     /// `cpus`, not yet checked against the machine.
     pub cpus: Option<At<Vec<i64>>>,
     /// `util_min`, checked to be in 0..=1024.
@@ -529,28 +538,16 @@ fn read_common(
         "policy" => {
             let s = cx.string(k, v)?;
             let p = Policy::parse(s).ok_or_else(|| bad_policy(cx, v.pos, k, s))?;
-            if !p.is_fair() {
-                let msg = format!("policy {s} is not supported yet (real-time and deadline classes come with a later issue)");
-                return Err(cx.key_err(v.pos, k, ErrorKind::Unsupported, &msg));
-            }
             sched.policy = Some((p, x.key_pos));
         }
         "priority" => sched.priority = Some((cx.int(k, v)?, v.pos)),
+        // Deadline parameters; which of them matter depends on the policy,
+        // known only once the file is read ([`super::lower`]).
         "dl-runtime" => sched.dl_runtime = Some((cx.int(k, v)?, v.pos)),
-        "dl-period" | "dl-deadline" => {
-            cx.int(k, v)?;
-            cx.warn(
-                x.key_pos,
-                format!("key \"{k}\": ignored for fair-class policies"),
-            );
-        }
-        "period" | "deadline" if level != Level::Phase => {
-            cx.int(k, v)?;
-            cx.warn(
-                x.key_pos,
-                format!("key \"{k}\": legacy deadline key, ignored for fair-class policies"),
-            );
-        }
+        "dl-period" => sched.dl_period = Some((cx.int(k, v)?, v.pos)),
+        "dl-deadline" => sched.dl_deadline = Some((cx.int(k, v)?, v.pos)),
+        "period" if level != Level::Phase => sched.legacy_period = Some((cx.int(k, v)?, v.pos)),
+        "deadline" if level != Level::Phase => sched.legacy_deadline = Some((cx.int(k, v)?, v.pos)),
         "cpus" => {
             let Kind::Array(items) = &v.kind else {
                 return Err(cx.type_err(k, v, "an array of ints"));
