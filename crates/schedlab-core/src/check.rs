@@ -75,7 +75,12 @@ pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// tasks would wait for ever: a lost wakeup).
 pub fn idle_cpu_with_work_is_woken<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     for rq in &sim.rqs {
-        if rq.curr.is_none() && rq.nr_running > 0 && rq.resched_posted.is_none() {
+        let stuck = if rq.rt.throttled {
+            rq.rt.queue.len() as u32
+        } else {
+            0
+        };
+        if rq.curr.is_none() && rq.nr_running > stuck && rq.resched_posted.is_none() {
             return Err(format!(
                 "CPU {} is idle with {} runnable tasks and no reschedule pending",
                 rq.cpu, rq.nr_running
@@ -152,6 +157,36 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
     }
     for task in &sim.tasks {
         let q = seen[task.se.idx()];
+        let class = sim.class_of(task.id);
+        if class != crate::core::Class::Fair {
+            // RT / deadline: on its CPU's queue of that class iff runnable
+            // (a throttled deadline task waits for its timer off-queue).
+            let rq = &sim.rqs[task.cpu.idx()];
+            let on_rt = rq.rt.queue.iter().any(|&(_, _, t)| t == task.id);
+            let on_dl = rq.dl.queue.iter().any(|&(_, _, t)| t == task.id);
+            let want_rt = task.state == TaskState::Runnable && class == crate::core::Class::Rt;
+            let want_dl = task.state == TaskState::Runnable
+                && class == crate::core::Class::Dl
+                && !task.dl.throttled;
+            if q.is_some() || on_rt != want_rt || on_dl != want_dl {
+                return Err(format!(
+                    "{:?} task {} is {:?}: on a cfs_rq {:?}, on the RT queue {on_rt}, on the deadline queue {on_dl}",
+                    class, task.spec.name, task.state, q
+                ));
+            }
+            for (c, other) in sim.rqs.iter().enumerate() {
+                if c != task.cpu.idx()
+                    && (other.rt.queue.iter().any(|&(_, _, t)| t == task.id)
+                        || other.dl.queue.iter().any(|&(_, _, t)| t == task.id))
+                {
+                    return Err(format!(
+                        "task {} is queued on CPU {c}, not its CPU {}",
+                        task.spec.name, task.cpu
+                    ));
+                }
+            }
+            continue;
+        }
         let g = &sim.groups[task.group.idx()];
         let want = g.cfs_rq[task.cpu.idx()].idx();
         let se = &sim.ents[task.se.idx()];
@@ -273,13 +308,21 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     for rq in &sim.rqs {
         let cpu = rq.cpu;
         let root = &sim.cfs[rq.cfs.idx()];
-        if rq.nr_running != root.h_nr_queued {
+        let (nrt, ndl) = (rq.rt.queue.len() as u32, rq.dl.queue.len() as u32);
+        if rq.nr_running != root.h_nr_queued + nrt + ndl {
             return Err(format!(
-                "CPU {cpu}: nr_running {} but h_nr_queued {}",
+                "CPU {cpu}: nr_running {} but h_nr_queued {} + {nrt} RT + {ndl} deadline",
                 rq.nr_running, root.h_nr_queued
             ));
         }
         match rq.curr {
+            Some(t) if sim.class_of(t) != crate::core::Class::Fair => {
+                if root.curr.is_some() {
+                    return Err(format!(
+                        "CPU {cpu}: runs an RT/deadline task but the fair root queue has a curr"
+                    ));
+                }
+            }
             Some(t) => {
                 // Every level of the running task's path has it as curr.
                 let mut e = Some(sim.tasks[t.idx()].se);

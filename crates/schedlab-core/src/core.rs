@@ -1163,6 +1163,11 @@ impl<S: Sink> Sim<S> {
         dl: Option<crate::program::DlParams>,
     ) {
         debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
+        let task = &self.tasks[t.idx()];
+        let dl = dl.or(task.dl.params).or(task.spec.dl);
+        if policy == crate::program::Policy::Deadline && dl.is_none() {
+            return; // no parameters: sched_setattr fails with EINVAL
+        }
         self.update_curr_task(cpu);
         let old = self.class_of(t);
         if old == Class::Fair {
@@ -1211,7 +1216,8 @@ impl<S: Sink> Sim<S> {
     }
 
     /// The priority `t` inherits from the waiters of the PI mutexes it
-    /// holds (`i32::MAX` when none).
+    /// holds (`i32::MAX` when none). A deadline waiter lends the highest
+    /// RT priority (deviation: the kernel lends its deadline parameters).
     pub(crate) fn pi_prio(&self, t: TaskId) -> i32 {
         if !self.pi_mutexes {
             return i32::MAX;
@@ -1220,9 +1226,87 @@ impl<S: Sink> Sim<S> {
             .iter()
             .filter(|m| m.owner == Some(t))
             .flat_map(|m| m.waiters.iter())
-            .map(|&w| self.tasks[w.idx()].prio)
+            .map(|&w| self.tasks[w.idx()].prio.max(0))
             .min()
             .unwrap_or(i32::MAX)
+    }
+
+    /// `rt_mutex_adjust_prio_chain`: recompute `t`'s effective priority and
+    /// follow the chain of owners it is blocked behind.
+    pub(crate) fn pi_adjust_chain(&mut self, t: TaskId) {
+        let mut x = t;
+        for _ in 0..MAX_PI_CHAIN {
+            let want = self.tasks[x.idx()].normal_prio.min(self.pi_prio(x));
+            if want == self.tasks[x.idx()].prio {
+                return;
+            }
+            self.rt_mutex_setprio(x, want);
+            // Blocked on another PI mutex? Re-sort it and go on to its owner.
+            let Some(mi) = self.mutexes.iter().position(|m| m.waiters.contains(&x)) else {
+                return;
+            };
+            let mut w: Vec<TaskId> = self.mutexes[mi].waiters.drain(..).collect();
+            w.sort_by_key(|&y| self.tasks[y.idx()].prio);
+            self.mutexes[mi].waiters = w.into();
+            match self.mutexes[mi].owner {
+                Some(o) => x = o,
+                None => return,
+            }
+        }
+    }
+
+    /// `rt_mutex_setprio`: change `t`'s effective priority (boost or
+    /// deboost), moving it between classes if the class changes.
+    pub(crate) fn rt_mutex_setprio(&mut self, t: TaskId, prio: i32) {
+        let task = &self.tasks[t.idx()];
+        if task.prio == prio {
+            return;
+        }
+        let cpu = task.cpu;
+        let running = self.rqs[cpu.idx()].curr == Some(t);
+        let queued = task.state == TaskState::Runnable;
+        let old = self.class_of(t);
+        if !queued && old == Class::Fair && self.ents[task.se.idx()].sched_delayed {
+            // A delayed fair entity finishes its dequeue before the class
+            // changes (DEQUEUE_DELAYED).
+            self.dequeue_task(t, false);
+        }
+        if queued {
+            if running {
+                self.update_curr_task(cpu);
+                if old == Class::Fair {
+                    self.put_prev_path(t, None);
+                }
+            }
+            self.dequeue_task(t, false);
+        }
+        self.tasks[t.idx()].prio = prio;
+        let new = self.class_of(t);
+        let se = self.tasks[t.idx()].se;
+        if queued
+            && old == Class::Fair
+            && new != Class::Fair
+            && self.ents[se.idx()].avg.last_update_time != 0
+        {
+            let q = self.task_cfs_rq(t).idx();
+            let avg = self.ents[se.idx()].avg.clone();
+            self.cfs[q].avg.detach(&avg);
+            self.ents[se.idx()].avg.last_update_time = 0;
+        }
+        if queued {
+            self.enqueue_task(t, cpu, EnqueueKind::Migrate);
+            if running {
+                if new == Class::Fair {
+                    self.set_next_path(t, None);
+                } else {
+                    self.ents[se.idx()].exec_start = self.now;
+                }
+                self.resched_curr(cpu, false, cpu);
+            } else {
+                self.wakeup_preempt(cpu, t, cpu, true, false);
+            }
+        }
+        self.cpu_stats[cpu.idx()].pi_setprio += 1;
     }
 
     // ----------------------------------------------------------- timers
@@ -1316,6 +1400,10 @@ impl<S: Sink> Sim<S> {
         }
     }
 }
+
+/// Longest priority-inheritance chain followed (`max_lock_depth` is 1024;
+/// rt-app's workloads never come close).
+const MAX_PI_CHAIN: usize = 64;
 
 /// How many entities at the top of two bottom-up paths are the same.
 fn common_suffix(a: &[crate::ids::EntityId], b: &[crate::ids::EntityId]) -> usize {

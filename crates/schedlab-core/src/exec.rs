@@ -726,8 +726,18 @@ impl<S: Sink> Sim<S> {
                 m.owner = Some(t);
                 false
             }
-            Some(_) => {
+            Some(owner) => {
                 m.waiters.push_back(t);
+                if self.pi_mutexes {
+                    // rt_mutex: waiters by priority (FIFO among equals), and
+                    // the owner inherits the top waiter's priority.
+                    let prio = |s: &Self, x: TaskId| s.tasks[x.idx()].prio;
+                    let mut w: Vec<TaskId> =
+                        self.mutexes[mutex as usize].waiters.drain(..).collect();
+                    w.sort_by_key(|&x| prio(self, x));
+                    self.mutexes[mutex as usize].waiters = w.into();
+                    self.pi_adjust_chain(owner);
+                }
                 self.block_sync(cpu, t);
                 true
             }
@@ -741,6 +751,14 @@ impl<S: Sink> Sim<S> {
         }
         let next = m.waiters.pop_front();
         m.owner = if self.pi_mutexes { next } else { None };
+        if self.pi_mutexes {
+            // The releaser drops what it inherited through this mutex; the
+            // new owner inherits from the waiters left.
+            self.pi_adjust_chain(t);
+            if let Some(w) = next {
+                self.pi_adjust_chain(w);
+            }
+        }
         if let Some(w) = next {
             self.try_to_wake_up(w, cpu, true, false);
         }

@@ -81,6 +81,8 @@ pub struct CpuStats {
     pub rt_push: u64,
     /// RT tasks pulled to this CPU.
     pub rt_pull: u64,
+    /// Priority-inheritance priority changes of tasks on this CPU.
+    pub pi_setprio: u64,
 }
 
 /// Where CPU time went, by path.

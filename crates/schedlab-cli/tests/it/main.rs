@@ -26,6 +26,7 @@ mod groups;
 mod hackbench;
 mod phase_slice;
 mod proptest_check;
+mod rt;
 mod shares;
 mod sync;
 mod trace;
