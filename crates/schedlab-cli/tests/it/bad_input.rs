@@ -63,6 +63,12 @@ fn flag_case(kind: &'static str, flags: &[&str], want: &[&str]) -> Case {
     }
 }
 
+/// A one-task workload whose task has `keys` (after `"run": 100,` on the
+/// line below it, so errors in `keys` are on lines 4 and later).
+fn rt_task(keys: &str) -> String {
+    format!("{{\n  \"tasks\": {{\n    \"t\": {{ \"run\": 100,\n      {keys}\n    }}\n  }},\n  {GLOBAL}\n}}\n")
+}
+
 fn cases() -> Vec<Case> {
     let merge = fixtures_dir().join("rt-app-examples/merge/thread0.json");
     let merge = merge.to_string_lossy().into_owned();
@@ -100,10 +106,56 @@ fn cases() -> Vec<Case> {
             &["SCHED_FOO"],
         ),
         json_case(
-            "not supported policy",
-            &format!("{{\"tasks\": {{\"t\": {{\"run\": 100, \"policy\": \"SCHED_FIFO\"}}}}, {GLOBAL}}}"),
-            "\"SCHED_FIFO\"",
-            &["not supported yet"],
+            "not-supported-yet event memrun",
+            &format!("{{\"tasks\": {{\"t\": {{\"run\": 100,\n \"memrun\": {{\"type\": \"read\", \"size\": 64, \"count\": 8}}}}}}, {GLOBAL}}}"),
+            "\"memrun\"",
+            &["key \"memrun\"", "not supported yet"],
+        ),
+        json_case(
+            "SCHED_FIFO priority 0",
+            &rt_task(r#""policy": "SCHED_FIFO", "priority": 0"#),
+            "0\n",
+            &["key \"priority\"", "priority 0 is out of range for SCHED_FIFO (expected 1..=99)"],
+        ),
+        json_case(
+            "SCHED_FIFO priority 100",
+            &rt_task(r#""policy": "SCHED_FIFO", "priority": 100"#),
+            "100\n",
+            &["key \"priority\"", "priority 100 is out of range for SCHED_FIFO (expected 1..=99)"],
+        ),
+        json_case(
+            "SCHED_DEADLINE without dl-runtime",
+            &rt_task(r#""policy": "SCHED_DEADLINE""#),
+            "\"policy\"",
+            &["key \"policy\"", "SCHED_DEADLINE needs dl-runtime"],
+        ),
+        json_case(
+            "dl-deadline shorter than dl-runtime",
+            &rt_task(r#""policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
+      "dl-deadline": 1000"#),
+            "1000\n",
+            &["key \"dl-deadline\"", "shorter than dl-runtime", "EINVAL"],
+        ),
+        json_case(
+            "dl-period shorter than dl-deadline",
+            &rt_task(r#""policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-deadline": 5000,
+      "dl-period": 3000"#),
+            "3000\n",
+            &["key \"dl-period\"", "shorter than dl-deadline", "EINVAL"],
+        ),
+        json_case(
+            "negative dl-period",
+            &rt_task(r#""policy": "SCHED_DEADLINE", "dl-runtime": 1000,
+      "dl-period": -10000"#),
+            "-10000",
+            &["key \"dl-period\"", "negative"],
+        ),
+        json_case(
+            "taskgroup with SCHED_FIFO",
+            &rt_task(r#""policy": "SCHED_FIFO",
+      "taskgroup": "/rt""#),
+            "\"/rt\"",
+            &["key \"taskgroup\"", "SCHED_FIFO"],
         ),
         json_case("empty task list", "{\"tasks\": {}}", "\"tasks\"", &["no tasks"]),
         json_case(
@@ -400,6 +452,42 @@ fn absurd_global_duration_is_refused() {
         files: vec![("bad.json", text.as_bytes().to_vec())],
         args: vec!["bad.json".into()],
         want: vec![loc("bad.json", text, "9223372036854775807")],
+        no_out: false,
+    };
+    check(&case).unwrap();
+}
+
+/// SCHED_DEADLINE admission control is the simulator's, at set-up: the
+/// kernel admits deadline tasks while their total bandwidth stays within
+/// 95 % of the CPUs (rt_runtime / rt_period). On vm-2cpu (limit 1.9 CPUs)
+/// three tasks of 50 % (1.5) are admitted and four (2.0) are refused.
+#[test]
+fn deadline_admission_control_refuses_too_much_bandwidth() {
+    let file = |n: u32| {
+        let tasks: Vec<String> = (0..n)
+            .map(|i| format!(r#""d{i}": {{"policy": "SCHED_DEADLINE", "dl-runtime": 5000, "dl-period": 10000, "run": 1000, "loop": 5}}"#))
+            .collect();
+        format!("{{\"tasks\": {{{}}}, {GLOBAL}}}", tasks.join(", "))
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("ok.json"), file(3)).unwrap();
+    let out = schedlab_in(
+        tmp.path(),
+        [
+            "run",
+            "ok.json",
+            "--machine",
+            "vm-2cpu",
+            "--check",
+            "--quiet",
+        ],
+    );
+    assert!(out.status.success(), "three 50 % tasks: {}", describe(&out));
+    let case = Case {
+        kind: "SCHED_DEADLINE over the admission limit",
+        files: vec![("bad.json", file(4).into_bytes())],
+        args: vec!["bad.json".into(), "--machine".into(), "vm-2cpu".into()],
+        want: vec!["bad.json".into(), "admission control".into()],
         no_out: false,
     };
     check(&case).unwrap();

@@ -1,6 +1,7 @@
 //! The real rt-app example workloads (scheduler-tools/rt-app doc/examples):
-//! each one either runs to completion under `--check` on a7-octa and vm-2cpu
-//! or is refused with exit 2 and a one-line "not supported yet" message.
+//! each one runs to completion under `--check` on a7-octa and vm-2cpu
+//! (SCHED_FIFO, SCHED_DEADLINE and the old bare `"suspend",` included),
+//! except where it pins a CPU the small machine lacks.
 //! `merge/` holds fragments, not workloads (see bad_input).
 
 use crate::common::{describe, fixtures_dir, schedlab};
@@ -32,7 +33,7 @@ fn is_missing_cpu(msg: &str) -> bool {
 }
 
 #[test]
-fn rt_app_examples_run_under_check_or_are_refused_cleanly() {
+fn rt_app_examples_run_under_check() {
     let files = workloads();
     assert!(
         files.len() >= 10,
@@ -69,12 +70,10 @@ fn rt_app_examples_run_under_check_or_are_refused_cleanly() {
                     let good = lines.len() == 1
                         && lines[0].starts_with("schedlab: error: ")
                         && lines[0].contains(&*f.to_string_lossy())
-                        && (lines[0].contains("not supported yet")
-                            || (machine == "vm-2cpu" && is_missing_cpu(lines[0])));
+                        && machine == "vm-2cpu"
+                        && is_missing_cpu(lines[0]);
                     if !good {
-                        problems.push(format!(
-                            "refused without a clean 'not supported yet': {ctx}"
-                        ));
+                        problems.push(format!("refused: {ctx}"));
                     }
                     false
                 }
@@ -89,7 +88,6 @@ fn rt_app_examples_run_under_check_or_are_refused_cleanly() {
         match (&outcome[0], &outcome[1]) {
             ((_, true, _), (_, true, _)) => ran.push(f.clone()),
             ((_, true, _), (_, false, e)) if is_missing_cpu(e) => ran.push(f.clone()),
-            ((_, false, _), (_, false, _)) => {}
             _ => problems.push(format!(
                 "{}: runs on one machine but not the other: {outcome:?}",
                 f.display()
@@ -97,18 +95,23 @@ fn rt_app_examples_run_under_check_or_are_refused_cleanly() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
-    // The task-group examples (`taskgroup` at task and phase level) run.
-    for f in ["tutorial/example10.json", "tutorial/example11.json"] {
+    // Task groups (`taskgroup` at task and phase level), SCHED_FIFO (also
+    // as default_policy), SCHED_DEADLINE and the bare "suspend" run.
+    for f in [
+        "tutorial/example10.json",
+        "tutorial/example11.json",
+        "custom-slice.json",
+        "cpufreq_governor_efficiency/calibration.json",
+        "cpufreq_governor_efficiency/dvfs.json",
+        "video-short.json",
+        "video-long.json",
+    ] {
         assert!(
             ran.iter().any(|p| p.ends_with(f)),
             "{f} did not run: {ran:?}"
         );
     }
-    assert!(
-        ran.len() >= 4,
-        "only {} example files run: {ran:?}",
-        ran.len()
-    );
+    assert_eq!(ran.len(), files.len(), "{ran:?}");
 }
 
 /// The supported examples also run with the other preemption models and a
@@ -123,6 +126,11 @@ fn supported_examples_pass_check_with_every_preempt_model() {
         "tutorial/example3.json",
         "tutorial/example10.json",
         "tutorial/example11.json",
+        "custom-slice.json",
+        "cpufreq_governor_efficiency/calibration.json",
+        "cpufreq_governor_efficiency/dvfs.json",
+        "video-short.json",
+        "video-long.json",
     ];
     let dir = fixtures_dir().join("rt-app-examples");
     for f in supported {
