@@ -725,6 +725,7 @@ impl<S: Sink> Sim<S> {
     /// `set_next_task_fair` for `next`, down from the level it shares with
     /// `prev`.
     pub(crate) fn set_next_path(&mut self, next: TaskId, prev: Option<TaskId>) {
+        debug_assert_eq!(self.class_of(next), Class::Fair);
         let now = self.now;
         let np = self.task_path(next);
         let keep = match prev {
@@ -1188,6 +1189,9 @@ impl<S: Sink> Sim<S> {
         task.nice = nice;
         task.normal_prio = crate::fair::weight::kernel_prio(policy, nice);
         task.prio = task.normal_prio.min(boost);
+        // A pending replenishment timer of the old parameters is void.
+        task.dl.throttled = false;
+        task.dl.timer_gen = task.dl.timer_gen.wrapping_add(1);
         if policy == crate::program::Policy::Deadline {
             task.dl.params = dl;
             task.dl.deadline = 0;

@@ -401,12 +401,17 @@ impl<S: Sink> Sim<S> {
         }
         debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
         self.update_curr_task(cpu);
-        self.put_prev_path(t, None);
+        let fair = self.class_of(t) == crate::core::Class::Fair;
+        if fair {
+            self.put_prev_path(t, None);
+        }
         self.dequeue_task(t, false);
         self.tasks[t.idx()].group = g;
         self.set_task_rq(t);
         self.enqueue_task(t, cpu, EnqueueKind::Migrate);
-        self.set_next_path(t, None);
+        if fair {
+            self.set_next_path(t, None);
+        }
         debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Runnable);
         self.resched_curr(cpu, true, cpu);
     }

@@ -7,7 +7,9 @@ use proptest::prelude::*;
 use schedlab_core::features::{LbSerialize, PreemptModel, Throttle};
 use schedlab_core::machine::{make_test_machine, preset, Machine};
 use schedlab_core::observe::NullSink;
-use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::program::{
+    DlParams, Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload,
+};
 use schedlab_core::task::TaskState;
 use schedlab_core::time::{NSEC_PER_MSEC, NSEC_PER_USEC};
 use schedlab_core::{Sim, SimConfig};
@@ -150,6 +152,9 @@ fn policy() -> impl Strategy<Value = Policy> {
         6 => Just(Policy::Normal),
         2 => Just(Policy::Batch),
         2 => Just(Policy::Idle),
+        1 => Just(Policy::Fifo),
+        1 => Just(Policy::Rr),
+        1 => Just(Policy::Deadline),
     ]
 }
 
@@ -326,6 +331,27 @@ fn case() -> impl Strategy<Value = GenCase> {
         )
 }
 
+/// The `nice` field for a policy: nice for fair ones, an RT priority
+/// (1..=91) for FIFO/RR.
+fn prio_for(policy: Policy, nice: i32) -> i32 {
+    match policy {
+        Policy::Fifo | Policy::Rr => 1 + (nice + 5) * 9,
+        _ => nice,
+    }
+}
+
+/// Deadline parameters small enough that any 12 tasks pass admission on
+/// one CPU: 1 ms every 20..=31 ms (at most 5 %), constrained deadline for
+/// odd `k`.
+fn dl_for(k: usize) -> DlParams {
+    let period = (20 + (k % 12) as u64) * NSEC_PER_MSEC;
+    DlParams {
+        runtime_ns: NSEC_PER_MSEC,
+        deadline_ns: if k % 2 == 1 { period / 2 } else { period },
+        period_ns: period,
+    }
+}
+
 /// A non-empty CPU list of an `n`-CPU machine from random bits.
 fn cpu_set(bits: u32, n: usize) -> Vec<u32> {
     let v: Vec<u32> = (0..n as u32)
@@ -442,14 +468,20 @@ fn build(c: &GenCase, n: usize) -> Workload {
                 loops: p.loops,
                 ops,
                 cpus: p.cpus.map(|b| cpu_set(b, n)),
-                sched: p.sched,
-                // rt-app ignores a custom slice for SCHED_IDLE (see lower.rs).
+                sched: p.sched.map(|(pol, nice)| (pol, prio_for(pol, nice))),
+                // rt-app ignores a custom slice for SCHED_IDLE (see lower.rs)
+                // and reads dl-runtime as a budget for SCHED_DEADLINE.
                 slice_ns: match p.sched {
-                    Some((Policy::Idle, _)) | None => None,
-                    Some(_) => p.slice_us.map(|us| us * NSEC_PER_USEC),
+                    Some((Policy::Normal | Policy::Batch, _)) => {
+                        p.slice_us.map(|us| us * NSEC_PER_USEC)
+                    }
+                    _ => None,
                 },
                 uclamp: Default::default(),
-                dl: None,
+                dl: match p.sched {
+                    Some((Policy::Deadline, _)) => Some(dl_for(i + pi)),
+                    _ => None,
+                },
                 group: None,
             });
         }
@@ -457,11 +489,11 @@ fn build(c: &GenCase, n: usize) -> Workload {
             name,
             index: i as u32,
             policy: t.policy,
-            nice: t.nice,
+            nice: prio_for(t.policy, t.nice),
             cpus: t.cpus.map(|b| cpu_set(b, n)),
             delay_ns: t.delay_ns,
-            custom_slice_ns: t.custom_slice_ns,
-            dl: None,
+            custom_slice_ns: t.custom_slice_ns.filter(|_| t.policy.is_fair()),
+            dl: (t.policy == Policy::Deadline).then(|| dl_for(i)),
             uclamp: Default::default(),
             forked: false,
             log_rows: true,
@@ -508,6 +540,8 @@ fn build(c: &GenCase, n: usize) -> Workload {
         w.fork_pools.push(pool);
     }
     w.mutexes = SYNC_OBJECTS + c.tasks.len() as u32;
+    // PI mutexes (hand-off and priority inheritance) in half the cases.
+    w.pi_mutexes = c.seed & 1 == 1;
     w.conds = SYNC_OBJECTS + c.tasks.len() as u32;
     w.sems = SYNC_OBJECTS;
     // rt-app counts one participant per referencing event at parse time.
