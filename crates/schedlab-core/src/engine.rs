@@ -384,9 +384,9 @@ impl<S: Sink> Sim<S> {
                             p.iter()
                                 .all(|&c| workload.tasks.get(c as usize).is_some_and(|c| c.forked))
                         });
-                        if !ok || spec.forked {
+                        if !ok {
                             return Err(SimError::Workload(format!(
-                                "task '{}', phase '{}': fork pool {pool} is not a pool of forked threads (or the forking thread is forked itself)",
+                                "task '{}', phase '{}': fork pool {pool} is not a pool of forked threads",
                                 spec.name, ph.name
                             )));
                         }
