@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use schedlab_core::features::FeatureValue;
 use schedlab_core::machine::Machine;
 use schedlab_core::observe::{NullSink, Sink};
-use schedlab_core::program::Workload;
+use schedlab_core::program::{Policy, Workload};
 use schedlab_core::stats::SampleStats;
 use schedlab_core::{RunResult, Sim, SimConfig};
 use schedlab_output::ftrace_text::SpooledTraceWriter;
@@ -43,11 +43,13 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .filter(|t| t.existed())
         .map(|t| {
             let lat = SampleStats::of(t.wakeup_latency_samples());
+            let rt = matches!(t.policy, Policy::Fifo | Policy::Rr);
+            let fair = t.policy.is_fair();
             let mut ts = TaskSummary::from_stats(
                 &t.spec.name,
                 t.pid,
                 t.policy.name(),
-                t.nice,
+                if fair { t.nice } else { 0 },
                 &t.spec.group,
                 &t.stats,
                 &lat,
@@ -57,6 +59,21 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             }
             if let Some(d) = deadlines_json(&t.log) {
                 ts.extra.insert("deadlines".into(), d);
+            }
+            if rt {
+                ts.extra.insert("rt_priority".into(), Value::from(t.nice));
+            }
+            if let Some(p) = t.dl.params.or(t.spec.dl) {
+                ts.extra.insert(
+                    "sched_deadline".into(),
+                    serde_json::json!({
+                        "runtime_us": p.runtime_ns / 1000,
+                        "deadline_us": p.deadline_ns / 1000,
+                        "period_us": p.period_ns / 1000,
+                        "replenishments": t.dl.periods,
+                        "late_replenishments": t.dl.misses,
+                    }),
+                );
             }
             ts
         })
@@ -165,6 +182,18 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         cs.extra
             .insert("ttwu_count".into(), Value::from(st.ttwu_count));
         cs.extra.insert("steal".into(), Value::from(st.steal));
+        // RT class counters, only where they happened (fair-only runs keep
+        // their summary unchanged).
+        for (k, v) in [
+            ("rt_throttled", st.rt_throttled),
+            ("rt_push", st.rt_push),
+            ("rt_pull", st.rt_pull),
+            ("pi_setprio", st.pi_setprio),
+        ] {
+            if v > 0 {
+                cs.extra.insert(k.into(), Value::from(v));
+            }
+        }
     }
     // Load-balance passes of the whole run, by idle type (not idle, idle,
     // newly idle), the totals of /proc/schedstat's per-domain counters.
