@@ -1237,14 +1237,14 @@ impl<S: Sink> Sim<S> {
 
     /// `rt_mutex_adjust_prio_chain`: recompute `t`'s effective priority and
     /// follow the chain of owners it is blocked behind.
-    pub(crate) fn pi_adjust_chain(&mut self, t: TaskId) {
+    pub(crate) fn pi_adjust_chain(&mut self, t: TaskId, from: CpuId) {
         let mut x = t;
         for _ in 0..MAX_PI_CHAIN {
             let want = self.tasks[x.idx()].normal_prio.min(self.pi_prio(x));
             if want == self.tasks[x.idx()].prio {
                 return;
             }
-            self.rt_mutex_setprio(x, want);
+            self.rt_mutex_setprio(x, want, from);
             // Blocked on another PI mutex? Re-sort it and go on to its owner.
             let Some(mi) = self.mutexes.iter().position(|m| m.waiters.contains(&x)) else {
                 return;
@@ -1261,7 +1261,7 @@ impl<S: Sink> Sim<S> {
 
     /// `rt_mutex_setprio`: change `t`'s effective priority (boost or
     /// deboost), moving it between classes if the class changes.
-    pub(crate) fn rt_mutex_setprio(&mut self, t: TaskId, prio: i32) {
+    pub(crate) fn rt_mutex_setprio(&mut self, t: TaskId, prio: i32, from: CpuId) {
         let task = &self.tasks[t.idx()];
         if task.prio == prio {
             return;
@@ -1305,9 +1305,13 @@ impl<S: Sink> Sim<S> {
                 } else {
                     self.ents[se.idx()].exec_start = self.now;
                 }
-                self.resched_curr(cpu, false, cpu);
+                self.resched_curr(cpu, false, from);
+            } else if self.rqs[cpu.idx()].curr.is_none() {
+                // It may have been invisible (a legacy-throttled fair
+                // hierarchy) on an idle CPU.
+                self.resched_curr(cpu, false, from);
             } else {
-                self.wakeup_preempt(cpu, t, cpu, true, false);
+                self.wakeup_preempt(cpu, t, from, true, false);
             }
         }
         self.cpu_stats[cpu.idx()].pi_setprio += 1;

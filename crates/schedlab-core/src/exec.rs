@@ -736,7 +736,7 @@ impl<S: Sink> Sim<S> {
                         self.mutexes[mutex as usize].waiters.drain(..).collect();
                     w.sort_by_key(|&x| prio(self, x));
                     self.mutexes[mutex as usize].waiters = w.into();
-                    self.pi_adjust_chain(owner);
+                    self.pi_adjust_chain(owner, cpu);
                 }
                 self.block_sync(cpu, t);
                 true
@@ -754,9 +754,9 @@ impl<S: Sink> Sim<S> {
         if self.pi_mutexes {
             // The releaser drops what it inherited through this mutex; the
             // new owner inherits from the waiters left.
-            self.pi_adjust_chain(t);
+            self.pi_adjust_chain(t, cpu);
             if let Some(w) = next {
-                self.pi_adjust_chain(w);
+                self.pi_adjust_chain(w, cpu);
             }
         }
         if let Some(w) = next {
