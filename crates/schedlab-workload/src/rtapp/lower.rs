@@ -32,15 +32,21 @@
 //!   thread at the start of each iteration of that phase, and a phase
 //!   without one leaves it where it is (rt-app's tutorial example11). The
 //!   workload lists every group named by a task, a phase or `taskgroups`,
-//!   with their ancestors ([`crate::cgroup::build_groups`]).
+//!   with their ancestors ([`crate::cgroup::build_groups`]);
+//! * `mem`, `iorun` and `memrun` are [`Op::Work`] (CPU work the log does
+//!   not count as `run`), `memrun`'s amount from [`super::memcost`];
+//! * fork pools: unstarted threads made for every fork event of every
+//!   thread that can run, forked threads included (nested forks), breadth
+//!   first; cycles of forks are refused (`check_forks`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use schedlab_core::program::{
     DlParams, Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Uclamp, Workload,
 };
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 
+use super::memcost;
 use super::raw::{At, Calibration, RawEvent, RawFile, RawPhase, RawSched, RawTask};
 use super::{intern, Cx, DEFAULT_PLOAD_NS, MAX_SLICE_US, MAX_THREADS, MIN_SLICE_US};
 use crate::json::Pos;
@@ -133,10 +139,15 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         }
         lowered.push((spec, phases));
     }
-    // Fork pools: each fork event of each start-up thread gets as many
+    // Fork pools: each fork event of each thread that can run (start-up
+    // threads, then the threads of their pools, breadth first) gets as many
     // threads of the template as the event can run (its phase's loops times
-    // the task's, at most rt-app's 1024), created unstarted.
-    for (thread, ti) in startup {
+    // the task's, at most rt-app's 1024), created unstarted. A forked
+    // thread whose template forks is queued in turn, so nested forks get
+    // pools of their own; `check_forks` has refused cycles, so this ends.
+    check_forks(cx, raw, startup.iter().map(|&(_, ti)| ti))?;
+    let mut queue: VecDeque<(usize, usize)> = startup.into();
+    while let Some((thread, ti)) = queue.pop_front() {
         for pi in 0..out.tasks[thread].program.phases.len() {
             for oi in 0..out.tasks[thread].program.phases[pi].ops.len() {
                 if !matches!(
@@ -150,34 +161,24 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
                     unreachable!("a fork op comes from a fork event")
                 };
                 let (key, pos) = &raw_phase.event_keys[oi];
-                let Some(tt) = raw.tasks.iter().position(|t| &t.name == target) else {
-                    let msg = format!("there is no task \"{target}\" to fork");
-                    return Err(cx.key_err(*pos, key, ErrorKind::Invalid, &msg));
-                };
+                let tt = raw
+                    .tasks
+                    .iter()
+                    .position(|t| &t.name == target)
+                    .expect("check_forks found every fork target");
                 let template = &raw.tasks[tt];
-                for p in &template.phases {
-                    for (e, (k, at)) in p.events.iter().zip(&p.event_keys) {
-                        let msg = match e {
-                            RawEvent::Fork(_) => "a forked thread that forks again is not supported yet",
-                            RawEvent::Barrier(_) => "barrier cannot be combined with fork (rt-app counts barrier participants at start-up)",
-                            _ => continue,
-                        };
-                        let kind = if matches!(e, RawEvent::Fork(_)) {
-                            ErrorKind::Unsupported
-                        } else {
-                            ErrorKind::Invalid
-                        };
-                        let msg = format!("task \"{target}\" is forked: {msg}");
-                        return Err(cx.key_err(*at, k, kind, &msg));
-                    }
-                }
                 let per_pass = out.tasks[thread].program.phases[pi].loops;
                 let count = match out.tasks[thread].program.loops {
                     Some(passes) => (passes.saturating_mul(per_pass)).min(MAX_FORKS),
                     None => MAX_FORKS,
                 };
                 if next_index + count > MAX_THREADS {
-                    let msg = format!("the {count} threads this fork can create bring the file to more than {MAX_THREADS} threads");
+                    let by = if out.tasks[thread].forked {
+                        format!(" (this fork is made by every forked thread \"{}\"; nested forks multiply)", raw.tasks[ti].name)
+                    } else {
+                        String::new()
+                    };
+                    let msg = format!("the {count} threads this fork can create bring the file to more than {MAX_THREADS} threads{by}");
                     return Err(cx.key_err(*pos, key, ErrorKind::Invalid, &msg));
                 }
                 let (spec, phases) = &lowered[tt];
@@ -187,10 +188,14 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
                     phases,
                     absolute: &absolute,
                 };
+                let forks = forks_of(template);
                 let mut pool = Vec::with_capacity(count as usize);
                 for n in 1..=count {
                     let name = format!("{}-{}-{:04}", template.name, next_index, n);
                     pool.push(out.tasks.len() as u32);
+                    if forks {
+                        queue.push_back((out.tasks.len(), tt));
+                    }
                     let t = th.build(
                         name,
                         next_index as u32,
@@ -233,6 +238,87 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
 
 /// rt-app stops forking after this many forks of one fork event.
 const MAX_FORKS: u64 = 1024;
+
+/// True when the task has a `fork` event.
+fn forks_of(task: &RawTask) -> bool {
+    task.phases
+        .iter()
+        .any(|p| p.events.iter().any(|e| matches!(e, RawEvent::Fork(_))))
+}
+
+/// Checks the fork events of every task a thread can run: the start-up
+/// tasks `roots` and, transitively, every task they fork. Each target must
+/// exist, must not use a barrier (rt-app counts barrier participants at
+/// start-up), and the forks must not come back to a task already on the
+/// way (a task that forks itself, directly or through others): pools are
+/// made at load time, so such forks would nest without end. Tasks no
+/// thread runs (templates nobody forks) are not checked, as before.
+fn check_forks(
+    cx: &Cx,
+    raw: &RawFile,
+    roots: impl Iterator<Item = usize>,
+) -> Result<(), WorkloadError> {
+    // 0: not seen, 1: on the current path, 2: done.
+    let mut state = vec![0u8; raw.tasks.len()];
+    // Depth-first, explicit stack: (task, next phase, next event).
+    for root in roots {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut path: Vec<(usize, usize, usize)> = vec![(root, 0, 0)];
+        state[root] = 1;
+        while let Some(top) = path.last_mut() {
+            let (ti, pi, ei) = *top;
+            let task = &raw.tasks[ti];
+            let Some(p) = task.phases.get(pi) else {
+                state[ti] = 2;
+                path.pop();
+                continue;
+            };
+            let Some(e) = p.events.get(ei) else {
+                *top = (ti, pi + 1, 0);
+                continue;
+            };
+            *top = (ti, pi, ei + 1);
+            let RawEvent::Fork(target) = e else { continue };
+            let (key, pos) = &p.event_keys[ei];
+            let Some(tt) = raw.tasks.iter().position(|t| &t.name == target) else {
+                let msg = format!("there is no task \"{target}\" to fork");
+                return Err(cx.key_err(*pos, key, ErrorKind::Invalid, &msg));
+            };
+            for p in &raw.tasks[tt].phases {
+                for (e, (k, at)) in p.events.iter().zip(&p.event_keys) {
+                    if matches!(e, RawEvent::Barrier(_)) {
+                        let msg = format!("task \"{target}\" is forked: barrier cannot be combined with fork (rt-app counts barrier participants at start-up)");
+                        return Err(cx.key_err(*at, k, ErrorKind::Invalid, &msg));
+                    }
+                }
+            }
+            match state[tt] {
+                2 => continue,
+                1 => {
+                    let from = path.iter().position(|&(t, _, _)| t == tt).unwrap_or(0);
+                    let chain: Vec<&str> = path[from..]
+                        .iter()
+                        .map(|&(t, _, _)| raw.tasks[t].name.as_str())
+                        .chain(std::iter::once(target.as_str()))
+                        .collect();
+                    let how = if path.len() - from == 1 {
+                        "forks itself"
+                    } else {
+                        "is forked again by a thread it forks"
+                    };
+                    let msg = format!("task \"{target}\" {how} ({}), so forks would nest without end: not supported yet (schedlab makes every forked thread at load time)", chain.join(" -> "));
+                    return Err(cx.key_err(*pos, key, ErrorKind::Unsupported, &msg));
+                }
+                _ => {}
+            }
+            state[tt] = 1;
+            path.push((tt, 0, 0));
+        }
+    }
+    Ok(())
+}
 
 /// What is needed to make threads of one task.
 struct Thread<'a> {
@@ -574,6 +660,18 @@ fn lower_phases(
             timers,
         ));
     }
+    // A thread that loops for ever through events that all take no time
+    // would stop the simulated clock (the simulator loops on the spot).
+    let zero = |op: &Op| {
+        matches!(
+            op,
+            Op::Sleep { ns: 0 } | Op::Work { work_ns: 0 } | Op::Run { work_ns: 0, .. }
+        )
+    };
+    if spec.loops.is_none() && out.iter().all(|(ph, _)| ph.ops.iter().all(zero)) {
+        let msg = "every event of the task takes no time (a memrun with count 0, a mem of under 10 bytes, a run shorter than one calibrated loop, sleep 0) and it loops for ever, so simulated time would stop";
+        return Err(cx.key_err(task.pos, &task.name, ErrorKind::Invalid, msg));
+    }
     Ok(out)
 }
 
@@ -909,6 +1007,14 @@ fn lower_event(
         RawEvent::Mem(bytes, _) => (
             Op::Work {
                 work_ns: bytes * MEM_NS_PER_BYTE_X10 / 10,
+            },
+            none,
+        ),
+        // Work by the cost model; like `mem`, not a `run` event for the
+        // log (no perf, c_duration or run column). The reader bounded it.
+        RawEvent::MemRun(m) => (
+            Op::Work {
+                work_ns: memcost::work_ns(m.access, m.size, m.count, m.random) as u64,
             },
             none,
         ),

@@ -46,6 +46,9 @@
 //!   force at that phase (see above).
 //! * Negative `dl-runtime`, `dl-period`, `dl-deadline` (and their legacy
 //!   names) are errors whatever the policy.
+//! * A task whose every event takes no time (`memrun` count 0, `sleep`
+//!   0, ...) and that loops for ever is an error: simulated time would
+//!   stop.
 //!
 //! ## Scheduling policies
 //!
@@ -72,7 +75,22 @@
 //!
 //! ## Not supported yet (one-line error naming the key)
 //!
-//! Event `memrun`; a `fork` inside a forked task; key `nodes_membind`.
+//! Key `nodes_membind`; forks that nest without end (a task that forks
+//! itself, directly or through the tasks it forks), because forked
+//! threads are made at load time.
+//!
+//! ## `memrun`
+//!
+//! `{"type", "size", "count", "stride", "pattern", "ref"}` is CPU work
+//! whose amount is given by the cost model of [`memcost`] (guessed figures
+//! for a current x86/Arm core, by the cache level `size` fits in); it is
+//! lowered like `mem` to work that rt-app's log does not count as `run`
+//! (no `perf`, `run` or `c_duration`). `size` (> 0) and `count` (>= 0) are
+//! required; `type` defaults to `"read"`, `pattern` to `"random"`,
+//! `stride` to 64 (or `size` when smaller) and must be 1..=`size`. All
+//! users of one `ref` must agree on size, stride and pattern (checked
+//! across the file, templates included). Errors are
+//! `key "<event key>": problem`; a `count` of 0 only warns.
 //!
 //! ## Task groups
 //!
@@ -94,16 +112,22 @@
 //!
 //! `fork` makes, at load time, one unstarted thread of the template per
 //! fork the event can make (loops of its phase times the task's, at most
-//! rt-app's 1024); the run starts them in order. A forked thread is named
+//! rt-app's 1024); the run starts them in order. A forked thread whose
+//! template forks in turn gets pools of its own, the same way, to any
+//! depth: pools are made breadth first (the start-up threads' pools, then
+//! those of the threads in them, ...), and the start-up threads plus every
+//! pre-made thread may not exceed [`MAX_THREADS`]. A forked thread is named
 //! `<template>-<i>-<nnnn>` with `i` its own global index (after the
-//! start-up threads) and `nnnn` the fork's count for that event: formats.md
-//! does not say which index rt-app uses there, so this is our choice.
+//! start-up threads, in the order the pools are made) and `nnnn` the
+//! fork's count for that event of that thread: formats.md does not say
+//! which index rt-app uses there, so this is our choice.
 //!
 //! `util_min` / `util_max` are read (0..=1024, min <= max) and recorded in
 //! summary.json; nothing modelled reads them (see
 //! [`schedlab_core::program::Uclamp`]).
 
 pub mod lower;
+pub mod memcost;
 pub mod raw;
 pub mod sync_check;
 
@@ -119,7 +143,8 @@ use crate::{ErrorKind, WorkloadError};
 /// current big core.
 pub const DEFAULT_PLOAD_NS: u64 = 100;
 
-/// Most threads a file may create at start; more is surely a mistake.
+/// Most threads a file may create, at start plus every thread its forks
+/// (nested or not) can create; more is surely a mistake.
 pub const MAX_THREADS: u64 = 100_000;
 
 /// Kernel bounds of a custom slice (`sched_runtime` on a fair task): 0.1 ms.
@@ -158,11 +183,11 @@ pub enum EventKind {
     Mem(bool),
     /// `fork`.
     Fork,
+    /// `memrun`.
+    MemRun,
     /// A real rt-app event not modelled yet: (canonical name, why/when).
     Unsupported(&'static str, &'static str),
 }
-
-const MEM_NOTE: &str = "memory and I/O load are not modelled by the CPU simulator";
 
 /// Resolves an event key by prefix, in rt-app's order (formats.md 1.7).
 /// `None`: not an event key.
@@ -172,7 +197,7 @@ pub fn event_kind(key: &str) -> Option<EventKind> {
         ("runtime", Runtime),
         ("run", Run),
         ("sleep", Sleep),
-        ("memrun", Unsupported("memrun", MEM_NOTE)),
+        ("memrun", MemRun),
         ("mem", Mem(false)),
         ("iorun", Mem(true)),
         ("lock", Lock(true)),

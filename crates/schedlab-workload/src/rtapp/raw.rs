@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use schedlab_core::program::{GroupSpec, Policy};
 
+use super::memcost::{self, MemAccess};
 use super::{event_kind, Cx, EventKind};
 use crate::json::{Kind, Member, Pos, Value};
 use crate::{ErrorKind, WorkloadError};
@@ -137,6 +138,26 @@ pub enum RawEvent {
     Mem(u64, bool),
     /// `fork` of a task's JSON key.
     Fork(String),
+    /// `memrun`: memory work, costed by [`super::memcost`].
+    MemRun(RawMemRun),
+}
+
+/// A `memrun` event's object, checked (formats.md 1.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawMemRun {
+    /// `type` (default `"read"`).
+    pub access: MemAccess,
+    /// `size`: buffer bytes, at least 1.
+    pub size: u64,
+    /// `count`: bytes touched (read/write) or hops (chase), at least 0.
+    pub count: u64,
+    /// `stride`: bytes between chain links, 1..=size (default 64, or
+    /// `size` when the buffer is smaller).
+    pub stride: u64,
+    /// `pattern` is `"random"` (the default) rather than `"sequential"`.
+    pub random: bool,
+    /// `ref`: the name of a buffer shared by every event that names it.
+    pub shared: Option<String>,
 }
 
 /// One phase (or the task itself when it has no `phases`).
@@ -273,6 +294,7 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
     }
     super::sync_check::check(cx, &tasks)?;
     check_taskgroup_count(cx, &tasks)?;
+    check_shared_buffers(cx, &tasks)?;
     Ok(RawFile {
         tasks,
         global,
@@ -649,6 +671,7 @@ fn read_event(cx: &mut Cx, x: &Member, ev: EventKind) -> Result<RawEvent, Worklo
         EventKind::Signal(all) => RawEvent::Signal(cx.string(k, v)?.to_string(), all),
         EventKind::Barrier => RawEvent::Barrier(cx.string(k, v)?.to_string()),
         EventKind::Fork => RawEvent::Fork(cx.string(k, v)?.to_string()),
+        EventKind::MemRun => read_memrun(cx, k, v)?,
         EventKind::Resume => RawEvent::Resume(cx.string(k, v)?.to_string()),
         EventKind::Sem(post) => RawEvent::Sem(cx.string(k, v)?.to_string(), post),
         EventKind::Suspend => {
@@ -687,6 +710,177 @@ fn read_event(cx: &mut Cx, x: &Member, ev: EventKind) -> Result<RawEvent, Worklo
             RawEvent::Wait { cond, mutex, sync }
         }
     })
+}
+
+/// Default `stride` of a `memrun` chain: one cache line.
+pub const MEMRUN_DEFAULT_STRIDE: u64 = 64;
+
+/// Most CPU work one `memrun` may cost, in ns (as for `run`, the value
+/// must fit in 63 bits).
+const MAX_MEMRUN_NS: u128 = i64::MAX as u128;
+
+/// `memrun`: `{"type", "size", "count", "stride", "pattern", "ref"}`.
+/// Every problem is reported as `key "<event key>": ...`.
+fn read_memrun(cx: &mut Cx, key: &str, v: &Value) -> Result<RawEvent, WorkloadError> {
+    let obj = cx.object(key, v)?;
+    let members = collapse(cx, obj, |_| false);
+    let bad = |pos: Pos, msg: String| cx.key_err(pos, key, ErrorKind::Invalid, &msg);
+    let int = |name: &str, mv: &Value| match mv.kind {
+        Kind::Int(i) => Ok(i),
+        _ => Err(bad(
+            mv.pos,
+            format!("\"{name}\" expected an int, found {}", mv.kind.type_name()),
+        )),
+    };
+    let string = |name: &str, mv: &'_ Value| match &mv.kind {
+        Kind::Str(s) => Ok(s.clone()),
+        _ => Err(bad(
+            mv.pos,
+            format!(
+                "\"{name}\" expected a string, found {}",
+                mv.kind.type_name()
+            ),
+        )),
+    };
+    let mut access = MemAccess::Read;
+    let (mut size, mut count, mut stride) = (None, None, None);
+    let mut random = true;
+    let mut shared = None;
+    for m in &members {
+        let (name, mv) = (m.key.as_str(), &m.value);
+        match name {
+            "type" => {
+                access = match string(name, mv)?.as_str() {
+                    "read" => MemAccess::Read,
+                    "write" => MemAccess::Write,
+                    "chase" => MemAccess::Chase,
+                    s => {
+                        let msg = format!(
+                            "unknown \"type\" \"{s}\" (expected \"read\", \"write\" or \"chase\")"
+                        );
+                        return Err(bad(mv.pos, msg));
+                    }
+                }
+            }
+            "pattern" => {
+                random = match string(name, mv)?.as_str() {
+                    "random" => true,
+                    "sequential" => false,
+                    s => {
+                        let msg = format!(
+                            "unknown \"pattern\" \"{s}\" (expected \"random\" or \"sequential\")"
+                        );
+                        return Err(bad(mv.pos, msg));
+                    }
+                }
+            }
+            "size" => {
+                let n = int(name, mv)?;
+                if n <= 0 {
+                    return Err(bad(
+                        mv.pos,
+                        format!("\"size\" {n} must be greater than 0 (bytes)"),
+                    ));
+                }
+                size = Some((n as u64, mv.pos));
+            }
+            "count" => {
+                let n = int(name, mv)?;
+                if n < 0 {
+                    return Err(bad(mv.pos, format!("\"count\" {n} must not be negative")));
+                }
+                count = Some((n as u64, mv.pos));
+            }
+            "stride" => {
+                let n = int(name, mv)?;
+                if n < 1 {
+                    return Err(bad(
+                        mv.pos,
+                        format!("\"stride\" {n} must be at least 1 (bytes)"),
+                    ));
+                }
+                stride = Some((n as u64, mv.pos));
+            }
+            "ref" => shared = Some(string(name, mv)?),
+            other => {
+                let msg = format!("unknown key \"{other}\" in a memrun event (valid: type, size, count, stride, pattern, ref)");
+                return Err(cx.key_err(m.key_pos, key, ErrorKind::UnknownKey, &msg));
+            }
+        }
+    }
+    let Some((size, _)) = size else {
+        return Err(bad(
+            v.pos,
+            "memrun has no \"size\" (the buffer size in bytes is required)".into(),
+        ));
+    };
+    let Some((count, count_pos)) = count else {
+        let msg = "memrun has no \"count\" (bytes to touch, or hops for \"chase\", is required)";
+        return Err(bad(v.pos, msg.into()));
+    };
+    let stride = match stride {
+        Some((s, pos)) if s > size => {
+            let msg = format!(
+                "\"stride\" {s} is larger than \"size\" {size} (the chain needs at least one link)"
+            );
+            return Err(bad(pos, msg));
+        }
+        Some((s, _)) => s,
+        None => MEMRUN_DEFAULT_STRIDE.min(size),
+    };
+    if memcost::work_ns(access, size, count, random) > MAX_MEMRUN_NS {
+        let msg = format!("\"count\" {count} costs more CPU work than the simulator accepts");
+        return Err(bad(count_pos, msg));
+    }
+    if count == 0 {
+        cx.warn(
+            v.pos,
+            format!("key \"{key}\": a memrun with \"count\" 0 does no work"),
+        );
+    }
+    Ok(RawEvent::MemRun(RawMemRun {
+        access,
+        size,
+        count,
+        stride,
+        random,
+        shared,
+    }))
+}
+
+/// Every `memrun` naming one `ref` shares one buffer, so they must agree
+/// on its `size`, `stride` and `pattern` (templates count: rt-app parses
+/// them). The error is at the first event that disagrees with an earlier
+/// one.
+fn check_shared_buffers(cx: &Cx, tasks: &[RawTask]) -> Result<(), WorkloadError> {
+    let mut first: HashMap<&str, (&RawMemRun, Pos)> = HashMap::new();
+    for p in tasks.iter().flat_map(|t| &t.phases) {
+        for (e, (key, pos)) in p.events.iter().zip(&p.event_keys) {
+            let RawEvent::MemRun(m) = e else { continue };
+            let Some(name) = &m.shared else { continue };
+            let Some(&(f, at)) = first.get(name.as_str()) else {
+                first.insert(name, (m, *pos));
+                continue;
+            };
+            let pattern = |r: bool| if r { "random" } else { "sequential" };
+            let diff = if f.size != m.size {
+                format!("\"size\" {} here, {}", m.size, f.size)
+            } else if f.stride != m.stride {
+                format!("\"stride\" {} here, {}", m.stride, f.stride)
+            } else if f.random != m.random {
+                format!(
+                    "\"pattern\" \"{}\" here, \"{}\"",
+                    pattern(m.random),
+                    pattern(f.random)
+                )
+            } else {
+                continue;
+            };
+            let msg = format!("buffer \"{name}\" is shared, but its users disagree: {diff} in the memrun at {at} (every user of a \"ref\" must give the same size, stride and pattern)");
+            return Err(cx.key_err(*pos, key, ErrorKind::Invalid, &msg));
+        }
+    }
+    Ok(())
 }
 
 fn read_timer(cx: &mut Cx, key: &str, v: &Value) -> Result<RawEvent, WorkloadError> {
