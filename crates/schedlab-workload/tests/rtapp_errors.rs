@@ -17,9 +17,10 @@ fn task(body: &str) -> String {
 
 #[test]
 fn bad_forks() {
-    // A thread that forks its own task: the child would fork again.
+    // A thread that forks its own task: the child would fork again, and so
+    // on without end.
     let (line, kind) = fail(&task(r#""run": 10, "fork": "t""#));
-    assert_eq!(line, "w.json:4:18: key \"fork\": task \"t\" is forked: a forked thread that forks again is not supported yet");
+    assert_eq!(line, "w.json:4:18: key \"fork\": task \"t\" forks itself (t -> t), so forks would nest without end: not supported yet (schedlab makes every forked thread at load time)");
     assert_eq!(kind, ErrorKind::Unsupported);
     let (line, kind) = fail(&task(r#""run": 10, "fork": "nobody""#));
     assert_eq!(
@@ -686,4 +687,179 @@ fn bare_suspend_is_a_suspend_of_the_thread_itself() {
     .expect("loads");
     assert_eq!(bare.workload, named.workload);
     assert!(!named.warnings.iter().any(|w| w.contains("bare")));
+}
+
+#[test]
+fn fork_cycles_through_templates_are_refused() {
+    // a (start-up) forks b, b forks c, c forks b: the error is at c's fork.
+    let text = "{\"tasks\": {\"a\": {\"loop\": 1, \"run\": 10, \"fork\": \"b\"},\n \"b\": {\"instance\": 0, \"loop\": 1, \"fork\": \"c\"},\n \"c\": {\"instance\": 0, \"loop\": 1, \"run\": 5, \"fork2\": \"b\"}}}";
+    let (line, kind) = fail(text);
+    assert_eq!(line, "w.json:3:44: key \"fork2\": task \"b\" is forked again by a thread it forks (b -> c -> b), so forks would nest without end: not supported yet (schedlab makes every forked thread at load time)");
+    assert_eq!(kind, ErrorKind::Unsupported);
+    // A nested fork of a task that does not exist, and a barrier two
+    // levels down.
+    let text = "{\"tasks\": {\"a\": {\"loop\": 1, \"run\": 10, \"fork\": \"b\"},\n \"b\": {\"instance\": 0, \"loop\": 1, \"fork\": \"zz\"}}}";
+    let (line, kind) = fail(text);
+    assert_eq!(
+        line,
+        "w.json:2:34: key \"fork\": there is no task \"zz\" to fork"
+    );
+    assert_eq!(kind, ErrorKind::Invalid);
+    let text = "{\"tasks\": {\"a\": {\"loop\": 1, \"run\": 10, \"fork\": \"b\"},\n \"b\": {\"instance\": 0, \"loop\": 1, \"fork\": \"c\"},\n \"c\": {\"instance\": 0, \"run\": 5, \"barrier\": \"x\"}}}";
+    let (line, _) = fail(text);
+    assert_eq!(line, "w.json:3:33: key \"barrier\": task \"c\" is forked: barrier cannot be combined with fork (rt-app counts barrier participants at start-up)");
+    // A cycle among templates that no thread runs is harmless.
+    let text = "{\"tasks\": {\"a\": {\"run\": 10},\n \"b\": {\"instance\": 0, \"fork\": \"b\"}}}";
+    load_rtapp("w.json", text, 4).expect("b is never forked");
+}
+
+#[test]
+fn nested_forks_beyond_the_thread_cap() {
+    // a forks b 1024 times (it loops for ever); each b forks c 1024 times:
+    // a million threads. The cap is hit while making the pools of the
+    // first forked b's fork.
+    let text = "{\"tasks\": {\"a\": {\"run\": 10, \"fork\": \"b\"},\n \"b\": {\"instance\": 0, \"fork1\": \"c\", \"run\": 5},\n \"c\": {\"instance\": 0, \"loop\": 1, \"run\": 5}}}";
+    let (line, kind) = fail(text);
+    assert_eq!(line, "w.json:2:23: key \"fork1\": the 1024 threads this fork can create bring the file to more than 100000 threads (this fork is made by every forked thread \"b\"; nested forks multiply)");
+    assert_eq!(kind, ErrorKind::Invalid);
+}
+
+#[test]
+fn bad_memrun_events() {
+    let memrun = |obj: &str| fail(&task(&format!(r#""run": 5, "memrun": {obj}"#)));
+    // "memrun" is at 4:17, its object at 4:27.
+    let cases: &[(&str, &str, ErrorKind)] = &[
+        (
+            r#"{ "count": 8 }"#,
+            "4:27: key \"memrun\": memrun has no \"size\" (the buffer size in bytes is required)",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": 64 }"#,
+            "4:27: key \"memrun\": memrun has no \"count\" (bytes to touch, or hops for \"chase\", is required)",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": 0, "count": 8 }"#,
+            "4:37: key \"memrun\": \"size\" 0 must be greater than 0 (bytes)",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": -64, "count": 8 }"#,
+            "4:37: key \"memrun\": \"size\" -64 must be greater than 0 (bytes)",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": 64, "count": -1 }"#,
+            "4:50: key \"memrun\": \"count\" -1 must not be negative",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": 64, "count": 8, "stride": 0 }"#,
+            "4:63: key \"memrun\": \"stride\" 0 must be at least 1 (bytes)",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": 64, "count": 8, "stride": 128 }"#,
+            "4:63: key \"memrun\": \"stride\" 128 is larger than \"size\" 64 (the chain needs at least one link)",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "type": "copy", "size": 64, "count": 8 }"#,
+            "4:37: key \"memrun\": unknown \"type\" \"copy\" (expected \"read\", \"write\" or \"chase\")",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "pattern": "strided", "size": 64, "count": 8 }"#,
+            "4:40: key \"memrun\": unknown \"pattern\" \"strided\" (expected \"random\" or \"sequential\")",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": 64, "count": 8, "sise": 64 }"#,
+            "4:53: key \"memrun\": unknown key \"sise\" in a memrun event (valid: type, size, count, stride, pattern, ref)",
+            ErrorKind::UnknownKey,
+        ),
+        (
+            r#"{ "size": "64", "count": 8 }"#,
+            "4:37: key \"memrun\": \"size\" expected an int, found a string",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "size": 64, "count": 8, "ref": 3 }"#,
+            "4:60: key \"memrun\": \"ref\" expected a string, found an int",
+            ErrorKind::Invalid,
+        ),
+        (
+            r#"{ "type": "chase", "size": 99999999999, "count": 9223372036854775807 }"#,
+            "4:76: key \"memrun\": \"count\" 9223372036854775807 costs more CPU work than the simulator accepts",
+            ErrorKind::Invalid,
+        ),
+        (
+            "64",
+            "4:27: key \"memrun\": expected an object, found an int",
+            ErrorKind::Invalid,
+        ),
+    ];
+    for (obj, want, want_kind) in cases {
+        let (line, kind) = memrun(obj);
+        assert_eq!(line, format!("w.json:{want}"), "{obj}");
+        assert_eq!(kind, *want_kind, "{obj}");
+    }
+}
+
+#[test]
+fn shared_memrun_buffers_must_agree() {
+    let two = |a: &str, b: &str| {
+        format!("{{\"tasks\": {{\"t\": {{\"memrun\": {a}}},\n \"u\": {{\"run\": 5, \"memrun2\": {b}}}}}}}")
+    };
+    let base = r#"{"ref": "buf", "size": 4096, "count": 10}"#;
+    let (line, kind) = fail(&two(base, r#"{"ref": "buf", "size": 8192, "count": 10}"#));
+    assert_eq!(line, "w.json:2:18: key \"memrun2\": buffer \"buf\" is shared, but its users disagree: \"size\" 8192 here, 4096 in the memrun at 1:18 (every user of a \"ref\" must give the same size, stride and pattern)");
+    assert_eq!(kind, ErrorKind::Invalid);
+    let (line, _) = fail(&two(
+        base,
+        r#"{"ref": "buf", "size": 4096, "count": 10, "stride": 128}"#,
+    ));
+    assert!(
+        line.contains("disagree: \"stride\" 128 here, 64 in the memrun at 1:18"),
+        "{line}"
+    );
+    let (line, _) = fail(&two(
+        base,
+        r#"{"ref": "buf", "size": 4096, "count": 1, "type": "chase", "pattern": "sequential"}"#,
+    ));
+    assert!(
+        line.contains(
+            "disagree: \"pattern\" \"sequential\" here, \"random\" in the memrun at 1:18"
+        ),
+        "{line}"
+    );
+    // The type and the count may differ; other names are other buffers.
+    let ok = two(
+        base,
+        r#"{"ref": "buf", "size": 4096, "count": 99, "type": "chase"}"#,
+    );
+    load_rtapp("w.json", &ok, 4).expect("same buffer, different use");
+    let ok = two(base, r#"{"ref": "other", "size": 8, "count": 1}"#);
+    load_rtapp("w.json", &ok, 4).expect("another buffer");
+}
+
+#[test]
+fn a_task_that_loops_for_ever_without_taking_time() {
+    let (line, kind) = fail(&task(r#""memrun": { "size": 64, "count": 0 }"#));
+    assert_eq!(line, "w.json:3:5: key \"t\": every event of the task takes no time (a memrun with count 0, a mem of under 10 bytes, a run shorter than one calibrated loop, sleep 0) and it loops for ever, so simulated time would stop");
+    assert_eq!(kind, ErrorKind::Invalid);
+    // With an end, or with one event that takes time, it is fine.
+    load_rtapp(
+        "w.json",
+        &task(r#""loop": 3, "memrun": { "size": 64, "count": 0 }"#),
+        4,
+    )
+    .expect("ends");
+    load_rtapp(
+        "w.json",
+        &task(r#""memrun": { "size": 64, "count": 1 }"#),
+        4,
+    )
+    .expect("1 ns per loop");
 }

@@ -455,3 +455,106 @@ fn phase_level_rt_and_deadline() {
         (Some((Policy::Deadline, 0)), dl(100, 1000, 1000))
     );
 }
+
+#[test]
+fn memrun_is_work_by_the_cost_model() {
+    // Figures of rtapp::memcost: read 4 KiB (L1) 0.1 ns/byte, write 4 MiB
+    // (LLC) 0.45 ns/byte, chase 64 MiB (DRAM) random 90 ns/hop,
+    // sequential 1.5 + 88.5/8 = 12.5625 ns/hop, chase 512 KiB (L2)
+    // sequential 1.9375 ns/hop (rounded up), and a count of 0.
+    let l = ok(r#"{"tasks": {"t": {"loop": 1,
+        "memrun": {"type": "read", "size": 4096, "count": 10000},
+        "memrun1": {"type": "write", "size": 4194304, "count": 1000},
+        "memrun2": {"type": "chase", "size": 67108864, "count": 1000, "pattern": "random"},
+        "memrun3": {"type": "chase", "size": 67108864, "count": 1000, "pattern": "sequential", "stride": 4096},
+        "memrun4": {"type": "chase", "size": 524288, "count": 1000, "pattern": "sequential", "ref": "b"},
+        "memrun5": {"size": 64, "count": 0},
+        "mem": 1000
+    }}, "global": {"calibration": 100}}"#);
+    let ops = &l.workload.tasks[0].program.phases[0].ops;
+    let work: Vec<u64> = ops
+        .iter()
+        .map(|o| match o {
+            Op::Work { work_ns } => *work_ns,
+            o => panic!("{o:?}"),
+        })
+        .collect();
+    assert_eq!(work, [1_000, 450, 90_000, 12_563, 1_938, 0, 100]);
+    assert_eq!(
+        l.warnings,
+        ["w.json:7:20: warning: key \"memrun5\": a memrun with \"count\" 0 does no work"]
+    );
+}
+
+#[test]
+fn memrun_defaults_and_shared_buffers() {
+    // type "read", pattern "random", stride 64 (or the size when smaller);
+    // a shared buffer whose users agree on size, stride and pattern.
+    let l = ok(r#"{"tasks": {
+        "a": {"memrun": {"size": 16, "count": 100, "ref": "s"}, "sleep": 10},
+        "b": {"instance": 3, "memrun": {"type": "chase", "size": 16, "count": 10, "stride": 16, "ref": "s"}, "sleep": 10}
+    }, "global": {"calibration": 100}}"#);
+    let w = &l.workload;
+    assert_eq!(w.tasks.len(), 4);
+    assert_eq!(
+        w.tasks[0].program.phases[0].ops[0],
+        Op::Work { work_ns: 10 }
+    );
+    for t in &w.tasks[1..] {
+        assert_eq!(t.program.phases[0].ops[0], Op::Work { work_ns: 15 });
+    }
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+}
+
+#[test]
+fn nested_forks_get_pools_of_their_own() {
+    // Two levels: root (2 passes) forks mid twice; each mid forks leaf 3
+    // times (phase loop 3, task loop 1). Pools are made breadth first:
+    // root's pool, then one pool per forked mid.
+    let l = ok(r#"{"tasks": {
+        "root": {"loop": 2, "fork": "mid", "run": 100},
+        "mid": {"instance": 0, "loop": 1, "phases": {
+            "p": {"loop": 3, "fork": "leaf", "run": 10},
+            "q": {"run": 5}}},
+        "leaf": {"instance": 0, "loop": 1, "run": 5}
+    }, "global": {"calibration": 100}}"#);
+    let w = &l.workload;
+    let names: Vec<&str> = w.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "root-0",
+            "mid-1-0001",
+            "mid-2-0002",
+            "leaf-3-0001",
+            "leaf-4-0002",
+            "leaf-5-0003",
+            "leaf-6-0001",
+            "leaf-7-0002",
+            "leaf-8-0003",
+        ]
+    );
+    assert_eq!(w.fork_pools, [vec![1, 2], vec![3, 4, 5], vec![6, 7, 8]]);
+    assert_eq!(w.tasks[0].program.phases[0].ops[0], Op::Fork { pool: 0 });
+    assert_eq!(w.tasks[1].program.phases[0].ops[0], Op::Fork { pool: 1 });
+    assert_eq!(w.tasks[2].program.phases[0].ops[0], Op::Fork { pool: 2 });
+    assert!(w.tasks[1..].iter().all(|t| t.forked));
+    // Indexes follow the names.
+    for (i, t) in w.tasks.iter().enumerate() {
+        assert_eq!(t.index as usize, i);
+    }
+}
+
+#[test]
+fn a_start_up_task_may_also_be_forked_and_fork() {
+    // b runs from the start and is also a fork template of a; both copies
+    // of b fork c.
+    let l = ok(r#"{"tasks": {
+        "a": {"loop": 1, "fork": "b", "run": 10},
+        "b": {"loop": 1, "fork": "c", "run": 10},
+        "c": {"instance": 0, "loop": 1, "run": 5}
+    }, "global": {"calibration": 100}}"#);
+    let names: Vec<&str> = l.workload.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a-0", "b-1", "b-2-0001", "c-3-0001", "c-4-0001"]);
+    assert_eq!(l.workload.fork_pools, [vec![2], vec![3], vec![4]]);
+}
