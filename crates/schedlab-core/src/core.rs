@@ -608,7 +608,8 @@ impl<S: Sink> Sim<S> {
             if fair_next.is_some() {
                 self.set_next_path(n, fair_prev);
             } else {
-                self.ents[self.tasks[n.idx()].se.idx()].exec_start = now;
+                let start = now.max(self.rqs[c].ovh_until);
+                self.ents[self.tasks[n.idx()].se.idx()].exec_start = start;
             }
         }
         self.emit(
@@ -735,9 +736,11 @@ impl<S: Sink> Sim<S> {
             _ => 0,
         };
         let ents = np.as_slice();
+        // Scheduler work still pending on this CPU is not the task's time.
+        let start = now.max(self.rqs[self.tasks[next.idx()].cpu.idx()].ovh_until);
         for &e in ents[..ents.len() - keep].iter().rev() {
             let q = self.se_cfs_rq(e);
-            eevdf::set_next_entity(&mut self.cfs[q.idx()], &mut self.ents, e, now, &self.p);
+            eevdf::set_next_entity(&mut self.cfs[q.idx()], &mut self.ents, e, start, &self.p);
         }
         self.update_load_avg(next);
     }
@@ -1214,7 +1217,7 @@ impl<S: Sink> Sim<S> {
         if new == Class::Fair {
             self.set_next_path(t, None);
         } else {
-            self.ents[se.idx()].exec_start = self.now;
+            self.ents[se.idx()].exec_start = self.now.max(self.rqs[cpu.idx()].ovh_until);
         }
         self.resched_curr(cpu, false, cpu);
     }
@@ -1267,6 +1270,22 @@ impl<S: Sink> Sim<S> {
             return;
         }
         let cpu = task.cpu;
+        let class = |p: i32| {
+            if p < 0 {
+                Class::Dl
+            } else if p < crate::rt::MAX_RT_PRIO {
+                Class::Rt
+            } else {
+                Class::Fair
+            }
+        };
+        if class(task.prio) == Class::Fair && class(prio) == Class::Fair {
+            // Between fair priorities only p->prio changes: the fair class
+            // takes its weight from the static priority.
+            self.tasks[t.idx()].prio = prio;
+            self.cpu_stats[cpu.idx()].pi_setprio += 1;
+            return;
+        }
         let running = self.rqs[cpu.idx()].curr == Some(t);
         let queued = task.state == TaskState::Runnable;
         let old = self.class_of(t);
@@ -1303,7 +1322,7 @@ impl<S: Sink> Sim<S> {
                 if new == Class::Fair {
                     self.set_next_path(t, None);
                 } else {
-                    self.ents[se.idx()].exec_start = self.now;
+                    self.ents[se.idx()].exec_start = self.now.max(self.rqs[cpu.idx()].ovh_until);
                 }
                 self.resched_curr(cpu, false, from);
             } else if self.rqs[cpu.idx()].curr.is_none() {
