@@ -106,10 +106,10 @@ fn cases() -> Vec<Case> {
             &["SCHED_FOO"],
         ),
         json_case(
-            "not-supported-yet event memrun",
-            &format!("{{\"tasks\": {{\"t\": {{\"run\": 100,\n \"memrun\": {{\"type\": \"read\", \"size\": 64, \"count\": 8}}}}}}, {GLOBAL}}}"),
-            "\"memrun\"",
-            &["key \"memrun\"", "not supported yet"],
+            "memrun without count",
+            &format!("{{\"tasks\": {{\"t\": {{\"run\": 100,\n \"memrun\": {{\"type\": \"read\", \"size\": 64}}}}}}, {GLOBAL}}}"),
+            "{\"type\"",
+            &["key \"memrun\"", "no \"count\""],
         ),
         json_case(
             "SCHED_FIFO priority 0",

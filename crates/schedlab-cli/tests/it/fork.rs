@@ -94,3 +94,76 @@ fn only_forks_that_happened_exist() {
         assert_eq!(t["loops"], 1, "{t}");
     }
 }
+
+#[test]
+fn a_forked_thread_forks_again() {
+    // Two levels: root (2 passes) forks mid at the start of each pass; each
+    // mid forks leaf at the start of each of the 3 iterations of its phase
+    // p. Pools are made breadth first, so root's mids are threads 1 and 2
+    // and the leaves of mid-1 are 3..5, those of mid-2 6..8.
+    let (tmp, out) = run_json(
+        r#"{"tasks": {
+            "root": {"loop": 2, "fork": "mid", "run": 1000, "sleep": 10000},
+            "mid": {"instance": 0, "loop": 1, "phases": {
+                "p": {"loop": 3, "fork": "leaf", "run": 500, "sleep": 2000},
+                "q": {"run": 100}}},
+            "leaf": {"instance": 0, "loop": 1, "run": 2000}},
+           "global": {"calibration": 100}}"#,
+        "vm-2cpu",
+        &["--check", "--duration", "200ms"],
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let mut n = names(&s);
+    n.sort_by_key(|x| x.split('-').nth(1).unwrap().parse::<u32>().unwrap());
+    assert_eq!(
+        n,
+        [
+            "root-0",
+            "mid-1-0001",
+            "mid-2-0002",
+            "leaf-3-0001",
+            "leaf-4-0002",
+            "leaf-5-0003",
+            "leaf-6-0001",
+            "leaf-7-0002",
+            "leaf-8-0003",
+        ]
+    );
+    let by_name = |name: &str| {
+        s["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_name("root-0")["loops"], 2);
+    for mid in ["mid-1-0001", "mid-2-0002"] {
+        // phase p's 3 iterations and phase q's one.
+        assert_eq!(by_name(mid)["loops"], 4, "{mid}");
+        assert_eq!(by_name(mid)["runtime_ns"], 1_600_000, "{mid}");
+    }
+    for leaf in &n[3..] {
+        assert_eq!(by_name(leaf)["loops"], 1, "{leaf}");
+        assert_eq!(by_name(leaf)["runtime_ns"], 2_000_000, "{leaf}");
+    }
+    // A leaf starts after the mid that forks it, which starts after root.
+    let first_start = |name: &str| -> u64 {
+        let text =
+            std::fs::read_to_string(tmp.path().join("out").join(format!("rt-app-{name}.log")))
+                .unwrap();
+        let row = text.lines().nth(1).expect("a row");
+        row.split_whitespace().nth(4).unwrap().parse().unwrap()
+    };
+    let root = first_start("root-0");
+    let mid2 = first_start("mid-2-0002");
+    assert!(mid2 >= root + 11_000, "{root} {mid2}");
+    for leaf in ["leaf-6-0001", "leaf-7-0002", "leaf-8-0003"] {
+        assert!(first_start(leaf) >= mid2, "{leaf}");
+    }
+    // The third leaf of mid-2 comes at the start of p's third iteration,
+    // two (run 500 + sleep 2000) later.
+    assert!(first_start("leaf-8-0003") >= mid2 + 5_000);
+}
