@@ -284,3 +284,122 @@ fn normal_mutexes_let_the_unlocker_barge_pi_mutexes_hand_over() {
         "PI mutex: {a} / {b} loops"
     );
 }
+
+/// Timer wake-ups of each watched thread (sched_wakeup times).
+#[derive(Default)]
+struct TimerWakeups(std::collections::BTreeMap<String, Vec<u64>>);
+
+impl schedlab_core::observe::Sink for TimerWakeups {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &schedlab_core::observe::TraceRecord<'_>) {
+        if let schedlab_core::observe::TraceEvent::SchedWakeup { task, .. } = &rec.event {
+            self.0
+                .entry(task.comm.to_string())
+                .or_default()
+                .push(rec.time);
+        }
+    }
+}
+
+/// Two threads on two CPUs whose timer event names one shared timer:
+/// rt-app keeps one `next` per timer object and every user advances it by
+/// the period (formats.md 1.8), so the threads are woken on the ticks of
+/// one grid T0 + kP, taking turns; with unique timers each thread has its
+/// own grid and both wake on every tick.
+#[test]
+fn a_shared_timer_wakes_its_threads_on_one_grid() {
+    use schedlab_core::program::{Op, TimerRef, TimerSpec};
+    use schedlab_core::time::NSEC_PER_MSEC;
+    let p = 10 * NSEC_PER_MSEC;
+    let run = |shared: bool| {
+        let mk = |name: &str, i: u32, timer: u32| {
+            let mut t = crate::common::task(
+                name,
+                i,
+                schedlab_core::program::Policy::Normal,
+                0,
+                vec![
+                    crate::common::run_op(NSEC_PER_MSEC),
+                    Op::Timer {
+                        timer: TimerRef(timer),
+                        period_ns: p,
+                    },
+                ],
+            );
+            t.cpus = Some(vec![i]);
+            t
+        };
+        let w = schedlab_core::program::Workload {
+            tasks: vec![mk("a", 0, 0), mk("b", 1, if shared { 0 } else { 1 })],
+            timers: vec![
+                TimerSpec {
+                    name: "tick".into(),
+                    absolute: false,
+                },
+                TimerSpec {
+                    name: "tick@b".into(),
+                    absolute: false,
+                },
+            ],
+            log_basename: "rt-app".into(),
+            calibration_ns: 100,
+            ..Default::default()
+        };
+        let cfg = schedlab_core::SimConfig {
+            seed: 4,
+            duration_ns: Some(300 * NSEC_PER_MSEC),
+            check: true,
+            ..Default::default()
+        };
+        let mut sim = schedlab_core::Sim::new(
+            schedlab_core::machine::preset("vm-2cpu").unwrap(),
+            &w,
+            cfg,
+            TimerWakeups::default(),
+        )
+        .unwrap();
+        assert!(sim.run().violation.is_none());
+        let t0 = sim.t0.unwrap();
+        let s = sim.into_sink();
+        // Grid index of each timer wake-up (k with T0 + kP ≤ wake <
+        // T0 + kP + 1 ms); the start barrier's release (k = 0) is not one.
+        let ks = |n: &str| -> Vec<u64> {
+            s.0[n]
+                .iter()
+                .filter(|&&w| w >= t0 + p)
+                .map(|&w| {
+                    let k = (w - t0) / p;
+                    assert!(
+                        (w - t0) % p < NSEC_PER_MSEC,
+                        "{n} woke {} ns off the grid",
+                        (w - t0) % p
+                    );
+                    k
+                })
+                .collect()
+        };
+        (ks("a"), ks("b"))
+    };
+    let (a, b) = run(true);
+    // Shared: together they take every tick once, in turns.
+    let mut all: Vec<u64> = a.iter().chain(&b).copied().collect();
+    all.sort();
+    assert!(all.len() >= 25, "{all:?}");
+    assert!(
+        all.windows(2).all(|w| w[1] == w[0] + 1),
+        "shared grid has gaps or doubles: {all:?}"
+    );
+    assert!(
+        a.iter().all(|k| !b.contains(k)),
+        "two threads on one tick: {a:?} {b:?}"
+    );
+    // Unique: each wakes on every tick of its own grid, the same ticks.
+    let (a, b) = run(false);
+    assert!(a.windows(2).all(|w| w[1] == w[0] + 1), "{a:?}");
+    assert_eq!(
+        a, b,
+        "unique timers with the same period and T0 tick together"
+    );
+}
