@@ -367,6 +367,30 @@ impl<S: Sink> Sim<S> {
             )));
         }
         for spec in &workload.tasks {
+            // A program that repeats for ever and whose every op takes no
+            // time would spin at one instant (rt-app `mem: 1`, `run: 0`).
+            let instant = |o: &crate::program::Op| {
+                use crate::program::Op;
+                matches!(
+                    o,
+                    Op::Sleep { ns: 0 }
+                        | Op::Run { work_ns: 0, .. }
+                        | Op::Work { work_ns: 0 }
+                        | Op::Runtime { wall_ns: 0, .. }
+                )
+            };
+            if spec.program.loops.is_none()
+                && spec
+                    .program
+                    .phases
+                    .iter()
+                    .all(|ph| ph.ops.iter().all(instant))
+            {
+                return Err(SimError::Workload(format!(
+                    "task '{}': loops for ever and none of its ops takes any time, so it would spin without end",
+                    spec.name
+                )));
+            }
             for ph in &spec.program.phases {
                 if ph
                     .ops

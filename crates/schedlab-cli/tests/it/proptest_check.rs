@@ -790,3 +790,32 @@ fn yield_only_loop_ends() {
         err.lines().next().unwrap_or("")
     );
 }
+
+/// A program that repeats for ever with only instant ops (work of 0 ns,
+/// sleep 0) is refused at set-up instead of spinning at one instant.
+#[test]
+fn instant_forever_program_is_refused() {
+    let t = crate::common::task(
+        "t",
+        0,
+        Policy::Normal,
+        0,
+        vec![Op::Work { work_ns: 0 }, Op::Sleep { ns: 0 }],
+    );
+    let w = Workload {
+        tasks: vec![t],
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    let err = Sim::new(
+        preset("vm-2cpu").unwrap(),
+        &w,
+        SimConfig::default(),
+        NullSink,
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(err.contains("spin without end"), "{err}");
+}
