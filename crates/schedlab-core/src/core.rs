@@ -52,6 +52,8 @@ enum Tp {
     Wakeup(TaskId, CpuId),
     WakeupNew(TaskId, CpuId),
     Migrate(TaskId, CpuId, CpuId),
+    /// A `trace_marker` write by the running task.
+    Print(String),
 }
 
 /// A scheduler path that costs CPU time (the profile's rows).
@@ -88,7 +90,13 @@ impl<S: Sink> Sim<S> {
         } else {
             b'.'
         };
-        let flags = [b'd', nr, if irq { b'h' } else { b'.' }, b'2', b'.'];
+        let flags = if matches!(tp, Tp::Print(_)) {
+            // A write(2) to trace_marker from user space: interrupts on,
+            // no preemption count.
+            [b'.', nr, b'.', b'.', b'.']
+        } else {
+            [b'd', nr, if irq { b'h' } else { b'.' }, b'2', b'.']
+        };
         let (tasks, names) = (&self.tasks, &self.swapper_names);
         let view = |t: Option<TaskId>, c: CpuId| match t {
             Some(t) => {
@@ -132,6 +140,7 @@ impl<S: Sink> Sim<S> {
                 orig_cpu,
                 dest_cpu,
             },
+            Tp::Print(ref text) => TraceEvent::Print { text },
         };
         let ctx = view(rq.curr, cpu);
         let rec = TraceRecord {
@@ -145,6 +154,15 @@ impl<S: Sink> Sim<S> {
     }
 
     // ------------------------------------------------------------ accounting
+
+    /// A `trace_marker` write by the running task of `cpu` (rt-app's
+    /// markers of the categories in `global.ftrace`).
+    pub(crate) fn mark(&mut self, cpu: CpuId, category: u8, text: impl FnOnce() -> String) {
+        if self.trace && self.ftrace & category != 0 {
+            let t = text();
+            self.emit(cpu, false, Tp::Print(t));
+        }
+    }
 
     /// Applies an `update_curr` result to the running task of `cpu`.
     pub(crate) fn account(&mut self, cpu: CpuId, u: CurrUpdate) {

@@ -127,6 +127,8 @@ pub struct Sim<S: Sink> {
     pub(crate) steal_cost: Nanos,
     /// Arrival stamps of the RT and deadline queues.
     pub(crate) rt_seq: u64,
+    /// rt-app ftrace categories to mark (`Workload::ftrace`).
+    pub(crate) ftrace: u8,
     /// Bandwidth-control work per CPU not yet charged (it arises inside
     /// accounting, where charging would recurse; see `bandwidth.rs`).
     pub(crate) throttle_cost: Vec<Nanos>,
@@ -494,6 +496,7 @@ impl<S: Sink> Sim<S> {
             in_newidle: false,
             steal_cost: 0,
             rt_seq: 0,
+            ftrace: workload.ftrace,
             throttle_cost: vec![0; n],
             ni_rng: rng::stream(cfg.seed, "ni_random"),
             nohz_next_balance: 0,

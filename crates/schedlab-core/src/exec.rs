@@ -15,7 +15,7 @@ use crate::fair::weight::task_weight;
 use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::{PrevState, Sink};
-use crate::program::Op;
+use crate::program::{Op, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
 use crate::time::{Nanos, NSEC_PER_USEC};
@@ -109,6 +109,28 @@ impl<S: Sink> Sim<S> {
     /// Closes the iteration: one rt-app log row; then the loop counters.
     fn end_iteration(&mut self, t: TaskId) {
         let now = self.now;
+        let task = &self.tasks[t.idx()];
+        if !task.internal && self.trace && self.ftrace & (FTRACE_LOOP | FTRACE_STATS) != 0 {
+            let cpu = task.cpu;
+            let (it, pc) = (task.iter.clone(), task.pc.clone());
+            self.mark(cpu, FTRACE_STATS, || {
+                format!(
+                    "rtapp_stats: period={} run={} wu_lat={} slack={} c_period={} c_run={}",
+                    us(now - it.start),
+                    it.run_us,
+                    it.wu_lat_us,
+                    it.slack_us,
+                    it.c_period_us,
+                    it.c_duration_us
+                )
+            });
+            self.mark(cpu, FTRACE_LOOP, || {
+                format!(
+                    "rtapp_loop: event=end thread_loop={} phase={} phase_loop={}",
+                    pc.task_loop, pc.phase, pc.phase_iter
+                )
+            });
+        }
         let t_start = self.t_start;
         let task = &mut self.tasks[t.idx()];
         let it = std::mem::take(&mut task.iter);
@@ -183,6 +205,24 @@ impl<S: Sink> Sim<S> {
             if !task.pc.iter_open {
                 if self.apply_phase_attrs(cpu, t) {
                     return; // migrated; it carries on where it lands
+                }
+                let pc = self.tasks[t.idx()].pc.clone();
+                if pc.task_loop == 0 && pc.phase == 0 && pc.phase_iter == 0 {
+                    let main = self.tasks[t.idx()].internal;
+                    let (cat, text) = if main {
+                        (FTRACE_MAIN, "rtapp_main: event=start")
+                    } else {
+                        (FTRACE_TASK, "rtapp_task: event=start")
+                    };
+                    self.mark(cpu, cat, || text.to_string());
+                }
+                if !self.tasks[t.idx()].internal {
+                    self.mark(cpu, FTRACE_LOOP, || {
+                        format!(
+                            "rtapp_loop: event=start thread_loop={} phase={} phase_loop={}",
+                            pc.task_loop, pc.phase, pc.phase_iter
+                        )
+                    });
                 }
                 let task = &mut self.tasks[t.idx()];
                 task.pc.iter_open = true;
@@ -347,6 +387,12 @@ impl<S: Sink> Sim<S> {
     /// task context, from its CPU). Returns true when `t` went to sleep.
     fn start_barrier_wait(&mut self, cpu: CpuId, t: TaskId) -> bool {
         if self.tasks[t.idx()].spec.index == 0 || self.t0.is_none() {
+            if self.t0.is_none() {
+                let t0 = self.now / 1000;
+                self.mark(cpu, FTRACE_MAIN, || {
+                    format!("rtapp_main: event=clock_ref data={t0}")
+                });
+            }
             self.t0.get_or_insert(self.now);
         }
         self.barrier_arrived += 1;
@@ -381,6 +427,7 @@ impl<S: Sink> Sim<S> {
     }
 
     fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
+        self.mark(cpu, FTRACE_TASK, || "rtapp_task: event=end".to_string());
         self.last_exit = self.now;
         self.dequeue_task(t, false);
         self.tasks[t.idx()].state = TaskState::Dead;

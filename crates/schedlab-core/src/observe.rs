@@ -101,6 +101,12 @@ pub enum TraceEvent<'a> {
         /// To.
         dest_cpu: CpuId,
     },
+    /// A write to `trace_marker` (`print`, shown as `tracing_mark_write:`
+    /// in the trace file): rt-app's `rtapp_*` markers.
+    Print {
+        /// The text written.
+        text: &'a str,
+    },
 }
 
 /// One trace line: who (context task) on which CPU at what time did what.
@@ -137,8 +143,8 @@ impl Sink for NullSink {}
 /// A sink that keeps every record as owned text lines' data (tests).
 #[derive(Default, Debug, Clone)]
 pub struct CountingSink {
-    /// Number of records per event kind: switch, waking, wakeup, wakeup_new, migrate.
-    pub counts: [u64; 5],
+    /// Number of records per event kind: switch, waking, wakeup, wakeup_new, migrate, print.
+    pub counts: [u64; 6],
 }
 impl Sink for CountingSink {
     fn wants_trace(&self) -> bool {
@@ -151,6 +157,7 @@ impl Sink for CountingSink {
             TraceEvent::SchedWakeup { .. } => 2,
             TraceEvent::SchedWakeupNew { .. } => 3,
             TraceEvent::SchedMigrateTask { .. } => 4,
+            TraceEvent::Print { .. } => 5,
         };
         self.counts[i] += 1;
     }

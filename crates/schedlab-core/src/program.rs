@@ -322,6 +322,19 @@ pub struct TimerSpec {
     pub absolute: bool,
 }
 
+/// rt-app ftrace category `main` (`rtapp_main:` markers).
+pub const FTRACE_MAIN: u8 = 1;
+/// rt-app ftrace category `task` (`rtapp_task:`).
+pub const FTRACE_TASK: u8 = 2;
+/// rt-app ftrace category `loop` (`rtapp_loop:`).
+pub const FTRACE_LOOP: u8 = 4;
+/// rt-app ftrace category `event` (`rtapp_event:`; not written yet).
+pub const FTRACE_EVENT: u8 = 8;
+/// rt-app ftrace category `stats` (`rtapp_stats:`).
+pub const FTRACE_STATS: u8 = 16;
+/// rt-app's internal `attrs` category (`rtapp_attrs:`; only with `true`).
+pub const FTRACE_ATTRS: u8 = 32;
+
 /// Default `cpu.max` period (`default_bw_period_us`).
 pub const DEFAULT_BW_PERIOD_NS: Nanos = 100_000_000;
 
@@ -401,6 +414,9 @@ pub struct Workload {
     /// lock to the first waiter; otherwise glibc's normal mutexes, whose
     /// woken waiter must compete again.
     pub pi_mutexes: bool,
+    /// rt-app `global.ftrace` categories whose `trace_marker` lines the
+    /// trace gets (bit set of the `FTRACE_*` constants).
+    pub ftrace: u8,
     /// Task groups other than the root, every parent before its children
     /// (intermediate groups of a path are listed too). A task's or phase's
     /// group names one of these paths or `/`.

@@ -355,6 +355,8 @@ fn encode_event(buf: &mut Vec<u8>, rec: &TraceRecord<'_>) {
             put_int(b, MIGRATE_ORIG_CPU, i64::from(orig_cpu.0));
             put_int(b, MIGRATE_DEST_CPU, i64::from(dest_cpu.0));
         }),
+        // TODO(print): filtered out in write_record.
+        TraceEvent::Print { .. } => unreachable!("print records are not encoded"),
     }
 }
 
@@ -475,6 +477,8 @@ impl PftraceWriter {
             | TraceEvent::SchedWakeup { task, .. }
             | TraceEvent::SchedWakeupNew { task, .. }
             | TraceEvent::SchedMigrateTask { task, .. } => self.note_task(task),
+            // TODO(print): trace_marker writes are not encoded yet.
+            TraceEvent::Print { .. } => return Ok(()),
         }
         let cpu = rec.cpu.0 as usize;
         if cpu >= self.cpus.len() {

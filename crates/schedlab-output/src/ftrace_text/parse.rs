@@ -163,6 +163,10 @@ impl OwnedRecord {
                 orig_cpu: orig_cpu.0,
                 dest_cpu: dest_cpu.0,
             },
+            TraceEvent::Print { text } => OwnedEvent::Other {
+                name: "tracing_mark_write".into(),
+                payload: text.to_string(),
+            },
         };
         OwnedRecord {
             time_ns: round_to_us(rec.time) * 1000,

@@ -151,6 +151,8 @@ fn push_record(s: &mut String, rec: &TraceRecord<'_>) {
         TraceEvent::SchedWakeup { .. } => "sched_wakeup",
         TraceEvent::SchedWakeupNew { .. } => "sched_wakeup_new",
         TraceEvent::SchedMigrateTask { .. } => "sched_migrate_task",
+        // A trace_marker write shows under the function that wrote it.
+        TraceEvent::Print { .. } => "tracing_mark_write",
     };
     push_prefix(
         s,
@@ -197,6 +199,7 @@ fn push_record(s: &mut String, rec: &TraceRecord<'_>) {
             orig_cpu.0,
             dest_cpu.0,
         ),
+        TraceEvent::Print { text } => s.push_str(text),
     }
     s.push('\n');
 }

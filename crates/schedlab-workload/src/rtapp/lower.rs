@@ -94,6 +94,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         fork_pools: Vec::new(),
         cumulative_slack: g.cumulative_slack,
         pi_mutexes: g.pi_enabled,
+        ftrace: g.ftrace,
         groups: Vec::new(),
     };
     let absolute = timer_modes(raw);

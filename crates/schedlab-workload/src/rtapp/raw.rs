@@ -45,6 +45,8 @@ pub struct RawGlobal {
     pub cumulative_slack: bool,
     /// `pi_enabled`.
     pub pi_enabled: bool,
+    /// `ftrace` categories (bit set of `schedlab_core::program::FTRACE_*`).
+    pub ftrace: u8,
 }
 
 /// The `calibration` setting.
@@ -423,17 +425,59 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
             "mem_buffer_size" => {
                 cx.int(k, v)?;
             }
-            "log_size" | "ftrace" => {
+            "log_size" => {
                 if !matches!(v.kind, Kind::Int(_) | Kind::Str(_) | Kind::Bool(_)) {
                     return Err(cx.type_err(k, v, "an int, a string or a boolean"));
                 }
             }
+            "ftrace" => g.ftrace = ftrace_categories(cx, m.key_pos, v)?,
             "cumulative_slack" => g.cumulative_slack = cx.boolean(k, v)?,
             "frag" => cx.warn(m.key_pos, "key \"frag\": legacy global key, ignored"),
             _ => return Err(unknown(cx, m.key_pos, k, "\"global\"")),
         }
     }
     Ok(g)
+}
+
+/// `global.ftrace`: comma-separated categories, case-insensitive (`main`,
+/// `task`, `loop`, `event` — the tutorial's `run` —, `stats`, `none`), or
+/// the deprecated bool (`true` = every category, the internal `attrs`
+/// included).
+fn ftrace_categories(cx: &mut Cx, key_pos: Pos, v: &Value) -> Result<u8, WorkloadError> {
+    use schedlab_core::program::{
+        FTRACE_ATTRS, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK,
+    };
+    match &v.kind {
+        Kind::Bool(true) => Ok(FTRACE_MAIN
+            | FTRACE_TASK
+            | FTRACE_LOOP
+            | FTRACE_EVENT
+            | FTRACE_STATS
+            | FTRACE_ATTRS),
+        Kind::Bool(false) => Ok(0),
+        Kind::Str(s) => {
+            let mut bits = 0;
+            for c in s.split(',').map(|c| c.trim().to_ascii_lowercase()) {
+                bits |= match c.as_str() {
+                    "main" => FTRACE_MAIN,
+                    "task" => FTRACE_TASK,
+                    "loop" => FTRACE_LOOP,
+                    "event" | "run" => FTRACE_EVENT,
+                    "stats" => FTRACE_STATS,
+                    "none" | "" => 0,
+                    other => {
+                        cx.warn(
+                            key_pos,
+                            format!("key \"ftrace\": unknown category \"{other}\" ignored (main, task, loop, event, stats, none)"),
+                        );
+                        0
+                    }
+                };
+            }
+            Ok(bits)
+        }
+        _ => Err(cx.type_err("ftrace", v, "a string of categories or a boolean")),
+    }
 }
 
 fn bad_policy(cx: &Cx, pos: Pos, key: &str, s: &str) -> WorkloadError {
