@@ -24,6 +24,7 @@ mod fork;
 mod golden;
 mod groups;
 mod hackbench;
+mod markers;
 mod memrun;
 mod phase_slice;
 mod proptest_check;
