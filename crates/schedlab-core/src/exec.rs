@@ -15,7 +15,7 @@ use crate::fair::weight::task_weight;
 use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::{PrevState, Sink};
-use crate::program::{Op, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
+use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
 use crate::time::{Nanos, NSEC_PER_USEC};
@@ -238,6 +238,14 @@ impl<S: Sink> Sim<S> {
                 .expect("a phase has at least one op");
             let fresh = !task.pc.op_started;
             task.pc.op_started = true;
+            if fresh && self.trace && self.ftrace & FTRACE_EVENT != 0 {
+                let pc = &task.pc;
+                if let Some(m) = task.spec.program.phases[pc.phase].marks.get(pc.op) {
+                    let text = format!("rtapp_event: id={} type={} desc={}", pc.op, m.kind, m.desc);
+                    self.mark(cpu, FTRACE_EVENT, || text);
+                }
+            }
+            let task = &mut self.tasks[t.idx()];
             match op {
                 Op::Work { work_ns } => {
                     let task = &mut self.tasks[t.idx()];

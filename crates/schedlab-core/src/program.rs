@@ -237,6 +237,18 @@ pub struct Phase {
     /// Task group the thread moves to at the start of each iteration
     /// (rt-app phase-level `taskgroup`), if given.
     pub group: Option<String>,
+    /// rt-app's `rtapp_event` marker of each op, when the workload came
+    /// from an rt-app file (empty otherwise).
+    pub marks: Vec<EventMark>,
+}
+
+/// What rt-app's `rtapp_event: id= type= desc=` marker says about an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventMark {
+    /// rt-app's event type number (formats.md 1.8).
+    pub kind: u8,
+    /// The event's JSON key.
+    pub desc: String,
 }
 
 /// Utilisation clamps requested with `sched_setattr` (rt-app `util_min`,
@@ -328,7 +340,7 @@ pub const FTRACE_MAIN: u8 = 1;
 pub const FTRACE_TASK: u8 = 2;
 /// rt-app ftrace category `loop` (`rtapp_loop:`).
 pub const FTRACE_LOOP: u8 = 4;
-/// rt-app ftrace category `event` (`rtapp_event:`; not written yet).
+/// rt-app ftrace category `event` (`rtapp_event:`).
 pub const FTRACE_EVENT: u8 = 8;
 /// rt-app ftrace category `stats` (`rtapp_stats:`).
 pub const FTRACE_STATS: u8 = 16;
@@ -451,6 +463,7 @@ impl TaskSpec {
                     uclamp: Uclamp::default(),
                     dl: None,
                     group: None,
+                    marks: Vec::new(),
                 }],
                 loops: None,
             },

@@ -109,6 +109,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
                 uclamp: Default::default(),
                 dl: None,
                 group: None,
+                marks: Vec::new(),
             }],
             loops: None,
         },

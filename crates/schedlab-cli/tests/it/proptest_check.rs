@@ -483,6 +483,7 @@ fn build(c: &GenCase, n: usize) -> Workload {
                     _ => None,
                 },
                 group: None,
+                marks: Vec::new(),
             });
         }
         w.tasks.push(TaskSpec {

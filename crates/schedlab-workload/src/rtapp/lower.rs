@@ -42,7 +42,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use schedlab_core::program::{
-    DlParams, Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Uclamp, Workload,
+    DlParams, EventMark, Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Uclamp,
+    Workload,
 };
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 
@@ -641,10 +642,15 @@ fn lower_phases(
         };
         let mut ops = Vec::with_capacity(p.events.len());
         let mut timers = Vec::with_capacity(p.events.len());
-        for e in &p.events {
+        let mut marks = Vec::with_capacity(p.events.len());
+        for (e, (key, _)) in p.events.iter().zip(&p.event_keys) {
             let (op, timer) = lower_event(cx, p, e, pload, &task.name);
             ops.push(op);
             timers.push(timer);
+            marks.push(EventMark {
+                kind: event_type(e),
+                desc: key.clone(),
+            });
         }
         out.push((
             Phase {
@@ -657,6 +663,7 @@ fn lower_phases(
                 uclamp: uclamp_for(cx, &p.sched)?,
                 dl,
                 group: p.sched.taskgroup.as_ref().map(|(g, _)| g.clone()),
+                marks,
             },
             timers,
         ));
@@ -1058,5 +1065,37 @@ fn lower_event(
             };
             (op, (Some(name.clone()), period_ns))
         }
+    }
+}
+
+/// rt-app's event type number (formats.md 1.8) for the `rtapp_event`
+/// trace marker.
+fn event_type(e: &RawEvent) -> u8 {
+    match e {
+        RawEvent::Run(_) => 6,
+        RawEvent::Runtime(_) => 19,
+        RawEvent::Sleep(_) => 5,
+        RawEvent::Timer { name, .. } if name.starts_with("unique") => 11,
+        RawEvent::Timer { .. } => 10,
+        RawEvent::Yield => 20,
+        RawEvent::Lock(_, true) => 8,
+        RawEvent::Lock(_, false) => 9,
+        RawEvent::Signal(_, false) => 3,
+        RawEvent::Signal(_, true) => 4,
+        RawEvent::Wait { sync: false, .. } => 2,
+        RawEvent::Wait { sync: true, .. } => 7,
+        RawEvent::Barrier(_) => 21,
+        RawEvent::Suspend => 12,
+        RawEvent::Resume(_) => 13,
+        RawEvent::Sem(_, true) => 24,
+        RawEvent::Sem(_, false) => 23,
+        RawEvent::Mem(_, false) => 14,
+        RawEvent::Mem(_, true) => 18,
+        RawEvent::Fork(_) => 22,
+        RawEvent::MemRun(m) => match m.access {
+            memcost::MemAccess::Write => 15,
+            memcost::MemAccess::Read => 16,
+            memcost::MemAccess::Chase => 17,
+        },
     }
 }
