@@ -68,3 +68,16 @@ fn no_categories_no_markers() {
     assert_eq!(m.len(), 6);
     assert!(m.iter().all(|(_, t)| t.starts_with("rtapp_loop:")));
 }
+
+#[test]
+fn event_markers_name_each_event() {
+    let ev = W.replace("main,task,loop,stats", "event");
+    let m = markers(&ev);
+    let texts: Vec<&str> = m.iter().map(|(_, t)| t.as_str()).collect();
+    // Three iterations of run then sleep: rt-app's type 6 then 5.
+    assert_eq!(texts.len(), 6, "{texts:?}");
+    for pair in texts.chunks(2) {
+        assert_eq!(pair[0], "rtapp_event: id=0 type=6 desc=run");
+        assert_eq!(pair[1], "rtapp_event: id=1 type=5 desc=sleep");
+    }
+}
