@@ -41,6 +41,20 @@ pub enum Class {
     Fair,
 }
 
+impl Class {
+    /// The class a kernel prio belongs to.
+    #[inline]
+    pub fn of_prio(p: i32) -> Class {
+        if p < 0 {
+            Class::Dl
+        } else if p < crate::rt::MAX_RT_PRIO {
+            Class::Rt
+        } else {
+            Class::Fair
+        }
+    }
+}
+
 /// A tracepoint to emit, by ids.
 enum Tp {
     Switch {
@@ -214,14 +228,7 @@ impl<S: Sink> Sim<S> {
     /// The class of `t` (from its effective prio).
     #[inline]
     pub(crate) fn class_of(&self, t: TaskId) -> Class {
-        let p = self.tasks[t.idx()].prio;
-        if p < 0 {
-            Class::Dl
-        } else if p < crate::rt::MAX_RT_PRIO {
-            Class::Rt
-        } else {
-            Class::Fair
-        }
+        Class::of_prio(self.tasks[t.idx()].prio)
     }
 
     /// `update_curr` of the fair class for the running fair task `t`.
@@ -938,6 +945,19 @@ impl<S: Sink> Sim<S> {
         d
     }
 
+    /// Takes a task's PELT load off the fair queue it is attached to (a
+    /// migration or a switch away from the fair class); it is attached
+    /// again at its next fair enqueue.
+    fn detach_task_load(&mut self, t: TaskId) {
+        let se = self.tasks[t.idx()].se;
+        if self.ents[se.idx()].avg.last_update_time != 0 {
+            let q = self.task_cfs_rq(t).idx();
+            let avg = self.ents[se.idx()].avg.clone();
+            self.cfs[q].avg.detach(&avg);
+            self.ents[se.idx()].avg.last_update_time = 0;
+        }
+    }
+
     /// Moves a task that is on no runqueue to `dest` (`set_task_cpu`).
     pub(crate) fn set_task_cpu(&mut self, t: TaskId, dest: CpuId, from_cpu: CpuId) {
         let orig = self.tasks[t.idx()].cpu;
@@ -946,13 +966,7 @@ impl<S: Sink> Sim<S> {
         }
         self.emit(from_cpu, false, Tp::Migrate(t, orig, dest));
         // PELT: detach from the old queue; attach at the next enqueue.
-        let se = self.tasks[t.idx()].se;
-        if self.ents[se.idx()].avg.last_update_time != 0 {
-            let oq = self.task_cfs_rq(t).idx();
-            let avg = self.ents[se.idx()].avg.clone();
-            self.cfs[oq].avg.detach(&avg);
-            self.ents[se.idx()].avg.last_update_time = 0;
-        }
+        self.detach_task_load(t);
         let task = &mut self.tasks[t.idx()];
         task.cpu = dest;
         task.stats.migrations += 1;
@@ -1197,12 +1211,8 @@ impl<S: Sink> Sim<S> {
         }
         self.dequeue_task(t, false);
         let se = self.tasks[t.idx()].se;
-        if old == Class::Fair && self.ents[se.idx()].avg.last_update_time != 0 {
-            // switched_from_fair: detach the task's load from its queue.
-            let q = self.task_cfs_rq(t).idx();
-            let avg = self.ents[se.idx()].avg.clone();
-            self.cfs[q].avg.detach(&avg);
-            self.ents[se.idx()].avg.last_update_time = 0;
+        if old == Class::Fair {
+            self.detach_task_load(t); // switched_from_fair
         }
         let boost = self.pi_prio(t);
         let task = &mut self.tasks[t.idx()];
@@ -1288,16 +1298,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         let cpu = task.cpu;
-        let class = |p: i32| {
-            if p < 0 {
-                Class::Dl
-            } else if p < crate::rt::MAX_RT_PRIO {
-                Class::Rt
-            } else {
-                Class::Fair
-            }
-        };
-        if class(task.prio) == Class::Fair && class(prio) == Class::Fair {
+        if Class::of_prio(task.prio) == Class::Fair && Class::of_prio(prio) == Class::Fair {
             // Between fair priorities only p->prio changes: the fair class
             // takes its weight from the static priority.
             self.tasks[t.idx()].prio = prio;
@@ -1324,15 +1325,8 @@ impl<S: Sink> Sim<S> {
         self.tasks[t.idx()].prio = prio;
         let new = self.class_of(t);
         let se = self.tasks[t.idx()].se;
-        if queued
-            && old == Class::Fair
-            && new != Class::Fair
-            && self.ents[se.idx()].avg.last_update_time != 0
-        {
-            let q = self.task_cfs_rq(t).idx();
-            let avg = self.ents[se.idx()].avg.clone();
-            self.cfs[q].avg.detach(&avg);
-            self.ents[se.idx()].avg.last_update_time = 0;
+        if queued && old == Class::Fair && new != Class::Fair {
+            self.detach_task_load(t); // switched_from_fair
         }
         if queued {
             self.enqueue_task(t, cpu, EnqueueKind::Migrate);

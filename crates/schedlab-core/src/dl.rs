@@ -247,25 +247,9 @@ impl<S: Sink> Sim<S> {
     /// `update_curr_dl`: charge the running deadline task; out of runtime
     /// it is throttled until its next period.
     pub(crate) fn update_curr_dl(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some((t, delta)) = self.update_curr_common(cpu) else {
             return;
         };
-        let se = self.tasks[t.idx()].se;
-        let now = self.now;
-        let e = &mut self.ents[se.idx()];
-        if now <= e.exec_start {
-            return;
-        }
-        let delta = now - e.exec_start;
-        e.exec_start = now;
-        e.sum_exec_runtime += delta;
-        self.account(
-            cpu,
-            crate::fair::eevdf::CurrUpdate {
-                delta_exec: delta,
-                resched: false,
-            },
-        );
         self.tasks[t.idx()].dl.runtime -= delta as i64;
         if self.tasks[t.idx()].dl.runtime <= 0 && !self.tasks[t.idx()].dl.throttled {
             self.dl_throttle(t, cpu);

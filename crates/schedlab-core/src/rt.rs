@@ -128,14 +128,27 @@ impl<S: Sink> Sim<S> {
     /// `update_curr_rt`: charge the running RT task and the CPU's RT time;
     /// throttle the RT queue once it used its runtime for the period.
     pub(crate) fn update_curr_rt(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some((_, delta)) = self.update_curr_common(cpu) else {
             return;
         };
+        let rt = &mut self.rqs[cpu.idx()].rt;
+        rt.rt_time += delta;
+        if !rt.throttled && rt.rt_time > RT_RUNTIME_NS {
+            rt.throttled = true;
+            self.cpu_stats[cpu.idx()].rt_throttled += 1;
+            self.resched_curr(cpu, false, cpu);
+        }
+    }
+
+    /// `update_curr_common`: charge the running (RT or deadline) task up to
+    /// now. Returns the task and the time charged, if any.
+    pub(crate) fn update_curr_common(&mut self, cpu: CpuId) -> Option<(TaskId, Nanos)> {
+        let t = self.rqs[cpu.idx()].curr?;
         let se = self.tasks[t.idx()].se;
         let now = self.now;
         let e = &mut self.ents[se.idx()];
         if now <= e.exec_start {
-            return;
+            return None;
         }
         let delta = now - e.exec_start;
         e.exec_start = now;
@@ -147,13 +160,7 @@ impl<S: Sink> Sim<S> {
                 resched: false,
             },
         );
-        let rt = &mut self.rqs[cpu.idx()].rt;
-        rt.rt_time += delta;
-        if !rt.throttled && rt.rt_time > RT_RUNTIME_NS {
-            rt.throttled = true;
-            self.cpu_stats[cpu.idx()].rt_throttled += 1;
-            self.resched_curr(cpu, false, cpu);
-        }
+        Some((t, delta))
     }
 
     /// `task_tick_rt`: the RR timeslice.
