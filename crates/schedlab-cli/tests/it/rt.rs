@@ -342,3 +342,57 @@ fn priority_inheritance_boosts_the_lock_holder() {
         ms(pi_wait)
     );
 }
+
+/// cpufreq_governor_efficiency/dvfs.json, hand-checked: one SCHED_FIFO
+/// thread pinned to CPU 1 runs 10 loops of two phases, "sleeping" (a
+/// 1.2 s timer) and "running" (0.9 s of work at 128 ns per loop): 20 log
+/// rows, alternating, the timer phases on the 1.2 s grid from T0, each
+/// running phase 0.9 s of CPU right after its timer, never preempted.
+#[test]
+fn dvfs_fixture_rows_hand_checked() {
+    let path =
+        crate::common::fixtures_dir().join("rt-app-examples/cpufreq_governor_efficiency/dvfs.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for machine in ["a7-octa", "vm-2cpu"] {
+        let m = preset(machine).unwrap();
+        let w = schedlab_workload::load_rtapp("dvfs.json", &text, m.nr_cpus())
+            .unwrap()
+            .workload;
+        let cfg = SimConfig {
+            check: true,
+            ..SimConfig::default()
+        };
+        let mut sim = Sim::new(m, &w, cfg, NullSink).unwrap();
+        let res = sim.run();
+        assert!(res.violation.is_none(), "{:?}", res.violation);
+        let t0_us = sim.t0.unwrap() / 1000;
+        let t = sim
+            .threads()
+            .iter()
+            .find(|t| t.spec.name == "thread-0")
+            .unwrap();
+        assert_eq!(t.policy, Policy::Fifo);
+        assert_eq!(t.log.len(), 20, "{machine}: rows");
+        for (k, pair) in t.log.chunks(2).enumerate() {
+            let (sleep, run) = (&pair[0], &pair[1]);
+            // "sleeping": c_period 1.2 s, woken on the grid T0 + 1.2 s·(k+1)
+            // (the wake-up latency is the only slop).
+            assert_eq!(sleep.c_period, 1_200_000, "{machine} row {k}");
+            let grid = t0_us + 1_200_000 * (k as u64 + 1);
+            assert!(
+                sleep.end >= grid && sleep.end - grid < 1_000,
+                "{machine} row {k}: {sleep:?} vs {grid}"
+            );
+            // "running": 900 ms configured, 900 ms (± the loop rounding) run.
+            assert_eq!(run.c_duration, 900_000, "{machine} row {k}");
+            assert!(
+                (899_900..=900_100).contains(&run.run),
+                "{machine} row {k}: {run:?}"
+            );
+            assert_eq!(run.start, sleep.end, "{machine} row {k}");
+        }
+        // Every CPU-1 switch-in of the thread: it runs alone, FIFO, on CPU 1.
+        assert_eq!(t.cpu.0, 1);
+        assert_eq!(t.stats.migrations, 0);
+    }
+}
