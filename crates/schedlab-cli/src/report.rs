@@ -554,6 +554,10 @@ fn finish<S: Finish>(
     }
     let s = summary(&sim, res);
     let mut text = table::task_table(&s.tasks);
+    if !s.groups.is_empty() {
+        text.push('\n');
+        text.push_str(&table::group_table(&s.groups));
+    }
     text.push_str(&latency_report(&sim));
     if let Some(stage) = stage {
         stage.write("summary.json", s.to_json_string().as_bytes())?;

@@ -176,6 +176,42 @@ pub fn task_table(tasks: &[TaskSummary]) -> String {
     render(&header, &[L, L, R, R, R, R, R, R, R], &rows)
 }
 
+/// The task groups' cpu.stat figures: one row per group (usage and
+/// bandwidth counters as cgroupfs shows them, µs).
+pub fn group_table(groups: &[crate::summary::GroupSummary]) -> String {
+    use Align::{Left as L, Right as R};
+    let header = [
+        "group",
+        "cpu.max",
+        "usage_usec",
+        "nr_periods",
+        "nr_throttled",
+        "throttled_usec",
+        "nr_bursts",
+    ];
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            let max = g
+                .extra
+                .get("cpu.max")
+                .and_then(|v| v.as_str())
+                .unwrap_or("max")
+                .to_string();
+            vec![
+                g.path.clone(),
+                max,
+                g.cpu_stat.usage_usec.to_string(),
+                g.cpu_stat.nr_periods.to_string(),
+                g.cpu_stat.nr_throttled.to_string(),
+                g.cpu_stat.throttled_usec.to_string(),
+                g.cpu_stat.get("nr_bursts").to_string(),
+            ]
+        })
+        .collect();
+    render(&header, &[L, L, R, R, R, R, R], &rows)
+}
+
 /// The wakeup-latency table (µs): one row per labelled set (a task, or a
 /// group of tasks merged with [`merge_sample_stats`]): N, min, max, sum,
 /// mean, stddev. Mean and stddev have 2 decimals; sum is an integer.
