@@ -10,8 +10,9 @@
 //!
 //! Source of every format fact: the `trace-cmd.dat.v6(5)` man page (file
 //! layout), the kernel's `events/header_page`, `events/header_event` and
-//! `events/sched/*/format` files (ring-buffer page and event layout, field
-//! offsets and print formats of the sched events on x86-64), and
+//! `events/sched/*/format` and `events/ftrace/print/format` files
+//! (ring-buffer page and event layout, field offsets and print formats of
+//! the sched events and of `trace_marker` writes on x86-64), and
 //! `docs/formats.md` 4.3 (`prev_state`). Everything was checked against the
 //! real `trace-cmd report` (see the integration tests); no trace-cmd or
 //! libtraceevent code was used.
@@ -25,10 +26,11 @@
 //!           │ 17 08 44 "tracing"  "6\0"  endian=0  long=8  page_size u32   │ initial format
 //!           │ "header_page\0"  u64 len  text (page header fields)          │
 //!           │ "header_event\0" u64 len  text (event header bit layout)     │
-//!           │ u32 0                          (no ftrace-internal formats)  │
+//!           │ u32 1  u64 len  events/ftrace/print/format text (ftrace)     │
 //!           │ u32 1  "sched\0"  u32 5        (one system, five events)     │
 //!           │        5 × { u64 len, events/sched/<event>/format text }     │
-//!           │ u32 0 (kallsyms)  u32 0 (printk formats)                     │
+//!           │ u32 len  kallsyms text ("<addr> T tracing_mark_write\n")     │
+//!           │ u32 0 (printk formats)                                       │
 //!           │ u64 len  cmdlines text: "<pid> <comm>\n" per task seen       │
 //!           │ u32 nr_cpus                                                  │
 //!           │ "options  \0"  { u16 id, u32 len, data }*  u16 0             │ trace clock "local"
@@ -45,10 +47,14 @@
 //!
 //!  one event: u32 header = type_len (bits 0-4) | time_delta << 5 (27 bits)
 //!    type_len 1..=28 : data record of type_len × 4 bytes follows
+//!    type_len 0      : next u32 holds 4 + the data length, data follows
+//!                      (records over 112 bytes: long `print` texts)
 //!    type_len 30     : TIME_EXTEND, next u32 holds delta >> 27 (8 bytes in all)
 //!  data record = the event's fields at the offsets of its format file:
 //!    u16 common_type (event id), u8 common_flags, u8 common_preempt_count,
 //!    i32 common_pid, then the event's own fields
+//!  print (trace_marker write) = common fields, u64 ip at 8, then at 16 the
+//!    text, "\n" (unless it ends with one), NUL, zeros to a multiple of 4
 //! ```
 //!
 //! The delta of the first event of a page is 0 (the page timestamp is the
@@ -69,10 +75,17 @@
 //!
 //! # Differences from a trace.dat recorded on a real kernel
 //!
-//! * Only the `sched` system with the five events schedlab emits is
-//!   described; there are no `ftrace` formats, no kallsyms and no printk
-//!   formats, and the only option is the trace clock (`local`). Event ids
-//!   are fixed (see [`EVENT_IDS`]), not the machine-specific ones.
+//! * Only the `sched` system with the five events schedlab emits and the
+//!   ftrace `print` event are described; kallsyms holds the one symbol
+//!   `print` records point at ([`PRINT_IP`], named `tracing_mark_write`, so
+//!   `trace-cmd report` prints `print: tracing_mark_write: <text>`), there
+//!   are no printk formats, and the only option is the trace clock
+//!   (`local`). Event ids are fixed (see [`EVENT_IDS`], and
+//!   [`PRINT_EVENT_ID`] = 5, the kernel's `TRACE_PRINT`), not the
+//!   machine-specific ones.
+//! * A `print` text longer than a page can hold (4054 bytes) is cut to fit,
+//!   like the kernel cuts a long `trace_marker` write; `trace.txt` keeps it
+//!   whole.
 //! * Pages end where their events end (`commit`); the kernel's padding
 //!   events and "missed events" flags are never written. Every page of a CPU
 //!   is present (no overwritten pages).
@@ -120,6 +133,25 @@ const DELTA_BITS: u32 = 27;
 const MAX_EXTENDED_DELTA: u64 = (1 << (DELTA_BITS + 32)) - 1;
 /// `TASK_COMM_LEN` of the kernel: comm fields are 16 bytes, NUL included.
 const COMM_LEN: usize = 16;
+/// Offset of `buf` in the `print` event (after the common fields and `ip`).
+const PRINT_BUF_OFFSET: usize = 16;
+/// Longest data record: a long-form event (header and length word, 8
+/// bytes) alone in a page.
+const MAX_DATA_LEN: usize = PAGE_DATA - 8;
+/// Longest text of a `print` record: the rest of [`MAX_DATA_LEN`] after
+/// the fixed fields, the newline and the NUL. Longer texts are cut, as the
+/// kernel cuts `trace_marker` writes to what fits in a ring-buffer page.
+const MAX_PRINT_TEXT: usize = MAX_DATA_LEN - PRINT_BUF_OFFSET - 2;
+
+/// Id of the ftrace `print` event (`TRACE_PRINT` of the kernel's
+/// `enum trace_type`, the id it has on every kernel).
+pub const PRINT_EVENT_ID: u16 = 5;
+/// The `ip` of every `print` record: a made-up kernel text address, named
+/// `tracing_mark_write` in the file's kallsyms section so that the `%ps` of
+/// the print format shows the function the kernel names there.
+pub const PRINT_IP: u64 = 0xffff_ffff_8120_0000;
+/// The kallsyms section: the one symbol `print` records point at.
+const KALLSYMS: &str = "ffffffff81200000 T tracing_mark_write\n";
 
 /// Event ids, in the order sched_switch, sched_waking, sched_wakeup,
 /// sched_wakeup_new, sched_migrate_task. Real kernels assign ids at boot;
@@ -190,6 +222,13 @@ const WAKEUP_FIELDS: [Field; 4] = [
 const WAKEUP_FMT: &str =
     "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu";
 
+/// Appends one `field:` line of a format file.
+fn push_field(s: &mut String, (decl, off, size, signed): &Field) {
+    s.push_str(&format!(
+        "\tfield:{decl};\toffset:{off};\tsize:{size};\tsigned:{signed};\n"
+    ));
+}
+
 /// The format file of event `i` (index into [`EVENT_IDS`]).
 fn format_text(i: usize) -> String {
     let (name, fields, fmt): (&str, &[Field], &str) = match i {
@@ -222,20 +261,39 @@ fn format_text(i: usize) -> String {
         ),
     };
     let mut s = format!("name: {name}\nID: {}\nformat:\n", EVENT_IDS[i]);
-    let field = |s: &mut String, (decl, off, size, signed): &Field| {
-        s.push_str(&format!(
-            "\tfield:{decl};\toffset:{off};\tsize:{size};\tsigned:{signed};\n"
-        ));
-    };
     for f in &COMMON_FIELDS {
-        field(&mut s, f);
+        push_field(&mut s, f);
     }
     s.push('\n');
     for f in fields {
-        field(&mut s, f);
+        push_field(&mut s, f);
     }
     s.push_str(&format!("\nprint fmt: {fmt}\n"));
     s
+}
+
+/// The format file of the ftrace `print` event (`events/ftrace/print/format`
+/// of a 64-bit kernel): a `trace_marker` write.
+fn print_format_text() -> String {
+    let mut s = format!("name: print\nID: {PRINT_EVENT_ID}\nformat:\n");
+    for f in &COMMON_FIELDS {
+        push_field(&mut s, f);
+    }
+    s.push('\n');
+    push_field(&mut s, &("unsigned long ip", 8, 8, 0));
+    push_field(&mut s, &("char buf[]", PRINT_BUF_OFFSET as u32, 0, 1));
+    s.push_str("\nprint fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n");
+    s
+}
+
+/// The text of a `print` record's `buf`: cut to [`MAX_PRINT_TEXT`] bytes on
+/// a character boundary.
+fn print_text(text: &str) -> &str {
+    let mut end = text.len().min(MAX_PRINT_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The comm as stored in a 16-byte field: cut to 15 bytes on a character
@@ -296,20 +354,24 @@ fn common_flags(flags: &[u8; 5]) -> (u8, u8) {
     (f, nibble(flags[3]) | nibble(flags[4]) << 4)
 }
 
-/// Encodes the data record of `rec` into `buf`; returns its length (a
-/// multiple of 4).
-fn encode(rec: &TraceRecord<'_>, buf: &mut [u8; 64]) -> usize {
+/// Encodes the data record of `rec` into `buf` (cleared first), zero padded
+/// to a multiple of 4 bytes.
+fn encode(rec: &TraceRecord<'_>, buf: &mut Vec<u8>) {
     let cpu = rec.cpu.0;
-    buf.fill(0);
+    buf.clear();
     let (flags, pc) = common_flags(&rec.flags);
-    let put = |buf: &mut [u8; 64], off: usize, bytes: &[u8]| {
+    let put = |buf: &mut Vec<u8>, off: usize, bytes: &[u8]| {
+        if buf.len() < off + bytes.len() {
+            buf.resize(off + bytes.len(), 0);
+        }
         buf[off..off + bytes.len()].copy_from_slice(bytes)
     };
-    let put_comm = |buf: &mut [u8; 64], off: usize, t: &TaskView<'_>| {
+    let put_comm = |buf: &mut Vec<u8>, off: usize, t: &TaskView<'_>| {
+        buf.resize(buf.len().max(off + COMM_LEN), 0);
         put(buf, off, payload_comm(t, cpu).as_bytes());
     };
-    let put_i32 = |buf: &mut [u8; 64], off: usize, v: i32| put(buf, off, &v.to_le_bytes());
-    let (idx, len) = match rec.event {
+    let put_i32 = |buf: &mut Vec<u8>, off: usize, v: i32| put(buf, off, &v.to_le_bytes());
+    let id = match rec.event {
         TraceEvent::SchedSwitch {
             prev,
             prev_state,
@@ -322,7 +384,7 @@ fn encode(rec: &TraceRecord<'_>, buf: &mut [u8; 64]) -> usize {
             put_comm(buf, 40, &next);
             put_i32(buf, 56, next.pid as i32);
             put_i32(buf, 60, next.prio);
-            (0, 64)
+            EVENT_IDS[0]
         }
         TraceEvent::SchedWaking { task, target_cpu }
         | TraceEvent::SchedWakeup { task, target_cpu }
@@ -331,12 +393,11 @@ fn encode(rec: &TraceRecord<'_>, buf: &mut [u8; 64]) -> usize {
             put_i32(buf, 24, task.pid as i32);
             put_i32(buf, 28, task.prio);
             put_i32(buf, 32, target_cpu.0 as i32);
-            let idx = match rec.event {
+            EVENT_IDS[match rec.event {
                 TraceEvent::SchedWaking { .. } => 1,
                 TraceEvent::SchedWakeup { .. } => 2,
                 _ => 3,
-            };
-            (idx, 36)
+            }]
         }
         TraceEvent::SchedMigrateTask {
             task,
@@ -348,16 +409,26 @@ fn encode(rec: &TraceRecord<'_>, buf: &mut [u8; 64]) -> usize {
             put_i32(buf, 28, task.prio);
             put_i32(buf, 32, orig_cpu.0 as i32);
             put_i32(buf, 36, dest_cpu.0 as i32);
-            (4, 40)
+            EVENT_IDS[4]
         }
-        // TODO(print): filtered out in write_record.
-        TraceEvent::Print { .. } => unreachable!("print records are not encoded"),
+        TraceEvent::Print { text } => {
+            // As the kernel's trace_marker: the text, a newline unless it
+            // ends with one, and a NUL.
+            let text = print_text(text);
+            put(buf, 8, &PRINT_IP.to_le_bytes());
+            put(buf, PRINT_BUF_OFFSET, text.as_bytes());
+            if !text.ends_with('\n') {
+                buf.push(b'\n');
+            }
+            buf.push(0);
+            PRINT_EVENT_ID
+        }
     };
-    put(buf, 0, &EVENT_IDS[idx].to_le_bytes());
+    put(buf, 0, &id.to_le_bytes());
     buf[2] = flags;
     buf[3] = pc;
     put_i32(buf, 4, rec.ctx.pid as i32);
-    len
+    buf.resize(buf.len().next_multiple_of(4), 0);
 }
 
 /// One CPU's page under construction and the spool pages it owns.
@@ -395,6 +466,8 @@ pub struct TraceDatWriter {
     spool_pages: u32,
     cpus: Vec<CpuBuf>,
     cmdlines: BTreeMap<u32, String>,
+    /// The record being encoded (reused).
+    data: Vec<u8>,
     entries: u64,
     error: Option<io::Error>,
 }
@@ -417,6 +490,7 @@ impl TraceDatWriter {
             spool_pages: 0,
             cpus: Vec::new(),
             cmdlines: BTreeMap::new(),
+            data: Vec::with_capacity(128),
             entries: 0,
             error: None,
         }
@@ -476,12 +550,15 @@ impl TraceDatWriter {
             | TraceEvent::SchedWakeup { task, .. }
             | TraceEvent::SchedWakeupNew { task, .. }
             | TraceEvent::SchedMigrateTask { task, .. } => self.note_task(&task),
-            // TODO(print): trace_marker writes are not encoded yet.
-            TraceEvent::Print { .. } => return Ok(()),
+            TraceEvent::Print { .. } => {}
         }
-        let mut data = [0u8; 64];
-        let len = encode(rec, &mut data);
-        debug_assert!(len.is_multiple_of(4) && len / 4 <= MAX_DATA_TYPE_LEN);
+        encode(rec, &mut self.data);
+        let len = self.data.len();
+        debug_assert!(len.is_multiple_of(4) && len <= MAX_DATA_LEN);
+        // Up to 112 bytes the length is the header's type_len; longer
+        // records have type_len 0 and their length in a word of their own.
+        let long = len > MAX_DATA_TYPE_LEN * 4;
+        let head = if long { 8 } else { 4 };
         let t = rec.time;
         // Decide whether the event continues the current page.
         let delta = {
@@ -490,7 +567,7 @@ impl TraceDatWriter {
                 None
             } else {
                 let d = t - c.last;
-                let need = len + 4 + if d >> DELTA_BITS != 0 { 8 } else { 0 };
+                let need = len + head + if d >> DELTA_BITS != 0 { 8 } else { 0 };
                 (c.used + need <= PAGE_DATA).then_some(d)
             }
         };
@@ -511,8 +588,14 @@ impl TraceDatWriter {
             push_u32(c, (d >> DELTA_BITS) as u32);
             d = 0;
         }
-        push_u32(c, (len / 4) as u32 | ((d as u32) << 5));
-        c.page[PAGE_HEADER + c.used..PAGE_HEADER + c.used + len].copy_from_slice(&data[..len]);
+        if long {
+            // The length word counts itself (kernel `rb_update_event`).
+            push_u32(c, (d as u32) << 5);
+            push_u32(c, (len + 4) as u32);
+        } else {
+            push_u32(c, (len / 4) as u32 | ((d as u32) << 5));
+        }
+        c.page[PAGE_HEADER + c.used..PAGE_HEADER + c.used + len].copy_from_slice(&self.data);
         c.used += len;
         c.last = t;
         self.entries += 1;
@@ -554,7 +637,10 @@ impl TraceDatWriter {
         h.extend_from_slice(b"header_event\0");
         h.extend_from_slice(&(HEADER_EVENT.len() as u64).to_le_bytes());
         h.extend_from_slice(HEADER_EVENT.as_bytes());
-        h.extend_from_slice(&0u32.to_le_bytes()); // ftrace formats
+        let pf = print_format_text();
+        h.extend_from_slice(&1u32.to_le_bytes()); // ftrace formats: print
+        h.extend_from_slice(&(pf.len() as u64).to_le_bytes());
+        h.extend_from_slice(pf.as_bytes());
         h.extend_from_slice(&1u32.to_le_bytes()); // event systems
         h.extend_from_slice(b"sched\0");
         h.extend_from_slice(&(EVENT_IDS.len() as u32).to_le_bytes());
@@ -563,7 +649,8 @@ impl TraceDatWriter {
             h.extend_from_slice(&(f.len() as u64).to_le_bytes());
             h.extend_from_slice(f.as_bytes());
         }
-        h.extend_from_slice(&0u32.to_le_bytes()); // kallsyms
+        h.extend_from_slice(&(KALLSYMS.len() as u32).to_le_bytes());
+        h.extend_from_slice(KALLSYMS.as_bytes());
         h.extend_from_slice(&0u32.to_le_bytes()); // printk formats
         let mut cmdlines = String::new();
         for (pid, comm) in &self.cmdlines {
