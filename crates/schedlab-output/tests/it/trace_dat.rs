@@ -8,7 +8,9 @@ use std::process::Command;
 use schedlab_core::ids::CpuId;
 use schedlab_core::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
 use schedlab_output::ftrace_text::{parse_ftrace_line, OwnedEvent, OwnedRecord};
-use schedlab_output::trace_dat::{TraceDatWriter, EVENT_IDS, MAGIC, PAGE_SIZE};
+use schedlab_output::trace_dat::{
+    TraceDatWriter, EVENT_IDS, MAGIC, PAGE_SIZE, PRINT_EVENT_ID, PRINT_IP,
+};
 
 fn tv(pid: u32, comm: &str, prio: i32) -> TaskView<'_> {
     TaskView { pid, comm, prio }
@@ -141,6 +143,101 @@ fn header_bytes_pages_and_time_extend() {
     assert_eq!(u16_at(p, 20), EVENT_IDS[1]);
 }
 
+/// `print` records: the ftrace format and kallsyms entry in the header,
+/// the compact header up to 112 bytes of data, the long form (type_len 0,
+/// length word) above, the kernel's trailing newline and NUL, and a text
+/// too long for a page cut to fit.
+#[test]
+fn print_records_bytes() {
+    let a = tv(42, "rt-app", 120);
+    let long = "L".repeat(95);
+    let huge = "é".repeat(3000); // 6000 bytes
+    let records = [
+        rec(1000, 0, a, TraceEvent::Print { text: "hi" }),
+        rec(2000, 0, a, TraceEvent::Print { text: &long }),
+        rec(3000, 0, a, TraceEvent::Print { text: "nl\n" }),
+        rec(4000, 0, a, TraceEvent::Print { text: &huge }),
+    ];
+    let b = write_dat(&records, 1);
+    // The ftrace section (after header_event) holds the print format.
+    let ftrace = find(&b, b"data max type_len  == 28\n") + 25;
+    assert_eq!(u32_at(&b, ftrace), 1, "one ftrace format");
+    let flen = u64_at(&b, ftrace + 4) as usize;
+    let fmt = std::str::from_utf8(&b[ftrace + 12..ftrace + 12 + flen]).unwrap();
+    assert!(fmt.starts_with(&format!("name: print\nID: {PRINT_EVENT_ID}\nformat:\n")));
+    assert!(fmt.contains("\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"));
+    assert!(fmt.contains("\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;\n"));
+    assert!(fmt.ends_with("\nprint fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n"));
+    assert_eq!(
+        &b[ftrace + 12 + flen..ftrace + 12 + flen + 10],
+        b"\x01\0\0\0sched\0"
+    );
+    // kallsyms names the ip.
+    let sym = format!("{PRINT_IP:x} T tracing_mark_write\n");
+    let ks = find(&b, sym.as_bytes());
+    assert_eq!(u32_at(&b, ks - 4) as usize, sym.len());
+    assert_eq!(u32_at(&b, ks + sym.len()), 0, "no printk formats");
+
+    let fly = find(&b, b"flyrecord\0") + 10;
+    let (off, size) = (u64_at(&b, fly) as usize, u64_at(&b, fly + 8) as usize);
+    assert_eq!(size, 2 * PAGE_SIZE, "the cut text fills a page of its own");
+    let p = &b[off..off + PAGE_SIZE];
+    // "hi": 16 + 2 + "\n\0" = 20 bytes, type_len 5.
+    let mut e = 16;
+    assert_eq!(u32_at(p, e), 5);
+    let d = &p[e + 4..e + 24];
+    assert_eq!(u16_at(d, 0), PRINT_EVENT_ID);
+    assert_eq!((d[2], d[3]), (0x01, 2), "flags d..2.");
+    assert_eq!(u32_at(d, 4), 42);
+    assert_eq!(u64_at(d, 8), PRINT_IP);
+    assert_eq!(&d[16..20], b"hi\n\0");
+    e += 24;
+    // 95 bytes: 16 + 95 + 2 = 113 > 112, long form: type_len 0, delta
+    // 1000, then the length word (data rounded to 116, plus itself).
+    assert_eq!(u32_at(p, e), 1000 << 5);
+    assert_eq!(u32_at(p, e + 4), 120);
+    let d = &p[e + 8..e + 8 + 116];
+    assert_eq!(u16_at(d, 0), PRINT_EVENT_ID);
+    assert_eq!(&d[16..16 + 95], long.as_bytes());
+    assert_eq!(&d[111..116], b"\n\0\0\0\0");
+    e += 8 + 116;
+    // A text ending with a newline gets no second one.
+    assert_eq!(u32_at(p, e), 5 | 1000 << 5);
+    assert_eq!(&p[e + 4 + 16..e + 4 + 20], b"nl\n\0");
+    e += 24;
+    assert_eq!(u64_at(p, 8) as usize, e - 16, "commit");
+    // The cut text: long form, alone in the next page, 4054 bytes at most
+    // and on a character boundary (2 bytes per 'é': 2027 of them).
+    let p = &b[off + PAGE_SIZE..off + 2 * PAGE_SIZE];
+    assert_eq!(u64_at(p, 0), 4000);
+    assert_eq!(u32_at(p, 16), 0);
+    let len = u32_at(p, 20) as usize - 4;
+    assert_eq!(len, (16 + 4054 + 2usize).next_multiple_of(4));
+    assert_eq!(u64_at(p, 8) as usize, 8 + len, "commit");
+    let text = &p[24 + 16..24 + 16 + 4054];
+    assert_eq!(text, "é".repeat(2027).as_bytes());
+    assert_eq!(&p[24 + 16 + 4054..24 + 16 + 4056], b"\n\0");
+
+    if trace_cmd_available() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("trace.dat");
+        std::fs::write(&file, &b).unwrap();
+        let text = report(&file, &["-N"]);
+        let got: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split_once(": print:").expect("print line").1.trim_start())
+            .collect();
+        let want = [
+            "tracing_mark_write: hi".to_string(),
+            format!("tracing_mark_write: {long}"),
+            "tracing_mark_write: nl".to_string(),
+            format!("tracing_mark_write: {}", "é".repeat(2027)),
+        ];
+        assert_eq!(got, want);
+    }
+}
+
 #[test]
 fn time_going_backwards_starts_a_new_page() {
     let a = tv(7, "a", 120);
@@ -189,9 +286,14 @@ impl Rng {
 }
 
 /// A plausible scheduler trace on `nr_cpus` CPUs: `n` records over more
-/// than 5 s, with gaps longer than 2^27 ns (time extends) and pages filled
-/// many times over.
-fn realistic<'a>(tasks: &'a [(u32, String, i32)], nr_cpus: u32, n: usize) -> Vec<TraceRecord<'a>> {
+/// than 5 s, with gaps longer than 2^27 ns (time extends), pages filled
+/// many times over, and `print` records with each text of `texts`.
+fn realistic<'a>(
+    tasks: &'a [(u32, String, i32)],
+    texts: &'a [String],
+    nr_cpus: u32,
+    n: usize,
+) -> Vec<TraceRecord<'a>> {
     let mut rng = Rng(0x5eed_1234_abcd);
     let idle = tv(0, "swapper", 120);
     let task = |i: usize| tv(tasks[i].0, &tasks[i].1, tasks[i].2);
@@ -222,7 +324,7 @@ fn realistic<'a>(tasks: &'a [(u32, String, i32)], nr_cpus: u32, n: usize) -> Vec
         let f = *flags[rng.below(flags.len() as u64) as usize];
         let other = task(rng.below(tasks.len() as u64) as usize);
         let other_cpu = CpuId(rng.below(u64::from(nr_cpus)) as u32);
-        let event = match rng.below(10) {
+        let event = match rng.below(12) {
             0..=3 => {
                 let next = if rng.below(5) == 0 { idle } else { other };
                 let st = if ctx.pid == 0 {
@@ -249,10 +351,13 @@ fn realistic<'a>(tasks: &'a [(u32, String, i32)], nr_cpus: u32, n: usize) -> Vec
                 task: other,
                 target_cpu: other_cpu,
             },
-            _ => TraceEvent::SchedMigrateTask {
+            9 => TraceEvent::SchedMigrateTask {
                 task: other,
                 orig_cpu: CpuId(cpu),
                 dest_cpu: other_cpu,
+            },
+            _ => TraceEvent::Print {
+                text: &texts[rng.below(texts.len() as u64) as usize],
             },
         };
         out.push(TraceRecord {
@@ -280,6 +385,26 @@ fn tasks() -> Vec<(u32, String, i32)> {
         .collect()
 }
 
+/// trace_marker texts: rt-app's markers, UTF-8, and lengths around the
+/// compact event header's 112-byte limit (16 bytes of fixed fields + text +
+/// newline + NUL): 94 bytes fit it exactly, 95 and more take the long form,
+/// as does a text of nearly a page.
+fn texts() -> Vec<String> {
+    vec![
+        "rtapp_main: event=start".into(),
+        "rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=3".into(),
+        "rtapp_stats: period=10000 run=3000 wu_lat=12 slack=7000 c_period=10000 c_run=3000".into(),
+        "x".into(),
+        "marker with ünïcödé ✓".into(),
+        "a".repeat(93),
+        "b".repeat(94),
+        "c".repeat(95),
+        "d".repeat(96),
+        format!("long: {}", "0123456789".repeat(30)),
+        "e".repeat(4000),
+    ]
+}
+
 /// What trace-cmd should print for `r`: the trace.txt record with comms cut
 /// to 15 bytes and the TASK comm from the cmdline table. Plain `report`
 /// prints no flags (`-l` does; compared separately).
@@ -297,7 +422,7 @@ fn expected(r: &TraceRecord<'_>) -> OwnedRecord {
         | OwnedEvent::SchedWakeup { task, .. }
         | OwnedEvent::SchedWakeupNew { task, .. }
         | OwnedEvent::SchedMigrateTask { task, .. } => cut(&mut task.comm),
-        OwnedEvent::Other { .. } => unreachable!(),
+        OwnedEvent::Other { name, .. } => assert_eq!(name, "tracing_mark_write"),
     }
     o
 }
@@ -320,11 +445,24 @@ fn report(file: &Path, args: &[&str]) -> String {
 }
 
 /// trace-cmd pads the event name after `name:` to 20 columns; the ftrace
-/// text reader wants one space.
+/// text reader wants one space. A trace_marker write is the ftrace `print`
+/// event, which trace-cmd prints as `print: tracing_mark_write: <text>`
+/// and trace.txt as `tracing_mark_write: <text>`.
 fn unpad(line: &str) -> String {
-    let start = line.find(": sched_").expect("sched event") + 2;
+    let start = line
+        .find(": sched_")
+        .or_else(|| line.find(": print:"))
+        .expect("sched or print event")
+        + 2;
     let colon = start + line[start..].find(':').unwrap();
-    format!("{}: {}", &line[..colon], line[colon + 1..].trim_start())
+    let rest = line[colon + 1..].trim_start();
+    if &line[start..colon] == "print" {
+        let text = rest
+            .strip_prefix("tracing_mark_write: ")
+            .unwrap_or_else(|| panic!("print without tracing_mark_write: {line}"));
+        return format!("{}tracing_mark_write: {text}", &line[..start]);
+    }
+    format!("{}: {}", &line[..colon], rest)
 }
 
 fn trace_cmd_available() -> bool {
@@ -343,7 +481,16 @@ fn trace_cmd_report_matches_records() {
     }
     let nr_cpus = 3;
     let tasks = tasks();
-    let records = realistic(&tasks, nr_cpus, 2000);
+    let texts = texts();
+    let records = realistic(&tasks, &texts, nr_cpus, 2000);
+    for t in &texts {
+        assert!(
+            records
+                .iter()
+                .any(|r| matches!(r.event, TraceEvent::Print { text } if text == t)),
+            "no print of {t:?}"
+        );
+    }
     let span = records.last().unwrap().time - records[0].time;
     assert!(span > 5_000_000_000, "span {span} ns");
     let dir = tempfile::tempdir().unwrap();
@@ -408,6 +555,16 @@ fn trace_cmd_report_matches_records() {
     // With the sched plugin: payloads are rewritten, the events are the same.
     let plugin = report(&file, &[]);
     let n = plugin.lines().filter(|l| l.contains(": sched_")).count();
-    assert_eq!(n, records.len());
+    let prints = records
+        .iter()
+        .filter(|r| matches!(r.event, TraceEvent::Print { .. }))
+        .count();
+    assert!(prints > 0);
+    assert_eq!(n, records.len() - prints);
+    let n = plugin
+        .lines()
+        .filter(|l| l.contains(": print:") && l.contains(" tracing_mark_write: "))
+        .count();
+    assert_eq!(n, prints);
     assert!(plugin.starts_with(&format!("cpus={nr_cpus}\n")));
 }
