@@ -241,12 +241,63 @@ fn trace_a7_octa_lazy_hz1000_no_wakeup_preemption() {
 /// run's trace.txt (the project's test command installs trace-cmd).
 #[test]
 fn trace_dat_matches_the_text_trace_line_for_line() {
+    let (n, _) = trace_dat_matches_text(
+        crate::common::example_workload().to_str().unwrap(),
+        "a7-octa",
+        &["--duration", "300ms"],
+    );
+    if n > 0 {
+        assert!(n > 100, "{n} events");
+    }
+}
+
+/// rt-app's trace_marker writes (`global.ftrace`) are the ftrace `print`
+/// event in trace.dat: `trace-cmd report` prints each as `print:
+/// tracing_mark_write: <text>`, with the text, context and time of the
+/// trace.txt line.
+#[test]
+fn trace_dat_prints_rt_app_markers_like_the_text_trace() {
+    const W: &str = r#"{
+  "tasks": {
+    "a": { "loop": 4, "run": 1000, "sleep": 3000 },
+    "b": { "instance": 2, "loop": 3, "run": 2500, "timer": { "ref": "t", "period": 5000 } }
+  },
+  "global": { "calibration": 100, "ftrace": "main,task,loop,stats" }
+}"#;
+    let src = tempfile::tempdir().unwrap();
+    let w = src.path().join("markers.json");
+    std::fs::write(&w, W).unwrap();
+    let (n, marks) = trace_dat_matches_text(w.to_str().unwrap(), "vm-2cpu", &[]);
+    if n > 0 {
+        // rtapp_main start and clock_ref; task start and end for each of
+        // the three threads (a and b's two instances); loop start, stats
+        // and loop end for each iteration (4 of a, 3 of each b).
+        assert_eq!(marks, 2 + 3 * 2 + (4 + 3 + 3) * 3, "markers");
+    }
+    // rt-app's own tutorial, with `event` markers too.
+    let example1 = crate::common::fixtures_dir().join("rt-app-examples/tutorial/example1.json");
+    let (n, marks) = trace_dat_matches_text(
+        example1.to_str().unwrap(),
+        "a7-octa",
+        &["--duration", "0.5"],
+    );
+    if n > 0 {
+        assert!(marks >= 10, "{marks} markers");
+    }
+}
+
+/// Runs `schedlab run WORKLOAD --machine MACHINE EXTRA... --trace` and
+/// checks that `trace-cmd report -N trace.dat` prints exactly the events of
+/// trace.txt, the `tracing_mark_write` lines (rt-app markers) as ftrace
+/// `print` events; returns the numbers of events and of markers.
+fn trace_dat_matches_text(workload: &str, machine: &str, extra: &[&str]) -> (usize, usize) {
     use schedlab_output::ftrace_text::{parse_ftrace_line, parse_ftrace_text};
     use std::process::Command;
+    let ctx = format!("{workload} on {machine} {extra:?}");
     if Command::new("trace-cmd").arg("--version").output().is_err() {
         if std::env::var_os("SCHEDLAB_SKIP_TRACE_CMD").is_some() {
             eprintln!("SKIP: trace-cmd not installed");
-            return;
+            return (0, 0);
         }
         panic!(
             "trace-cmd is not installed (apt-get install -y trace-cmd; scripts/test.sh does it)"
@@ -254,21 +305,14 @@ fn trace_dat_matches_the_text_trace_line_for_line() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let o = crate::common::schedlab([
-        "run",
-        crate::common::example_workload().to_str().unwrap(),
-        "--machine",
-        "a7-octa",
-        "--duration",
-        "300ms",
-        "--trace",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success());
+    let mut args = vec!["run", workload, "--machine", machine];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--trace", "--quiet", "--out", out.to_str().unwrap()]);
+    let o = crate::common::schedlab(&args);
+    assert_success(&o);
     let text = std::fs::read_to_string(out.join("trace.txt")).unwrap();
     let want = parse_ftrace_text(&text).unwrap();
+    let marks = text.matches(": tracing_mark_write: ").count();
     let rep = Command::new("trace-cmd")
         .args(["report", "-N"])
         .arg(out.join("trace.dat"))
@@ -276,29 +320,44 @@ fn trace_dat_matches_the_text_trace_line_for_line() {
         .unwrap();
     assert!(
         rep.status.success(),
-        "{}",
+        "{ctx}: {}",
         String::from_utf8_lossy(&rep.stderr)
     );
     let rep = String::from_utf8(rep.stdout).unwrap();
     let mut lines = rep.lines();
-    assert_eq!(lines.next(), Some("cpus=8"));
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let cpus = format!("cpus={}", summary["machine"]["cpus"]);
+    assert_eq!(lines.next(), Some(cpus.as_str()), "{ctx}");
     // trace-cmd pads the event name ("sched_switch:     prev_comm=..."):
-    // fold the padding to the kernel's single space before parsing.
+    // fold the padding to the kernel's single space before parsing. A
+    // trace_marker write is the ftrace `print` event, printed
+    // "print:    tracing_mark_write: <text>" (its "%ps: %s" format), where
+    // trace.txt has "tracing_mark_write: <text>".
     let fold = |l: &str| -> String {
         let Some(i) = l.find(": ") else {
             return l.to_string();
         };
         let (head, rest) = l.split_at(i + 2);
-        match rest.find(':') {
-            Some(j) => format!("{head}{}: {}", &rest[..j], rest[j + 1..].trim_start()),
-            None => l.to_string(),
+        let Some(j) = rest.find(':') else {
+            return l.to_string();
+        };
+        let (name, payload) = (&rest[..j], rest[j + 1..].trim_start());
+        if name == "print" {
+            assert!(
+                payload.starts_with("tracing_mark_write: "),
+                "{ctx}: print event without tracing_mark_write: {l}"
+            );
+            format!("{head}{payload}")
+        } else {
+            format!("{head}{name}: {payload}")
         }
     };
     let got: Vec<_> = lines
         .map(fold)
-        .filter_map(|l| parse_ftrace_line(&l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter_map(|l| parse_ftrace_line(&l).unwrap_or_else(|e| panic!("{ctx}: {e}: {l}")))
         .collect();
-    assert_eq!(got.len(), want.len(), "event count");
+    assert_eq!(got.len(), want.len(), "{ctx}: event count");
     // trace-cmd orders events of equal time by CPU; the text trace by
     // emission. Compare as multisets per timestamp.
     let key = |r: &schedlab_output::ftrace_text::OwnedRecord| {
@@ -309,6 +368,13 @@ fn trace_dat_matches_the_text_trace_line_for_line() {
     a.sort();
     b.sort();
     for (x, y) in a.iter().zip(&b) {
-        assert_eq!(x, y);
+        assert_eq!(x, y, "{ctx}");
     }
+    // Every marker of trace.txt came through as a print event.
+    let got_marks = got
+        .iter()
+        .filter(|r| r.event.name() == "tracing_mark_write")
+        .count();
+    assert_eq!(got_marks, marks, "{ctx}: tracing_mark_write events");
+    (got.len(), marks)
 }
