@@ -26,7 +26,7 @@
 //! ├─ packet: FtraceEventBundle { cpu, event [FtraceEvent {
 //! │              timestamp, pid (context task), common_flags,
 //! │              sched_switch | sched_waking | sched_wakeup
-//! │              | sched_wakeup_new | sched_migrate_task }] }
+//! │              | sched_wakeup_new | sched_migrate_task | print }] }
 //! ├─ packet: FtraceEventBundle { ... }         one per CPU per `flush_every` events,
 //! └─ ...                                      in the order they filled up
 //! ```
@@ -66,6 +66,12 @@
 //!   field in `FtraceEvent` and is dropped.
 //! * `sched_waking` & co. leave out `success` (a constant 1 since Linux 4.3,
 //!   and absent from current kernels' event format).
+//! * **trace_marker writes** (rt-app's `rtapp_*` markers) are `print`
+//!   events (`PrintFtraceEvent`), as `traced_probes` records them: `pid` is
+//!   the writing task, `buf` the text followed by the newline the kernel
+//!   appends (unless the text ends with one), `ip` the same made-up
+//!   address as in trace.dat ([`PRINT_IP`](crate::trace_dat::PRINT_IP)).
+//!   Texts are not cut (trace.dat cuts those over 4054 bytes).
 //!
 //! # Memory
 //!
@@ -123,11 +129,16 @@ pub mod field {
     pub const EVENT_TIMESTAMP: u32 = 1; // optional uint64 timestamp (ns)
     pub const EVENT_PID: u32 = 2; // optional uint32 pid (context task)
     pub const EVENT_COMMON_FLAGS: u32 = 5; // optional uint32 common_flags
-    pub const EVENT_SCHED_SWITCH: u32 = 4; // oneof event
+    pub const EVENT_PRINT: u32 = 3; // oneof event
+    pub const EVENT_SCHED_SWITCH: u32 = 4;
     pub const EVENT_SCHED_WAKEUP: u32 = 17;
     pub const EVENT_SCHED_WAKING: u32 = 20;
     pub const EVENT_SCHED_WAKEUP_NEW: u32 = 114;
     pub const EVENT_SCHED_MIGRATE_TASK: u32 = 491;
+
+    // trace/ftrace/ftrace.proto: message PrintFtraceEvent
+    pub const PRINT_IP: u32 = 1; // uint64
+    pub const PRINT_BUF: u32 = 2; // string
 
     // trace/ftrace/sched.proto: message SchedSwitchFtraceEvent
     pub const SWITCH_PREV_COMM: u32 = 1; // string
@@ -355,8 +366,17 @@ fn encode_event(buf: &mut Vec<u8>, rec: &TraceRecord<'_>) {
             put_int(b, MIGRATE_ORIG_CPU, i64::from(orig_cpu.0));
             put_int(b, MIGRATE_DEST_CPU, i64::from(dest_cpu.0));
         }),
-        // TODO(print): filtered out in write_record.
-        TraceEvent::Print { .. } => unreachable!("print records are not encoded"),
+        TraceEvent::Print { text } => put_message(buf, EVENT_PRINT, |b| {
+            put_uint(b, PRINT_IP, crate::trace_dat::PRINT_IP);
+            // The kernel's trace_marker buffer: the text and a newline.
+            put_tag(b, PRINT_BUF, WIRE_LEN);
+            let nl = !text.ends_with('\n');
+            put_varint(b, (text.len() + usize::from(nl)) as u64);
+            b.extend_from_slice(text.as_bytes());
+            if nl {
+                b.push(b'\n');
+            }
+        }),
     }
 }
 
@@ -477,8 +497,7 @@ impl PftraceWriter {
             | TraceEvent::SchedWakeup { task, .. }
             | TraceEvent::SchedWakeupNew { task, .. }
             | TraceEvent::SchedMigrateTask { task, .. } => self.note_task(task),
-            // TODO(print): trace_marker writes are not encoded yet.
-            TraceEvent::Print { .. } => return Ok(()),
+            TraceEvent::Print { .. } => {}
         }
         let cpu = rec.cpu.0 as usize;
         if cpu >= self.cpus.len() {
@@ -679,6 +698,41 @@ mod tests {
               0x38, 0x78,               //   next_prio 120
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn print_event_bytes() {
+        let rt = TaskView {
+            pid: 300,
+            comm: "rt-app",
+            prio: 120,
+        };
+        let rec = |text| TraceRecord {
+            time: 5,
+            cpu: CpuId(0),
+            ctx: rt,
+            flags: *b".....",
+            event: TraceEvent::Print { text },
+        };
+        let got = enc(|b| encode_event(b, &rec("hi")));
+        let mut want: Vec<u8> = vec![
+            0x08,
+            0x05, // timestamp 5
+            0x10,
+            0xac,
+            0x02, // pid 300
+            0x28,
+            0x00, // common_flags 0
+            0x1a, // print (field 3)
+            (1 + varint_len(crate::trace_dat::PRINT_IP) + 5) as u8,
+            0x08, // ip (field 1)
+        ];
+        want.extend(enc(|b| put_varint(b, crate::trace_dat::PRINT_IP)));
+        want.extend([0x12, 0x03, b'h', b'i', b'\n']); // buf: text + newline
+        assert_eq!(got, want);
+        // No second newline.
+        let got = enc(|b| encode_event(b, &rec("x\n")));
+        assert!(got.ends_with(&[0x12, 0x02, b'x', b'\n']), "{got:x?}");
     }
 
     #[test]
