@@ -3,9 +3,12 @@
 
 usage: perfetto_decode.py TRACE.pftrace EXPECTED.json
 
-EXPECTED.json is a list of sched_switch records:
-  {"cpu", "ts_ns", "prev_pid", "next_pid", "prev_state", "prev_comm", "next_comm"}
-with prev_state as the kernel prints it ("R", "R+", "S", "D", "Z", ...).
+EXPECTED.json is {"sched_switch": [...], "print": [...]} (a bare list is
+read as the sched_switch list, with no print events expected):
+  sched_switch: {"cpu", "ts_ns", "prev_pid", "next_pid", "prev_state",
+                 "prev_comm", "next_comm"}
+    with prev_state as the kernel prints it ("R", "R+", "S", "D", "Z", ...);
+  print (trace_marker writes): {"cpu", "ts_ns", "pid", "buf"}.
 
 The trace is decoded with the package's own Trace/TracePacket classes
 (perfetto_trace_pb2), and checked for:
@@ -14,7 +17,9 @@ The trace is decoded with the package's own Trace/TracePacket classes
   * a trusted_packet_sequence_id on every packet;
   * per-CPU non-decreasing event timestamps across bundles;
   * a ProcessTree thread name for every non-idle pid switched to/from;
-  * exactly the expected sched_switch events (CPU, time, pids, state, comms).
+  * exactly the expected sched_switch events (CPU, time, pids, state, comms);
+  * exactly the expected print events (CPU, time, writer pid, buf), each with
+    a nonzero ip.
 
 Prints the perfetto package version, then one line: "OK ..." (exit 0) or
 "FAIL: reason" (exit 1). Exit 2 if the package cannot be imported.
@@ -86,12 +91,15 @@ def main(argv):
         fail("trace does not parse as perfetto.protos.Trace: %s" % e)
     with open(argv[2]) as f:
         expected = json.load(f)
+    if isinstance(expected, list):
+        expected = {"sched_switch": expected, "print": []}
 
     release = None
     names = {}
     last_ts = {}
     kinds = collections.Counter()
     switches = []
+    prints = []
     bundles = 0
     for i, pkt in enumerate(trace.packet):
         if not pkt.HasField("trusted_packet_sequence_id"):
@@ -123,6 +131,10 @@ def main(argv):
                 switches.append((b.cpu, ev.timestamp, s.prev_pid, s.next_pid,
                                  state_str(s.prev_state), s.prev_comm,
                                  s.next_comm))
+            elif kind == "print":
+                if not ev.print.ip:
+                    fail("print event at %d ns has no ip" % ev.timestamp)
+                prints.append((b.cpu, ev.timestamp, ev.pid, ev.print.buf))
 
     if release is None:
         fail("no SystemInfo.utsname packet: Perfetto would assume kernel 4.4 "
@@ -136,7 +148,7 @@ def main(argv):
 
     want = collections.Counter(
         (e["cpu"], e["ts_ns"], e["prev_pid"], e["next_pid"], e["prev_state"],
-         e["prev_comm"], e["next_comm"]) for e in expected)
+         e["prev_comm"], e["next_comm"]) for e in expected["sched_switch"])
     got = collections.Counter(switches)
     missing = want - got
     if missing:
@@ -148,14 +160,25 @@ def main(argv):
     if extra:
         fail("%d unexpected sched_switch, first %r"
              % (sum(extra.values()), sorted(extra)[0]))
+    want = collections.Counter(
+        (e["cpu"], e["ts_ns"], e["pid"], e["buf"]) for e in expected["print"])
+    got = collections.Counter(prints)
+    missing = want - got
+    if missing:
+        fail("%d expected print events missing, first %r"
+             % (sum(missing.values()), sorted(missing)[0]))
+    extra = got - want
+    if extra:
+        fail("%d unexpected print events, first %r"
+             % (sum(extra.values()), sorted(extra)[0]))
     for s in switches:
         for pid in (s[2], s[3]):
             if pid != 0 and pid not in names:
                 fail("pid %d has no ProcessTree thread name" % pid)
 
-    print("OK %d sched_switch match; %d bundles, %d events (%s); %d named "
-          "threads; kernel %s" % (
-              len(switches), bundles, sum(kinds.values()),
+    print("OK %d sched_switch match, %d print match; %d bundles, %d events "
+          "(%s); %d named threads; kernel %s" % (
+              len(switches), len(prints), bundles, sum(kinds.values()),
               " ".join("%s=%d" % kv for kv in sorted(kinds.items())),
               len(names), release))
     return 0

@@ -31,7 +31,21 @@ enum Ev {
     Wakeup(u32, u32),
     WakeupNew(u32, u32),
     Migrate(u32, u32, u32),
+    /// A trace_marker write: index into [`TEXTS`].
+    Print(usize),
 }
+
+/// trace_marker texts: rt-app markers, UTF-8, one already ending with a
+/// newline (the kernel adds none then), one longer than a bundle's varint
+/// length byte.
+const TEXTS: [&str; 5] = [
+    "rtapp_loop: event=start thread_loop=0 phase=1 phase_loop=2",
+    "rtapp_stats: period=10000 run=3000 wu_lat=12 slack=7000 c_period=10000 c_run=3000",
+    "marker with ünïcödé ✓",
+    "ends with a newline\n",
+    "long 0123456789 0123456789 0123456789 0123456789 0123456789 0123456789 \
+     0123456789 0123456789 0123456789 0123456789 0123456789 0123456789 end",
+];
 
 struct Rec {
     time: u64,
@@ -67,7 +81,7 @@ fn synth() -> (Vec<String>, Vec<Rec>) {
         let cpu = rng.below(u64::from(NR_CPUS)) as u32;
         let ctx = curr[cpu as usize];
         let fl = flags[rng.below(flags.len() as u64) as usize];
-        let ev = match rng.below(10) {
+        let ev = match rng.below(12) {
             0..=4 => {
                 let prev = ctx;
                 let idle_next = rng.below(5) == 0;
@@ -112,6 +126,7 @@ fn synth() -> (Vec<String>, Vec<Rec>) {
                 alive.push(task);
                 Ev::WakeupNew(task, rng.below(u64::from(NR_CPUS)) as u32)
             }
+            10 | 11 => Ev::Print(rng.below(TEXTS.len() as u64) as usize),
             _ => {
                 let task = alive[rng.below(alive.len() as u64) as usize];
                 let orig = rng.below(u64::from(NR_CPUS)) as u32;
@@ -167,6 +182,7 @@ fn record<'a>(names: &'a [String], r: &Rec) -> TraceRecord<'a> {
             orig_cpu: CpuId(o),
             dest_cpu: CpuId(d),
         },
+        Ev::Print(i) => TraceEvent::Print { text: TEXTS[i] },
     };
     TraceRecord {
         time: r.time,
@@ -177,7 +193,7 @@ fn record<'a>(names: &'a [String], r: &Rec) -> TraceRecord<'a> {
     }
 }
 
-/// The expected sched_switch list for perfetto_decode.py.
+/// The expected sched_switch and print events for perfetto_decode.py.
 fn expected_json(names: &[String], recs: &[Rec]) -> serde_json::Value {
     let comm = |pid: u32, cpu: u32| {
         if pid == 0 {
@@ -186,7 +202,24 @@ fn expected_json(names: &[String], recs: &[Rec]) -> serde_json::Value {
             names[pid as usize].clone()
         }
     };
-    let list = recs
+    let prints: Vec<serde_json::Value> = recs
+        .iter()
+        .filter_map(|r| match r.ev {
+            Ev::Print(i) => Some(serde_json::json!({
+                "cpu": r.cpu,
+                "ts_ns": r.time,
+                "pid": r.ctx,
+                // The kernel's buffer: the text and a newline.
+                "buf": if TEXTS[i].ends_with('\n') {
+                    TEXTS[i].to_string()
+                } else {
+                    format!("{}\n", TEXTS[i])
+                },
+            })),
+            _ => None,
+        })
+        .collect();
+    let switches: Vec<serde_json::Value> = recs
         .iter()
         .filter_map(|r| match r.ev {
             Ev::Switch(prev, st, next) => Some(serde_json::json!({
@@ -201,7 +234,7 @@ fn expected_json(names: &[String], recs: &[Rec]) -> serde_json::Value {
             _ => None,
         })
         .collect();
-    serde_json::Value::Array(list)
+    serde_json::json!({ "sched_switch": switches, "print": prints })
 }
 
 fn count(recs: &[Rec], f: impl Fn(&Ev) -> bool) -> usize {
@@ -229,7 +262,7 @@ fn write_fixture(
     let n = w.finish(&mut f).unwrap();
     drop(f);
     assert_eq!(n, recs.len() as u64);
-    let json = dir.join("expected_switches.json");
+    let json = dir.join("expected.json");
     std::fs::write(&json, expected_json(names, recs).to_string()).unwrap();
     (trace, json)
 }
@@ -252,6 +285,7 @@ fn pftrace_decodes_with_official_perfetto_package() {
         }),
         count(&recs, |e| matches!(e, Ev::WakeupNew(..))),
         count(&recs, |e| matches!(e, Ev::Migrate(..))),
+        count(&recs, |e| matches!(e, Ev::Print(..))),
     ];
     assert!(
         kinds.iter().all(|&k| k > 0),
@@ -300,6 +334,7 @@ fn pftrace_decodes_with_official_perfetto_package() {
         ),
         ("sched_wakeup_new", kinds[4]),
         ("sched_migrate_task", kinds[5]),
+        ("print", kinds[6]),
     ] {
         let item = format!("{kind}={n}");
         assert!(
@@ -308,6 +343,10 @@ fn pftrace_decodes_with_official_perfetto_package() {
         );
     }
     assert!(ok.contains(&format!("{} events", recs.len())), "{ok}");
+    assert!(
+        ok.contains(&format!("{} print match", kinds[6])),
+        "print events: {ok}"
+    );
 }
 
 #[test]
