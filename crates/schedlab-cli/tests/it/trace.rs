@@ -378,3 +378,69 @@ fn trace_dat_matches_text(workload: &str, machine: &str, extra: &[&str]) -> (usi
     assert_eq!(got_marks, marks, "{ctx}: tracing_mark_write events");
     (got.len(), marks)
 }
+
+/// rt-app's trace_marker writes reach trace.pftrace as `print` events, as
+/// decoded by the official `perfetto` Python package: one per
+/// `tracing_mark_write` line of trace.txt, with its CPU, time, writer and
+/// text (plus the newline the kernel appends).
+#[test]
+fn pftrace_holds_the_rt_app_markers_of_the_text_trace() {
+    use schedlab_output::ftrace_text::{parse_ftrace_text, OwnedEvent};
+    use std::process::Command;
+    const W: &str = r#"{
+  "tasks": { "t": { "instance": 2, "loop": 3, "run": 1000, "sleep": 4000 } },
+  "global": { "calibration": 100, "ftrace": "main,task,loop,stats,event" }
+}"#;
+    let (_tmp, out) = crate::common::run_json(W, "vm-2cpu", &["--trace"]);
+    let text = std::fs::read_to_string(out.join("trace.txt")).unwrap();
+    // (cpu, µs, pid, buf) of every marker.
+    let mut want: Vec<(u32, u64, u32, String)> = parse_ftrace_text(&text)
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| match r.event {
+            OwnedEvent::Other { name, payload } if name == "tracing_mark_write" => {
+                Some((r.cpu, r.time_ns / 1000, r.ctx_pid, format!("{payload}\n")))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(want.len() > 20, "{} markers", want.len());
+    if std::env::var("SCHEDLAB_SKIP_PERFETTO").as_deref() == Ok("1") {
+        eprintln!("SKIP: perfetto decode (SCHEDLAB_SKIP_PERFETTO=1)");
+        return;
+    }
+    const PY: &str = r#"
+import json, sys
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb2
+t = pb2.Trace()
+t.ParseFromString(open(sys.argv[1], "rb").read())
+for p in t.packet:
+    if p.HasField("ftrace_events"):
+        for e in p.ftrace_events.event:
+            if e.WhichOneof("event") == "print":
+                print(json.dumps([p.ftrace_events.cpu, e.timestamp, e.pid, e.print.buf]))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", PY])
+        .arg(out.join("trace.pftrace"))
+        .output()
+        .expect("python3 (with `python3 -m pip install perfetto`)");
+    assert!(
+        o.status.success(),
+        "perfetto decode failed (python3 -m pip install perfetto, or \
+         SCHEDLAB_SKIP_PERFETTO=1):\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut got: Vec<(u32, u64, u32, String)> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (cpu, ts, pid, buf): (u32, u64, u32, String) = serde_json::from_str(l).unwrap();
+            // trace.txt rounds to the nearest µs.
+            (cpu, (ts + 500) / 1000, pid, buf)
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+}
