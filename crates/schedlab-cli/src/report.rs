@@ -188,6 +188,8 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             ("rt_throttled", st.rt_throttled),
             ("rt_push", st.rt_push),
             ("rt_pull", st.rt_pull),
+            ("dl_push", st.dl_push),
+            ("dl_pull", st.dl_pull),
             ("pi_setprio", st.pi_setprio),
         ] {
             if v > 0 {

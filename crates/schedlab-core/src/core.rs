@@ -567,6 +567,18 @@ impl<S: Sink> Sim<S> {
             {
                 self.pull_rt_task(cpu);
             }
+            // balance_dl: likewise when the earliest deadline got later.
+            if self.class_of(p) == Class::Dl {
+                let pd = self.tasks[p.idx()].dl.deadline;
+                let still_first = self.rqs[c]
+                    .dl
+                    .queue
+                    .first()
+                    .is_some_and(|&(d, _, _)| d <= pd);
+                if !still_first {
+                    self.pull_dl_task(cpu);
+                }
+            }
         }
         let mut tried_newidle = false;
         let next = loop {
@@ -687,9 +699,13 @@ impl<S: Sink> Sim<S> {
         self.flush_throttle_cost(cpu, false);
         self.arm_burst(cpu);
         self.post_task_work(cpu);
-        // post_schedule: push the RT tasks this CPU cannot run now.
+        // post_schedule: push the RT and deadline tasks this CPU cannot
+        // run now.
         if self.rqs[c].rt.queue.len() >= 2 {
             self.push_rt_tasks(cpu);
+        }
+        if self.rqs[c].dl.queue.len() >= 2 {
+            self.push_dl_tasks(cpu);
         }
     }
 
@@ -1105,6 +1121,9 @@ impl<S: Sink> Sim<S> {
             } else if wc == Class::Rt && self.rqs[cpu.idx()].rt.queue.len() >= 2 {
                 // task_woken_rt: it cannot run here now; push it away.
                 self.push_rt_tasks(cpu);
+            } else if wc == Class::Dl && self.rqs[cpu.idx()].dl.queue.len() >= 2 {
+                // task_woken_dl.
+                self.push_dl_tasks(cpu);
             }
             return;
         }

@@ -23,10 +23,17 @@
 //!   (`sched_rt_runtime_us / sched_rt_period_us` per CPU), as the kernel's
 //!   `sched_setattr` would refuse with EBUSY.
 //!
-//! Deviations: no global EDF push/pull between CPUs (placement only at
-//! wakeup: `find_later_rq` prefers an allowed CPU without a deadline task,
-//! then the one with the latest deadline); no GRUB reclaiming, no
-//! `dl_server` for fair tasks; the replenishment timer has no slack.
+//! * Global EDF across CPUs: wakeup placement (`select_task_rq_dl`) and
+//!   pushes (`push_dl_tasks`, after a non-preempting wakeup, a
+//!   replenishment and a switch) send a task that cannot run where it is
+//!   queued to an allowed CPU without deadline work (idle first, nearest
+//!   first) or to the one running the latest deadline (`find_later_rq`); a
+//!   CPU whose earliest deadline got later pulls the earliest queued
+//!   deadline task it may run from an overloaded CPU (`pull_dl_task`).
+//!
+//! Deviations: no `cpudl` heap (scans of the allowed CPUs), no GRUB
+//! reclaiming, no `dl_server` for fair tasks; the replenishment timer has
+//! no slack; push/pull costs are not charged.
 
 use crate::core::Class;
 use crate::engine::{Sim, SimError};
@@ -300,6 +307,7 @@ impl<S: Sink> Sim<S> {
         let cpu = task.cpu;
         self.insert_dl(t, cpu);
         self.check_preempt_dl(cpu, t, cpu);
+        self.push_dl_tasks(cpu);
     }
 
     /// Does `t` preempt the current task of `cpu`?
@@ -360,6 +368,121 @@ impl<S: Sink> Sim<S> {
             .iter()
             .max_by_key(|&c| busy_with_dl(c).unwrap_or(Nanos::MAX))
             .unwrap_or(prev)
+    }
+
+    /// `find_later_rq` for a push: an allowed CPU other than `from` where
+    /// `t` would run at once — one without deadline work (idle first,
+    /// nearest to `from` first), else the one whose running deadline task
+    /// has the latest deadline, if later than `t`'s.
+    fn find_later_rq(&self, t: TaskId, from: CpuId) -> Option<CpuId> {
+        let task = &self.tasks[t.idx()];
+        let running_dl = |c: CpuId| {
+            self.rqs[c.idx()]
+                .curr
+                .filter(|&x| self.class_of(x) == Class::Dl)
+                .map(|x| self.tasks[x.idx()].dl.deadline)
+        };
+        let mut free: Option<CpuId> = None;
+        for sd in self.domains.domains(from) {
+            for c in sd
+                .span
+                .iter()
+                .filter(|&c| c != from && task.cpus_allowed.test(c))
+            {
+                if running_dl(c).is_none() && self.rqs[c.idx()].dl.queue.is_empty() {
+                    if self.rqs[c.idx()].curr.is_none() {
+                        return Some(c);
+                    }
+                    free.get_or_insert(c);
+                }
+            }
+            if free.is_some() {
+                return free;
+            }
+        }
+        task.cpus_allowed
+            .iter()
+            .filter(|&c| c != from)
+            .filter_map(|c| running_dl(c).map(|d| (d, c)))
+            .filter(|&(d, _)| d > task.dl.deadline)
+            .max()
+            .map(|(_, c)| c)
+    }
+
+    /// The deadline task `push_dl_task` would move from `cpu`: the queued,
+    /// not running one with the earliest deadline that may run elsewhere.
+    fn pushable_dl(&self, cpu: CpuId) -> Option<TaskId> {
+        let rq = &self.rqs[cpu.idx()];
+        rq.dl
+            .queue
+            .iter()
+            .map(|&(_, _, t)| t)
+            .find(|&t| rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.weight() > 1)
+    }
+
+    /// `push_dl_tasks`: move queued deadline tasks that cannot run on
+    /// `cpu` now to CPUs where they would (global EDF).
+    pub(crate) fn push_dl_tasks(&mut self, cpu: CpuId) {
+        for _ in 0..self.machine.nr_cpus() {
+            if self.rqs[cpu.idx()].dl.queue.len() < 2 {
+                return;
+            }
+            let Some(p) = self.pushable_dl(cpu) else {
+                return;
+            };
+            let runs_here = match self.rqs[cpu.idx()].curr {
+                None => true,
+                Some(c) => {
+                    self.class_of(c) != Class::Dl
+                        || self.tasks[p.idx()].dl.deadline < self.tasks[c.idx()].dl.deadline
+                }
+            };
+            if runs_here {
+                return;
+            }
+            let Some(dst) = self.find_later_rq(p, cpu) else {
+                return;
+            };
+            self.move_dl_task(p, cpu, dst);
+            self.cpu_stats[cpu.idx()].dl_push += 1;
+        }
+    }
+
+    /// `pull_dl_task`: `this` is about to run something with a later
+    /// deadline (or no deadline task); take the queued deadline task with
+    /// the earliest deadline that could run here from an overloaded CPU.
+    pub(crate) fn pull_dl_task(&mut self, this: CpuId) {
+        let mine = self.rqs[this.idx()].dl.queue.first().map(|&(d, _, _)| d);
+        let mut best: Option<(Nanos, TaskId, CpuId)> = None;
+        for c in 0..self.machine.nr_cpus() {
+            let src = CpuId(c as u32);
+            if src == this || self.rqs[c].dl.queue.len() < 2 {
+                continue;
+            }
+            let rq = &self.rqs[c];
+            let cand = rq.dl.queue.iter().find(|&&(_, _, t)| {
+                rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.test(this)
+            });
+            if let Some(&(d, _, t)) = cand {
+                if mine.is_none_or(|m| d < m) && best.is_none_or(|(bd, _, _)| d < bd) {
+                    best = Some((d, t, src));
+                }
+            }
+        }
+        if let Some((_, t, src)) = best {
+            self.move_dl_task(t, src, this);
+            self.cpu_stats[this.idx()].dl_pull += 1;
+        }
+    }
+
+    /// Moves a queued, not running deadline task between runqueues (its
+    /// deadline and runtime travel with it) and lets the destination
+    /// preempt.
+    fn move_dl_task(&mut self, t: TaskId, src: CpuId, dst: CpuId) {
+        self.dequeue_dl(t);
+        self.set_task_cpu(t, dst, src);
+        self.insert_dl(t, dst);
+        self.check_preempt_dl(dst, t, src);
     }
 
     /// `yield_task_dl`: give up the rest of this period's runtime.

@@ -81,6 +81,10 @@ pub struct CpuStats {
     pub rt_push: u64,
     /// RT tasks pulled to this CPU.
     pub rt_pull: u64,
+    /// Deadline tasks pushed away from this CPU.
+    pub dl_push: u64,
+    /// Deadline tasks pulled to this CPU.
+    pub dl_pull: u64,
     /// Priority-inheritance priority changes of tasks on this CPU.
     pub pi_setprio: u64,
 }

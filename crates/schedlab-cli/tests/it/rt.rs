@@ -396,3 +396,36 @@ fn dvfs_fixture_rows_hand_checked() {
         assert_eq!(t.stats.migrations, 0);
     }
 }
+
+#[test]
+fn global_edf_migrates_deadline_tasks_to_meet_their_budgets() {
+    // Three deadline tasks of 60 ms every 100 ms on two CPUs (1.8 ≤ 1.9,
+    // admitted): no partition fits (two on one CPU ask for 1.2), so only
+    // migrating them (push/pull, global EDF) gives each its budget.
+    let mk = |i: u32| {
+        let mut t = task(
+            &format!("d{i}"),
+            i,
+            Policy::Deadline,
+            0,
+            vec![run_op(100 * NSEC_PER_SEC)],
+        );
+        t.dl = Some(DlParams {
+            runtime_ns: 60 * NSEC_PER_MSEC,
+            deadline_ns: 100 * NSEC_PER_MSEC,
+            period_ns: 100 * NSEC_PER_MSEC,
+        });
+        t
+    };
+    let w = workload((0..3).map(mk).collect());
+    let sim = run("vm-2cpu", &w, 2000);
+    for i in 0..3 {
+        let got = rt(&sim, &format!("d{i}")) / NSEC_PER_MSEC;
+        assert!(
+            got >= 1140,
+            "d{i} ran {got} ms of its 1200 ms budget in 2 s"
+        );
+    }
+    let moved: u64 = sim.cpu_stats.iter().map(|c| c.dl_push + c.dl_pull).sum();
+    assert!(moved > 0, "no deadline task ever moved");
+}
