@@ -37,6 +37,9 @@
 //! task re-enqueued. Work that arises inside runtime accounting is charged
 //! at the CPU's next schedule or tick (charging there would recurse).
 //!
+//! The period timer fires on the CPU whose queue started it; the slack
+//! timer's distribution is charged to that CPU too.
+//!
 //! Deviations: PELT clocks of throttled queues keep running; the period
 //! timer's precision guard (quota doubling after 4 overruns in one
 //! callback) never triggers because simulated timers never run late.
@@ -90,7 +93,7 @@ impl<S: Sink> Sim<S> {
     /// `start_cfs_bandwidth`: arm the period timer if it is not running.
     /// Its grid is fixed per group (the cgroup's creation time), drawn from
     /// the seed.
-    fn start_cfs_bandwidth(&mut self, g: GroupId) {
+    fn start_cfs_bandwidth(&mut self, g: GroupId, cpu: CpuId) {
         let now = self.now;
         let seed = self.cfg.seed;
         let path = self.groups[g.idx()].path.clone();
@@ -106,6 +109,7 @@ impl<S: Sink> Sim<S> {
             phase + ((now - phase) / period + 1) * period
         };
         b.period_active = true;
+        b.timer_cpu = cpu;
         b.next_refresh = next;
         b.period_gen = b.period_gen.wrapping_add(1);
         let gen = b.period_gen;
@@ -116,7 +120,8 @@ impl<S: Sink> Sim<S> {
     /// runtime afterwards.
     fn assign_cfs_rq_runtime(&mut self, q: CfsRqId, target: u64) -> bool {
         let g = self.cfs[q.idx()].tg;
-        self.start_cfs_bandwidth(g);
+        let cpu = self.cfs[q.idx()].cpu;
+        self.start_cfs_bandwidth(g, cpu);
         let remaining = self.cfs[q.idx()].bw.remaining;
         let got = self.bw_mut(g).take(remaining, target);
         let c = &mut self.cfs[q.idx()];
@@ -536,7 +541,7 @@ impl<S: Sink> Sim<S> {
             b.runtime = pool;
             b.handed_out += before - pool;
         }
-        let timer_cpu = self.cfs[list[0].idx()].cpu; // where the hrtimer runs
+        let timer_cpu = self.bw_mut(g).timer_cpu; // where the hrtimer runs
         self.throttle_cost[timer_cpu.idx()] += TG_WALK_NS * list.len() as u64;
         for (&q, &amt) in list.iter().zip(&got) {
             if amt == 0 {

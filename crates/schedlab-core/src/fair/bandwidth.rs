@@ -43,6 +43,9 @@ pub struct CfsBandwidth {
     pub next_refresh: Nanos,
     /// Generation of the period timer event.
     pub period_gen: u32,
+    /// The CPU whose queue started the period timer (its hrtimer fires
+    /// there).
+    pub timer_cpu: crate::ids::CpuId,
     /// The slack timer is armed.
     pub slack_armed: bool,
     /// Generation of the slack timer event.
