@@ -500,11 +500,7 @@ impl<S: Sink> Sim<S> {
             return; // was delayed: it sleeps on dst now and wakes there
         }
         self.enqueue_task(p, dst, EnqueueKind::Migrate);
-        if self.rqs[dst.idx()].curr.is_some() {
-            self.wakeup_preempt(dst, p, dst, false, false);
-        } else {
-            self.resched_curr(dst, false, dst);
-        }
+        self.wakeup_preempt(dst, p, dst, false, false);
     }
 
     /// `update_newidle_stats`: one newidle call of domain `sdi` with

@@ -1027,7 +1027,11 @@ impl<S: Sink> Sim<S> {
             task.state = TaskState::Runnable;
             task.wait_since = Some(self.now);
             self.emit(waker_cpu, !in_task, Tp::Wakeup(t, cpu));
-            self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
+            // (The kernel's ttwu_runnable would also kick the CPU if it is
+            // idle; the model has never done so here. Left as it is.)
+            if self.rqs[cpu.idx()].curr.is_some() {
+                self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
+            }
             return;
         }
         let target = match self.class_of(t) {
@@ -1082,11 +1086,7 @@ impl<S: Sink> Sim<S> {
         } else {
             self.emit(exec_cpu, !in_task, Tp::Wakeup(t, cpu));
         }
-        if self.rqs[cpu.idx()].curr.is_none() {
-            self.resched_curr(cpu, false, exec_cpu);
-        } else {
-            self.wakeup_preempt(cpu, t, exec_cpu, in_task, kind == EnqueueKind::Initial);
-        }
+        self.wakeup_preempt(cpu, t, exec_cpu, in_task, kind == EnqueueKind::Initial);
     }
 
     /// `wakeup_preempt` → `wakeup_preempt_fair`.
@@ -1099,7 +1099,12 @@ impl<S: Sink> Sim<S> {
         fork: bool,
     ) {
         let rq = &self.rqs[cpu.idx()];
-        let Some(curr) = rq.curr else { return };
+        let Some(curr) = rq.curr else {
+            // The idle class is below every other: an idle CPU runs the
+            // newcomer.
+            self.resched_curr(cpu, false, exec_cpu);
+            return;
+        };
         if curr == t {
             return;
         }
@@ -1356,11 +1361,9 @@ impl<S: Sink> Sim<S> {
                     self.ents[se.idx()].exec_start = self.now.max(self.rqs[cpu.idx()].ovh_until);
                 }
                 self.resched_curr(cpu, false, from);
-            } else if self.rqs[cpu.idx()].curr.is_none() {
-                // It may have been invisible (a legacy-throttled fair
-                // hierarchy) on an idle CPU.
-                self.resched_curr(cpu, false, from);
             } else {
+                // (On an idle CPU it may have been invisible until now, in
+                // a legacy-throttled fair hierarchy.)
                 self.wakeup_preempt(cpu, t, from, true, false);
             }
         }
@@ -1451,11 +1454,7 @@ impl<S: Sink> Sim<S> {
         let task = &mut self.tasks[t.idx()];
         task.state = TaskState::Runnable;
         task.wait_since = Some(self.now);
-        if self.rqs[dest.idx()].curr.is_none() {
-            self.resched_curr(dest, false, from);
-        } else {
-            self.wakeup_preempt(dest, t, from, true, false);
-        }
+        self.wakeup_preempt(dest, t, from, true, false);
     }
 }
 
