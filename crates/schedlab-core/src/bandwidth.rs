@@ -419,12 +419,13 @@ impl<S: Sink> Sim<S> {
     /// Posts the running task's pending throttle task_work for when it is
     /// back in user space (after the scheduler work in progress).
     pub(crate) fn post_task_work(&mut self, cpu: CpuId) {
-        let rq = &self.rqs[cpu.idx()];
-        let Some(t) = rq.curr else { return };
+        let Some(t) = self.rqs[cpu.idx()].curr else {
+            return;
+        };
         if !self.tasks[t.idx()].throttle_work {
             return;
         }
-        let at = self.now.max(rq.ovh_until);
+        let at = self.run_start(cpu);
         self.queue.push(at, Event::TaskWork { cpu, task: t });
     }
 

@@ -267,6 +267,13 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// When a task set running on `cpu` now starts running user code: after
+    /// the scheduler work already pending there (not the task's time).
+    #[inline]
+    pub(crate) fn run_start(&self, cpu: CpuId) -> Nanos {
+        self.now.max(self.rqs[cpu.idx()].ovh_until)
+    }
+
     /// Charges `cost` of scheduler CPU time to `cpu` at `now`.
     pub(crate) fn charge(&mut self, cpu: CpuId, cost: Nanos, path: Path, rearm: bool) {
         if cost == 0 {
@@ -645,8 +652,7 @@ impl<S: Sink> Sim<S> {
             if fair_next.is_some() {
                 self.set_next_path(n, fair_prev);
             } else {
-                let start = now.max(self.rqs[c].ovh_until);
-                self.ents[self.tasks[n.idx()].se.idx()].exec_start = start;
+                self.ents[self.tasks[n.idx()].se.idx()].exec_start = self.run_start(cpu);
             }
         }
         self.emit(
@@ -768,7 +774,6 @@ impl<S: Sink> Sim<S> {
     /// `prev`.
     pub(crate) fn set_next_path(&mut self, next: TaskId, prev: Option<TaskId>) {
         debug_assert_eq!(self.class_of(next), Class::Fair);
-        let now = self.now;
         let np = self.task_path(next);
         let keep = match prev {
             Some(p) if np.as_slice().len() > 1 => {
@@ -778,7 +783,7 @@ impl<S: Sink> Sim<S> {
         };
         let ents = np.as_slice();
         // Scheduler work still pending on this CPU is not the task's time.
-        let start = now.max(self.rqs[self.tasks[next.idx()].cpu.idx()].ovh_until);
+        let start = self.run_start(self.tasks[next.idx()].cpu);
         for &e in ents[..ents.len() - keep].iter().rev() {
             let q = self.se_cfs_rq(e);
             eevdf::set_next_entity(&mut self.cfs[q.idx()], &mut self.ents, e, start, &self.p);
@@ -1269,7 +1274,7 @@ impl<S: Sink> Sim<S> {
         if new == Class::Fair {
             self.set_next_path(t, None);
         } else {
-            self.ents[se.idx()].exec_start = self.now.max(self.rqs[cpu.idx()].ovh_until);
+            self.ents[se.idx()].exec_start = self.run_start(cpu);
         }
         self.resched_curr(cpu, false, cpu);
     }
@@ -1358,7 +1363,7 @@ impl<S: Sink> Sim<S> {
                 if new == Class::Fair {
                     self.set_next_path(t, None);
                 } else {
-                    self.ents[se.idx()].exec_start = self.now.max(self.rqs[cpu.idx()].ovh_until);
+                    self.ents[se.idx()].exec_start = self.run_start(cpu);
                 }
                 self.resched_curr(cpu, false, from);
             } else {

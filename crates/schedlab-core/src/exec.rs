@@ -107,10 +107,33 @@ impl<S: Sink> Sim<S> {
     }
 
     /// Closes the iteration: one rt-app log row; then the loop counters.
-    fn end_iteration(&mut self, t: TaskId) {
+    /// rt-app's markers at the start of an iteration (and of the thread).
+    fn mark_iteration_start(&mut self, cpu: CpuId, t: TaskId) {
+        let task = &self.tasks[t.idx()];
+        let (pc, main) = (task.pc.clone(), task.internal);
+        if pc.task_loop == 0 && pc.phase == 0 && pc.phase_iter == 0 {
+            let (cat, text) = if main {
+                (FTRACE_MAIN, "rtapp_main: event=start")
+            } else {
+                (FTRACE_TASK, "rtapp_task: event=start")
+            };
+            self.mark(cpu, cat, || text.to_string());
+        }
+        if !main {
+            self.mark(cpu, FTRACE_LOOP, || {
+                format!(
+                    "rtapp_loop: event=start thread_loop={} phase={} phase_loop={}",
+                    pc.task_loop, pc.phase, pc.phase_iter
+                )
+            });
+        }
+    }
+
+    /// rt-app's markers at the end of an iteration (stats, then loop end).
+    fn mark_iteration_end(&mut self, t: TaskId) {
         let now = self.now;
         let task = &self.tasks[t.idx()];
-        if !task.internal && self.trace && self.ftrace & (FTRACE_LOOP | FTRACE_STATS) != 0 {
+        if !task.internal {
             let cpu = task.cpu;
             let (it, pc) = (task.iter.clone(), task.pc.clone());
             self.mark(cpu, FTRACE_STATS, || {
@@ -130,6 +153,13 @@ impl<S: Sink> Sim<S> {
                     pc.task_loop, pc.phase, pc.phase_iter
                 )
             });
+        }
+    }
+
+    fn end_iteration(&mut self, t: TaskId) {
+        let now = self.now;
+        if self.trace && self.ftrace & (FTRACE_LOOP | FTRACE_STATS) != 0 {
+            self.mark_iteration_end(t);
         }
         let t_start = self.t_start;
         let task = &mut self.tasks[t.idx()];
@@ -206,23 +236,8 @@ impl<S: Sink> Sim<S> {
                 if self.apply_phase_attrs(cpu, t) {
                     return; // migrated; it carries on where it lands
                 }
-                let pc = self.tasks[t.idx()].pc.clone();
-                if pc.task_loop == 0 && pc.phase == 0 && pc.phase_iter == 0 {
-                    let main = self.tasks[t.idx()].internal;
-                    let (cat, text) = if main {
-                        (FTRACE_MAIN, "rtapp_main: event=start")
-                    } else {
-                        (FTRACE_TASK, "rtapp_task: event=start")
-                    };
-                    self.mark(cpu, cat, || text.to_string());
-                }
-                if !self.tasks[t.idx()].internal {
-                    self.mark(cpu, FTRACE_LOOP, || {
-                        format!(
-                            "rtapp_loop: event=start thread_loop={} phase={} phase_loop={}",
-                            pc.task_loop, pc.phase, pc.phase_iter
-                        )
-                    });
+                if self.trace && self.ftrace != 0 {
+                    self.mark_iteration_start(cpu, t);
                 }
                 let task = &mut self.tasks[t.idx()];
                 task.pc.iter_open = true;
