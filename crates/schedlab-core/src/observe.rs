@@ -109,6 +109,22 @@ pub enum TraceEvent<'a> {
     },
 }
 
+impl<'a> TraceEvent<'a> {
+    /// The tasks the payload names (prev and next of a switch, the task of
+    /// the others, none for a print).
+    pub fn tasks(&self) -> impl Iterator<Item = &TaskView<'a>> {
+        let (a, b) = match self {
+            TraceEvent::SchedSwitch { prev, next, .. } => (Some(prev), Some(next)),
+            TraceEvent::SchedWaking { task, .. }
+            | TraceEvent::SchedWakeup { task, .. }
+            | TraceEvent::SchedWakeupNew { task, .. }
+            | TraceEvent::SchedMigrateTask { task, .. } => (Some(task), None),
+            TraceEvent::Print { .. } => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+}
+
 /// One trace line: who (context task) on which CPU at what time did what.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TraceRecord<'a> {

@@ -488,16 +488,8 @@ impl PftraceWriter {
     pub fn write_record(&mut self, rec: &TraceRecord<'_>) -> io::Result<()> {
         self.first_time = Some(self.first_time.map_or(rec.time, |t| t.min(rec.time)));
         self.note_task(&rec.ctx);
-        match &rec.event {
-            TraceEvent::SchedSwitch { prev, next, .. } => {
-                self.note_task(prev);
-                self.note_task(next);
-            }
-            TraceEvent::SchedWaking { task, .. }
-            | TraceEvent::SchedWakeup { task, .. }
-            | TraceEvent::SchedWakeupNew { task, .. }
-            | TraceEvent::SchedMigrateTask { task, .. } => self.note_task(task),
-            TraceEvent::Print { .. } => {}
+        for t in rec.event.tasks() {
+            self.note_task(t);
         }
         let cpu = rec.cpu.0 as usize;
         if cpu >= self.cpus.len() {

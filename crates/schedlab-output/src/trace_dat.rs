@@ -541,16 +541,8 @@ impl TraceDatWriter {
             self.cpus.resize_with(cpu + 1, CpuBuf::new);
         }
         self.note_task(&rec.ctx);
-        match rec.event {
-            TraceEvent::SchedSwitch { prev, next, .. } => {
-                self.note_task(&prev);
-                self.note_task(&next);
-            }
-            TraceEvent::SchedWaking { task, .. }
-            | TraceEvent::SchedWakeup { task, .. }
-            | TraceEvent::SchedWakeupNew { task, .. }
-            | TraceEvent::SchedMigrateTask { task, .. } => self.note_task(&task),
-            TraceEvent::Print { .. } => {}
+        for t in rec.event.tasks() {
+            self.note_task(t);
         }
         encode(rec, &mut self.data);
         let len = self.data.len();
