@@ -267,6 +267,19 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// What queue `q` adds to its parent's counts: (tasks, runnable, idle);
+    /// every task below an idle group counts as idle.
+    fn subtree_counts(&self, q: CfsRqId) -> (i32, i32, i32) {
+        let c = &self.cfs[q.idx()];
+        let (dq, dr) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
+        let di = if self.groups[c.tg.idx()].idle {
+            dq
+        } else {
+            c.h_nr_idle as i32
+        };
+        (dq, dr, di)
+    }
+
     /// Legacy: dequeue the throttled queue's group entity and every
     /// ancestor left empty; take its tasks out of the counts above.
     fn dequeue_throttled_subtree(&mut self, q: CfsRqId) {
@@ -278,13 +291,7 @@ impl<S: Sink> Sim<S> {
         if !self.ents[ge.idx()].on_rq {
             return; // not queued yet (throttled on its first enqueue)
         }
-        let c = &self.cfs[q.idx()];
-        let (dq, dr) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
-        let di = if self.groups[c.tg.idx()].idle {
-            dq
-        } else {
-            c.h_nr_idle as i32
-        };
+        let (dq, dr, di) = self.subtree_counts(q);
         let mut e = ge;
         loop {
             let pq = self.ents[e.idx()].cfs_rq;
@@ -376,13 +383,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         self.update_curr_task(cpu);
-        let c = &self.cfs[q.idx()];
-        let (dq, dr) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
-        let di = if self.groups[c.tg.idx()].idle {
-            dq
-        } else {
-            c.h_nr_idle as i32
-        };
+        let (dq, dr, di) = self.subtree_counts(q);
         let mut e = ge;
         loop {
             if self.ents[e.idx()].on_rq {
