@@ -863,3 +863,15 @@ fn a_task_that_loops_for_ever_without_taking_time() {
     )
     .expect("1 ns per loop");
 }
+
+#[test]
+fn ftrace_of_the_wrong_type_is_one_line() {
+    let (line, kind) = fail(r#"{"tasks": {"t": {"run": 10}}, "global": {"ftrace": 5}}"#);
+    assert!(line.starts_with("w.json:1:"), "{line}");
+    assert!(line.contains("\"ftrace\""), "{line}");
+    assert!(
+        line.contains("a string of categories or a boolean"),
+        "{line}"
+    );
+    assert_ne!(kind, ErrorKind::Unsupported);
+}
