@@ -64,3 +64,98 @@ fn tiny_run_matches_golden_outputs() {
         diffs.join("\n")
     );
 }
+
+/// The behaviour baseline (`tests/golden/baseline/cases.txt`): whole output
+/// directories, every file byte for byte, of runs that cover every kind of
+/// workload (rt-app periodic and synchronisation mixes, RT and deadline,
+/// a quota hierarchy in each THROTTLE mode, hackbench, OLTP) with
+/// `--trace`. It was committed before the core was re-laid out (issue 12),
+/// so a behaviour-neutral change proves itself here. Re-bless only for an
+/// intended model change: `SCHEDLAB_BLESS=1 cargo test --release -p
+/// schedlab-cli golden`.
+#[test]
+fn baseline_output_directories_are_unchanged() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/baseline");
+    let cases = std::fs::read_to_string(base.join("cases.txt")).unwrap();
+    let bless = std::env::var_os("SCHEDLAB_BLESS").is_some();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut diffs = Vec::new();
+    let mut n = 0;
+    for line in cases.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap();
+        let args: Vec<&str> = words.collect();
+        let out = tmp.path().join(name);
+        let st = Command::new(BIN)
+            .current_dir(&base)
+            .arg("run")
+            .args(&args)
+            .args(["--trace", "--check", "--quiet", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        n += 1;
+        let want_dir = base.join("out").join(name);
+        if bless {
+            let _ = std::fs::remove_dir_all(&want_dir);
+            copy_tree(&out, &want_dir);
+            continue;
+        }
+        let got = list_tree(&out);
+        let want = list_tree(&want_dir);
+        if got != want {
+            diffs.push(format!("{name}: files differ: got {got:?}, golden {want:?}"));
+            continue;
+        }
+        for f in &got {
+            let a = std::fs::read(out.join(f)).unwrap();
+            let b = std::fs::read(want_dir.join(f)).unwrap();
+            if a != b {
+                let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+                diffs.push(format!(
+                    "{name}/{f}: differs from byte {at} ({} bytes, golden {})",
+                    a.len(),
+                    b.len()
+                ));
+            }
+        }
+    }
+    assert!(n >= 10, "cases.txt lists only {n} cases");
+    assert!(
+        diffs.is_empty(),
+        "baseline outputs changed:\n{}\nre-bless with SCHEDLAB_BLESS=1 only for an intended model change",
+        diffs.join("\n")
+    );
+}
+
+/// Relative paths of every file under `dir`, sorted.
+fn list_tree(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for f in list_tree(from) {
+        let dst = to.join(&f);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&f), dst).unwrap();
+    }
+}
