@@ -47,11 +47,8 @@ fn examples(test: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "{test}: skipped: ../shared/fixtures not found ({})",
-        dir.display()
-    );
+    let line = format!("{test}: skipped: ../shared/fixtures not found\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
     None
 }
 
