@@ -14,11 +14,11 @@ fn main() {
             schedlab_workload::load_rtapp(spec, &text, ncpu).expect("load").workload
         }
     };
-    let mut opts = ExecOptions::default();
-    opts.channels = schedlab_host::ChannelConfig::from_spec(spec);
-    if let Some(ms) = args.get(2) {
-        opts.duration_ns = Some(ms.parse::<u64>().expect("ms") * 1_000_000);
-    }
+    let opts = ExecOptions {
+        channels: schedlab_host::ChannelConfig::from_spec(spec),
+        duration_ns: args.get(2).map(|ms| ms.parse::<u64>().expect("ms") * 1_000_000),
+        ..Default::default()
+    };
     let r = match exec(&w, &opts) {
         Ok(r) => r,
         Err(e) => {
@@ -28,12 +28,12 @@ fn main() {
     };
     println!("calibration: {:.3} ns/loop on CPU {:?}", r.calibration.ns_per_loop, r.calibration.cpu);
     println!("wall: {:.3} s", (r.last_exit_ns - r.t0_ns) as f64 / 1e9);
-    println!("{:<16} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9} {:>6} {:>6} {:>5}",
-        "thread", "tid", "rows", "p50", "p90", "p99", "max", "run_ms", "wait_ms", "vol", "invol", "migr");
+    println!("{:<16} {:>7} {:>10} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9} {:>6} {:>6} {:>5}",
+        "thread", "tid", "rows(miss)", "p50", "p90", "p99", "max", "run_ms", "wait_ms", "vol", "invol", "migr");
     for t in &r.threads {
         let p = schedlab_host::exec::wu_lat_percentiles(&t.log).unwrap_or([0; 4]);
-        println!("{:<16} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9.1} {:>9.1} {:>6} {:>6} {:>5}",
-            t.name, t.tid, t.log.len(), p[0], p[1], p[2], p[3],
+        println!("{:<16} {:>7} {:>10} {:>6} {:>6} {:>6} {:>6} {:>9.1} {:>9.1} {:>6} {:>6} {:>5}",
+            t.name, t.tid, format!("{}({})", t.log.len(), t.log.iter().filter(|r| r.slack < 0).count()), p[0], p[1], p[2], p[3],
             t.stats.run_ns as f64 / 1e6, t.stats.wait_ns as f64 / 1e6,
             t.stats.voluntary_switches, t.stats.involuntary_switches,
             t.stats.migrations.map_or("-".to_string(), |m| m.to_string()));

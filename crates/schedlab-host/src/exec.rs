@@ -693,7 +693,7 @@ fn do_op(
         Op::Send { first, count } => {
             let msg = &buf[..sh.chan_cfg.msg_bytes];
             for c in first..first + count {
-                if let Err(Stopped) = sh.channels[c as usize].send(&msg, stop)? {
+                if let Err(Stopped) = sh.channels[c as usize].send(msg, stop)? {
                     return Ok(Flow::Stop);
                 }
             }

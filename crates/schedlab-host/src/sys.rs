@@ -288,6 +288,14 @@ pub struct ProcTaskStats {
     pub involuntary_switches: u64,
     /// `sched` se.nr_migrations (None when /proc/.../sched is absent).
     pub migrations: Option<u64>,
+    /// `sched` policy number at the end (0 OTHER, 1 FIFO, 2 RR, 3 BATCH,
+    /// 5 IDLE, 6 DEADLINE).
+    pub policy: Option<u64>,
+    /// `sched` prio at the end (kernel prio: 100 + 20 + nice for fair,
+    /// 99 - rt_priority for RT, -1 for DEADLINE is shown as a huge number).
+    pub prio: Option<i64>,
+    /// `sched` se.slice (ns) at the end.
+    pub slice_ns: Option<u64>,
 }
 
 /// Parses `/proc/.../schedstat` ("run wait slices").
@@ -325,6 +333,12 @@ pub fn read_self_stats() -> ProcTaskStats {
     }
     if let Ok(t) = std::fs::read_to_string(format!("{dir}/sched")) {
         s.migrations = proc_field(&t, "se.nr_migrations");
+        s.policy = proc_field(&t, "policy");
+        s.slice_ns = proc_field(&t, "se.slice");
+        s.prio = t.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == "prio").then(|| v.trim().parse().ok())?
+        });
     }
     s
 }

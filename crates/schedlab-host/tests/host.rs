@@ -261,3 +261,49 @@ fn record_periodic_run() {
     // No instance left behind.
     assert!(!r.host.trace.instance.exists());
 }
+
+#[test]
+fn policies_nice_slices_are_set() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !host_ok("policies_nice_slices_are_set") {
+        return;
+    }
+    let w = load(
+        r#"{ "tasks": {
+        "fifo": { "policy": "SCHED_FIFO", "priority": 10, "run": 100, "sleep": 5000 },
+        "rr": { "policy": "SCHED_RR", "priority": 20, "run": 100, "sleep": 5000 },
+        "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": 10000, "run": 200, "sleep": 5000 },
+        "nice": { "priority": 5, "run": 100, "sleep": 5000 },
+        "batch": { "policy": "SCHED_BATCH", "priority": -3, "run": 100, "sleep": 5000 },
+        "idle": { "policy": "SCHED_IDLE", "run": 100, "sleep": 5000 },
+        "slice": { "dl-runtime": 3000, "run": 100, "sleep": 5000 } },
+        "global": { "duration": 1, "calibration": "CPU0" } }"#,
+    );
+    let r = exec(&w, &opts(60)).unwrap();
+    let got: Vec<(String, Option<u64>, Option<i64>)> = r
+        .threads
+        .iter()
+        .map(|t| (t.name.clone(), t.stats.policy, t.stats.prio))
+        .collect();
+    if got.iter().all(|g| g.1.is_none()) {
+        eprintln!("!!! SKIPPED policy checks: /proc/thread-self/sched is not readable here");
+        return;
+    }
+    let want: [(u64, Option<i64>); 7] = [
+        (1, Some(89)),
+        (2, Some(79)),
+        (6, None),
+        (0, Some(125)),
+        (3, Some(117)),
+        (5, None),
+        (0, Some(120)),
+    ];
+    for ((name, pol, prio), (wp, wprio)) in got.iter().zip(want) {
+        assert_eq!(*pol, Some(wp), "{name}: policy");
+        if wprio.is_some() {
+            assert_eq!(*prio, wprio, "{name}: prio");
+        }
+    }
+    let slice = r.threads[6].stats.slice_ns;
+    assert_eq!(slice, Some(3_000_000), "custom slice");
+}
