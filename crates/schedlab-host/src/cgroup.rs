@@ -17,6 +17,10 @@
 //!
 //! `cpu.stat` is read as `key value` lines (v1: nr_periods, nr_throttled,
 //! throttled_time ns, ...; v2: usage_usec, nr_throttled, throttled_usec, ...).
+//! Under v1 two v2 names are added, derived: `throttled_usec` (from
+//! `throttled_time`) and `usage_usec` (from `cpuacct.usage`: of the same
+//! directory when cpuacct is co-mounted with cpu, else of a mirror of the
+//! groups made in the separate cpuacct hierarchy, threads moved there too).
 
 use crate::error::HostError;
 use schedlab_core::program::GroupSpec;
@@ -143,6 +147,10 @@ pub struct CgroupSet {
     pub home: PathBuf,
     /// Group path → directory, parents first.
     pub dirs: Vec<(String, PathBuf)>,
+    /// v1 only: a separately mounted cpuacct hierarchy's mirror of the
+    /// groups (private directory, group path → directory), for
+    /// `cpuacct.usage`; None when cpuacct is co-mounted with cpu or absent.
+    pub acct: Option<(PathBuf, PathBuf, Vec<(String, PathBuf)>)>,
     moved_process: bool,
 }
 
@@ -180,6 +188,7 @@ impl CgroupSet {
             base: base.clone(),
             home,
             dirs: Vec::new(),
+            acct: None,
             moved_process: false,
         };
         if base.exists() {
@@ -211,11 +220,51 @@ impl CgroupSet {
             set.dirs.push((g.path.clone(), dir.clone()));
             set.configure(g, &dir)?;
         }
+        if version == CgroupVersion::V1 && !base.join("cpuacct.usage").exists() {
+            set.acct = Self::acct_mirror(&set.dirs, &own)?;
+        }
         if version == CgroupVersion::V2 {
             write(&base.join("cgroup.procs"), &std::process::id().to_string())?;
             set.moved_process = true;
         }
         Ok(set)
+    }
+
+    /// Mirrors the groups in a separately mounted v1 cpuacct hierarchy.
+    fn acct_mirror(
+        dirs: &[(String, PathBuf)],
+        own: &str,
+    ) -> Result<Option<(PathBuf, PathBuf, Vec<(String, PathBuf)>)>, HostError> {
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let Some(m) = parse_mounts(&mounts).into_iter().find(|m| {
+            m.fstype == "cgroup"
+                && m.opts.split(',').any(|o| o == "cpuacct")
+                && !m.opts.split(',').any(|o| o == "cpu")
+        }) else {
+            return Ok(None);
+        };
+        let mount = PathBuf::from(&m.dir);
+        let home_rel = own
+            .lines()
+            .find_map(|l| {
+                let mut f = l.splitn(3, ':');
+                let (_, ctl, path) = (f.next()?, f.next()?, f.next()?);
+                ctl.split(',').any(|c| c == "cpuacct").then(|| path.to_string())
+            })
+            .unwrap_or_else(|| "/".into());
+        let home = mount.join(home_rel.trim_start_matches('/'));
+        let base = mount.join(format!("schedlab-{}", std::process::id()));
+        std::fs::create_dir(&base).map_err(|e| HostError::io(&base, e))?;
+        let mut out = Vec::new();
+        for (p, _) in dirs {
+            let d = base.join(p.trim_start_matches('/'));
+            if let Err(e) = std::fs::create_dir(&d) {
+                let _ = std::fs::remove_dir(&base);
+                return Err(HostError::io(&d, e));
+            }
+            out.push((p.clone(), d));
+        }
+        Ok(Some((base, home, out)))
     }
 
     fn configure(&self, g: &GroupSpec, dir: &Path) -> Result<(), HostError> {
@@ -276,7 +325,18 @@ impl CgroupSet {
             CgroupVersion::V1 => "tasks",
             CgroupVersion::V2 => "cgroup.threads",
         };
-        write(&dir.join(file), &tid.to_string())
+        write(&dir.join(file), &tid.to_string())?;
+        if let Some((_, home, dirs)) = &self.acct {
+            let d = if path == "/" || path.is_empty() {
+                Some(home.as_path())
+            } else {
+                dirs.iter().find(|(p, _)| p == path).map(|(_, d)| d.as_path())
+            };
+            if let Some(d) = d {
+                write(&d.join("tasks"), &tid.to_string())?;
+            }
+        }
+        Ok(())
     }
 
     /// `cpu.stat` of every group.
@@ -285,12 +345,49 @@ impl CgroupSet {
             .iter()
             .map(|(p, d)| {
                 let t = std::fs::read_to_string(d.join("cpu.stat")).unwrap_or_default();
-                (p.clone(), d.clone(), parse_cpu_stat(&t))
+                let mut m = parse_cpu_stat(&t);
+                if self.version == CgroupVersion::V1 {
+                    // v2's names, derived: throttled_usec, usage_usec.
+                    if let Some(&ns) = m.get("throttled_time") {
+                        m.insert("throttled_usec".into(), ns / 1000);
+                    }
+                    let acct = match &self.acct {
+                        Some((_, _, dirs)) => dirs.iter().find(|(q, _)| q == p).map(|(_, a)| a.clone()),
+                        None => Some(d.clone()),
+                    };
+                    let usage = acct
+                        .and_then(|a| std::fs::read_to_string(a.join("cpuacct.usage")).ok())
+                        .and_then(|u| u.trim().parse::<u64>().ok());
+                    if let Some(ns) = usage {
+                        m.insert("usage_usec".into(), ns / 1000);
+                    }
+                }
+                (p.clone(), d.clone(), m)
             })
             .collect()
     }
 
     fn remove(&mut self) {
+        if let Some((base, home, dirs)) = self.acct.take() {
+            let mut all: Vec<PathBuf> = dirs.into_iter().map(|(_, d)| d).collect();
+            all.push(base);
+            all.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+            for d in all {
+                for attempt in 0..50 {
+                    if let Ok(t) = std::fs::read_to_string(d.join("tasks")) {
+                        for tid in t.split_whitespace() {
+                            let _ = std::fs::write(home.join("tasks"), tid);
+                        }
+                    }
+                    match std::fs::remove_dir(&d) {
+                        Ok(()) => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                        Err(_) if attempt < 49 => std::thread::sleep(std::time::Duration::from_millis(10)),
+                        Err(e) => eprintln!("schedlab-host: cannot remove {}: {e}", d.display()),
+                    }
+                }
+            }
+        }
         if self.moved_process {
             let _ = std::fs::write(self.home.join("cgroup.procs"), std::process::id().to_string());
             self.moved_process = false;

@@ -145,6 +145,12 @@ fn capped_group_is_throttled_and_removed() {
     };
     let d = gs.after.get(key).copied().unwrap_or(0) - gs.before.get(key).copied().unwrap_or(0);
     assert!(d >= 5, "nr_throttled grew by {d}: {gs:?}");
+    let delta = |k: &str| gs.after.get(k).copied().unwrap_or(0).saturating_sub(gs.before.get(k).copied().unwrap_or(0));
+    assert!(delta("throttled_usec") > 0, "{gs:?}");
+    // The group's usage is the hog's CPU time (within 20%).
+    let usage_us = delta("usage_usec");
+    let run_us = t.stats.run_ns / 1000;
+    assert!(usage_us.abs_diff(run_us) * 5 <= run_us.max(1), "usage {usage_us} µs vs the hog's {run_us} µs");
     assert!(!gs.dir.exists(), "{} was not removed", gs.dir.display());
     assert!(!gs.dir.parent().unwrap().exists(), "private cgroup dir left behind");
 }
