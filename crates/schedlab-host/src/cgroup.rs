@@ -133,6 +133,10 @@ pub struct GroupStat {
     pub after: BTreeMap<String, u64>,
 }
 
+/// v1 cpuacct mirror: (private directory, the process's own cpuacct
+/// cgroup, group path → directory).
+pub type AcctMirror = (PathBuf, PathBuf, Vec<(String, PathBuf)>);
+
 /// The workload's cgroups on the host; removed on drop.
 #[derive(Debug)]
 pub struct CgroupSet {
@@ -150,7 +154,7 @@ pub struct CgroupSet {
     /// v1 only: a separately mounted cpuacct hierarchy's mirror of the
     /// groups (private directory, group path → directory), for
     /// `cpuacct.usage`; None when cpuacct is co-mounted with cpu or absent.
-    pub acct: Option<(PathBuf, PathBuf, Vec<(String, PathBuf)>)>,
+    pub acct: Option<AcctMirror>,
     moved_process: bool,
 }
 
@@ -160,13 +164,15 @@ impl CgroupSet {
         let mounts = std::fs::read_to_string("/proc/self/mounts")
             .map_err(|e| HostError::io("/proc/self/mounts", e))?;
         let m = parse_mounts(&mounts);
-        choose(&m, |d| std::fs::read_to_string(Path::new(d).join("cgroup.controllers")).ok())
-            .map(|(v, d)| (v, PathBuf::from(d)))
-            .ok_or_else(|| {
-                HostError::NoCgroupCpu(
-                    "no cgroup2 mount offers cpu and no v1 cpu hierarchy is mounted".into(),
-                )
-            })
+        choose(&m, |d| {
+            std::fs::read_to_string(Path::new(d).join("cgroup.controllers")).ok()
+        })
+        .map(|(v, d)| (v, PathBuf::from(d)))
+        .ok_or_else(|| {
+            HostError::NoCgroupCpu(
+                "no cgroup2 mount offers cpu and no v1 cpu hierarchy is mounted".into(),
+            )
+        })
     }
 
     /// Creates every group of `groups` (parents first) with its settings.
@@ -231,10 +237,7 @@ impl CgroupSet {
     }
 
     /// Mirrors the groups in a separately mounted v1 cpuacct hierarchy.
-    fn acct_mirror(
-        dirs: &[(String, PathBuf)],
-        own: &str,
-    ) -> Result<Option<(PathBuf, PathBuf, Vec<(String, PathBuf)>)>, HostError> {
+    fn acct_mirror(dirs: &[(String, PathBuf)], own: &str) -> Result<Option<AcctMirror>, HostError> {
         let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
         let Some(m) = parse_mounts(&mounts).into_iter().find(|m| {
             m.fstype == "cgroup"
@@ -249,7 +252,9 @@ impl CgroupSet {
             .find_map(|l| {
                 let mut f = l.splitn(3, ':');
                 let (_, ctl, path) = (f.next()?, f.next()?, f.next()?);
-                ctl.split(',').any(|c| c == "cpuacct").then(|| path.to_string())
+                ctl.split(',')
+                    .any(|c| c == "cpuacct")
+                    .then(|| path.to_string())
             })
             .unwrap_or_else(|| "/".into());
         let home = mount.join(home_rel.trim_start_matches('/'));
@@ -285,7 +290,10 @@ impl CgroupSet {
             CgroupVersion::V2 => {
                 write(&dir.join("cgroup.type"), "threaded")?;
                 write(&dir.join("cgroup.subtree_control"), "+cpu")?;
-                write(&dir.join("cpu.weight"), &shares_to_weight(g.shares).to_string())?;
+                write(
+                    &dir.join("cpu.weight"),
+                    &shares_to_weight(g.shares).to_string(),
+                )?;
                 let max = match g.quota_ns {
                     Some(q) => format!("{} {}", us(q), us(g.period_ns)),
                     None => format!("max {}", us(g.period_ns)),
@@ -330,7 +338,9 @@ impl CgroupSet {
             let d = if path == "/" || path.is_empty() {
                 Some(home.as_path())
             } else {
-                dirs.iter().find(|(p, _)| p == path).map(|(_, d)| d.as_path())
+                dirs.iter()
+                    .find(|(p, _)| p == path)
+                    .map(|(_, d)| d.as_path())
             };
             if let Some(d) = d {
                 write(&d.join("tasks"), &tid.to_string())?;
@@ -352,7 +362,9 @@ impl CgroupSet {
                         m.insert("throttled_usec".into(), ns / 1000);
                     }
                     let acct = match &self.acct {
-                        Some((_, _, dirs)) => dirs.iter().find(|(q, _)| q == p).map(|(_, a)| a.clone()),
+                        Some((_, _, dirs)) => {
+                            dirs.iter().find(|(q, _)| q == p).map(|(_, a)| a.clone())
+                        }
                         None => Some(d.clone()),
                     };
                     let usage = acct
@@ -382,14 +394,19 @@ impl CgroupSet {
                     match std::fs::remove_dir(&d) {
                         Ok(()) => break,
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                        Err(_) if attempt < 49 => std::thread::sleep(std::time::Duration::from_millis(10)),
+                        Err(_) if attempt < 49 => {
+                            std::thread::sleep(std::time::Duration::from_millis(10))
+                        }
                         Err(e) => eprintln!("schedlab-host: cannot remove {}: {e}", d.display()),
                     }
                 }
             }
         }
         if self.moved_process {
-            let _ = std::fs::write(self.home.join("cgroup.procs"), std::process::id().to_string());
+            let _ = std::fs::write(
+                self.home.join("cgroup.procs"),
+                std::process::id().to_string(),
+            );
             self.moved_process = false;
         }
         let mut dirs: Vec<PathBuf> = self.dirs.drain(..).map(|(_, d)| d).collect();
@@ -415,7 +432,9 @@ impl CgroupSet {
                 match std::fs::remove_dir(&d) {
                     Ok(()) => break,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                    Err(_) if attempt < 49 => std::thread::sleep(std::time::Duration::from_millis(10)),
+                    Err(_) if attempt < 49 => {
+                        std::thread::sleep(std::time::Duration::from_millis(10))
+                    }
                     Err(e) => eprintln!("schedlab-host: cannot remove {}: {e}", d.display()),
                 }
             }
@@ -447,7 +466,10 @@ cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0
         let c = choose(&m, |_| Some("memory pids".into()));
         assert_eq!(c, Some((CgroupVersion::V1, "/sys/fs/cgroup/cpu".into())));
         let c = choose(&m, |_| Some("cpuset cpu io".into()));
-        assert_eq!(c, Some((CgroupVersion::V2, "/sys/fs/cgroup/unified".into())));
+        assert_eq!(
+            c,
+            Some((CgroupVersion::V2, "/sys/fs/cgroup/unified".into()))
+        );
         assert_eq!(choose(&m[..1], |_| None), None);
         let combined = parse_mounts("cgroup /c cgroup rw,cpu,cpuacct 0 0\n");
         assert_eq!(choose(&combined, |_| None).unwrap().0, CgroupVersion::V1);
@@ -459,10 +481,19 @@ cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0
         assert_eq!(s["nr_throttled"], 4);
         assert_eq!(s["throttled_time"], 123456);
         let own = "12:pids:/x\n3:cpu:/user.slice\n0::/init.scope\n";
-        assert_eq!(own_cgroup(own, CgroupVersion::V1).as_deref(), Some("/user.slice"));
-        assert_eq!(own_cgroup(own, CgroupVersion::V2).as_deref(), Some("/init.scope"));
+        assert_eq!(
+            own_cgroup(own, CgroupVersion::V1).as_deref(),
+            Some("/user.slice")
+        );
+        assert_eq!(
+            own_cgroup(own, CgroupVersion::V2).as_deref(),
+            Some("/init.scope")
+        );
         let combined = "4:cpu,cpuacct:/\n";
-        assert_eq!(own_cgroup(combined, CgroupVersion::V1).as_deref(), Some("/"));
+        assert_eq!(
+            own_cgroup(combined, CgroupVersion::V1).as_deref(),
+            Some("/")
+        );
     }
 
     #[test]

@@ -95,8 +95,14 @@ mod tests {
     #[test]
     fn messages_say_what_is_missing_and_how_to_get_it() {
         let e = HostError::NoTracefs("not mounted".into()).to_string();
-        assert!(e.contains("not mounted") && e.contains("mount -t tracefs nodev /sys/kernel/tracing"), "{e}");
-        let e = HostError::NotRoot { what: "record (tracefs capture)".into() }.to_string();
+        assert!(
+            e.contains("not mounted") && e.contains("mount -t tracefs nodev /sys/kernel/tracing"),
+            "{e}"
+        );
+        let e = HostError::NotRoot {
+            what: "record (tracefs capture)".into(),
+        }
+        .to_string();
         assert!(e.contains("record") && e.contains("root"), "{e}");
         let e = HostError::NoCgroupCpu("x".into()).to_string();
         assert!(e.contains("cgroup") && e.contains("mount"), "{e}");

@@ -125,6 +125,10 @@ pub struct ExecResult {
     pub t_start_ns: u64,
     /// The common start stamp T0 (first arrival at the start barrier).
     pub t0_ns: u64,
+    /// When the last start-up thread arrived at the start barrier and
+    /// released the others (hackbench's time runs from here to
+    /// `last_exit_ns`).
+    pub released_ns: u64,
     /// The run's end (0 when it ran until the threads finished).
     pub end_ns: u64,
     /// Last thread's end.
@@ -155,6 +159,7 @@ struct Shared {
     t_start: u64,
     stop: StopClock,
     t0: OnceLock<u64>,
+    released: OnceLock<u64>,
     start: StartBarrier,
     timers: Vec<Mutex<TimerState>>,
     mutexes: Vec<PMutex>,
@@ -174,7 +179,11 @@ struct Shared {
 fn used_groups(w: &Workload) -> bool {
     !w.groups.is_empty()
         || w.tasks.iter().any(|t| {
-            t.group != "/" || t.program.phases.iter().any(|p| p.group.as_deref().is_some_and(|g| g != "/"))
+            t.group != "/"
+                || t.program
+                    .phases
+                    .iter()
+                    .any(|p| p.group.as_deref().is_some_and(|g| g != "/"))
         })
 }
 
@@ -190,7 +199,10 @@ pub fn check(w: &Workload) -> Result<(), HostError> {
         cpu_lists.extend(t.program.phases.iter().filter_map(|p| p.cpus.as_ref()));
         for l in cpu_lists {
             if let Some(c) = l.iter().find(|c| !ncpu.contains(c)) {
-                return bad(format!("{}: CPU {c} is not available on this host (online: {ncpu:?})", t.name));
+                return bad(format!(
+                    "{}: CPU {c} is not available on this host (online: {ncpu:?})",
+                    t.name
+                ));
             }
         }
         if t.program.phases.is_empty() {
@@ -215,7 +227,10 @@ pub fn check(w: &Workload) -> Result<(), HostError> {
                     _ => true,
                 };
                 if !ok {
-                    return bad(format!("{}: {op:?} names an object the workload does not have", t.name));
+                    return bad(format!(
+                        "{}: {op:?} names an object the workload does not have",
+                        t.name
+                    ));
                 }
             }
         }
@@ -246,7 +261,9 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
     };
     let mut warnings = Vec::new();
     if w.ftrace != 0 {
-        warnings.push("rt-app ftrace markers (global.ftrace) are not written by the host runner".into());
+        warnings.push(
+            "rt-app ftrace markers (global.ftrace) are not written by the host runner".into(),
+        );
     }
     let groups_before = cgroups.as_ref().map(|c| c.stats()).unwrap_or_default();
     let channels = (0..w.channels.len())
@@ -264,6 +281,7 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
             flag: AtomicBool::new(false),
         },
         t0: OnceLock::new(),
+        released: OnceLock::new(),
         start: StartBarrier {
             state: Mutex::new((0, false)),
             cv: Condvar::new(),
@@ -348,7 +366,12 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
         calibration: calib,
         t_start_ns: t_start,
         t0_ns: sh.t0.get().copied().unwrap_or(t_start),
-        end_ns: if sh.stop.end == u64::MAX { 0 } else { sh.stop.end },
+        released_ns: sh.released.get().copied().unwrap_or(t_start),
+        end_ns: if sh.stop.end == u64::MAX {
+            0
+        } else {
+            sh.stop.end
+        },
         last_exit_ns,
         channels: opts.channels,
         cgroup_version,
@@ -468,7 +491,11 @@ fn run_thread(
     if let Some(c) = &spec.cpus {
         sys::set_affinity(0, c)?;
     }
-    if !(spec.policy == Policy::Normal && spec.nice == 0 && spec.custom_slice_ns.is_none() && spec.uclamp.is_empty()) {
+    if !(spec.policy == Policy::Normal
+        && spec.nice == 0
+        && spec.custom_slice_ns.is_none()
+        && spec.uclamp.is_empty())
+    {
         sys::sched_setattr(0, &attrs.req)?;
     }
     // The start barrier: the first arrival reads T0; the last releases all.
@@ -477,6 +504,7 @@ fn run_thread(
         let mut g = sh.start.state.lock().unwrap();
         g.0 += 1;
         if g.0 >= sh.start.n {
+            sh.released.get_or_init(sys::now_ns);
             g.1 = true;
             sh.start.cv.notify_all();
         }
@@ -542,7 +570,12 @@ fn cg(sh: &Shared) -> Result<&CgroupSet, HostError> {
 }
 
 /// Phase-level attributes, at the start of each iteration, when they differ.
-fn apply_phase(sh: &Shared, phase: &schedlab_core::program::Phase, tid: i32, a: &mut Attrs) -> Result<(), HostError> {
+fn apply_phase(
+    sh: &Shared,
+    phase: &schedlab_core::program::Phase,
+    tid: i32,
+    a: &mut Attrs,
+) -> Result<(), HostError> {
     if let Some(g) = &phase.group {
         if *g != a.group {
             cg(sh)?.move_thread(g, tid)?;
@@ -555,7 +588,11 @@ fn apply_phase(sh: &Shared, phase: &schedlab_core::program::Phase, tid: i32, a: 
             nice,
             slice_ns: phase.slice_ns,
             dl: phase.dl.or(a.req.dl),
-            uclamp: if phase.uclamp.is_empty() { a.req.uclamp } else { phase.uclamp },
+            uclamp: if phase.uclamp.is_empty() {
+                a.req.uclamp
+            } else {
+                phase.uclamp
+            },
         };
         if req != a.req {
             sys::sched_setattr(0, &req)?;
@@ -606,7 +643,9 @@ fn do_op(
 ) -> Result<Flow, HostError> {
     let stop = &sh.stop;
     Ok(match *op {
-        Op::Run { work_ns, config_us, .. } => {
+        Op::Run {
+            work_ns, config_us, ..
+        } => {
             let t0 = sys::now_ns();
             let loops = sh.calib.loops_for(work_ns);
             let Some(done) = burn_loops(sh, loops) else {
@@ -706,7 +745,10 @@ fn do_op(
         Op::Lock { mutex } => flow(sh.mutexes[mutex as usize].lock(stop)?),
         Op::Unlock { mutex } => {
             sh.mutexes[mutex as usize].unlock().map_err(|e| {
-                HostError::Workload(format!("{}: unlock of mutex {mutex} it does not hold: {e}", spec.name))
+                HostError::Workload(format!(
+                    "{}: unlock of mutex {mutex} it does not hold: {e}",
+                    spec.name
+                ))
             })?;
             Flow::Next
         }
@@ -714,7 +756,9 @@ fn do_op(
             sh.conds[cond as usize].signal(all);
             Flow::Next
         }
-        Op::Wait { cond, mutex } => flow(sh.conds[cond as usize].wait(&sh.mutexes[mutex as usize], stop)?),
+        Op::Wait { cond, mutex } => {
+            flow(sh.conds[cond as usize].wait(&sh.mutexes[mutex as usize], stop)?)
+        }
         Op::Sync { cond, mutex } => {
             sh.conds[cond as usize].signal(false);
             flow(sh.conds[cond as usize].wait(&sh.mutexes[mutex as usize], stop)?)
@@ -749,7 +793,11 @@ fn do_op(
 /// Wake-up latency statistics of a thread's rows (µs): p50, p90, p99, max
 /// over the rows whose iteration slept on a timer (`c_period > 0`).
 pub fn wu_lat_percentiles(rows: &[LogRow]) -> Option<[u64; 4]> {
-    let mut v: Vec<u64> = rows.iter().filter(|r| r.c_period > 0).map(|r| r.wu_lat).collect();
+    let mut v: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.c_period > 0)
+        .map(|r| r.wu_lat)
+        .collect();
     if v.is_empty() {
         return None;
     }
@@ -765,8 +813,17 @@ mod tests {
     #[test]
     fn channel_config_from_spec() {
         let c = ChannelConfig::from_spec("hackbench:groups=2,ipc=pipe,datasize=64");
-        assert_eq!(c, ChannelConfig { kind: ChannelKind::Pipe, msg_bytes: 64 });
-        assert_eq!(ChannelConfig::from_spec("hackbench:"), ChannelConfig::default());
+        assert_eq!(
+            c,
+            ChannelConfig {
+                kind: ChannelKind::Pipe,
+                msg_bytes: 64
+            }
+        );
+        assert_eq!(
+            ChannelConfig::from_spec("hackbench:"),
+            ChannelConfig::default()
+        );
     }
 
     #[test]

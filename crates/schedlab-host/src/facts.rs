@@ -93,7 +93,9 @@ pub fn parse_timer_list(text: &str) -> Option<(u64, u64)> {
             .parse()
             .ok()
     })?;
-    let jiffies = text.lines().find_map(|l| l.strip_prefix("jiffies: ")?.trim().parse().ok())?;
+    let jiffies = text
+        .lines()
+        .find_map(|l| l.strip_prefix("jiffies: ")?.trim().parse().ok())?;
     Some((now, jiffies))
 }
 
@@ -148,7 +150,9 @@ pub fn preempt_from_uname(version: &str) -> Option<String> {
 }
 
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// `uname()`.
@@ -159,7 +163,11 @@ pub fn uname() -> Kernel {
         return Kernel::default();
     }
     let s = |f: &[libc::c_char]| {
-        let b: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let b: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&b).into_owned()
     };
     Kernel {
@@ -182,7 +190,10 @@ pub fn kernel_config(release: &str) -> Option<(String, String)> {
         .output()
         .ok()?;
     if out.status.success() && !out.stdout.is_empty() {
-        return Some((String::from_utf8_lossy(&out.stdout).into_owned(), "/proc/config.gz".into()));
+        return Some((
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            "/proc/config.gz".into(),
+        ));
     }
     None
 }
@@ -267,7 +278,9 @@ pub fn preempt(config: Option<&(String, String)>, version: &str) -> Fact<String>
 pub fn tunables() -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     let mut scan = |dir: &str, filter: &dyn Fn(&str) -> bool| {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if !filter(&name) || !e.file_type().is_ok_and(|t| t.is_file()) {
@@ -377,7 +390,10 @@ mod tests {
         let cfg = "# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_DYNAMIC=y\n";
         assert_eq!(hz_from_config(cfg), Some(250));
         assert_eq!(preempt_from_config(cfg), Some(("none".into(), true)));
-        assert_eq!(preempt_from_config("CONFIG_PREEMPT=y\n"), Some(("full".into(), false)));
+        assert_eq!(
+            preempt_from_config("CONFIG_PREEMPT=y\n"),
+            Some(("full".into(), false))
+        );
         assert_eq!(hz_from_config("CONFIG_HZ_1000=y\n"), None);
     }
 
@@ -393,7 +409,10 @@ mod tests {
 
     #[test]
     fn preempt_parsers() {
-        assert_eq!(preempt_from_debugfs("none (voluntary) full lazy\n").as_deref(), Some("voluntary"));
+        assert_eq!(
+            preempt_from_debugfs("none (voluntary) full lazy\n").as_deref(),
+            Some("voluntary")
+        );
         assert_eq!(preempt_from_debugfs("full"), None);
         let log = "<6>[    0.217883] Dynamic Preempt: none\n<6>[    0.3] other\n";
         assert_eq!(preempt_from_dmesg(log).as_deref(), Some("none"));

@@ -194,7 +194,9 @@ struct Instance {
 
 impl Instance {
     fn open(tracefs: &Path) -> Result<Instance, HostError> {
-        let dir = tracefs.join("instances").join(format!("schedlab-{}", std::process::id()));
+        let dir = tracefs
+            .join("instances")
+            .join(format!("schedlab-{}", std::process::id()));
         match std::fs::create_dir(&dir) {
             Ok(()) => Ok(Instance { dir, own: true }),
             Err(e) => Err(HostError::NoTracefs(format!(
@@ -222,7 +224,10 @@ pub fn parse_buffer_stats(text: &str) -> BTreeMap<String, f64> {
     text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(':')?;
-            Some((k.trim().to_string(), v.split_whitespace().next()?.parse().ok()?))
+            Some((
+                k.trim().to_string(),
+                v.split_whitespace().next()?.parse().ok()?,
+            ))
         })
         .collect()
 }
@@ -249,7 +254,8 @@ pub fn record(w: &Workload, dir: &Path, opts: &RecordOptions) -> Result<RecordRe
         }
     }
     std::fs::create_dir_all(dir).map_err(|e| HostError::io(dir, e))?;
-    let host = facts::collect(&dir.join("sysfs")).map_err(|e| HostError::io(dir.join("sysfs"), e))?;
+    let host =
+        facts::collect(&dir.join("sysfs")).map_err(|e| HostError::io(dir.join("sysfs"), e))?;
     let inst = Instance::open(&tracefs)?;
     let d = &inst.dir;
     let kb = opts
@@ -307,6 +313,7 @@ pub fn record(w: &Workload, dir: &Path, opts: &RecordOptions) -> Result<RecordRe
         clock: BTreeMap::from([
             ("t_start_ns".to_string(), run.t_start_ns),
             ("t0_ns".to_string(), run.t0_ns),
+            ("released_ns".to_string(), run.released_ns),
             ("end_ns".to_string(), run.end_ns),
             ("last_exit_ns".to_string(), run.last_exit_ns),
         ]),
@@ -361,7 +368,9 @@ mod tests {
 
     #[test]
     fn buffer_stats_and_size() {
-        let s = parse_buffer_stats("entries: 120\noverrun: 0\nbytes: 5000\noldest event ts:  5.123\ndropped events: 3\n");
+        let s = parse_buffer_stats(
+            "entries: 120\noverrun: 0\nbytes: 5000\noldest event ts:  5.123\ndropped events: 3\n",
+        );
         assert_eq!(s["entries"], 120.0);
         assert_eq!(s["dropped events"], 3.0);
         assert_eq!(s["oldest event ts"], 5.123);

@@ -284,7 +284,9 @@ impl Channel {
         // SAFETY: fds is a valid 2-int array.
         let r = unsafe {
             match kind {
-                ChannelKind::Pipe => libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC),
+                ChannelKind::Pipe => {
+                    libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC)
+                }
                 ChannelKind::Socket => libc::socketpair(
                     libc::AF_UNIX,
                     libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
@@ -323,9 +325,7 @@ impl Channel {
         let mut off = 0;
         while off < buf.len() {
             // SAFETY: the slice is valid for its length.
-            let n = unsafe {
-                libc::write(self.wr, buf[off..].as_ptr().cast(), buf.len() - off)
-            };
+            let n = unsafe { libc::write(self.wr, buf[off..].as_ptr().cast(), buf.len() - off) };
             if n > 0 {
                 off += n as usize;
                 continue;
@@ -337,14 +337,24 @@ impl Channel {
                         return Ok(Err(Stopped));
                     }
                 }
-                _ => return Err(HostError::Sys { call: "write(channel)".into(), err: e }),
+                _ => {
+                    return Err(HostError::Sys {
+                        call: "write(channel)".into(),
+                        err: e,
+                    })
+                }
             }
         }
         Ok(Ok(()))
     }
 
     /// Reads exactly `len` bytes into scratch space, waiting while empty.
-    pub fn recv(&self, len: usize, buf: &mut [u8], stop: &StopClock) -> Result<Result<(), Stopped>, HostError> {
+    pub fn recv(
+        &self,
+        len: usize,
+        buf: &mut [u8],
+        stop: &StopClock,
+    ) -> Result<Result<(), Stopped>, HostError> {
         let mut left = len;
         while left > 0 {
             let want = left.min(buf.len());
@@ -364,7 +374,12 @@ impl Channel {
                         return Ok(Err(Stopped));
                     }
                 }
-                _ => return Err(HostError::Sys { call: "read(channel)".into(), err: e }),
+                _ => {
+                    return Err(HostError::Sys {
+                        call: "read(channel)".into(),
+                        err: e,
+                    })
+                }
             }
         }
         Ok(Ok(()))

@@ -369,7 +369,10 @@ mod tests {
             uclamp: Uclamp::default(),
         };
         let a = r.attr().unwrap();
-        assert_eq!((a.sched_policy, a.sched_nice, a.sched_runtime), (0, 5, 3_000_000));
+        assert_eq!(
+            (a.sched_policy, a.sched_nice, a.sched_runtime),
+            (0, 5, 3_000_000)
+        );
         let f = SchedRequest {
             policy: Policy::Fifo,
             nice: 0,
@@ -388,6 +391,14 @@ mod tests {
             uclamp: Uclamp::default(),
         };
         let a = d.attr().unwrap();
-        assert_eq!((a.sched_policy, a.sched_runtime, a.sched_deadline, a.sched_period), (6, 1, 2, 3));
+        assert_eq!(
+            (
+                a.sched_policy,
+                a.sched_runtime,
+                a.sched_deadline,
+                a.sched_period
+            ),
+            (6, 1, 2, 3)
+        );
     }
 }

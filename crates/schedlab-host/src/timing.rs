@@ -161,7 +161,10 @@ mod tests {
         assert_eq!(timer_step(&mut ts, 0, 10 * MS, 25 * MS).sleep_until, None);
         assert_eq!(ts.next, Some(10 * MS));
         assert_eq!(timer_step(&mut ts, 0, 10 * MS, 25 * MS).sleep_until, None);
-        assert_eq!(timer_step(&mut ts, 0, 10 * MS, 25 * MS).sleep_until, Some(30 * MS));
+        assert_eq!(
+            timer_step(&mut ts, 0, 10 * MS, 25 * MS).sleep_until,
+            Some(30 * MS)
+        );
     }
 
     #[test]

@@ -62,8 +62,16 @@ fn periodic_two_threads() {
         assert!((15..=31).contains(&n), "{}: {n} rows", t.name);
         let period = median(t.log.iter().map(|x| x.period).collect());
         let run = median(t.log.iter().map(|x| x.run).collect());
-        assert!((7_000..=14_000).contains(&period), "{}: median period {period}", t.name);
-        assert!((1_500..=6_000).contains(&run), "{}: median run {run}", t.name);
+        assert!(
+            (7_000..=14_000).contains(&period),
+            "{}: median period {period}",
+            t.name
+        );
+        assert!(
+            (1_500..=6_000).contains(&run),
+            "{}: median run {run}",
+            t.name
+        );
         for row in &t.log {
             assert_eq!((row.c_period, row.c_duration), (10_000, 2000));
             assert!(row.perf > 0);
@@ -71,7 +79,11 @@ fn periodic_two_threads() {
         }
         // schedstat: ~60 ms of CPU in 300 ms.
         let run_ms = t.stats.run_ns / MS;
-        assert!((30..=150).contains(&run_ms), "{}: {run_ms} ms on CPU", t.name);
+        assert!(
+            (30..=150).contains(&run_ms),
+            "{}: {run_ms} ms on CPU",
+            t.name
+        );
         assert!(t.stats.voluntary_switches >= 15, "{:?}", t.stats);
     }
     assert!(r.last_exit_ns - r.t_start_ns < 600 * MS);
@@ -95,7 +107,10 @@ fn idle_hog_beside_periodic() {
     assert_eq!(hog.name, "hog-1");
     assert!((15..=31).contains(&p.log.len()), "{} rows", p.log.len());
     let run = median(p.log.iter().map(|x| x.run).collect());
-    assert!(run <= 6_000, "periodic median run {run} µs beside an idle hog");
+    assert!(
+        run <= 6_000,
+        "periodic median run {run} µs beside an idle hog"
+    );
     let lat = schedlab_host::exec::wu_lat_percentiles(&p.log).unwrap();
     assert!(lat[0] < 5_000, "periodic wake-up latency p50 {} µs", lat[0]);
     // The hog gets most of what is left of CPU 0.
@@ -136,7 +151,10 @@ fn capped_group_is_throttled_and_removed() {
     let r = exec(&w, &opts(300)).unwrap();
     let t = &r.threads[0];
     let share = t.stats.run_ns as f64 / (t.ended_ns - t.started_ns) as f64;
-    assert!((0.08..=0.35).contains(&share), "capped hog got {share:.3} of a CPU");
+    assert!(
+        (0.08..=0.35).contains(&share),
+        "capped hog got {share:.3} of a CPU"
+    );
     assert_eq!(r.groups.len(), 1);
     let gs = &r.groups[0];
     let key = match r.cgroup_version {
@@ -145,14 +163,26 @@ fn capped_group_is_throttled_and_removed() {
     };
     let d = gs.after.get(key).copied().unwrap_or(0) - gs.before.get(key).copied().unwrap_or(0);
     assert!(d >= 5, "nr_throttled grew by {d}: {gs:?}");
-    let delta = |k: &str| gs.after.get(k).copied().unwrap_or(0).saturating_sub(gs.before.get(k).copied().unwrap_or(0));
+    let delta = |k: &str| {
+        gs.after
+            .get(k)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(gs.before.get(k).copied().unwrap_or(0))
+    };
     assert!(delta("throttled_usec") > 0, "{gs:?}");
     // The group's usage is the hog's CPU time (within 20%).
     let usage_us = delta("usage_usec");
     let run_us = t.stats.run_ns / 1000;
-    assert!(usage_us.abs_diff(run_us) * 5 <= run_us.max(1), "usage {usage_us} µs vs the hog's {run_us} µs");
+    assert!(
+        usage_us.abs_diff(run_us) * 5 <= run_us.max(1),
+        "usage {usage_us} µs vs the hog's {run_us} µs"
+    );
     assert!(!gs.dir.exists(), "{} was not removed", gs.dir.display());
-    assert!(!gs.dir.parent().unwrap().exists(), "private cgroup dir left behind");
+    assert!(
+        !gs.dir.parent().unwrap().exists(),
+        "private cgroup dir left behind"
+    );
 }
 
 #[test]
@@ -177,24 +207,47 @@ fn sync_objects_channels_and_forks() {
     let by = |n: &str| r.threads.iter().find(|t| t.name.starts_with(n)).unwrap();
     let (poster, waiter) = (by("poster"), by("waiter"));
     assert!(poster.loops >= 30, "{}", poster.loops);
-    assert!(waiter.loops.abs_diff(poster.loops) <= 2, "{} vs {}", waiter.loops, poster.loops);
+    assert!(
+        waiter.loops.abs_diff(poster.loops) <= 2,
+        "{} vs {}",
+        waiter.loops,
+        poster.loops
+    );
     let (b1, b2) = (by("b1"), by("b2"));
-    assert!(b1.loops >= 50 && b1.loops.abs_diff(b2.loops) <= 2, "{} {}", b1.loops, b2.loops);
+    assert!(
+        b1.loops >= 50 && b1.loops.abs_diff(b2.loops) <= 2,
+        "{} {}",
+        b1.loops,
+        b2.loops
+    );
     let (lk, cw) = (by("locker"), by("cw"));
-    assert!(lk.loops >= 20 && cw.loops + 2 >= lk.loops / 2, "{} {}", lk.loops, cw.loops);
+    assert!(
+        lk.loops >= 20 && cw.loops + 2 >= lk.loops / 2,
+        "{} {}",
+        lk.loops,
+        cw.loops
+    );
     let child = by("child");
-    assert!(child.started && child.forked && child.finished && child.loops == 3, "{child:?}");
+    assert!(
+        child.started && child.forked && child.finished && child.loops == 3,
+        "{child:?}"
+    );
     assert!(by("forker").finished);
 
-    let hb = schedlab_workload::generators::generator("hackbench:groups=1,fds=4,loops=50,ipc=pipe", 2)
-        .unwrap()
-        .unwrap()
-        .workload;
+    let hb =
+        schedlab_workload::generators::generator("hackbench:groups=1,fds=4,loops=50,ipc=pipe", 2)
+            .unwrap()
+            .unwrap()
+            .workload;
     for kind in ["ipc=pipe", "ipc=socket"] {
         let mut o = opts(1500);
         o.channels = schedlab_host::ChannelConfig::from_spec(&format!("hackbench:{kind}"));
         let r = exec(&hb, &o).unwrap();
-        assert!(r.threads.iter().all(|t| t.finished), "{kind}: {:?}", r.threads);
+        assert!(
+            r.threads.iter().all(|t| t.finished),
+            "{kind}: {:?}",
+            r.threads
+        );
         assert!(r.last_exit_ns - r.t0_ns < 1000 * MS, "{kind}");
     }
 }
@@ -244,23 +297,41 @@ fn record_periodic_run() {
     let trace = std::fs::read_to_string(dir.path().join("trace.txt")).unwrap();
     for t in &r.exec.threads {
         let needle = format!("next_pid={} ", t.tid);
-        let n = trace.lines().filter(|l| l.contains("sched_switch:") && l.contains(&needle)).count();
+        let n = trace
+            .lines()
+            .filter(|l| l.contains("sched_switch:") && l.contains(&needle))
+            .count();
         assert!(n >= 15, "{}: {n} switches in of tid {}", t.name, t.tid);
     }
     assert!(trace.contains("sched_waking:") && trace.contains("sched_wakeup:"));
     let hj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("host.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("host.json")).unwrap())
+            .unwrap();
     let host = &hj["host"];
-    assert!(host["kernel"]["release"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(host["kernel"]["release"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
     assert!(host["hz"]["value"].as_u64().is_some(), "{}", host["hz"]);
-    assert!(host["preempt"]["value"].as_str().is_some(), "{}", host["preempt"]);
+    assert!(
+        host["preempt"]["value"].as_str().is_some(),
+        "{}",
+        host["preempt"]
+    );
     assert!(host["autogroup"].is_boolean());
     assert!(host["tunables"].as_object().is_some_and(|m| !m.is_empty()));
     assert!(host["cpuidle_driver"].is_string() || host["cpuidle_driver"].is_null());
-    assert!(host["sysfs_import"].as_str().is_some_and(|s| s.starts_with("ok")), "{}", host["sysfs_import"]);
+    assert!(
+        host["sysfs_import"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("ok")),
+        "{}",
+        host["sysfs_import"]
+    );
     assert_eq!(hj["threads"].as_array().unwrap().len(), 2);
     assert!(hj["groups"].is_array());
-    assert!(hj["trace"]["per_cpu"].as_array().is_some_and(|v| !v.is_empty()));
+    assert!(hj["trace"]["per_cpu"]
+        .as_array()
+        .is_some_and(|v| !v.is_empty()));
     // The copied topology imports as a machine.
     let sysfs = dir.path().join("sysfs");
     assert!(sysfs.join("devices/system/cpu/online").exists());
