@@ -6,7 +6,10 @@ use crate::error::HostError;
 use crate::sync::{Barrier, Channel, ChannelKind, PCond, PMutex, Sem, StopClock, Stopped};
 use crate::sys::{self, ProcTaskStats, SchedRequest};
 use crate::timing::{self, Iteration, TimerState};
-use schedlab_core::program::{Op, Policy, TaskSpec, Workload};
+use schedlab_core::program::{
+    Op, Policy, TaskSpec, Workload, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS,
+    FTRACE_TASK,
+};
 use schedlab_core::stats::LogRow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -76,6 +79,10 @@ pub struct ExecOptions {
     pub calibration: CalibrationMode,
     /// Channels.
     pub channels: ChannelConfig,
+    /// Write rt-app's ftrace markers (the categories of
+    /// `Workload::ftrace`, same text as the simulator's) to this
+    /// `trace_marker` file; [`crate::record()`] sets its instance's.
+    pub trace_marker: Option<std::path::PathBuf>,
 }
 
 impl Default for ExecOptions {
@@ -84,6 +91,7 @@ impl Default for ExecOptions {
             duration_ns: None,
             calibration: CalibrationMode::Measure { cpu: 0 },
             channels: ChannelConfig::default(),
+            trace_marker: None,
         }
     }
 }
@@ -156,6 +164,7 @@ struct Shared {
     w: Workload,
     calib: Calibration,
     chan_cfg: ChannelConfig,
+    marker: Option<std::fs::File>,
     t_start: u64,
     stop: StopClock,
     t0: OnceLock<u64>,
@@ -173,6 +182,21 @@ struct Shared {
     results: Mutex<Vec<Option<ThreadResult>>>,
     errors: Mutex<Vec<HostError>>,
     spawned: Vec<AtomicBool>,
+}
+
+impl Shared {
+    /// Writes one rt-app ftrace marker line if its category is on.
+    fn mark(&self, cat: u8, text: impl FnOnce() -> String) {
+        if self.w.ftrace & cat == 0 {
+            return;
+        }
+        if let Some(f) = &self.marker {
+            use std::io::Write;
+            let mut line = text();
+            line.push('\n');
+            let _ = (&*f).write(line.as_bytes());
+        }
+    }
 }
 
 /// Every group path the workload's threads use.
@@ -260,11 +284,22 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
         None
     };
     let mut warnings = Vec::new();
-    if w.ftrace != 0 {
-        warnings.push(
-            "rt-app ftrace markers (global.ftrace) are not written by the host runner".into(),
-        );
-    }
+    let marker = match (&opts.trace_marker, w.ftrace) {
+        (_, 0) => None,
+        (Some(p), _) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(p)
+                .map_err(|e| HostError::io(p, e))?,
+        ),
+        (None, _) => {
+            warnings.push(
+                "rt-app ftrace markers (global.ftrace) were not written: no trace_marker given"
+                    .into(),
+            );
+            None
+        }
+    };
     let groups_before = cgroups.as_ref().map(|c| c.stats()).unwrap_or_default();
     let channels = (0..w.channels.len())
         .map(|_| Channel::open(opts.channels.kind))
@@ -275,6 +310,7 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
         w: w.clone(),
         calib: calib.clone(),
         chan_cfg: opts.channels,
+        marker,
         t_start,
         stop: StopClock {
             end: duration.map_or(u64::MAX, |d| t_start + d),
@@ -309,6 +345,7 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
         errors: Mutex::new(Vec::new()),
         spawned: w.tasks.iter().map(|_| AtomicBool::new(false)).collect(),
     });
+    sh.mark(FTRACE_MAIN, || "rtapp_main: event=start".into());
     for (i, t) in w.tasks.iter().enumerate() {
         if !t.forked {
             spawn(&sh, i, None);
@@ -431,6 +468,7 @@ fn thread_main(sh: Arc<Shared>, ti: usize, fork_time: Option<u64>) {
         ended_ns: 0,
     };
     let out = run_thread(&sh, spec, tid, fork_time, &mut res);
+    sh.mark(FTRACE_TASK, || "rtapp_task: event=end".into());
     res.stats = sys::read_self_stats();
     res.ended_ns = sys::now_ns();
     if let Err(e) = out {
@@ -500,7 +538,16 @@ fn run_thread(
     }
     // The start barrier: the first arrival reads T0; the last releases all.
     if !spec.forked {
-        sh.t0.get_or_init(sys::now_ns);
+        let mut first = false;
+        let t0 = *sh.t0.get_or_init(|| {
+            first = true;
+            sys::now_ns()
+        });
+        if first {
+            sh.mark(FTRACE_MAIN, || {
+                format!("rtapp_main: event=clock_ref data={}", t0 / 1000)
+            });
+        }
         let mut g = sh.start.state.lock().unwrap();
         g.0 += 1;
         if g.0 >= sh.start.n {
@@ -531,6 +578,7 @@ fn run_thread(
         sys::sleep_until(t_first);
     }
     res.started_ns = sys::now_ns();
+    sh.mark(FTRACE_TASK, || "rtapp_task: event=start".into());
     let prog = &spec.program;
     let mut buf = vec![0u8; sh.chan_cfg.msg_bytes.max(1)];
     let mut task_loop = 0u64;
@@ -539,20 +587,42 @@ fn run_thread(
             res.finished = true;
             return Ok(());
         }
-        for phase in &prog.phases {
-            for _ in 0..phase.loops {
+        for (pi, phase) in prog.phases.iter().enumerate() {
+            for k in 0..phase.loops {
                 if sh.stop.stopped() {
                     return Ok(());
                 }
                 apply_phase(sh, phase, tid, &mut attrs)?;
+                let loop_mark = |what: &str| {
+                    format!("rtapp_loop: event={what} thread_loop={task_loop} phase={pi} phase_loop={k}")
+                };
+                sh.mark(FTRACE_LOOP, || loop_mark("start"));
                 let mut it = Iteration::new(sys::now_ns());
-                for op in &phase.ops {
+                for (oi, op) in phase.ops.iter().enumerate() {
+                    if let Some(m) = phase.marks.get(oi) {
+                        sh.mark(FTRACE_EVENT, || {
+                            format!("rtapp_event: id={oi} type={} desc={}", m.kind, m.desc)
+                        });
+                    }
                     match do_op(sh, spec, op, t_first, &mut it, &mut buf)? {
                         Flow::Next => {}
                         Flow::Stop => return Ok(()),
                     }
                 }
-                let row = it.row(spec.index, sys::now_ns(), sh.t_start);
+                let end = sys::now_ns();
+                sh.mark(FTRACE_STATS, || {
+                    format!(
+                        "rtapp_stats: period={} run={} wu_lat={} slack={} c_period={} c_run={}",
+                        timing::us(end - it.start),
+                        it.run_us,
+                        it.wu_lat_us,
+                        it.slack_us,
+                        it.c_period_us,
+                        it.c_duration_us
+                    )
+                });
+                sh.mark(FTRACE_LOOP, || loop_mark("end"));
+                let row = it.row(spec.index, end, sh.t_start);
                 if spec.log_rows {
                     res.log.push(row);
                 }

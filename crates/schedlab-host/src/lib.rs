@@ -61,8 +61,11 @@
 //!   autogroup competing with other sessions as one entity: record
 //!   `host.json`'s autogroup and take it into account when comparing).
 //! * No `mlockall`, no memory buffers (`mem`/`iorun` are busy loops), no
-//!   rt-app ftrace markers (a warning says so when `global.ftrace` is set),
-//!   no switch back to SCHED_OTHER at the thread's end.
+//!   switch back to SCHED_OTHER at the thread's end.
+//! * rt-app's ftrace markers (`global.ftrace`) are written, in the
+//!   simulator's text, only when a `trace_marker` file is given
+//!   ([`ExecOptions::trace_marker`]; `record` gives its instance's); else a
+//!   warning says they were not.
 //! * `pthread_mutex_timedlock` (CLOCK_REALTIME) and bounded condition
 //!   waits replace rt-app's unbounded ones so the run can end on time; a
 //!   condition wait that outlives the run's end returns without a signal.

@@ -269,7 +269,11 @@ pub fn record(w: &Workload, dir: &Path, opts: &RecordOptions) -> Result<RecordRe
         write(&d.join(format!("events/sched/{e}/enable")), "1")?;
     }
     write(&d.join("tracing_on"), "1")?;
-    let run = exec(w, &opts.exec);
+    let mut eo = opts.exec.clone();
+    if w.ftrace != 0 && eo.trace_marker.is_none() {
+        eo.trace_marker = Some(d.join("trace_marker"));
+    }
+    let run = exec(w, &eo);
     let _ = std::fs::write(d.join("tracing_on"), "0");
     let run = run?;
     let trace_path = dir.join("trace.txt");

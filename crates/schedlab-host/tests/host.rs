@@ -283,7 +283,11 @@ fn record_periodic_run() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let w = load(PERIODIC);
+    let w = load(&PERIODIC.replace(
+        r#""calibration": "CPU0""#,
+        r#""calibration": "CPU0", "ftrace": "main,task,loop,event,stats""#,
+    ));
+    assert_ne!(w.ftrace, 0);
     let mut o = RecordOptions::default();
     o.exec.duration_ns = Some(300 * MS);
     let r = match record(&w, dir.path(), &o) {
@@ -306,6 +310,13 @@ fn record_periodic_run() {
         assert!(n >= 15, "{}: {n} switches out of tid {}", t.name, t.tid);
     }
     assert!(trace.contains("sched_waking:") && trace.contains("sched_wakeup:"));
+    // rt-app's markers, written by the threads themselves.
+    let stats = trace.lines().filter(|l| l.contains("rtapp_stats: period=")).count();
+    assert!(stats >= 30, "{stats} rtapp_stats markers");
+    assert!(trace.contains("rtapp_main: event=clock_ref data="));
+    assert!(trace.contains("rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=0"));
+    assert!(trace.contains("rtapp_event: id=0 type=6 desc=run"), "no run event marker");
+    assert!(r.exec.warnings.is_empty(), "{:?}", r.exec.warnings);
     let hj: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("host.json")).unwrap())
             .unwrap();
