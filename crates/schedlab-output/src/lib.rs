@@ -24,6 +24,7 @@
 //! | [`summary`] | `summary.json` | architecture.md 5 |
 //! | [`outdir`] | atomic output directory | architecture.md 2 |
 //! | [`table`] | human tables, `%g` | — |
+//! | [`spool`] | the trace writers' temporary spool files | — |
 //! | [`trace_dat`] | trace-cmd's trace.dat (v6, flyrecord) | formats.md 4.4, trace-cmd.dat docs |
 //! | [`pftrace`] | Perfetto protobuf ftrace bundles | Perfetto's trace proto |
 //! | [`schedstat`] | `/proc/schedstat` v17 writer, v15–17 reader | formats.md 5 |
@@ -44,6 +45,7 @@ pub mod pftrace;
 pub mod report_html;
 pub mod rtapp_log;
 pub mod schedstat;
+pub mod spool;
 pub mod summary;
 pub mod table;
 pub mod trace_dat;
