@@ -52,8 +52,8 @@
 //! | `profile.task_ns` | ns | Σ over CPUs of time running tasks (= Σ `cpus[].busy_ns`) |
 //! | `profile.idle_ns` | ns | Σ over CPUs of idle time (= Σ `cpus[].idle_ns`) |
 //! | `profile.paths_ns.context_switch` | ns | simulated CPU cost of context switches, all CPUs |
-//! | `profile.paths_ns.wakeup` | ns | … of wakeups (`try_to_wake_up`, `select_task_rq`) |
-//! | `profile.paths_ns.balance` | ns | … of periodic (and nohz) load balancing |
+//! | `profile.paths_ns.wakeup` | ns | … of wakeups |
+//! | `profile.paths_ns.balance` | ns | … of periodic load balancing |
 //! | `profile.paths_ns.balance_atomic` | ns | … of accesses to the `sched_balance_running` flag |
 //! | `profile.paths_ns.newidle` | ns | … of newidle balancing |
 //! | `profile.paths_ns.steal` | ns | … of STEAL (idle CPUs stealing from overloaded LLC peers) |
@@ -64,7 +64,7 @@
 //! | `throughput_per_s` | 1/s | *optional* (`duration_ns` > 0): completed iterations per simulated second, Σ `loops` of all threads except OLTP's `client-*` threads (rt-app log rows; transactions for the OLTP generator) ÷ `duration_ns` |
 //! | `helpers` | — | the simulator's helper tasks (rt-app's main thread): `{name, pid, runtime_ns, switches}`; their CPU time is part of the CPUs' `busy_ns` |
 //! | `wasted_idle_ns` | ns | wasted idle time, all CPUs: time a CPU sat idle while a task it could run (affinity allowing) waited on another CPU; sampled every 250 µs, so a resolution of one sample per idle interval |
-//! | `wasted_idle_by_level_ns` | ns | the same split by the lowest sched-domain level whose span held a waiting task: keys `domain<level>:<name>` (level 0 = smallest domain; names are CPU 0's, e.g. `domain0:SMT`, `domain1:MC`) |
+//! | `wasted_idle_by_level_ns` | ns | the same split by the lowest sched-domain level whose span held a waiting task: keys `domain<level>:<name>` (level 0 = smallest domain; names are CPU 0's domains, e.g. `domain0:SMT`, `domain1:MC`) |
 //! | `load_balance.lb_count` | count | `[not idle, idle, newly idle]`: load-balance passes of the whole run by idle type (`__CPU_NOT_IDLE`, `CPU_IDLE`, `CPU_NEWLY_IDLE`), summed over all CPUs and domains (the schedstat `lb_count` columns) |
 //! | `load_balance.lb_balanced` | count | same layout: passes that found the domain balanced |
 //! | `load_balance.lb_failed` | count | same layout: passes that wanted to move tasks and moved none |
@@ -90,7 +90,7 @@
 //! | `wakeup_latency_us` | µs | `{n, min, max, sum, mean, stddev}` of the `wu_lat` column of its rt-app log rows that waited on a timer (`n` samples; `mean` and population `stddev` as floats, 0 when `n` = 0) |
 //! | `uclamp` | — | *optional*: requested utilisation clamps `{util_min, util_max}` (each optional, 0..=1024) and `phases: {phase name: {util_min, util_max}}` for phases setting their own |
 //! | `deadlines` | — | *optional* (threads with timer rows): `periods` (timer rows), `missed` (rows whose work ended after the timer's expiry: negative slack), `slack_us: {min, mean, max}` (µs; `mean` truncated toward zero) |
-//! | `rt_priority` | — | *optional* (`SCHED_FIFO`/`SCHED_RR`): the RT priority (1..=99) |
+//! | `rt_priority` | — | *optional* (`SCHED_FIFO`/`SCHED_RR`): the RT priority |
 //! | `sched_deadline` | — | *optional* (`SCHED_DEADLINE`): `runtime_us`, `deadline_us`, `period_us` (the parameters, µs), `replenishments` (runtime replenishments), `late_replenishments` (replenishments that found the deadline already past: missed deadlines) |
 //!
 //! ## `cpus[]`
@@ -100,7 +100,7 @@
 //! | `cpu` | — | CPU number |
 //! | `busy_ns` | ns | time running task work (helpers included) |
 //! | `idle_ns` | ns | time idle, including idle-state exit latency |
-//! | `sched_overhead_ns` | ns | time in scheduler paths charged to this CPU (the `profile.paths_ns` costs that fell on it) |
+//! | `sched_overhead_ns` | ns | time in scheduler paths (their simulated costs) charged to this CPU |
 //! | `wasted_idle_ns` | ns | this CPU's part of `wasted_idle_ns` |
 //! | `sched_count` | count | `schedule()` calls (schedstat `sched_count`) |
 //! | `sched_goidle` | count | `schedule()` calls that picked idle (`sched_goidle`) |
