@@ -32,8 +32,6 @@
 //! Deviations: no `LBF_DST_PINNED` retry with another destination, and no
 //! blocked-load decay kicks (idle CPUs' PELT decays when next updated).
 
-use crate::core::Path;
-use crate::engine::Sim;
 use crate::fair::balance::lb::{self, CpuIdle, MigrationType};
 use crate::fair::balance::steal;
 use crate::fair::eevdf::{self, EnqueueKind};
@@ -43,6 +41,8 @@ use crate::ids::{CpuId, TaskId};
 use crate::machine::domains::{msecs_to_jiffies, SD_BALANCE_NEWIDLE, SD_SERIALIZE};
 use crate::machine::CpuMask;
 use crate::observe::Sink;
+use crate::sim::Sim;
+use crate::stats::Path;
 use crate::task::TaskState;
 use crate::time::{Nanos, NSEC_PER_SEC};
 use rand::Rng;
@@ -61,58 +61,6 @@ pub const STEAL_ATTEMPT_NS: Nanos = 1_000;
 pub const MIGRATION_COST_NS: Nanos = 500_000;
 /// `sysctl_sched_nr_migrate`.
 pub const NR_MIGRATE: u32 = 32;
-
-/// Run-time state of one sched domain of one CPU.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SdState {
-    /// `last_balance` (jiffies).
-    pub last_balance: u64,
-    /// `balance_interval` (ms).
-    pub balance_interval_ms: u64,
-    /// `nr_balance_failed`.
-    pub nr_balance_failed: u32,
-    /// `max_newidle_lb_cost`.
-    pub max_newidle_lb_cost: Nanos,
-    /// `last_decay_max_lb_cost`.
-    pub last_decay: Nanos,
-    /// schedstat counters by idle type (not idle, idle, newly idle).
-    pub lb: LbCounters,
-    /// `alb_count`: active balances started.
-    pub alb_count: u64,
-    /// `alb_pushed`: tasks moved by active balancing.
-    pub alb_pushed: u64,
-    /// NI_RANDOM: newidle calls since the last halving.
-    pub newidle_call: u32,
-    /// NI_RANDOM: weighted successes since the last halving.
-    pub newidle_success: u32,
-    /// NI_RANDOM: success ratio (0..=1024); starts optimistic at 1024.
-    pub newidle_ratio: u32,
-}
-
-/// The schedstat counters of one domain (by `CpuIdle` index).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LbCounters {
-    /// `lb_count`.
-    pub count: [u64; 3],
-    /// `lb_balanced`.
-    pub balanced: [u64; 3],
-    /// `lb_failed`.
-    pub failed: [u64; 3],
-    /// `lb_imbalance_load`.
-    pub imbalance_load: [u64; 3],
-    /// `lb_imbalance_util`.
-    pub imbalance_util: [u64; 3],
-    /// `lb_imbalance_task`.
-    pub imbalance_task: [u64; 3],
-    /// `lb_gained`.
-    pub gained: [u64; 3],
-    /// `lb_hot_gained`.
-    pub hot_gained: [u64; 3],
-    /// `lb_nobusyq`.
-    pub nobusyq: [u64; 3],
-    /// `lb_nobusyg`.
-    pub nobusyg: [u64; 3],
-}
 
 impl<S: Sink> Sim<S> {
     fn jiffies(&self) -> u64 {
@@ -623,7 +571,7 @@ impl<S: Sink> Sim<S> {
     ) -> Option<(TaskId, CpuId, usize)> {
         let (dst, sdi) = self.rqs[cpu.idx()].active_balance.take()?;
         let p = prev?;
-        if self.class_of(p) != crate::core::Class::Fair {
+        if self.class_of(p) != crate::rq::Class::Fair {
             return None;
         }
         let task = &self.tasks[p.idx()];

@@ -44,13 +44,13 @@
 //! timer's precision guard (quota doubling after 4 overruns in one
 //! callback) never triggers because simulated timers never run late.
 
-use crate::engine::Sim;
 use crate::event::Event;
 use crate::fair::bandwidth::{distribute, BANDWIDTH_SLICE_NS, SLACK_PERIOD_NS};
 use crate::fair::eevdf::{self, EnqueueKind};
 use crate::features::Throttle;
 use crate::ids::{CfsRqId, CpuId, GroupId, TaskId};
 use crate::observe::{PrevState, Sink};
+use crate::sim::Sim;
 use crate::task::TaskState;
 use rand::Rng;
 
@@ -69,7 +69,7 @@ impl<S: Sink> Sim<S> {
     /// end of schedule, tick, timer and IPI handlers).
     pub(crate) fn flush_throttle_cost(&mut self, cpu: CpuId, rearm: bool) {
         let c = std::mem::take(&mut self.throttle_cost[cpu.idx()]);
-        self.charge(cpu, c, crate::core::Path::Throttle, rearm);
+        self.charge(cpu, c, crate::stats::Path::Throttle, rearm);
     }
 
     /// Cfs_rqs of group `g`'s subtree (one per group on a CPU).

@@ -1,33 +1,13 @@
 //! `--check`: invariants verified after every event. A violation is a bug
 //! in the model, reported with the time and the event that exposed it.
 
-use crate::engine::Sim;
 use crate::fair::eevdf;
 use crate::ids::{CpuId, EntityId};
 use crate::observe::Sink;
+use crate::sim::Sim;
 use crate::task::TaskState;
-use crate::time::Nanos;
 
-/// The first broken invariant of a run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
-    /// Simulated time.
-    pub time: Nanos,
-    /// The event just handled.
-    pub event: String,
-    /// What is wrong.
-    pub what: String,
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "invariant violated at {} ns after {}: {}",
-            self.time, self.event, self.what
-        )
-    }
-}
+pub use crate::sim::Violation;
 
 /// Runs every check; the first failure's message.
 pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
@@ -158,15 +138,15 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
     for task in &sim.tasks {
         let q = seen[task.se.idx()];
         let class = sim.class_of(task.id);
-        if class != crate::core::Class::Fair {
+        if class != crate::rq::Class::Fair {
             // RT / deadline: on its CPU's queue of that class iff runnable
             // (a throttled deadline task waits for its timer off-queue).
             let rq = &sim.rqs[task.cpu.idx()];
             let on_rt = rq.rt.queue.iter().any(|&(_, _, t)| t == task.id);
             let on_dl = rq.dl.queue.iter().any(|&(_, _, t)| t == task.id);
-            let want_rt = task.state == TaskState::Runnable && class == crate::core::Class::Rt;
+            let want_rt = task.state == TaskState::Runnable && class == crate::rq::Class::Rt;
             let want_dl = task.state == TaskState::Runnable
-                && class == crate::core::Class::Dl
+                && class == crate::rq::Class::Dl
                 && !task.dl.throttled;
             if q.is_some() || on_rt != want_rt || on_dl != want_dl {
                 return Err(format!(
@@ -316,7 +296,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         match rq.curr {
-            Some(t) if sim.class_of(t) != crate::core::Class::Fair => {
+            Some(t) if sim.class_of(t) != crate::rq::Class::Fair => {
                 if root.curr.is_some() {
                     return Err(format!(
                         "CPU {cpu}: runs an RT/deadline task but the fair root queue has a curr"

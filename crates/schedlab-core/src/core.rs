@@ -19,7 +19,6 @@
 //! exactly the time the scheduler takes. Idle-exit and IPI latencies are
 //! delays, not CPU time.
 
-use crate::engine::Sim;
 use crate::event::Event;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
@@ -27,33 +26,11 @@ use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
 use crate::features::PreemptModel;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
+use crate::rq::Class;
+use crate::sim::Sim;
+use crate::stats::Path;
 use crate::task::{Resume, TaskState};
 use crate::time::Nanos;
-
-/// Scheduling class of a task, by its effective prio (`p->sched_class`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Class {
-    /// SCHED_DEADLINE (prio < 0).
-    Dl,
-    /// SCHED_FIFO / SCHED_RR, or a task PI-boosted to an RT prio.
-    Rt,
-    /// SCHED_NORMAL / BATCH / IDLE.
-    Fair,
-}
-
-impl Class {
-    /// The class a kernel prio belongs to.
-    #[inline]
-    pub fn of_prio(p: i32) -> Class {
-        if p < 0 {
-            Class::Dl
-        } else if p < crate::rt::MAX_RT_PRIO {
-            Class::Rt
-        } else {
-            Class::Fair
-        }
-    }
-}
 
 /// A tracepoint to emit, by ids.
 enum Tp {
@@ -68,25 +45,6 @@ enum Tp {
     Migrate(TaskId, CpuId, CpuId),
     /// A `trace_marker` write by the running task.
     Print(String),
-}
-
-/// A scheduler path that costs CPU time (the profile's rows).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Path {
-    /// `__schedule` + context switch.
-    ContextSwitch,
-    /// `try_to_wake_up`.
-    Wakeup,
-    /// Periodic balancing (`sched_balance_rq` from the softirq).
-    Balance,
-    /// Newidle balancing.
-    Newidle,
-    /// The `sched_balance_running` cmpxchg and its release.
-    BalanceAtomic,
-    /// STEAL's search and move.
-    Steal,
-    /// CFS bandwidth control's walks and timers.
-    Throttle,
 }
 
 impl<S: Sink> Sim<S> {

@@ -35,77 +35,15 @@
 //! reclaiming, no `dl_server` for fair tasks; the replenishment timer has
 //! no slack; push/pull costs are not charged.
 
-use crate::core::Class;
-use crate::engine::{Sim, SimError};
 use crate::event::Event;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
+use crate::program::check_dl_params;
 use crate::program::{DlParams, Policy, Workload};
+use crate::rq::Class;
+use crate::sim::{Sim, SimError};
+use crate::task::DlState;
 use crate::time::Nanos;
-use std::collections::BTreeSet;
-
-/// Smallest runtime accepted (`1 << DL_SCALE` ns).
-pub const DL_MIN_RUNTIME_NS: Nanos = 1024;
-/// `sysctl_sched_dl_period_min` (100 µs).
-pub const DL_PERIOD_MIN_NS: Nanos = 100_000;
-/// `sysctl_sched_dl_period_max` (4 s).
-pub const DL_PERIOD_MAX_NS: Nanos = 4_000_000_000;
-
-/// A CPU's deadline runqueue (`struct dl_rq`).
-#[derive(Clone, Debug, Default)]
-pub struct DlRq {
-    /// Queued deadline tasks by (absolute deadline, arrival); curr stays.
-    pub queue: BTreeSet<(Nanos, u64, TaskId)>,
-}
-
-/// A task's deadline-class state (`struct sched_dl_entity`).
-#[derive(Clone, Debug, Default)]
-pub struct DlState {
-    /// Parameters (None while the task is not a deadline task).
-    pub params: Option<DlParams>,
-    /// Remaining runtime in the current period.
-    pub runtime: i64,
-    /// Absolute deadline.
-    pub deadline: Nanos,
-    /// Out of runtime, waiting for the replenishment timer.
-    pub throttled: bool,
-    /// Generation of the armed replenishment timer.
-    pub timer_gen: u32,
-    /// Arrival stamp in its queue.
-    pub seq: u64,
-    /// Deadlines missed (a replenishment found the deadline already past).
-    pub misses: u64,
-    /// Replenishments.
-    pub periods: u64,
-}
-
-/// Checks one parameter set as `sched_setattr` does (`__checkparam_dl`).
-pub fn check_params(p: &DlParams) -> Result<(), String> {
-    if p.runtime_ns < DL_MIN_RUNTIME_NS {
-        return Err(format!("dl-runtime {} ns is below 1024 ns", p.runtime_ns));
-    }
-    if p.deadline_ns < p.runtime_ns {
-        return Err(format!(
-            "dl-deadline {} µs is shorter than dl-runtime {} µs",
-            p.deadline_ns / 1000,
-            p.runtime_ns / 1000
-        ));
-    }
-    if p.period_ns < p.deadline_ns {
-        return Err(format!(
-            "dl-period {} µs is shorter than dl-deadline {} µs",
-            p.period_ns / 1000,
-            p.deadline_ns / 1000
-        ));
-    }
-    if p.period_ns < DL_PERIOD_MIN_NS || p.period_ns > DL_PERIOD_MAX_NS {
-        return Err(format!(
-            "dl-period {} µs is outside 100 µs..4 s",
-            p.period_ns / 1000
-        ));
-    }
-    Ok(())
-}
 
 /// Admission control over a whole workload: each deadline task counts
 /// with the largest bandwidth it ever asks for.
@@ -131,7 +69,7 @@ pub fn admit(w: &Workload, ncpu: usize) -> Result<(), SimError> {
         }
         let mut bw = 0.0f64;
         for p in sets {
-            check_params(p).map_err(|e| {
+            check_dl_params(p).map_err(|e| {
                 SimError::Workload(format!(
                     "task '{}': {e} (sched_setattr would fail with EINVAL)",
                     t.name
@@ -492,42 +430,5 @@ impl<S: Sink> Sim<S> {
             self.tasks[t.idx()].dl.runtime = 0;
             self.dl_throttle(t, cpu);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(q: u64, d: u64, per: u64) -> DlParams {
-        DlParams {
-            runtime_ns: q * 1000,
-            deadline_ns: d * 1000,
-            period_ns: per * 1000,
-        }
-    }
-
-    #[test]
-    fn parameter_checks() {
-        assert!(check_params(&p(10_000, 100_000, 100_000)).is_ok());
-        assert!(check_params(&p(10_000, 5_000, 100_000))
-            .unwrap_err()
-            .contains("shorter than dl-runtime"));
-        assert!(check_params(&p(10_000, 100_000, 50_000))
-            .unwrap_err()
-            .contains("shorter than dl-deadline"));
-        assert!(check_params(&p(10, 50, 50))
-            .unwrap_err()
-            .contains("outside"));
-        assert!(check_params(&p(10_000, 100_000, 5_000_000))
-            .unwrap_err()
-            .contains("outside"));
-        assert!(check_params(&DlParams {
-            runtime_ns: 1000,
-            deadline_ns: 1_000_000,
-            period_ns: 1_000_000
-        })
-        .unwrap_err()
-        .contains("1024"));
     }
 }

@@ -7,8 +7,6 @@
 //! context at the time the task really has the CPU (after the context
 //! switch cost), so measured latencies include the scheduler's own costs.
 
-use crate::core::Class;
-use crate::engine::Sim;
 use crate::fair::eevdf;
 use crate::fair::eevdf::EnqueueKind;
 use crate::fair::weight::task_weight;
@@ -16,6 +14,8 @@ use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
+use crate::rq::Class;
+use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
 use crate::time::{Nanos, NSEC_PER_USEC};

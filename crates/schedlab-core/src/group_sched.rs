@@ -18,7 +18,6 @@
 //!   `load_avg` (as without CONFIG_FAIR_GROUP_SCHED); tasks in groups use
 //!   `task_h_load`.
 
-use crate::engine::{Sim, SimError};
 use crate::fair::bandwidth::CfsBandwidth;
 use crate::fair::eevdf::{self, EnqueueKind};
 use crate::fair::group::{calc_group_shares, tg_load_delta, TaskGroup};
@@ -26,6 +25,7 @@ use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
 use crate::observe::Sink;
 use crate::program::Workload;
 use crate::rq::{CfsRq, SchedEntity};
+use crate::sim::{Sim, SimError};
 use crate::task::TaskState;
 
 /// Deepest hierarchy accepted (levels below the root).
@@ -401,7 +401,7 @@ impl<S: Sink> Sim<S> {
         }
         debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
         self.update_curr_task(cpu);
-        let fair = self.class_of(t) == crate::core::Class::Fair;
+        let fair = self.class_of(t) == crate::rq::Class::Fair;
         if fair {
             self.put_prev_path(t, None);
         }

@@ -39,6 +39,7 @@ pub mod program;
 pub mod rng;
 pub mod rq;
 pub mod rt;
+pub mod sim;
 pub mod stats;
 pub mod task;
 pub mod time;

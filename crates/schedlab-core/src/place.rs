@@ -9,12 +9,12 @@
 //! (`update_idle_cpu_scan`, kernel-model.md §5.3) until periodic balancing
 //! exists.
 
-use crate::engine::Sim;
 use crate::fair::select::{self, CpuView, PlaceTask, Waker};
 use crate::ids::{CpuId, TaskId};
 use crate::machine::domains::SchedDomains;
 use crate::machine::Machine;
 use crate::observe::Sink;
+use crate::sim::Sim;
 use crate::time::NSEC_PER_SEC;
 
 impl<S: Sink> CpuView for Sim<S> {

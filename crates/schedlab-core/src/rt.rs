@@ -31,46 +31,21 @@
 //! cgroup), no `rto_push_ipi` chain (pulls look at every overloaded CPU
 //! directly), costs of push/pull are not charged.
 
-use crate::core::Class;
-use crate::engine::Sim;
 use crate::event::Event;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
 use crate::program::Policy;
+use crate::rq::Class;
+use crate::rq::MAX_RT_PRIO;
+use crate::sim::Sim;
 use crate::time::Nanos;
-use std::collections::BTreeSet;
 
-/// Kernel prio of the first non-RT priority (`MAX_RT_PRIO`).
-pub const MAX_RT_PRIO: i32 = 100;
 /// `sched_rr_timeslice` (`RR_TIMESLICE`, 100 ms).
 pub const RR_TIMESLICE_NS: Nanos = 100_000_000;
 /// `sched_rt_period_us`.
 pub const RT_PERIOD_NS: Nanos = 1_000_000_000;
 /// `sched_rt_runtime_us`.
 pub const RT_RUNTIME_NS: Nanos = 950_000_000;
-
-/// A CPU's RT runqueue (`struct rt_rq`).
-#[derive(Clone, Debug, Default)]
-pub struct RtRq {
-    /// Runnable RT tasks by (prio, arrival); curr stays in it.
-    pub queue: BTreeSet<(i32, u64, TaskId)>,
-    /// RT runtime used in the current period (`rt_time`).
-    pub rt_time: Nanos,
-    /// Out of RT runtime until the next period (`rt_throttled`).
-    pub throttled: bool,
-}
-
-impl RtRq {
-    /// `highest_prio.curr`: the best queued prio, `MAX_RT_PRIO` if none.
-    pub fn highest_prio(&self) -> i32 {
-        self.queue.first().map_or(MAX_RT_PRIO, |&(p, _, _)| p)
-    }
-}
-
-/// Kernel prio of an RT policy at `rt_priority` (1..99).
-pub fn rt_prio(rt_priority: i32) -> i32 {
-    MAX_RT_PRIO - 1 - rt_priority.clamp(1, 99)
-}
 
 impl<S: Sink> Sim<S> {
     fn rt_key(&self, t: TaskId) -> (i32, u64, TaskId) {
@@ -374,25 +349,5 @@ impl<S: Sink> Sim<S> {
         }
         let at = self.now + RT_PERIOD_NS;
         self.queue.push(at, Event::RtPeriod);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rt_priorities_map_to_kernel_prio() {
-        assert_eq!(rt_prio(99), 0);
-        assert_eq!(rt_prio(1), 98);
-        assert_eq!(rt_prio(10), 89);
-        let mut q = RtRq::default();
-        assert_eq!(q.highest_prio(), MAX_RT_PRIO);
-        q.queue.insert((89, 2, TaskId(0)));
-        q.queue.insert((50, 3, TaskId(1)));
-        q.queue.insert((50, 1, TaskId(2)));
-        // Best prio first, then arrival order within it.
-        assert_eq!(q.highest_prio(), 50);
-        assert_eq!(q.queue.first().unwrap().2, TaskId(2));
     }
 }

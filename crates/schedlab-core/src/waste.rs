@@ -9,33 +9,11 @@
 //! Sampling keeps the cost independent of the event rate; the figure is an
 //! estimate with a resolution of one period per idle interval.
 
-use crate::engine::Sim;
 use crate::ids::CpuId;
 use crate::machine::CpuMask;
 use crate::observe::Sink;
-use crate::time::{Nanos, NSEC_PER_USEC};
-
-/// Sampling period of the wasted-CPU metric.
-pub const WASTE_SAMPLE_NS: Nanos = 250 * NSEC_PER_USEC;
-
-/// Wasted idle time, per CPU and per domain level.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Waste {
-    /// Per CPU.
-    pub per_cpu: Vec<Nanos>,
-    /// Per domain index (0 = lowest level of each CPU).
-    pub per_level: Vec<Nanos>,
-    /// Wasted time of idle CPUs that could help only outside all their
-    /// domains (not possible on a connected machine; kept for honesty).
-    pub beyond_domains: Nanos,
-}
-
-impl Waste {
-    /// Total wasted idle time.
-    pub fn total(&self) -> Nanos {
-        self.per_cpu.iter().sum()
-    }
-}
+use crate::sim::Sim;
+use crate::stats::WASTE_SAMPLE_NS;
 
 impl<S: Sink> Sim<S> {
     /// One sample of the wasted-CPU metric.
