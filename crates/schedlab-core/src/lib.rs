@@ -19,26 +19,19 @@
 #![warn(missing_docs)]
 
 pub mod atomics;
-pub mod balance;
-pub mod bandwidth;
 pub mod check;
 pub mod config;
-pub mod core;
-pub mod dl;
 pub mod engine;
 pub mod event;
-mod exec;
 pub mod fair;
 pub mod features;
-pub mod group_sched;
 pub mod ids;
 pub mod machine;
 pub mod observe;
-mod place;
 pub mod program;
 pub mod rng;
 pub mod rq;
-pub mod rt;
+pub mod sched;
 pub mod sim;
 pub mod stats;
 pub mod task;

@@ -22,11 +22,11 @@
 use crate::event::Event;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
-use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
 use crate::features::PreemptModel;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
 use crate::rq::Class;
+use crate::sched::fair::FairPick;
 use crate::sim::Sim;
 use crate::stats::Path;
 use crate::task::{Resume, TaskState};
@@ -189,42 +189,6 @@ impl<S: Sink> Sim<S> {
         Class::of_prio(self.tasks[t.idx()].prio)
     }
 
-    /// `update_curr` of the fair class for the running fair task `t`.
-    fn update_curr_fair(&mut self, cpu: CpuId, t: TaskId) {
-        let mut e = self.tasks[t.idx()].se;
-        let mut total = CurrUpdate::default();
-        let mut first = true;
-        loop {
-            let q = self.se_cfs_rq(e);
-            let u = eevdf::update_curr(&mut self.cfs[q.idx()], &mut self.ents, self.now, &self.p);
-            if first {
-                total.delta_exec = u.delta_exec;
-                first = false;
-            }
-            total.resched |= u.resched;
-            if u.delta_exec > 0 && self.cfs[q.idx()].bw.enabled {
-                self.account_cfs_rq_runtime(q, u.delta_exec);
-            }
-            match self.se_parent(e) {
-                Some(p) => e = p,
-                None => break,
-            }
-        }
-        self.account(cpu, total);
-    }
-
-    /// `update_load_avg` for a task's entities and their queues (and the
-    /// group entities' weights, `update_cfs_group`).
-    fn update_load_avg(&mut self, t: TaskId) {
-        let path = self.task_path(t);
-        for (i, &e) in path.as_slice().iter().enumerate() {
-            if i > 0 {
-                self.update_cfs_group(e);
-            }
-            self.update_load_avg_se(e);
-        }
-    }
-
     /// When a task set running on `cpu` now starts running user code: after
     /// the scheduler work already pending there (not the task's time).
     #[inline]
@@ -330,7 +294,7 @@ impl<S: Sink> Sim<S> {
         }
         self.update_curr_task(cpu);
         match self.class_of(t) {
-            Class::Fair => self.update_load_avg(t),
+            Class::Fair => self.task_tick_fair(t),
             Class::Rt => self.task_tick_rt(cpu, t),
             Class::Dl => {}
         }
@@ -554,28 +518,11 @@ impl<S: Sink> Sim<S> {
             if let Some(t) = self.pick_rt(cpu) {
                 break Some(t);
             }
-            let Some((t, throttled)) = self.pick_task_fair(cpu) else {
-                // Nothing queued: newidle balance before going idle, and
-                // pick again if it pulled something.
-                if !tried_newidle {
-                    tried_newidle = true;
-                    if self.sched_balance_newidle(cpu) || self.try_steal(cpu) {
-                        continue;
-                    }
-                }
-                break None;
-            };
-            let se = self.tasks[t.idx()].se;
-            if self.ents[se.idx()].sched_delayed {
-                self.dequeue_task(t, false);
-                continue;
+            match self.pick_next_task_fair(cpu, &mut tried_newidle) {
+                FairPick::Task(t) => break Some(t),
+                FairPick::Again => continue,
+                FairPick::Idle => break None,
             }
-            if throttled {
-                // Per-task throttling: the task parks itself on its way
-                // back to user space (task_throttle_setup_work).
-                self.tasks[t.idx()].throttle_work = true;
-            }
-            break Some(t);
         };
         if next.is_some() && next == prev {
             // Re-picked: no switch (put_prev_set_next_task returns early), but
@@ -593,7 +540,7 @@ impl<S: Sink> Sim<S> {
         let fair_prev = prev.filter(|&p| self.class_of(p) == Class::Fair);
         if let Some(p) = prev {
             if fair_prev.is_some() {
-                self.put_prev_path(p, fair_next);
+                self.put_prev_task_fair(p, fair_next);
             }
             let task = &mut self.tasks[p.idx()];
             if task.state == TaskState::Runnable {
@@ -608,7 +555,7 @@ impl<S: Sink> Sim<S> {
             self.cfs_tasks_seq += 1;
             self.tasks[n.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
             if fair_next.is_some() {
-                self.set_next_path(n, fair_prev);
+                self.set_next_task_fair(n, fair_prev);
             } else {
                 self.ents[self.tasks[n.idx()].se.idx()].exec_start = self.run_start(cpu);
             }
@@ -673,82 +620,6 @@ impl<S: Sink> Sim<S> {
         }
     }
 
-    /// `pick_task_fair`: from `rq->cfs` down through group entities to a
-    /// task. Bandwidth is checked at each level on the way: legacy
-    /// throttling dequeues a level that ran out and restarts the pick;
-    /// per-task and unified throttling report whether any level of the
-    /// chosen hierarchy is throttled.
-    fn pick_task_fair(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
-        let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
-        'again: loop {
-            let mut q = self.rqs[cpu.idx()].cfs;
-            let mut throttled = false;
-            loop {
-                if self.cfs[q.idx()].bw.enabled {
-                    let t = self.check_cfs_rq_runtime(q);
-                    if t && legacy {
-                        continue 'again;
-                    }
-                    throttled |= t;
-                }
-                let e = eevdf::pick_eevdf(&self.cfs[q.idx()], &self.ents, true)?;
-                match self.ents[e.idx()].my_q {
-                    Some(child) => q = child,
-                    None => {
-                        return Some((self.ents[e.idx()].task.expect("task entity"), throttled))
-                    }
-                }
-            }
-        }
-    }
-
-    /// `put_prev_task_fair` for `prev`, up to the level it shares with
-    /// `next` (the rest of the path stays curr).
-    pub(crate) fn put_prev_path(&mut self, prev: TaskId, next: Option<TaskId>) {
-        let now = self.now;
-        let pp = self.task_path(prev);
-        let keep = match next {
-            Some(n) if pp.as_slice().len() > 1 => {
-                common_suffix(pp.as_slice(), self.task_path(n).as_slice())
-            }
-            _ => 0,
-        };
-        let ents = pp.as_slice();
-        for &e in &ents[..ents.len() - keep] {
-            let q = self.se_cfs_rq(e);
-            let u = eevdf::put_prev_entity(&mut self.cfs[q.idx()], &mut self.ents, now, &self.p);
-            debug_assert_eq!(u.delta_exec, 0, "update_curr_task ran first");
-            let _ = u;
-            if self.cfs[q.idx()].bw.enabled
-                && self.cfg.features.throttle == crate::features::Throttle::Legacy
-            {
-                self.check_cfs_rq_runtime(q);
-            }
-        }
-        self.update_load_avg(prev);
-    }
-
-    /// `set_next_task_fair` for `next`, down from the level it shares with
-    /// `prev`.
-    pub(crate) fn set_next_path(&mut self, next: TaskId, prev: Option<TaskId>) {
-        debug_assert_eq!(self.class_of(next), Class::Fair);
-        let np = self.task_path(next);
-        let keep = match prev {
-            Some(p) if np.as_slice().len() > 1 => {
-                common_suffix(np.as_slice(), self.task_path(p).as_slice())
-            }
-            _ => 0,
-        };
-        let ents = np.as_slice();
-        // Scheduler work still pending on this CPU is not the task's time.
-        let start = self.run_start(self.tasks[next.idx()].cpu);
-        for &e in ents[..ents.len() - keep].iter().rev() {
-            let q = self.se_cfs_rq(e);
-            eevdf::set_next_entity(&mut self.cfs[q.idx()], &mut self.ents, e, start, &self.p);
-        }
-        self.update_load_avg(next);
-    }
-
     // ------------------------------------------------------ enqueue/dequeue
 
     /// `enqueue_task_fair`: queue `t`'s entity on its group's queue of
@@ -784,156 +655,6 @@ impl<S: Sink> Sim<S> {
                 self.dequeue_dl(t);
                 Dequeued::Gone
             }
-        }
-    }
-
-    fn enqueue_task_fair(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
-        let now = self.now;
-        // Every level's running entity is brought up to date first, so the
-        // per-level update_curr calls below find nothing to charge.
-        self.update_curr_task(cpu);
-        let se = self.tasks[t.idx()].se;
-        let tq = self.task_cfs_rq(t);
-        // Bring the queue's PELT up to date, attach a fresh/migrated entity.
-        {
-            let cfs = &mut self.cfs[tq.idx()];
-            cfs.avg.update(
-                now,
-                cfs.load_weight,
-                cfs.h_nr_queued as u64,
-                cfs.curr.is_some(),
-                1,
-            );
-            let e = &mut self.ents[se.idx()];
-            if e.avg.last_update_time == 0 {
-                e.avg.last_update_time = now & !1023;
-                cfs.avg.attach(&e.avg);
-            }
-        }
-        let mut e = se;
-        let mut k = kind;
-        loop {
-            if self.ents[e.idx()].on_rq {
-                break;
-            }
-            let q = self.se_cfs_rq(e);
-            let u =
-                eevdf::enqueue_entity(&mut self.cfs[q.idx()], &mut self.ents, e, k, now, &self.p);
-            self.account(cpu, u);
-            if self.cfs[q.idx()].nr_queued == 1 && self.cfs[q.idx()].bw.enabled {
-                self.check_enqueue_throttle(q);
-            }
-            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
-                break;
-            }
-            k = EnqueueKind::Wakeup;
-            match self.se_parent(e) {
-                Some(p) => e = p,
-                None => break,
-            }
-        }
-        let idle = self.ents[se.idx()].idle as i32;
-        let reached_root = self.add_h_counts(tq, 1, 1, idle);
-        self.cfs_tasks_seq += 1;
-        self.tasks[t.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
-        if reached_root {
-            self.rqs[cpu.idx()].nr_running += 1;
-            if self.rqs[cpu.idx()].nr_running >= 2 {
-                self.rd_overloaded = true;
-            }
-        }
-        self.update_load_avg(t);
-        self.sync_overload(cpu);
-    }
-
-    /// Takes `t` off its CPU's queue (it stays curr until the next
-    /// schedule). A `sleep` of an ineligible task is delayed
-    /// (DELAY_DEQUEUE): it stays queued but no longer counts as runnable.
-    /// Group entities whose queue becomes empty leave their parents.
-    fn dequeue_task_fair(&mut self, t: TaskId, sleep: bool) -> Dequeued {
-        let now = self.now;
-        let cpu = self.tasks[t.idx()].cpu;
-        self.update_curr_task(cpu);
-        let tq = self.task_cfs_rq(t);
-        let se = self.tasks[t.idx()].se;
-        self.update_load_avg(t);
-        let was_delayed = self.ents[se.idx()].sched_delayed;
-        let (u, d) = eevdf::dequeue_entity(
-            &mut self.cfs[tq.idx()],
-            &mut self.ents,
-            se,
-            sleep,
-            now,
-            &self.p,
-        );
-        self.account(cpu, u);
-        if d == Dequeued::Delayed {
-            self.add_h_counts(tq, 0, -1, 0);
-            self.sync_overload(cpu);
-            return d;
-        }
-        // Group entities whose queue went empty leave their parent.
-        let mut q = tq;
-        loop {
-            if self.cfs[q.idx()].nr_queued == 0 && self.cfs[q.idx()].bw.enabled {
-                self.return_cfs_rq_runtime(q);
-            }
-            if self.cfs[q.idx()].load_weight > 0 || self.cfs[q.idx()].nr_queued > 0 {
-                break;
-            }
-            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
-                break;
-            }
-            let Some(ge) = self.cfs[q.idx()].se else {
-                break;
-            };
-            if !self.ents[ge.idx()].on_rq {
-                break;
-            }
-            let pq = self.ents[ge.idx()].cfs_rq;
-            let (u, _) = eevdf::dequeue_entity(
-                &mut self.cfs[pq.idx()],
-                &mut self.ents,
-                ge,
-                false,
-                now,
-                &self.p,
-            );
-            self.account(cpu, u);
-            q = pq;
-        }
-        let dr = if was_delayed { 0 } else { -1 };
-        let idle = -(self.ents[se.idx()].idle as i32);
-        if self.add_h_counts(tq, -1, dr, idle) {
-            self.rqs[cpu.idx()].nr_running -= 1;
-        }
-        // PELT of the levels it left.
-        let path = self.task_path(t);
-        for &e in path.as_slice() {
-            let q = self.se_cfs_rq(e);
-            let cfs = &mut self.cfs[q.idx()];
-            cfs.avg.update(
-                now,
-                cfs.load_weight,
-                cfs.h_nr_runnable as u64,
-                cfs.curr.is_some(),
-                1,
-            );
-        }
-        self.sync_overload(cpu);
-        d
-    }
-
-    /// Takes a task's PELT load off the fair queue it is attached to (a
-    /// migration or a switch away from the fair class); it is attached
-    /// again at its next fair enqueue.
-    fn detach_task_load(&mut self, t: TaskId) {
-        let se = self.tasks[t.idx()].se;
-        if self.ents[se.idx()].avg.last_update_time != 0 {
-            let q = self.task_cfs_rq(t).idx();
-            let avg = self.ents[se.idx()].avg.clone();
-            self.cfs[q].avg.detach(&avg);
-            self.ents[se.idx()].avg.last_update_time = 0;
         }
     }
 
@@ -998,7 +719,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         let target = match self.class_of(t) {
-            Class::Fair => self.select_wakeup_cpu(t, waker_cpu, sync),
+            Class::Fair => self.select_task_rq_fair(t, waker_cpu, sync),
             Class::Rt => self.select_task_rq_rt(t, waker_cpu),
             Class::Dl => self.select_task_rq_dl(t),
         };
@@ -1052,7 +773,9 @@ impl<S: Sink> Sim<S> {
         self.wakeup_preempt(cpu, t, exec_cpu, in_task, kind == EnqueueKind::Initial);
     }
 
-    /// `wakeup_preempt` → `wakeup_preempt_fair`.
+    /// `wakeup_preempt`: a woken or newly queued task against the running
+    /// one; across classes the higher class wins, within the fair class
+    /// [`Sim::wakeup_preempt_fair`] decides.
     pub(crate) fn wakeup_preempt(
         &mut self,
         cpu: CpuId,
@@ -1095,34 +818,7 @@ impl<S: Sink> Sim<S> {
             }
             return;
         }
-        if rq.need_resched || !self.cfg.features.wakeup_preemption {
-            return;
-        }
-        if self.tasks[t.idx()].state == TaskState::Throttled {
-            return;
-        }
-        self.update_curr_task(cpu);
-        let (se, pse) = self.find_matching_se(self.tasks[curr.idx()].se, self.tasks[t.idx()].se);
-        let q = self.se_cfs_rq(se).idx();
-        let ctx = WakeupCtx {
-            wakee_policy: self.tasks[t.idx()].policy,
-            fork,
-            in_task,
-            preempt_short: self.cfg.features.preempt_short,
-            run_to_parity: self.cfg.features.run_to_parity,
-        };
-        match preempt::wakeup_preempt_fair(&self.cfs[q], &self.ents, se, pse, &ctx) {
-            PreemptDecision::Preempt { cancel_protect } => {
-                if cancel_protect {
-                    eevdf::cancel_protect_slice(&mut self.ents, se);
-                }
-                self.resched_curr(cpu, true, exec_cpu);
-            }
-            PreemptDecision::ShrinkProtect => {
-                eevdf::update_protect_slice(&self.cfs[q], &mut self.ents, se)
-            }
-            PreemptDecision::None => {}
-        }
+        self.wakeup_preempt_fair(cpu, t, curr, exec_cpu, in_task, fork);
     }
 
     /// `wake_up_new_task`: first placement (fork slow path) and wakeup.
@@ -1159,7 +855,7 @@ impl<S: Sink> Sim<S> {
     /// affinity no longer allows its CPU), by class.
     pub(crate) fn select_task_rq_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
         match self.class_of(t) {
-            Class::Fair => self.select_fork_cpu(t, this),
+            Class::Fair => self.select_task_rq_fair_fork(t, this),
             Class::Rt => {
                 // A new task's CPU is not meaningful yet: start from `this`.
                 self.tasks[t.idx()].cpu = this;
@@ -1194,7 +890,7 @@ impl<S: Sink> Sim<S> {
         self.update_curr_task(cpu);
         let old = self.class_of(t);
         if old == Class::Fair {
-            self.put_prev_path(t, None);
+            self.put_prev_task_fair(t, None);
         }
         self.dequeue_task(t, false);
         let se = self.tasks[t.idx()].se;
@@ -1230,7 +926,7 @@ impl<S: Sink> Sim<S> {
         };
         self.enqueue_task(t, cpu, kind);
         if new == Class::Fair {
-            self.set_next_path(t, None);
+            self.set_next_task_fair(t, None);
         } else {
             self.ents[se.idx()].exec_start = self.run_start(cpu);
         }
@@ -1304,7 +1000,7 @@ impl<S: Sink> Sim<S> {
             if running {
                 self.update_curr_task(cpu);
                 if old == Class::Fair {
-                    self.put_prev_path(t, None);
+                    self.put_prev_task_fair(t, None);
                 }
             }
             self.dequeue_task(t, false);
@@ -1319,7 +1015,7 @@ impl<S: Sink> Sim<S> {
             self.enqueue_task(t, cpu, EnqueueKind::Migrate);
             if running {
                 if new == Class::Fair {
-                    self.set_next_path(t, None);
+                    self.set_next_task_fair(t, None);
                 } else {
                     self.ents[se.idx()].exec_start = self.run_start(cpu);
                 }
@@ -1424,12 +1120,3 @@ impl<S: Sink> Sim<S> {
 /// Longest priority-inheritance chain followed (`max_lock_depth` is 1024;
 /// rt-app's workloads never come close).
 const MAX_PI_CHAIN: usize = 64;
-
-/// How many entities at the top of two bottom-up paths are the same.
-fn common_suffix(a: &[crate::ids::EntityId], b: &[crate::ids::EntityId]) -> usize {
-    a.iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count()
-}

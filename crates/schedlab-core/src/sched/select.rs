@@ -9,7 +9,7 @@
 //! (`update_idle_cpu_scan`, kernel-model.md §5.3) until periodic balancing
 //! exists.
 
-use crate::fair::select::{self, CpuView, PlaceTask, Waker};
+use crate::fair::select::CpuView;
 use crate::ids::{CpuId, TaskId};
 use crate::machine::domains::SchedDomains;
 use crate::machine::Machine;
@@ -95,7 +95,7 @@ impl<S: Sink> CpuView for Sim<S> {
 
 impl<S: Sink> Sim<S> {
     /// `record_wakee` for the task running on `waker_cpu` (or its idle task).
-    fn record_wakee(&mut self, waker_cpu: CpuId, p: TaskId) -> (u32, u64) {
+    pub(crate) fn record_wakee(&mut self, waker_cpu: CpuId, p: TaskId) -> (u32, u64) {
         let now = self.now;
         let rq = &mut self.rqs[waker_cpu.idx()];
         let (w, load) = match rq.curr {
@@ -114,49 +114,6 @@ impl<S: Sink> Sim<S> {
             w.flips += 1;
         }
         (w.flips, load)
-    }
-
-    /// `select_task_rq_fair` for a wakeup of `t` done on `waker_cpu`, with
-    /// its side effects applied.
-    pub(crate) fn select_wakeup_cpu(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) -> CpuId {
-        let (flips, load) = self.record_wakee(waker_cpu, t);
-        let task = &self.tasks[t.idx()];
-        let p = PlaceTask {
-            allowed: &task.cpus_allowed,
-            prev: task.cpu,
-            recent_used_cpu: task.recent_used_cpu,
-            wakee_flips: task.wakee.flips,
-            load: self.ents[task.se.idx()].avg.load_avg,
-        };
-        // WF_SYNC only counts when the waker is a running task.
-        let sync = sync && self.rqs[waker_cpu.idx()].curr.is_some();
-        let w = Waker {
-            cpu: waker_cpu,
-            wakee_flips: flips,
-            load,
-            sync,
-        };
-        let out = select::select_task_rq_wakeup(self, &p, &w);
-        self.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;
-        if let Some(c) = out.clear_idle_cores {
-            if let Some(i) = self.domains.shortcuts(c).llc_shared {
-                self.llc_state[i].has_idle_cores = false;
-            }
-        }
-        out.cpu
-    }
-
-    /// The fork/exec slow path for `t` created on `this`.
-    pub(crate) fn select_fork_cpu(&mut self, t: TaskId, this: CpuId) -> CpuId {
-        let task = &self.tasks[t.idx()];
-        let p = PlaceTask {
-            allowed: &task.cpus_allowed,
-            prev: this,
-            recent_used_cpu: this,
-            wakee_flips: 0,
-            load: self.ents[task.se.idx()].avg.load_avg,
-        };
-        select::select_task_rq_fork(self, &p, this)
     }
 
     /// `__update_idle_core`: a CPU went idle; if its whole core is idle, the

@@ -38,55 +38,11 @@
 use crate::event::Event;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
-use crate::program::check_dl_params;
-use crate::program::{DlParams, Policy, Workload};
+use crate::program::DlParams;
 use crate::rq::Class;
-use crate::sim::{Sim, SimError};
+use crate::sim::Sim;
 use crate::task::DlState;
 use crate::time::Nanos;
-
-/// Admission control over a whole workload: each deadline task counts
-/// with the largest bandwidth it ever asks for.
-pub fn admit(w: &Workload, ncpu: usize) -> Result<(), SimError> {
-    let mut total = 0.0f64;
-    for t in &w.tasks {
-        let mut sets: Vec<&DlParams> = Vec::new();
-        if t.policy == Policy::Deadline {
-            match &t.dl {
-                Some(p) => sets.push(p),
-                None => {
-                    return Err(SimError::Workload(format!(
-                        "task '{}': SCHED_DEADLINE without dl-runtime (sched_setattr would fail with EINVAL)",
-                        t.name
-                    )))
-                }
-            }
-        }
-        for ph in &t.program.phases {
-            if let (Some((Policy::Deadline, _)), Some(p)) = (ph.sched, &ph.dl) {
-                sets.push(p);
-            }
-        }
-        let mut bw = 0.0f64;
-        for p in sets {
-            check_dl_params(p).map_err(|e| {
-                SimError::Workload(format!(
-                    "task '{}': {e} (sched_setattr would fail with EINVAL)",
-                    t.name
-                ))
-            })?;
-            bw = bw.max(p.runtime_ns as f64 / p.period_ns as f64);
-        }
-        total += bw;
-    }
-    let cap = 0.95 * ncpu as f64;
-    if total > cap + 1e-9 {
-        return Err(SimError::Workload(format!(
-            "SCHED_DEADLINE admission control: the deadline tasks ask for {total:.3} CPUs of bandwidth, more than 95 % of {ncpu} CPUs ({cap:.2}); sched_setattr would fail with EBUSY"
-        )));
-    }
-    Ok(())
-}
 
 impl<S: Sink> Sim<S> {
     fn dl_key(&self, t: TaskId) -> (Nanos, u64, TaskId) {

@@ -471,7 +471,7 @@ impl<S: Sink> Sim<S> {
         let (cur_policy, cur_nice) = (task.policy, task.nice);
         if let Some(path) = group {
             let g =
-                crate::group_sched::group_by_path(&self.groups, &path).expect("checked at set-up");
+                crate::sched::group::group_by_path(&self.groups, &path).expect("checked at set-up");
             self.move_task_group(cpu, t, g);
         }
         if let Some((policy, nice)) = sched {

@@ -1,5 +1,4 @@
-//! Group scheduling on the simulator: building the task-group hierarchy
-//! from the workload, walking a task's entities from its own queue up to
+//! Group scheduling on the simulator: walking a task's entities from its own queue up to
 //! `rq->cfs`, hierarchical task counts, group entity weights
 //! (`update_cfs_group`), group load publishing and `task_h_load`, and
 //! moving a task between groups (`sched_move_task`).
@@ -18,14 +17,11 @@
 //!   `load_avg` (as without CONFIG_FAIR_GROUP_SCHED); tasks in groups use
 //!   `task_h_load`.
 
-use crate::fair::bandwidth::CfsBandwidth;
 use crate::fair::eevdf::{self, EnqueueKind};
 use crate::fair::group::{calc_group_shares, tg_load_delta, TaskGroup};
 use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
 use crate::observe::Sink;
-use crate::program::Workload;
-use crate::rq::{CfsRq, SchedEntity};
-use crate::sim::{Sim, SimError};
+use crate::sim::Sim;
 use crate::task::TaskState;
 
 /// Deepest hierarchy accepted (levels below the root).
@@ -44,103 +40,6 @@ impl SePath {
     pub fn as_slice(&self) -> &[EntityId] {
         &self.ents[..self.len]
     }
-}
-
-/// Builds the groups of a workload: the root group over the CPUs' root
-/// queues, then, per listed group and CPU, a queue and a group entity.
-/// Returns the groups; queues and entities are appended to the arenas.
-pub(crate) fn build_groups(
-    workload: &Workload,
-    n: usize,
-    base_slice: crate::time::Nanos,
-    cfs: &mut Vec<CfsRq>,
-    ents: &mut Vec<SchedEntity>,
-) -> Result<Vec<TaskGroup>, SimError> {
-    let mut groups = vec![TaskGroup {
-        path: "/".into(),
-        parent: None,
-        depth: 0,
-        shares: 1024,
-        idle: false,
-        cfs_rq: (0..n).map(|c| CfsRqId(c as u32)).collect(),
-        se: Vec::new(),
-        load_avg: 0,
-        bw: None,
-        usage_ns: 0,
-        system_ns: 0,
-        children: Vec::new(),
-    }];
-    for spec in &workload.groups {
-        if groups.iter().any(|g| g.path == spec.path) {
-            return Err(SimError::Workload(format!(
-                "task group '{}' is listed twice",
-                spec.path
-            )));
-        }
-        let parent_path = spec.parent_path();
-        let Some(parent) = groups.iter().position(|g| g.path == parent_path) else {
-            return Err(SimError::Workload(format!(
-                "task group '{}': its parent '{parent_path}' is not listed before it",
-                spec.path
-            )));
-        };
-        let depth = groups[parent].depth + 1;
-        if depth as usize > MAX_GROUP_DEPTH {
-            return Err(SimError::Workload(format!(
-                "task group '{}': more than {MAX_GROUP_DEPTH} levels deep",
-                spec.path
-            )));
-        }
-        let id = GroupId(groups.len() as u32);
-        let mut g = TaskGroup {
-            path: spec.path.clone(),
-            parent: Some(GroupId(parent as u32)),
-            depth,
-            shares: spec.shares,
-            idle: spec.idle,
-            cfs_rq: Vec::with_capacity(n),
-            se: Vec::with_capacity(n),
-            load_avg: 0,
-            bw: spec
-                .quota_ns
-                .map(|q| CfsBandwidth::new(q, spec.period_ns, spec.burst_ns)),
-            usage_ns: 0,
-            system_ns: 0,
-            children: Vec::new(),
-        };
-        let w = g.effective_shares();
-        for c in 0..n {
-            let q = CfsRqId(cfs.len() as u32);
-            let e = EntityId(ents.len() as u32);
-            let parent_q = groups[parent].cfs_rq[c];
-            let parent_se = groups[parent].se.get(c).copied();
-            cfs.push(CfsRq {
-                cpu: CpuId(c as u32),
-                tg: id,
-                se: Some(e),
-                bw: crate::rq::CfsRqBandwidth {
-                    enabled: g.bw.is_some(),
-                    ..Default::default()
-                },
-                ..Default::default()
-            });
-            ents.push(SchedEntity {
-                weight: w,
-                slice: base_slice,
-                cfs_rq: parent_q,
-                my_q: Some(q),
-                parent: parent_se,
-                depth: depth - 1,
-                idle: g.idle,
-                ..Default::default()
-            });
-            g.cfs_rq.push(q);
-            g.se.push(e);
-        }
-        groups[parent].children.push(id);
-        groups.push(g);
-    }
-    Ok(groups)
 }
 
 /// The group a path names.
@@ -403,14 +302,14 @@ impl<S: Sink> Sim<S> {
         self.update_curr_task(cpu);
         let fair = self.class_of(t) == crate::rq::Class::Fair;
         if fair {
-            self.put_prev_path(t, None);
+            self.put_prev_task_fair(t, None);
         }
         self.dequeue_task(t, false);
         self.tasks[t.idx()].group = g;
         self.set_task_rq(t);
         self.enqueue_task(t, cpu, EnqueueKind::Migrate);
         if fair {
-            self.set_next_path(t, None);
+            self.set_next_task_fair(t, None);
         }
         debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Runnable);
         self.resched_curr(cpu, true, cpu);
