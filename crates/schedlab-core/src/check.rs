@@ -54,7 +54,7 @@ pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// An idle CPU with runnable tasks has a reschedule on its way (else the
 /// tasks would wait for ever: a lost wakeup).
 pub fn idle_cpu_with_work_is_woken<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for rq in &sim.rqs {
+    for rq in &sim.sched.rqs {
         let stuck = if rq.rt.throttled {
             rq.rt.queue.len() as u32
         } else {
@@ -73,12 +73,12 @@ pub fn idle_cpu_with_work_is_woken<S: Sink>(sim: &Sim<S>) -> Result<(), String> 
 /// STEAL's per-LLC overload bitmap holds exactly the CPUs with at least
 /// two runnable fair tasks.
 pub fn overload_bitmaps_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for rq in &sim.rqs {
+    for rq in &sim.sched.rqs {
         let Some(i) = sim.domains.shortcuts(rq.cpu).llc_shared else {
             continue;
         };
         let nr = sim.cfs[rq.cfs.idx()].h_nr_runnable;
-        let set = sim.llc_state[i].overload.test(rq.cpu);
+        let set = sim.sched.llc_state[i].overload.test(rq.cpu);
         if set != (nr >= 2) {
             return Err(format!(
                 "CPU {}: overload bit {set} with {nr} runnable tasks",
@@ -92,13 +92,13 @@ pub fn overload_bitmaps_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// Every queued entity is in exactly one cfs_rq (timeline or curr), and it
 /// is the queue of its task's CPU; sleeping and dead tasks are in none.
 pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    let mut seen: Vec<Option<usize>> = vec![None; sim.ents.len()];
+    let mut seen: Vec<Option<usize>> = vec![None; sim.sched.ents.len()];
     for (qi, q) in sim.cfs.iter().enumerate() {
         let listed = q
             .timeline
             .iter()
             .map(|&(_, id)| id)
-            .chain(q.curr.filter(|c| sim.ents[c.idx()].on_rq));
+            .chain(q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq));
         for id in listed {
             if let Some(prev) = seen[id.idx()] {
                 return Err(format!(
@@ -116,7 +116,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
         }
     }
     let mut running_on: Vec<Option<CpuId>> = vec![None; sim.tasks.len()];
-    for rq in &sim.rqs {
+    for rq in &sim.sched.rqs {
         if let Some(t) = rq.curr {
             if let Some(other) = running_on[t.idx()] {
                 return Err(format!(
@@ -141,7 +141,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
         if class != crate::rq::Class::Fair {
             // RT / deadline: on its CPU's queue of that class iff runnable
             // (a throttled deadline task waits for its timer off-queue).
-            let rq = &sim.rqs[task.cpu.idx()];
+            let rq = &sim.sched.rqs[task.cpu.idx()];
             let on_rt = rq.rt.queue.iter().any(|&(_, _, t)| t == task.id);
             let on_dl = rq.dl.queue.iter().any(|&(_, _, t)| t == task.id);
             let want_rt = task.state == TaskState::Runnable && class == crate::rq::Class::Rt;
@@ -154,7 +154,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                     class, task.spec.name, task.state, q
                 ));
             }
-            for (c, other) in sim.rqs.iter().enumerate() {
+            for (c, other) in sim.sched.rqs.iter().enumerate() {
                 if c != task.cpu.idx()
                     && (other.rt.queue.iter().any(|&(_, _, t)| t == task.id)
                         || other.dl.queue.iter().any(|&(_, _, t)| t == task.id))
@@ -169,7 +169,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
         }
         let g = &sim.groups[task.group.idx()];
         let want = g.cfs_rq[task.cpu.idx()].idx();
-        let se = &sim.ents[task.se.idx()];
+        let se = &sim.sched.ents[task.se.idx()];
         if se.cfs_rq.idx() != want
             || se.parent != g.se.get(task.cpu.idx()).copied()
             || se.depth != g.depth
@@ -188,7 +188,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                     ));
                 }
             }
-            TaskState::Sleeping if sim.ents[task.se.idx()].sched_delayed => {
+            TaskState::Sleeping if sim.sched.ents[task.se.idx()].sched_delayed => {
                 if q != Some(want) {
                     return Err(format!(
                         "delayed task {} is not queued on CPU {}",
@@ -203,7 +203,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                         task.spec.name, task.state
                     ));
                 }
-                if sim.ents[task.se.idx()].sched_delayed {
+                if sim.sched.ents[task.se.idx()].sched_delayed {
                     return Err(format!(
                         "task {} is {:?} and marked delayed",
                         task.spec.name, task.state
@@ -228,16 +228,16 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let legacy = sim.cfg.features.throttle == crate::features::Throttle::Legacy;
     for (qi, q) in sim.cfs.iter().enumerate() {
         let mut ents: Vec<EntityId> = q.timeline.iter().map(|&(_, id)| id).collect();
-        if let Some(c) = q.curr.filter(|c| sim.ents[c.idx()].on_rq) {
+        if let Some(c) = q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq) {
             ents.push(c);
         }
         let n = ents.len() as u32;
-        let w: u64 = ents.iter().map(|e| sim.ents[e.idx()].weight).sum();
+        let w: u64 = ents.iter().map(|e| sim.sched.ents[e.idx()].weight).sum();
         // Hierarchical counts: tasks queued here plus what queued group
         // entities stand for (above an idle group every task is idle).
         let (mut hq, mut hr, mut hi) = (0u32, 0u32, 0u32);
         for e in &ents {
-            let se = &sim.ents[e.idx()];
+            let se = &sim.sched.ents[e.idx()];
             match se.my_q {
                 None => {
                     hq += 1;
@@ -271,7 +271,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         if let Some(ge) = q.se {
-            let on = sim.ents[ge.idx()].on_rq;
+            let on = sim.sched.ents[ge.idx()].on_rq;
             let off_by_throttle = legacy && q.bw.throttled;
             if on && n == 0 {
                 return Err(format!(
@@ -285,7 +285,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             }
         }
     }
-    for rq in &sim.rqs {
+    for rq in &sim.sched.rqs {
         let cpu = rq.cpu;
         let root = &sim.cfs[rq.cfs.idx()];
         let (nrt, ndl) = (rq.rt.queue.len() as u32, rq.dl.queue.len() as u32);
@@ -330,7 +330,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// by each entity's real deadline, and queued entities are marked on_rq.
 pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     for (qi, q) in sim.cfs.iter().enumerate() {
-        let (s, w) = eevdf::recompute_sums(q, &sim.ents);
+        let (s, w) = eevdf::recompute_sums(q, &sim.sched.ents);
         if (s, w) != (q.sum_w_vruntime, q.sum_weight) {
             return Err(format!(
                 "cfs_rq {qi}: sum_w_vruntime/sum_weight {}/{} but recomputed {s}/{w}",
@@ -338,7 +338,7 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         for &(d, id) in &q.timeline {
-            let se = &sim.ents[id.idx()];
+            let se = &sim.sched.ents[id.idx()];
             if se.deadline != d || !se.on_rq {
                 return Err(format!(
                     "cfs_rq {qi}: entity {id} keyed at deadline {d} (has {}, on_rq {})",
@@ -353,11 +353,11 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// Per CPU: task time + idle time + scheduler time = elapsed time.
 pub fn cpu_time_adds_up<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let now = sim.now;
-    for (c, rq) in sim.rqs.iter().enumerate() {
+    for (c, rq) in sim.sched.rqs.iter().enumerate() {
         let st = &sim.cpu_stats[c];
         let mut busy = st.busy_ns;
         if let Some(t) = rq.curr {
-            let se = &sim.ents[sim.tasks[t.idx()].se.idx()];
+            let se = &sim.sched.ents[sim.tasks[t.idx()].se.idx()];
             busy += now.saturating_sub(se.exec_start);
         }
         let mut idle = st.idle_ns;

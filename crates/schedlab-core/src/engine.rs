@@ -59,7 +59,7 @@ impl<S: Sink> Sim<S> {
                     break;
                 }
             }
-            if (self.live_tasks == 0 || self.deadlock) && self.end.is_none() {
+            if (self.prog.live_tasks == 0 || self.deadlock) && self.end.is_none() {
                 break;
             }
         }
@@ -78,12 +78,12 @@ impl<S: Sink> Sim<S> {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::Tick { cpu, gen } => {
-                if self.rqs[cpu.idx()].tick_gen == gen {
+                if self.sched.rqs[cpu.idx()].tick_gen == gen {
                     self.sched_tick(cpu);
                 }
             }
             Event::BurstEnd { cpu, gen } => {
-                if self.rqs[cpu.idx()].burst_gen == gen {
+                if self.sched.rqs[cpu.idx()].burst_gen == gen {
                     self.burst_end(cpu);
                 }
             }
@@ -103,7 +103,7 @@ impl<S: Sink> Sim<S> {
             Event::RtPeriod => self.rt_period_timer(),
             Event::DlTimer { task, gen } => self.dl_timer(task, gen),
             Event::WasteSample => {
-                if self.queue.is_empty() && self.live_tasks > 0 && self.end.is_none() {
+                if self.queue.is_empty() && self.prog.live_tasks > 0 && self.end.is_none() {
                     // Nothing else can ever happen: every live thread waits
                     // for something no one will do.
                     self.deadlock = true;
@@ -120,12 +120,12 @@ impl<S: Sink> Sim<S> {
     /// Closes every open accounting interval at `now`.
     fn finish_accounting(&mut self) {
         let now = self.now;
-        for c in 0..self.rqs.len() {
+        for c in 0..self.sched.rqs.len() {
             let cpu = CpuId(c as u32);
-            if self.rqs[c].curr.is_some() {
+            if self.sched.rqs[c].curr.is_some() {
                 self.update_curr_task(cpu);
             }
-            let rq = &mut self.rqs[c];
+            let rq = &mut self.sched.rqs[c];
             if let Some(s) = rq.idle_since {
                 if now > s {
                     self.cpu_stats[c].idle_ns += now - s;

@@ -31,6 +31,7 @@ pub mod observe;
 pub mod program;
 pub mod rng;
 pub mod rq;
+pub mod runtime;
 pub mod sched;
 pub mod sim;
 pub mod stats;

@@ -7,13 +7,14 @@ use crate::config::SimConfig;
 use crate::event::queue::EventQueue;
 use crate::fair::eevdf::EevdfParams;
 use crate::fair::group::TaskGroup;
-use crate::ids::{CpuId, TaskId};
+use crate::ids::CpuId;
 use crate::machine::domains::SchedDomains;
 use crate::machine::Machine;
 use crate::observe::Sink;
 use crate::rq::{CfsRq, LlcState, Rq, SchedEntity, SdState};
-use crate::stats::{CpuStats, Profile, Waste};
-use crate::task::{Task, TimerState};
+use crate::runtime::Runtime;
+use crate::stats::{Accounting, CpuStats, Profile, Waste};
+use crate::task::Task;
 use crate::time::Nanos;
 
 /// Why a simulation could not be set up.
@@ -26,27 +27,27 @@ pub enum SimError {
 
 /// A simulation in progress.
 pub struct Sim<S: Sink> {
+    /// Scheduler state: runqueues, entities, groups, tasks, domains,
+    /// LLC and balance state.
+    pub sched: SchedState,
+    /// The behaviour programs' runtime: channels, locks, conditions,
+    /// barriers, semaphores, timers, fork pools, start barrier.
+    pub prog: Runtime,
+    /// Accounting: CPU stats, the profile, waste, charges pending.
+    pub acct: Accounting,
     /// Configuration.
     pub cfg: SimConfig,
     /// The machine.
     pub machine: Machine,
-    /// EEVDF knobs derived from cfg and machine.
-    pub(crate) p: EevdfParams,
     /// Current time.
     pub now: Nanos,
     pub(crate) queue: EventQueue,
-    /// Per-CPU runqueues.
-    pub rqs: Vec<Rq>,
     /// cfs_rq arena.
     pub cfs: Vec<CfsRq>,
-    /// Entity arena: task entities (index = task id), then group entities.
-    pub ents: Vec<SchedEntity>,
     /// Task groups; `GroupId(0)` is the root.
     pub groups: Vec<TaskGroup>,
     /// Tasks.
     pub tasks: Vec<Task>,
-    /// rt-app timer objects.
-    pub(crate) timers: Vec<TimerState>,
     /// Per-CPU counters.
     pub cpu_stats: Vec<CpuStats>,
     /// Scheduler path costs.
@@ -63,37 +64,12 @@ pub struct Sim<S: Sink> {
     /// The run stopped because every live thread waited for something that
     /// could never happen.
     pub deadlock: bool,
-    /// Channels (pipes/sockets) of the workload.
-    pub(crate) channels: Vec<ChannelState>,
-    /// Mutexes: owner and waiters in arrival order.
-    pub(crate) mutexes: Vec<MutexState>,
-    /// Condition variables: waiters in arrival order.
-    pub(crate) conds: Vec<std::collections::VecDeque<TaskId>>,
-    /// Barriers.
-    pub(crate) barriers: Vec<BarrierState>,
-    /// Semaphores.
-    pub(crate) sems: Vec<SemState>,
-    /// Threads waiting at the start barrier.
-    pub(crate) start_barrier: Vec<TaskId>,
-    /// Threads that have reached the start barrier.
-    pub(crate) barrier_arrived: usize,
-    /// Threads that meet at the start barrier (all but forked ones).
-    pub(crate) startup_threads: usize,
-    /// `Workload::fork_pools`, and how many of each pool have been started.
-    pub(crate) fork_pools: Vec<Vec<u32>>,
-    pub(crate) fork_next: Vec<usize>,
-    /// `Workload::cumulative_slack`.
-    pub(crate) cumulative_slack: bool,
-    /// `Workload::pi_mutexes`.
-    pub(crate) pi_mutexes: bool,
     /// Tick grid phase.
     pub(crate) tick_offset: Nanos,
     /// End of the run (duration), if fixed.
     pub end: Option<Nanos>,
     /// Events handled.
     pub events: u64,
-    /// Tasks not yet dead.
-    pub(crate) live_tasks: usize,
     pub(crate) swapper_names: Vec<String>,
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,
@@ -102,31 +78,34 @@ pub struct Sim<S: Sink> {
     pub domains: SchedDomains,
     /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
     pub sd_state: Vec<Vec<SdState>>,
-    /// `rd->overloaded`: some CPU has more than one runnable task.
-    pub(crate) rd_overloaded: bool,
-    /// CPU time of the newidle passes of the schedule() in progress.
-    pub(crate) newidle_cost: Nanos,
-    /// Counter behind `Task::cfs_tasks_stamp`.
-    pub(crate) cfs_tasks_seq: u64,
     /// The wasted-CPU metric.
     pub waste: Waste,
     /// The global `sched_balance_running` flag.
     pub balance_flag: BalanceFlag,
+}
+
+/// The scheduler's state (what `kernel/sched` keeps in `struct rq`,
+/// `struct task_struct`'s scheduling fields, task groups and sched
+/// domains).
+pub struct SchedState {
+    /// EEVDF knobs derived from cfg and machine.
+    pub(crate) p: EevdfParams,
+    /// Per-CPU runqueues.
+    pub rqs: Vec<Rq>,
+    /// Entity arena: task entities (index = task id), then group entities.
+    pub ents: Vec<SchedEntity>,
+    /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
+    pub llc_state: Vec<LlcState>,
+    /// `rd->overloaded`: some CPU has more than one runnable task.
+    pub(crate) rd_overloaded: bool,
+    /// Counter behind `Task::cfs_tasks_stamp`.
+    pub(crate) cfs_tasks_seq: u64,
     /// CPU time of the last balance pass (how long the flag is held).
     pub(crate) last_pass_cost: Nanos,
-    /// Atomic cost of the newidle passes of the schedule() in progress.
-    pub(crate) newidle_atomic_cost: Nanos,
     /// NI_RANDOM's draws.
     pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
-    /// CPU time of the steal attempts of the schedule() in progress.
-    pub(crate) steal_cost: Nanos,
     /// Arrival stamps of the RT and deadline queues.
     pub(crate) rt_seq: u64,
-    /// rt-app ftrace categories to mark (`Workload::ftrace`).
-    pub(crate) ftrace: u8,
-    /// Bandwidth-control work per CPU not yet charged (it arises inside
-    /// accounting, where charging would recurse; see `bandwidth.rs`).
-    pub(crate) throttle_cost: Vec<Nanos>,
     /// A newidle balance is running (its costs are charged after the switch).
     pub(crate) in_newidle: bool,
     /// `nohz.next_balance` (jiffies).
@@ -135,48 +114,6 @@ pub struct Sim<S: Sink> {
     pub(crate) nohz_kick_pending: bool,
     /// The CPU balancing on behalf of idle CPUs (pays for their passes).
     pub(crate) ilb_cpu: Option<CpuId>,
-    /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
-    pub llc_state: Vec<LlcState>,
-}
-
-/// A channel's state: messages queued, the reader and writers asleep on it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ChannelState {
-    /// Messages queued.
-    pub msgs: u64,
-    /// Capacity in messages.
-    pub capacity: u64,
-    /// The reader, if it sleeps waiting for a message.
-    pub reader: Option<TaskId>,
-    /// Writers sleeping until there is space.
-    pub writers: Vec<TaskId>,
-}
-
-/// A mutex.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MutexState {
-    /// Holder.
-    pub owner: Option<TaskId>,
-    /// Waiters, first come first served.
-    pub waiters: std::collections::VecDeque<TaskId>,
-}
-
-/// A barrier.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BarrierState {
-    /// Threads that must arrive.
-    pub participants: u32,
-    /// Threads that arrived in this round.
-    pub arrived: Vec<TaskId>,
-}
-
-/// A counting semaphore.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SemState {
-    /// Posts not yet consumed.
-    pub count: u64,
-    /// Waiters.
-    pub waiters: std::collections::VecDeque<TaskId>,
 }
 
 /// What a finished run hands back (the simulator keeps the details; see
@@ -224,7 +161,7 @@ impl<S: Sink> Sim<S> {
 
     /// Threads of the workload that have not exited.
     pub fn live_tasks_left(&self) -> usize {
-        self.live_tasks
+        self.prog.live_tasks
     }
 
     /// The sink (e.g. to finish a trace file).

@@ -188,3 +188,20 @@ impl Waste {
         self.per_cpu.iter().sum()
     }
 }
+
+/// Accounting of a run: per-CPU counters, the profile of scheduler
+/// paths, the wasted-CPU metric, and CPU time of scheduler work not yet
+/// charged (it is charged after the context switch, or where charging
+/// would not recurse).
+#[derive(Clone, Debug, Default)]
+pub struct Accounting {
+    /// CPU time of the newidle passes of the schedule() in progress.
+    pub(crate) newidle_cost: Nanos,
+    /// Atomic cost of the newidle passes of the schedule() in progress.
+    pub(crate) newidle_atomic_cost: Nanos,
+    /// CPU time of the steal attempts of the schedule() in progress.
+    pub(crate) steal_cost: Nanos,
+    /// Bandwidth-control work per CPU not yet charged (it arises inside
+    /// accounting, where charging would recurse; see `bandwidth.rs`).
+    pub(crate) throttle_cost: Vec<Nanos>,
+}

@@ -28,12 +28,12 @@ impl<S: Sink> Sim<S> {
         // tasks with a restricted affinity.
         let mut waiting_any = CpuMask::new(n);
         let mut restricted: Vec<(CpuId, &CpuMask)> = Vec::new();
-        for rq in &self.rqs {
+        for rq in &self.sched.rqs {
             if rq.nr_running <= rq.curr.is_some() as u32 {
                 continue;
             }
             let tasks = &self.tasks;
-            let ents = &self.ents;
+            let ents = &self.sched.ents;
             self.for_each_queued_task(rq.cpu, &mut |t| {
                 let task = &tasks[t.idx()];
                 if ents[task.se.idx()].sched_delayed {
@@ -52,7 +52,7 @@ impl<S: Sink> Sim<S> {
         let mut charges: Vec<(usize, Option<usize>)> = Vec::new();
         for c in 0..n {
             let cpu = CpuId(c as u32);
-            let rq = &self.rqs[c];
+            let rq = &self.sched.rqs[c];
             if rq.curr.is_some() || rq.nr_running > 0 || rq.ttwu_pending > 0 {
                 continue;
             }

@@ -68,7 +68,7 @@ impl<S: Sink> Sim<S> {
     /// Charges the bandwidth work pending on `cpu` (from a safe point:
     /// end of schedule, tick, timer and IPI handlers).
     pub(crate) fn flush_throttle_cost(&mut self, cpu: CpuId, rearm: bool) {
-        let c = std::mem::take(&mut self.throttle_cost[cpu.idx()]);
+        let c = std::mem::take(&mut self.acct.throttle_cost[cpu.idx()]);
         self.charge(cpu, c, crate::stats::Path::Throttle, rearm);
     }
 
@@ -221,7 +221,7 @@ impl<S: Sink> Sim<S> {
         let cpu = self.cfs[q.idx()].cpu;
         self.bw_mut(g).throttled.push(q);
         self.tg_throttle_down(g, cpu);
-        self.throttle_cost[cpu.idx()] += TG_WALK_NS * self.subtree_size(g);
+        self.acct.throttle_cost[cpu.idx()] += TG_WALK_NS * self.subtree_size(g);
         self.cfs[q.idx()].bw.throttled = true;
         match mode {
             Throttle::Legacy => {
@@ -234,7 +234,7 @@ impl<S: Sink> Sim<S> {
             Throttle::Unified => {
                 // The running task of this hierarchy parks at return to
                 // user; no reschedule is asked for.
-                if let Some(t) = self.rqs[cpu.idx()].curr {
+                if let Some(t) = self.sched.rqs[cpu.idx()].curr {
                     if self.task_in_hierarchy_of(t, q) {
                         self.tasks[t.idx()].throttle_work = true;
                         self.post_task_work(cpu);
@@ -252,7 +252,9 @@ impl<S: Sink> Sim<S> {
             if c == q {
                 return true;
             }
-            x = self.cfs[c.idx()].se.map(|ge| self.ents[ge.idx()].cfs_rq);
+            x = self.cfs[c.idx()]
+                .se
+                .map(|ge| self.sched.ents[ge.idx()].cfs_rq);
         }
         false
     }
@@ -288,20 +290,20 @@ impl<S: Sink> Sim<S> {
         let Some(ge) = self.cfs[q.idx()].se else {
             return;
         };
-        if !self.ents[ge.idx()].on_rq {
+        if !self.sched.ents[ge.idx()].on_rq {
             return; // not queued yet (throttled on its first enqueue)
         }
         let (dq, dr, di) = self.subtree_counts(q);
         let mut e = ge;
         loop {
-            let pq = self.ents[e.idx()].cfs_rq;
+            let pq = self.sched.ents[e.idx()].cfs_rq;
             let (u, _) = eevdf::dequeue_entity(
                 &mut self.cfs[pq.idx()],
-                &mut self.ents,
+                &mut self.sched.ents,
                 e,
                 false,
                 now,
-                &self.p,
+                &self.sched.p,
             );
             self.account(cpu, u);
             let pc = &self.cfs[pq.idx()];
@@ -309,13 +311,13 @@ impl<S: Sink> Sim<S> {
                 break;
             }
             match pc.se {
-                Some(pe) if self.ents[pe.idx()].on_rq => e = pe,
+                Some(pe) if self.sched.ents[pe.idx()].on_rq => e = pe,
                 _ => break,
             }
         }
-        let pq = self.ents[ge.idx()].cfs_rq;
+        let pq = self.sched.ents[ge.idx()].cfs_rq;
         if self.add_h_counts(pq, -dq, -dr, -di) {
-            self.rqs[cpu.idx()].nr_running -= dq as u32;
+            self.sched.rqs[cpu.idx()].nr_running -= dq as u32;
         }
         self.sync_overload(cpu);
     }
@@ -352,7 +354,7 @@ impl<S: Sink> Sim<S> {
             }
             stack.extend(self.groups[x.idx()].children.iter().copied());
         }
-        self.throttle_cost[cpu.idx()] +=
+        self.acct.throttle_cost[cpu.idx()] +=
             TG_WALK_NS * self.subtree_size(g) + self.machine.costs.wakeup_ns * limbo.len() as u64;
         match self.cfg.features.throttle {
             Throttle::Legacy => self.enqueue_unthrottled_subtree(q),
@@ -365,7 +367,7 @@ impl<S: Sink> Sim<S> {
                 }
             }
         }
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if rq.curr.is_none() && rq.nr_running > 0 {
             self.resched_curr(cpu, false, cpu);
         }
@@ -379,24 +381,24 @@ impl<S: Sink> Sim<S> {
         let Some(ge) = self.cfs[q.idx()].se else {
             return;
         };
-        if self.cfs[q.idx()].nr_queued == 0 || self.ents[ge.idx()].on_rq {
+        if self.cfs[q.idx()].nr_queued == 0 || self.sched.ents[ge.idx()].on_rq {
             return;
         }
         self.update_curr_task(cpu);
         let (dq, dr, di) = self.subtree_counts(q);
         let mut e = ge;
         loop {
-            if self.ents[e.idx()].on_rq {
+            if self.sched.ents[e.idx()].on_rq {
                 break;
             }
-            let pq = self.ents[e.idx()].cfs_rq;
+            let pq = self.sched.ents[e.idx()].cfs_rq;
             let u = eevdf::enqueue_entity(
                 &mut self.cfs[pq.idx()],
-                &mut self.ents,
+                &mut self.sched.ents,
                 e,
                 EnqueueKind::Wakeup,
                 now,
-                &self.p,
+                &self.sched.p,
             );
             self.account(cpu, u);
             if self.cfs[pq.idx()].bw.throttled {
@@ -407,11 +409,11 @@ impl<S: Sink> Sim<S> {
                 None => break,
             }
         }
-        let pq = self.ents[ge.idx()].cfs_rq;
+        let pq = self.sched.ents[ge.idx()].cfs_rq;
         if self.add_h_counts(pq, dq, dr, di) {
-            self.rqs[cpu.idx()].nr_running += dq as u32;
-            if self.rqs[cpu.idx()].nr_running >= 2 {
-                self.rd_overloaded = true;
+            self.sched.rqs[cpu.idx()].nr_running += dq as u32;
+            if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+                self.sched.rd_overloaded = true;
             }
         }
         self.sync_overload(cpu);
@@ -420,7 +422,7 @@ impl<S: Sink> Sim<S> {
     /// Posts the running task's pending throttle task_work for when it is
     /// back in user space (after the scheduler work in progress).
     pub(crate) fn post_task_work(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
         if !self.tasks[t.idx()].throttle_work {
@@ -433,7 +435,7 @@ impl<S: Sink> Sim<S> {
     /// The TaskWork event: the task is in user space now unless it is in
     /// the middle of a syscall (then it runs the work when it leaves).
     pub(crate) fn task_work(&mut self, cpu: CpuId, t: TaskId) {
-        if self.rqs[cpu.idx()].curr != Some(t) || !self.tasks[t.idx()].throttle_work {
+        if self.sched.rqs[cpu.idx()].curr != Some(t) || !self.tasks[t.idx()].throttle_work {
             return;
         }
         if self.in_kernel(t) {
@@ -463,7 +465,7 @@ impl<S: Sink> Sim<S> {
             if cc.bw.throttled && cc.bw.throttled_clock.is_none() {
                 cc.bw.throttled_clock = Some(now);
             }
-            x = cc.se.map(|ge| self.ents[ge.idx()].cfs_rq);
+            x = cc.se.map(|ge| self.sched.ents[ge.idx()].cfs_rq);
         }
         self.schedule(cpu, PrevState::Runnable);
         true
@@ -544,7 +546,7 @@ impl<S: Sink> Sim<S> {
             b.handed_out += before - pool;
         }
         let timer_cpu = self.bw_mut(g).timer_cpu; // where the hrtimer runs
-        self.throttle_cost[timer_cpu.idx()] += TG_WALK_NS * list.len() as u64;
+        self.acct.throttle_cost[timer_cpu.idx()] += TG_WALK_NS * list.len() as u64;
         for (&q, &amt) in list.iter().zip(&got) {
             if amt == 0 {
                 continue;
@@ -558,7 +560,7 @@ impl<S: Sink> Sim<S> {
                 self.unthrottle_cfs_rq(q);
             } else if !self.cfs[q.idx()].bw.csd_pending {
                 self.cfs[q.idx()].bw.csd_pending = true;
-                let rq = &mut self.rqs[cpu.idx()];
+                let rq = &mut self.sched.rqs[cpu.idx()];
                 let first = rq.cfsb_csd.is_empty();
                 rq.cfsb_csd.push(q);
                 if first {
@@ -574,7 +576,7 @@ impl<S: Sink> Sim<S> {
 
     /// `__cfsb_csd_unthrottle` on `cpu`.
     pub(crate) fn cfsb_csd(&mut self, cpu: CpuId) {
-        let list = std::mem::take(&mut self.rqs[cpu.idx()].cfsb_csd);
+        let list = std::mem::take(&mut self.sched.rqs[cpu.idx()].cfsb_csd);
         for q in list {
             self.cfs[q.idx()].bw.csd_pending = false;
             self.unthrottle_cfs_rq(q);

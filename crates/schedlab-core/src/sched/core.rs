@@ -54,7 +54,7 @@ impl<S: Sink> Sim<S> {
         if !self.trace {
             return;
         }
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let nr = if rq.need_resched {
             b'N'
         } else if rq.need_resched_lazy {
@@ -130,7 +130,7 @@ impl<S: Sink> Sim<S> {
     /// A `trace_marker` write by the running task of `cpu` (rt-app's
     /// markers of the categories in `global.ftrace`).
     pub(crate) fn mark(&mut self, cpu: CpuId, category: u8, text: impl FnOnce() -> String) {
-        if self.trace && self.ftrace & category != 0 {
+        if self.trace && self.prog.ftrace & category != 0 {
             let t = text();
             self.emit(cpu, false, Tp::Print(t));
         }
@@ -144,7 +144,7 @@ impl<S: Sink> Sim<S> {
             }
             return;
         }
-        if let Some(t) = self.rqs[cpu.idx()].curr {
+        if let Some(t) = self.sched.rqs[cpu.idx()].curr {
             let task = &mut self.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
@@ -173,7 +173,7 @@ impl<S: Sink> Sim<S> {
     /// task's own time accounted to it (and its groups), each level's to
     /// that level's bandwidth.
     pub(crate) fn update_curr_task(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
         match self.class_of(t) {
@@ -193,7 +193,7 @@ impl<S: Sink> Sim<S> {
     /// the scheduler work already pending there (not the task's time).
     #[inline]
     pub(crate) fn run_start(&self, cpu: CpuId) -> Nanos {
-        self.now.max(self.rqs[cpu.idx()].ovh_until)
+        self.now.max(self.sched.rqs[cpu.idx()].ovh_until)
     }
 
     /// Charges `cost` of scheduler CPU time to `cpu` at `now`.
@@ -212,9 +212,9 @@ impl<S: Sink> Sim<S> {
         }
         self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
-        if self.rqs[cpu.idx()].curr.is_some() {
+        if self.sched.rqs[cpu.idx()].curr.is_some() {
             self.update_curr_task(cpu);
-            let rq = &mut self.rqs[cpu.idx()];
+            let rq = &mut self.sched.rqs[cpu.idx()];
             let start = now.max(rq.ovh_until);
             rq.ovh_until = start + cost;
             let until = rq.ovh_until;
@@ -222,18 +222,18 @@ impl<S: Sink> Sim<S> {
             if self.class_of(curr) == Class::Fair {
                 let path = self.task_path(curr);
                 for &se in path.as_slice() {
-                    let e = &mut self.ents[se.idx()];
+                    let e = &mut self.sched.ents[se.idx()];
                     e.exec_start = e.exec_start.max(until);
                 }
             } else {
-                let e = &mut self.ents[self.tasks[curr.idx()].se.idx()];
+                let e = &mut self.sched.ents[self.tasks[curr.idx()].se.idx()];
                 e.exec_start = e.exec_start.max(until);
             }
             if rearm {
                 self.arm_burst(cpu);
             }
         } else {
-            let rq = &mut self.rqs[cpu.idx()];
+            let rq = &mut self.sched.rqs[cpu.idx()];
             let start = now.max(rq.ovh_until);
             if let Some(s) = rq.idle_since {
                 self.cpu_stats[cpu.idx()].idle_ns += start.saturating_sub(s);
@@ -256,7 +256,7 @@ impl<S: Sink> Sim<S> {
 
     fn start_tick(&mut self, cpu: CpuId) {
         let at = self.next_tick_after(self.now);
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = false;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
         let gen = rq.tick_gen;
@@ -264,32 +264,32 @@ impl<S: Sink> Sim<S> {
     }
 
     fn stop_tick(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = true;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
     }
 
     /// `sched_tick`: lazy upgrade, `task_tick_fair`, re-arm.
     pub(crate) fn sched_tick(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             // A tick on an idle CPU (the tick was kept for a short idle
             // period): idle balancing, then stop the tick if the CPU now
             // expects a long sleep.
-            let next_timer = self.rqs[cpu.idx()].timers.first().map(|&(t, _)| t);
+            let next_timer = self.sched.rqs[cpu.idx()].timers.first().map(|&(t, _)| t);
             let long = next_timer.is_none_or(|t| t.saturating_sub(self.now) >= self.cfg.tick_ns());
             if long {
                 self.stop_tick(cpu);
             } else {
                 let at = self.now + self.cfg.tick_ns();
-                let gen = self.rqs[cpu.idx()].tick_gen;
+                let gen = self.sched.rqs[cpu.idx()].tick_gen;
                 self.queue.push(at, Event::Tick { cpu, gen });
             }
             self.sched_balance_trigger(cpu);
             self.reidle_keep_tick(cpu);
             return;
         };
-        if self.rqs[cpu.idx()].need_resched_lazy {
-            self.rqs[cpu.idx()].need_resched = true;
+        if self.sched.rqs[cpu.idx()].need_resched_lazy {
+            self.sched.rqs[cpu.idx()].need_resched = true;
             self.post_resched(cpu, self.now);
         }
         self.update_curr_task(cpu);
@@ -300,7 +300,7 @@ impl<S: Sink> Sim<S> {
         }
         self.update_idle_cpu_scan(cpu);
         let at = self.now + self.cfg.tick_ns();
-        let gen = self.rqs[cpu.idx()].tick_gen;
+        let gen = self.sched.rqs[cpu.idx()].tick_gen;
         self.queue.push(at, Event::Tick { cpu, gen });
         self.sched_balance_trigger(cpu);
         self.nohz_balancer_kick(cpu);
@@ -314,7 +314,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn resched_curr(&mut self, cpu: CpuId, lazy: bool, from: CpuId) {
         let local = cpu == from;
         let ipi = self.machine.costs.ipi_latency_ns;
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.curr.is_none() {
             rq.need_resched = true;
             let t = if local { self.now } else { self.now + ipi };
@@ -338,7 +338,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn post_resched(&mut self, cpu: CpuId, t: Nanos) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.resched_posted.is_some_and(|p| p <= t) {
             return;
         }
@@ -347,7 +347,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn resched_event(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.resched_posted.is_some_and(|p| p <= self.now) {
             rq.resched_posted = None;
         }
@@ -377,7 +377,7 @@ impl<S: Sink> Sim<S> {
     /// When code triggered by an interrupt at `t` runs on `cpu`: at once if
     /// the CPU is awake, after the exit latency of its idle state if not.
     pub(crate) fn irq_time(&mut self, cpu: CpuId, t: Nanos) -> Nanos {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.curr.is_some() {
             return t;
         }
@@ -396,7 +396,7 @@ impl<S: Sink> Sim<S> {
     /// (the governor's main rule) and stop the tick.
     fn enter_idle(&mut self, cpu: CpuId) {
         let now = self.now;
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         let next_timer = rq.timers.first().map(|&(t, _)| t);
         let predicted = next_timer.map_or(Nanos::MAX, |t| t.saturating_sub(now));
         rq.idle_state = Some(self.machine.idle_state_for(predicted));
@@ -411,7 +411,7 @@ impl<S: Sink> Sim<S> {
         // idle load balancing.
         if predicted >= self.cfg.tick_ns() {
             self.stop_tick(cpu);
-        } else if self.rqs[cpu.idx()].tick_stopped {
+        } else if self.sched.rqs[cpu.idx()].tick_stopped {
             self.start_tick(cpu);
         }
         self.update_idle_core(cpu);
@@ -420,14 +420,14 @@ impl<S: Sink> Sim<S> {
     /// After an idle tick: back to sleep unless work arrived; the tick
     /// state is left as the tick handler set it.
     fn reidle_keep_tick(&mut self, cpu: CpuId) {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if rq.curr.is_none()
             && rq.nr_running == 0
             && rq.ttwu_pending == 0
             && rq.resched_posted.is_none()
         {
             let now = self.now;
-            let rq = &mut self.rqs[cpu.idx()];
+            let rq = &mut self.sched.rqs[cpu.idx()];
             let predicted = rq
                 .timers
                 .first()
@@ -440,7 +440,7 @@ impl<S: Sink> Sim<S> {
     /// An idle CPU that handled an interrupt goes back to sleep if it has
     /// nothing to run.
     pub(crate) fn reidle(&mut self, cpu: CpuId) {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if rq.curr.is_none()
             && rq.nr_running == 0
             && rq.ttwu_pending == 0
@@ -455,12 +455,12 @@ impl<S: Sink> Sim<S> {
     /// Arms the running task's next burst end (also used to run the program
     /// at the moment the task gets the CPU).
     pub(crate) fn arm_burst(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.burst_gen = rq.burst_gen.wrapping_add(1);
         let Some(t) = rq.curr else { return };
         let gen = rq.burst_gen;
         let task = &self.tasks[t.idx()];
-        let start = self.ents[task.se.idx()].exec_start.max(self.now);
+        let start = self.sched.ents[task.se.idx()].exec_start.max(self.now);
         let at = match task.resume {
             Resume::Op => match task.current_op() {
                 Some(crate::program::Op::Run { .. }) => start + task.work_left,
@@ -478,7 +478,7 @@ impl<S: Sink> Sim<S> {
         let now = self.now;
         let c = cpu.idx();
         self.cpu_stats[c].sched_count += 1;
-        let rq = &mut self.rqs[c];
+        let rq = &mut self.sched.rqs[c];
         rq.need_resched = false;
         rq.need_resched_lazy = false;
         let prev = rq.curr;
@@ -492,14 +492,14 @@ impl<S: Sink> Sim<S> {
         // (it blocked, or lost to a lower one) pulls from overloaded CPUs.
         if let Some(p) = prev {
             if self.class_of(p) == Class::Rt
-                && self.rqs[c].rt.highest_prio() > self.tasks[p.idx()].prio
+                && self.sched.rqs[c].rt.highest_prio() > self.tasks[p.idx()].prio
             {
                 self.pull_rt_task(cpu);
             }
             // balance_dl: likewise when the earliest deadline got later.
             if self.class_of(p) == Class::Dl {
                 let pd = self.tasks[p.idx()].dl.deadline;
-                let still_first = self.rqs[c]
+                let still_first = self.sched.rqs[c]
                     .dl
                     .queue
                     .first()
@@ -552,12 +552,12 @@ impl<S: Sink> Sim<S> {
         }
         // Set next.
         if let Some(n) = next {
-            self.cfs_tasks_seq += 1;
-            self.tasks[n.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
+            self.sched.cfs_tasks_seq += 1;
+            self.tasks[n.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
             if fair_next.is_some() {
                 self.set_next_task_fair(n, fair_prev);
             } else {
-                self.ents[self.tasks[n.idx()].se.idx()].exec_start = self.run_start(cpu);
+                self.sched.ents[self.tasks[n.idx()].se.idx()].exec_start = self.run_start(cpu);
             }
         }
         self.emit(
@@ -569,11 +569,11 @@ impl<S: Sink> Sim<S> {
                 next,
             },
         );
-        self.rqs[c].curr = next;
-        self.rqs[c].last_switch = now;
+        self.sched.rqs[c].curr = next;
+        self.sched.rqs[c].last_switch = now;
         match next {
             Some(n) => {
-                let rq = &mut self.rqs[c];
+                let rq = &mut self.sched.rqs[c];
                 if let Some(s) = rq.idle_since.take() {
                     self.cpu_stats[c].idle_ns += now.saturating_sub(s);
                 }
@@ -601,21 +601,21 @@ impl<S: Sink> Sim<S> {
         if let Some(ab) = active {
             self.complete_active_balance(cpu, ab);
         }
-        let nc = std::mem::take(&mut self.newidle_cost);
+        let nc = std::mem::take(&mut self.acct.newidle_cost);
         self.charge(cpu, nc, Path::Newidle, false);
-        let na = std::mem::take(&mut self.newidle_atomic_cost);
+        let na = std::mem::take(&mut self.acct.newidle_atomic_cost);
         self.charge(cpu, na, Path::BalanceAtomic, false);
-        let sc = std::mem::take(&mut self.steal_cost);
+        let sc = std::mem::take(&mut self.acct.steal_cost);
         self.charge(cpu, sc, Path::Steal, false);
         self.flush_throttle_cost(cpu, false);
         self.arm_burst(cpu);
         self.post_task_work(cpu);
         // post_schedule: push the RT and deadline tasks this CPU cannot
         // run now.
-        if self.rqs[c].rt.queue.len() >= 2 {
+        if self.sched.rqs[c].rt.queue.len() >= 2 {
             self.push_rt_tasks(cpu);
         }
-        if self.rqs[c].dl.queue.len() >= 2 {
+        if self.sched.rqs[c].dl.queue.len() >= 2 {
             self.push_dl_tasks(cpu);
         }
     }
@@ -691,7 +691,7 @@ impl<S: Sink> Sim<S> {
         let cost = self.machine.costs.wakeup_ns;
         self.charge(waker_cpu, cost, Path::Wakeup, true);
         let se = self.tasks[t.idx()].se;
-        if self.ents[se.idx()].sched_delayed {
+        if self.sched.ents[se.idx()].sched_delayed {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
             // where it is and check preemption there.
             let cpu = self.tasks[t.idx()].cpu;
@@ -699,10 +699,10 @@ impl<S: Sink> Sim<S> {
             let q = self.task_cfs_rq(t);
             let u = eevdf::requeue_delayed_entity(
                 &mut self.cfs[q.idx()],
-                &mut self.ents,
+                &mut self.sched.ents,
                 se,
                 self.now,
-                &self.p,
+                &self.sched.p,
             );
             self.account(cpu, u);
             self.add_h_counts(q, 0, 1, 0);
@@ -713,7 +713,7 @@ impl<S: Sink> Sim<S> {
             self.emit(waker_cpu, !in_task, Tp::Wakeup(t, cpu));
             // (The kernel's ttwu_runnable would also kick the CPU if it is
             // idle; the model has never done so here. Left as it is.)
-            if self.rqs[cpu.idx()].curr.is_some() {
+            if self.sched.rqs[cpu.idx()].curr.is_some() {
                 self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
             }
             return;
@@ -732,7 +732,7 @@ impl<S: Sink> Sim<S> {
         } else {
             // TTWU_QUEUE: the target enqueues it in its IPI handler.
             self.tasks[t.idx()].state = TaskState::Waking;
-            self.rqs[target.idx()].ttwu_pending += 1;
+            self.sched.rqs[target.idx()].ttwu_pending += 1;
             let at = self.now + self.machine.costs.ipi_latency_ns;
             let at = self.irq_time(target, at);
             self.queue.push(
@@ -746,7 +746,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn remote_wakeup(&mut self, cpu: CpuId, t: TaskId) {
-        self.rqs[cpu.idx()].ttwu_pending -= 1;
+        self.sched.rqs[cpu.idx()].ttwu_pending -= 1;
         self.ttwu_do_activate(t, cpu, cpu, false, EnqueueKind::Wakeup);
         self.reidle(cpu);
     }
@@ -784,7 +784,7 @@ impl<S: Sink> Sim<S> {
         in_task: bool,
         fork: bool,
     ) {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let Some(curr) = rq.curr else {
             // The idle class is below every other: an idle CPU runs the
             // newcomer.
@@ -809,10 +809,10 @@ impl<S: Sink> Sim<S> {
             };
             if preempt {
                 self.resched_curr(cpu, false, exec_cpu);
-            } else if wc == Class::Rt && self.rqs[cpu.idx()].rt.queue.len() >= 2 {
+            } else if wc == Class::Rt && self.sched.rqs[cpu.idx()].rt.queue.len() >= 2 {
                 // task_woken_rt: it cannot run here now; push it away.
                 self.push_rt_tasks(cpu);
-            } else if wc == Class::Dl && self.rqs[cpu.idx()].dl.queue.len() >= 2 {
+            } else if wc == Class::Dl && self.sched.rqs[cpu.idx()].dl.queue.len() >= 2 {
                 // task_woken_dl.
                 self.push_dl_tasks(cpu);
             }
@@ -832,14 +832,14 @@ impl<S: Sink> Sim<S> {
         let se = self.tasks[t.idx()].se;
         let (cfs_util, cfs_load) = (self.cfs[q].avg.util_avg, self.cfs[q].avg.load_avg);
         let cap = (1024u64.saturating_sub(cfs_util)) / 2;
-        let w = self.ents[se.idx()].weight;
+        let w = self.sched.ents[se.idx()].weight;
         let util = if cfs_util > 0 {
             (cfs_util * w / (cfs_load + 1)).min(cap)
         } else {
             cap
         };
         let div = PELT_MIN_DIVIDER;
-        self.ents[se.idx()].avg = SchedAvg {
+        self.sched.ents[se.idx()].avg = SchedAvg {
             load_sum: div,
             load_avg: w,
             util_avg: util,
@@ -881,7 +881,7 @@ impl<S: Sink> Sim<S> {
         nice: i32,
         dl: Option<crate::program::DlParams>,
     ) {
-        debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
+        debug_assert_eq!(self.sched.rqs[cpu.idx()].curr, Some(t));
         let task = &self.tasks[t.idx()];
         let dl = dl.or(task.dl.params).or(task.spec.dl);
         if policy == crate::program::Policy::Deadline && dl.is_none() {
@@ -913,7 +913,7 @@ impl<S: Sink> Sim<S> {
         } else {
             task.dl.params = None;
         }
-        let e = &mut self.ents[se.idx()];
+        let e = &mut self.sched.ents[se.idx()];
         if policy.is_fair() {
             e.weight = crate::fair::weight::task_weight(policy, nice);
         }
@@ -928,7 +928,7 @@ impl<S: Sink> Sim<S> {
         if new == Class::Fair {
             self.set_next_task_fair(t, None);
         } else {
-            self.ents[se.idx()].exec_start = self.run_start(cpu);
+            self.sched.ents[se.idx()].exec_start = self.run_start(cpu);
         }
         self.resched_curr(cpu, false, cpu);
     }
@@ -937,10 +937,11 @@ impl<S: Sink> Sim<S> {
     /// holds (`i32::MAX` when none). A deadline waiter lends the highest
     /// RT priority (deviation: the kernel lends its deadline parameters).
     pub(crate) fn pi_prio(&self, t: TaskId) -> i32 {
-        if !self.pi_mutexes {
+        if !self.prog.pi_mutexes {
             return i32::MAX;
         }
-        self.mutexes
+        self.prog
+            .mutexes
             .iter()
             .filter(|m| m.owner == Some(t))
             .flat_map(|m| m.waiters.iter())
@@ -960,13 +961,18 @@ impl<S: Sink> Sim<S> {
             }
             self.rt_mutex_setprio(x, want, from);
             // Blocked on another PI mutex? Re-sort it and go on to its owner.
-            let Some(mi) = self.mutexes.iter().position(|m| m.waiters.contains(&x)) else {
+            let Some(mi) = self
+                .prog
+                .mutexes
+                .iter()
+                .position(|m| m.waiters.contains(&x))
+            else {
                 return;
             };
-            let mut w: Vec<TaskId> = self.mutexes[mi].waiters.drain(..).collect();
+            let mut w: Vec<TaskId> = self.prog.mutexes[mi].waiters.drain(..).collect();
             w.sort_by_key(|&y| self.tasks[y.idx()].prio);
-            self.mutexes[mi].waiters = w.into();
-            match self.mutexes[mi].owner {
+            self.prog.mutexes[mi].waiters = w.into();
+            match self.prog.mutexes[mi].owner {
                 Some(o) => x = o,
                 None => return,
             }
@@ -988,10 +994,10 @@ impl<S: Sink> Sim<S> {
             self.cpu_stats[cpu.idx()].pi_setprio += 1;
             return;
         }
-        let running = self.rqs[cpu.idx()].curr == Some(t);
+        let running = self.sched.rqs[cpu.idx()].curr == Some(t);
         let queued = task.state == TaskState::Runnable;
         let old = self.class_of(t);
-        if !queued && old == Class::Fair && self.ents[task.se.idx()].sched_delayed {
+        if !queued && old == Class::Fair && self.sched.ents[task.se.idx()].sched_delayed {
             // A delayed fair entity finishes its dequeue before the class
             // changes (DEQUEUE_DELAYED).
             self.dequeue_task(t, false);
@@ -1017,7 +1023,7 @@ impl<S: Sink> Sim<S> {
                 if new == Class::Fair {
                     self.set_next_task_fair(t, None);
                 } else {
-                    self.ents[se.idx()].exec_start = self.run_start(cpu);
+                    self.sched.ents[se.idx()].exec_start = self.run_start(cpu);
                 }
                 self.resched_curr(cpu, false, from);
             } else {
@@ -1039,7 +1045,7 @@ impl<S: Sink> Sim<S> {
         let slack = self.cfg.tunables.timer_slack_ns;
         let hard = expiry + slack;
         let mut fire = hard;
-        if !self.rqs[cpu.idx()].tick_stopped {
+        if !self.sched.rqs[cpu.idx()].tick_stopped {
             let tick = if expiry <= self.tick_offset {
                 self.tick_offset
             } else {
@@ -1055,7 +1061,7 @@ impl<S: Sink> Sim<S> {
         task.timer_cpu = cpu;
         task.timer_expiry = expiry;
         let gen = task.timer_gen;
-        self.rqs[cpu.idx()].timers.insert((hard, t));
+        self.sched.rqs[cpu.idx()].timers.insert((hard, t));
         self.queue.push(
             fire,
             Event::TaskTimer {
@@ -1074,7 +1080,7 @@ impl<S: Sink> Sim<S> {
         if !handler {
             // Coalesced with a tick that did not happen (CPU went idle):
             // the hardware timer fires at the hard expiry.
-            if self.now < hard && self.rqs[cpu.idx()].tick_stopped {
+            if self.now < hard && self.sched.rqs[cpu.idx()].tick_stopped {
                 self.queue.push(
                     hard,
                     Event::TaskTimer {
@@ -1098,7 +1104,7 @@ impl<S: Sink> Sim<S> {
                 return;
             }
         }
-        self.rqs[cpu.idx()].timers.remove(&(hard, t));
+        self.sched.rqs[cpu.idx()].timers.remove(&(hard, t));
         let task = &mut self.tasks[t.idx()];
         task.timer_gen = task.timer_gen.wrapping_add(1);
         self.try_to_wake_up(t, cpu, false, false);

@@ -114,14 +114,14 @@ impl<S: Sink> Sim<S> {
     }
 
     fn insert_dl(&mut self, t: TaskId, cpu: CpuId) {
-        self.rt_seq += 1;
-        self.tasks[t.idx()].dl.seq = self.rt_seq;
+        self.sched.rt_seq += 1;
+        self.tasks[t.idx()].dl.seq = self.sched.rt_seq;
         let key = self.dl_key(t);
-        let fresh = self.rqs[cpu.idx()].dl.queue.insert(key);
+        let fresh = self.sched.rqs[cpu.idx()].dl.queue.insert(key);
         debug_assert!(fresh, "deadline task queued twice");
-        self.rqs[cpu.idx()].nr_running += 1;
-        if self.rqs[cpu.idx()].nr_running >= 2 {
-            self.rd_overloaded = true;
+        self.sched.rqs[cpu.idx()].nr_running += 1;
+        if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+            self.sched.rd_overloaded = true;
         }
     }
 
@@ -129,20 +129,24 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn dequeue_dl(&mut self, t: TaskId) {
         let cpu = self.tasks[t.idx()].cpu;
         let key = self.dl_key(t);
-        if self.rqs[cpu.idx()].dl.queue.remove(&key) {
-            self.rqs[cpu.idx()].nr_running -= 1;
+        if self.sched.rqs[cpu.idx()].dl.queue.remove(&key) {
+            self.sched.rqs[cpu.idx()].nr_running -= 1;
         }
     }
 
     /// Is `t` on its CPU's deadline queue?
     pub(crate) fn dl_queued(&self, t: TaskId) -> bool {
         let cpu = self.tasks[t.idx()].cpu;
-        self.rqs[cpu.idx()].dl.queue.contains(&self.dl_key(t))
+        self.sched.rqs[cpu.idx()].dl.queue.contains(&self.dl_key(t))
     }
 
     /// `pick_task_dl`: earliest deadline.
     pub(crate) fn pick_dl(&self, cpu: CpuId) -> Option<TaskId> {
-        self.rqs[cpu.idx()].dl.queue.first().map(|&(_, _, t)| t)
+        self.sched.rqs[cpu.idx()]
+            .dl
+            .queue
+            .first()
+            .map(|&(_, _, t)| t)
     }
 
     /// `update_curr_dl`: charge the running deadline task; out of runtime
@@ -206,7 +210,7 @@ impl<S: Sink> Sim<S> {
 
     /// Does `t` preempt the current task of `cpu`?
     pub(crate) fn check_preempt_dl(&mut self, cpu: CpuId, t: TaskId, from: CpuId) {
-        let preempt = match self.rqs[cpu.idx()].curr {
+        let preempt = match self.sched.rqs[cpu.idx()].curr {
             None => true,
             Some(c) if c == t => false,
             Some(c) => {
@@ -228,7 +232,7 @@ impl<S: Sink> Sim<S> {
             task.cpus_allowed.first().expect("non-empty affinity")
         };
         let busy_with_dl = |c: CpuId| {
-            self.rqs[c.idx()]
+            self.sched.rqs[c.idx()]
                 .curr
                 .filter(|&x| self.class_of(x) == Class::Dl)
                 .map(|x| self.tasks[x.idx()].dl.deadline)
@@ -246,8 +250,8 @@ impl<S: Sink> Sim<S> {
         let mut free: Option<CpuId> = None;
         for sd in self.domains.domains(prev) {
             for c in sd.span.iter().filter(|&c| task.cpus_allowed.test(c)) {
-                if busy_with_dl(c).is_none() && self.rqs[c.idx()].dl.queue.is_empty() {
-                    if self.rqs[c.idx()].curr.is_none() {
+                if busy_with_dl(c).is_none() && self.sched.rqs[c.idx()].dl.queue.is_empty() {
+                    if self.sched.rqs[c.idx()].curr.is_none() {
                         return c;
                     }
                     free.get_or_insert(c);
@@ -271,7 +275,7 @@ impl<S: Sink> Sim<S> {
     fn find_later_rq(&self, t: TaskId, from: CpuId) -> Option<CpuId> {
         let task = &self.tasks[t.idx()];
         let running_dl = |c: CpuId| {
-            self.rqs[c.idx()]
+            self.sched.rqs[c.idx()]
                 .curr
                 .filter(|&x| self.class_of(x) == Class::Dl)
                 .map(|x| self.tasks[x.idx()].dl.deadline)
@@ -283,8 +287,8 @@ impl<S: Sink> Sim<S> {
                 .iter()
                 .filter(|&c| c != from && task.cpus_allowed.test(c))
             {
-                if running_dl(c).is_none() && self.rqs[c.idx()].dl.queue.is_empty() {
-                    if self.rqs[c.idx()].curr.is_none() {
+                if running_dl(c).is_none() && self.sched.rqs[c.idx()].dl.queue.is_empty() {
+                    if self.sched.rqs[c.idx()].curr.is_none() {
                         return Some(c);
                     }
                     free.get_or_insert(c);
@@ -306,7 +310,7 @@ impl<S: Sink> Sim<S> {
     /// The deadline task `push_dl_task` would move from `cpu`: the queued,
     /// not running one with the earliest deadline that may run elsewhere.
     fn pushable_dl(&self, cpu: CpuId) -> Option<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         rq.dl
             .queue
             .iter()
@@ -318,13 +322,13 @@ impl<S: Sink> Sim<S> {
     /// `cpu` now to CPUs where they would (global EDF).
     pub(crate) fn push_dl_tasks(&mut self, cpu: CpuId) {
         for _ in 0..self.machine.nr_cpus() {
-            if self.rqs[cpu.idx()].dl.queue.len() < 2 {
+            if self.sched.rqs[cpu.idx()].dl.queue.len() < 2 {
                 return;
             }
             let Some(p) = self.pushable_dl(cpu) else {
                 return;
             };
-            let runs_here = match self.rqs[cpu.idx()].curr {
+            let runs_here = match self.sched.rqs[cpu.idx()].curr {
                 None => true,
                 Some(c) => {
                     self.class_of(c) != Class::Dl
@@ -346,14 +350,18 @@ impl<S: Sink> Sim<S> {
     /// deadline (or no deadline task); take the queued deadline task with
     /// the earliest deadline that could run here from an overloaded CPU.
     pub(crate) fn pull_dl_task(&mut self, this: CpuId) {
-        let mine = self.rqs[this.idx()].dl.queue.first().map(|&(d, _, _)| d);
+        let mine = self.sched.rqs[this.idx()]
+            .dl
+            .queue
+            .first()
+            .map(|&(d, _, _)| d);
         let mut best: Option<(Nanos, TaskId, CpuId)> = None;
         for c in 0..self.machine.nr_cpus() {
             let src = CpuId(c as u32);
-            if src == this || self.rqs[c].dl.queue.len() < 2 {
+            if src == this || self.sched.rqs[c].dl.queue.len() < 2 {
                 continue;
             }
-            let rq = &self.rqs[c];
+            let rq = &self.sched.rqs[c];
             let cand = rq.dl.queue.iter().find(|&&(_, _, t)| {
                 rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.test(this)
             });

@@ -28,7 +28,7 @@ impl<S: Sink> Sim<S> {
     /// The running task of `cpu` reached the end of its burst (or got the
     /// CPU with something to do).
     pub(crate) fn burst_end(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
         self.update_curr_task(cpu);
@@ -158,7 +158,7 @@ impl<S: Sink> Sim<S> {
 
     fn end_iteration(&mut self, t: TaskId) {
         let now = self.now;
-        if self.trace && self.ftrace & (FTRACE_LOOP | FTRACE_STATS) != 0 {
+        if self.trace && self.prog.ftrace & (FTRACE_LOOP | FTRACE_STATS) != 0 {
             self.mark_iteration_end(t);
         }
         let t_start = self.t_start;
@@ -236,7 +236,7 @@ impl<S: Sink> Sim<S> {
                 if self.apply_phase_attrs(cpu, t) {
                     return; // migrated; it carries on where it lands
                 }
-                if self.trace && self.ftrace != 0 {
+                if self.trace && self.prog.ftrace != 0 {
                     self.mark_iteration_start(cpu, t);
                 }
                 let task = &mut self.tasks[t.idx()];
@@ -253,7 +253,7 @@ impl<S: Sink> Sim<S> {
                 .expect("a phase has at least one op");
             let fresh = !task.pc.op_started;
             task.pc.op_started = true;
-            if fresh && self.trace && self.ftrace & FTRACE_EVENT != 0 {
+            if fresh && self.trace && self.prog.ftrace & FTRACE_EVENT != 0 {
                 let pc = &task.pc;
                 if let Some(m) = task.spec.program.phases[pc.phase].marks.get(pc.op) {
                     let text = format!("rtapp_event: id={} type={} desc={}", pc.op, m.kind, m.desc);
@@ -332,12 +332,12 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Timer { timer, period_ns } => {
                     task.iter.c_period_us += us(period_ns);
-                    let ts = &mut self.timers[timer.0 as usize];
+                    let ts = &mut self.prog.timers[timer.0 as usize];
                     let next = ts.next.unwrap_or(t_first) + period_ns;
                     ts.next = Some(next);
                     let task = &mut self.tasks[t.idx()];
                     let s = (next as i64 - now as i64) / NSEC_PER_USEC as i64;
-                    task.iter.slack_us = if self.cumulative_slack {
+                    task.iter.slack_us = if self.prog.cumulative_slack {
                         task.iter.slack_us + s
                     } else {
                         s
@@ -347,8 +347,8 @@ impl<S: Sink> Sim<S> {
                         return;
                     }
                     // Overrun: no sleep; relative timers re-anchor.
-                    if !ts_absolute(&self.timers[timer.0 as usize]) {
-                        self.timers[timer.0 as usize].next = Some(now);
+                    if !ts_absolute(&self.prog.timers[timer.0 as usize]) {
+                        self.prog.timers[timer.0 as usize].next = Some(now);
                     }
                     self.tasks[t.idx()].iter.wu_lat_us = 0;
                     self.op_done(t);
@@ -356,21 +356,21 @@ impl<S: Sink> Sim<S> {
                 Op::Spawn { task } => {
                     self.op_done(t);
                     self.wake_up_new_task(TaskId(task), cpu);
-                    if self.rqs[cpu.idx()].curr != Some(t) {
+                    if self.sched.rqs[cpu.idx()].curr != Some(t) {
                         return; // cannot happen before the next schedule, but be safe
                     }
                 }
                 Op::Fork { pool } => {
                     self.op_done(t);
                     let p = pool as usize;
-                    let Some(&child) = self.fork_pools[p].get(self.fork_next[p]) else {
+                    let Some(&child) = self.prog.fork_pools[p].get(self.prog.fork_next[p]) else {
                         continue; // pool used up: rt-app forks no more
                     };
-                    self.fork_next[p] += 1;
-                    self.live_tasks += 1;
+                    self.prog.fork_next[p] += 1;
+                    self.prog.live_tasks += 1;
                     self.tasks[child as usize].fork_time = Some(now);
                     self.wake_up_new_task(TaskId(child), cpu);
-                    if self.rqs[cpu.idx()].curr != Some(t) {
+                    if self.sched.rqs[cpu.idx()].curr != Some(t) {
                         return; // the child preempted its parent at once
                     }
                 }
@@ -388,7 +388,12 @@ impl<S: Sink> Sim<S> {
                     match self.class_of(t) {
                         Class::Fair => {
                             let q = self.task_cfs_rq(t).idx();
-                            eevdf::yield_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
+                            eevdf::yield_entity(
+                                &mut self.cfs[q],
+                                &mut self.sched.ents,
+                                now,
+                                &self.sched.p,
+                            );
                         }
                         // yield_task_rt: to the tail of its priority.
                         Class::Rt => self.requeue_rt_tail(t),
@@ -418,9 +423,9 @@ impl<S: Sink> Sim<S> {
             }
             self.t0.get_or_insert(self.now);
         }
-        self.barrier_arrived += 1;
-        if self.barrier_arrived < self.startup_threads {
-            self.start_barrier.push(t);
+        self.prog.barrier_arrived += 1;
+        if self.prog.barrier_arrived < self.prog.startup_threads {
+            self.prog.start_barrier.push(t);
             let task = &mut self.tasks[t.idx()];
             task.resume = Resume::Continue;
             self.dequeue_task(t, true);
@@ -429,7 +434,7 @@ impl<S: Sink> Sim<S> {
             return true;
         }
         self.t_release = Some(self.now);
-        for w in std::mem::take(&mut self.start_barrier) {
+        for w in std::mem::take(&mut self.prog.start_barrier) {
             self.try_to_wake_up(w, cpu, true, false);
         }
         false
@@ -454,7 +459,7 @@ impl<S: Sink> Sim<S> {
         self.last_exit = self.now;
         self.dequeue_task(t, false);
         self.tasks[t.idx()].state = TaskState::Dead;
-        self.live_tasks -= 1;
+        self.prog.live_tasks -= 1;
         self.schedule(cpu, PrevState::Dead);
     }
 
@@ -526,11 +531,18 @@ impl<S: Sink> Sim<S> {
         let se = self.tasks[t.idx()].se;
         self.update_curr_task(cpu);
         let w = task_weight(policy, nice);
-        eevdf::reweight_entity(&mut self.cfs[q.idx()], &mut self.ents, se, w, now, &self.p);
-        let was_idle = self.ents[se.idx()].idle;
+        eevdf::reweight_entity(
+            &mut self.cfs[q.idx()],
+            &mut self.sched.ents,
+            se,
+            w,
+            now,
+            &self.sched.p,
+        );
+        let was_idle = self.sched.ents[se.idx()].idle;
         let idle = policy == crate::program::Policy::Idle;
-        self.ents[se.idx()].idle = idle;
-        if self.ents[se.idx()].on_rq && was_idle != idle {
+        self.sched.ents[se.idx()].idle = idle;
+        if self.sched.ents[se.idx()].on_rq && was_idle != idle {
             self.add_h_counts(q, 0, 0, if idle { 1 } else { -1 });
         }
         let task = &mut self.tasks[t.idx()];
@@ -546,16 +558,23 @@ impl<S: Sink> Sim<S> {
         let se = self.tasks[t.idx()].se;
         let (slice, custom) = match slice_ns {
             Some(ns) => (ns, true),
-            None => (self.p.base_slice_ns, false),
+            None => (self.sched.p.base_slice_ns, false),
         };
-        let e = &self.ents[se.idx()];
+        let e = &self.sched.ents[se.idx()];
         if (e.slice, e.custom_slice) == (slice, custom) {
             return;
         }
         // Phase attributes are applied by the running task itself.
         let q = self.task_cfs_rq(t).idx();
         self.update_curr_task(cpu);
-        eevdf::set_curr_slice(&self.cfs[q], &mut self.ents, se, slice, custom, &self.p);
+        eevdf::set_curr_slice(
+            &self.cfs[q],
+            &mut self.sched.ents,
+            se,
+            slice,
+            custom,
+            &self.sched.p,
+        );
     }
 
     /// Puts a dequeued, not running task on `dest` and wakes that CPU.
@@ -592,7 +611,7 @@ impl<S: Sink> Sim<S> {
             if self.tasks[t.idx()].chan_budget == 0 {
                 let mut k = 0;
                 for j in pos..count {
-                    let c = &self.channels[(first + j) as usize];
+                    let c = &self.prog.channels[(first + j) as usize];
                     if c.msgs >= c.capacity {
                         break;
                     }
@@ -605,7 +624,7 @@ impl<S: Sink> Sim<S> {
                 return true;
             }
             let ch = (first + pos) as usize;
-            let c = &mut self.channels[ch];
+            let c = &mut self.prog.channels[ch];
             if c.msgs >= c.capacity {
                 c.writers.push(t);
                 self.block_on_channel(cpu, t);
@@ -631,7 +650,7 @@ impl<S: Sink> Sim<S> {
             return false;
         }
         let budget = self.tasks[t.idx()].chan_budget;
-        let c = &mut self.channels[chan as usize];
+        let c = &mut self.prog.channels[chan as usize];
         if budget == 0 {
             if c.msgs == 0 {
                 c.reader = Some(t);
@@ -743,7 +762,7 @@ impl<S: Sink> Sim<S> {
                 if task.sync_stage == 1 {
                     return false; // released
                 }
-                let b = &mut self.barriers[barrier as usize];
+                let b = &mut self.prog.barriers[barrier as usize];
                 b.arrived.push(t);
                 if (b.arrived.len() as u32) < b.participants {
                     task.sync_stage = 1;
@@ -760,7 +779,7 @@ impl<S: Sink> Sim<S> {
                 // glibc: the value goes up and one waiter is woken; the
                 // token is not reserved for it, so a thread that reaches
                 // sem_wait first takes it (the waiter then waits again).
-                let s = &mut self.sems[sem as usize];
+                let s = &mut self.prog.sems[sem as usize];
                 s.count += 1;
                 if let Some(w) = s.waiters.pop_front() {
                     self.try_to_wake_up(w, cpu, true, false);
@@ -769,7 +788,7 @@ impl<S: Sink> Sim<S> {
             }
             Op::SemWait { sem } => {
                 // Also the retry of a woken waiter.
-                let s = &mut self.sems[sem as usize];
+                let s = &mut self.prog.sems[sem as usize];
                 if s.count > 0 {
                     s.count -= 1;
                     return false;
@@ -789,7 +808,7 @@ impl<S: Sink> Sim<S> {
     /// that locks first takes it (barging), sending the waiter back to the
     /// end of the queue.
     fn mutex_lock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) -> bool {
-        let m = &mut self.mutexes[mutex as usize];
+        let m = &mut self.prog.mutexes[mutex as usize];
         match m.owner {
             Some(o) if o == t => false,
             None => {
@@ -798,14 +817,16 @@ impl<S: Sink> Sim<S> {
             }
             Some(owner) => {
                 m.waiters.push_back(t);
-                if self.pi_mutexes {
+                if self.prog.pi_mutexes {
                     // rt_mutex: waiters by priority (FIFO among equals), and
                     // the owner inherits the top waiter's priority.
                     let prio = |s: &Self, x: TaskId| s.tasks[x.idx()].prio;
-                    let mut w: Vec<TaskId> =
-                        self.mutexes[mutex as usize].waiters.drain(..).collect();
+                    let mut w: Vec<TaskId> = self.prog.mutexes[mutex as usize]
+                        .waiters
+                        .drain(..)
+                        .collect();
                     w.sort_by_key(|&x| prio(self, x));
-                    self.mutexes[mutex as usize].waiters = w.into();
+                    self.prog.mutexes[mutex as usize].waiters = w.into();
                     self.pi_adjust_chain(owner, cpu);
                 }
                 self.block_sync(cpu, t);
@@ -815,13 +836,13 @@ impl<S: Sink> Sim<S> {
     }
 
     fn mutex_unlock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) {
-        let m = &mut self.mutexes[mutex as usize];
+        let m = &mut self.prog.mutexes[mutex as usize];
         if m.owner != Some(t) {
             return; // unlocking a mutex one does not hold: rt-app's bug, ignored
         }
         let next = m.waiters.pop_front();
-        m.owner = if self.pi_mutexes { next } else { None };
-        if self.pi_mutexes {
+        m.owner = if self.prog.pi_mutexes { next } else { None };
+        if self.prog.pi_mutexes {
             // The releaser drops what it inherited through this mutex; the
             // new owner inherits from the waiters left.
             self.pi_adjust_chain(t, cpu);
@@ -835,7 +856,7 @@ impl<S: Sink> Sim<S> {
     }
 
     fn cond_signal(&mut self, cpu: CpuId, cond: u32, all: bool) {
-        let c = &mut self.conds[cond as usize];
+        let c = &mut self.prog.conds[cond as usize];
         let woken: Vec<TaskId> = if all {
             std::mem::take(c).into()
         } else {
@@ -852,7 +873,7 @@ impl<S: Sink> Sim<S> {
         let stage = self.tasks[t.idx()].sync_stage;
         if stage <= base {
             self.mutex_unlock(cpu, t, mutex);
-            self.conds[cond as usize].push_back(t);
+            self.prog.conds[cond as usize].push_back(t);
             self.tasks[t.idx()].sync_stage = base + 1;
             self.block_sync(cpu, t);
             return true;

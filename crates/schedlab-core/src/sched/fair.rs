@@ -37,7 +37,12 @@ impl<S: Sink> Sim<S> {
         let mut first = true;
         loop {
             let q = self.se_cfs_rq(e);
-            let u = eevdf::update_curr(&mut self.cfs[q.idx()], &mut self.ents, self.now, &self.p);
+            let u = eevdf::update_curr(
+                &mut self.cfs[q.idx()],
+                &mut self.sched.ents,
+                self.now,
+                &self.sched.p,
+            );
             if first {
                 total.delta_exec = u.delta_exec;
                 first = false;
@@ -83,7 +88,7 @@ impl<S: Sink> Sim<S> {
                 cfs.curr.is_some(),
                 1,
             );
-            let e = &mut self.ents[se.idx()];
+            let e = &mut self.sched.ents[se.idx()];
             if e.avg.last_update_time == 0 {
                 e.avg.last_update_time = now & !1023;
                 cfs.avg.attach(&e.avg);
@@ -92,12 +97,18 @@ impl<S: Sink> Sim<S> {
         let mut e = se;
         let mut k = kind;
         loop {
-            if self.ents[e.idx()].on_rq {
+            if self.sched.ents[e.idx()].on_rq {
                 break;
             }
             let q = self.se_cfs_rq(e);
-            let u =
-                eevdf::enqueue_entity(&mut self.cfs[q.idx()], &mut self.ents, e, k, now, &self.p);
+            let u = eevdf::enqueue_entity(
+                &mut self.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                k,
+                now,
+                &self.sched.p,
+            );
             self.account(cpu, u);
             if self.cfs[q.idx()].nr_queued == 1 && self.cfs[q.idx()].bw.enabled {
                 self.check_enqueue_throttle(q);
@@ -111,14 +122,14 @@ impl<S: Sink> Sim<S> {
                 None => break,
             }
         }
-        let idle = self.ents[se.idx()].idle as i32;
+        let idle = self.sched.ents[se.idx()].idle as i32;
         let reached_root = self.add_h_counts(tq, 1, 1, idle);
-        self.cfs_tasks_seq += 1;
-        self.tasks[t.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
+        self.sched.cfs_tasks_seq += 1;
+        self.tasks[t.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
         if reached_root {
-            self.rqs[cpu.idx()].nr_running += 1;
-            if self.rqs[cpu.idx()].nr_running >= 2 {
-                self.rd_overloaded = true;
+            self.sched.rqs[cpu.idx()].nr_running += 1;
+            if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+                self.sched.rd_overloaded = true;
             }
         }
         self.update_load_avg(t);
@@ -136,14 +147,14 @@ impl<S: Sink> Sim<S> {
         let tq = self.task_cfs_rq(t);
         let se = self.tasks[t.idx()].se;
         self.update_load_avg(t);
-        let was_delayed = self.ents[se.idx()].sched_delayed;
+        let was_delayed = self.sched.ents[se.idx()].sched_delayed;
         let (u, d) = eevdf::dequeue_entity(
             &mut self.cfs[tq.idx()],
-            &mut self.ents,
+            &mut self.sched.ents,
             se,
             sleep,
             now,
-            &self.p,
+            &self.sched.p,
         );
         self.account(cpu, u);
         if d == Dequeued::Delayed {
@@ -166,25 +177,25 @@ impl<S: Sink> Sim<S> {
             let Some(ge) = self.cfs[q.idx()].se else {
                 break;
             };
-            if !self.ents[ge.idx()].on_rq {
+            if !self.sched.ents[ge.idx()].on_rq {
                 break;
             }
-            let pq = self.ents[ge.idx()].cfs_rq;
+            let pq = self.sched.ents[ge.idx()].cfs_rq;
             let (u, _) = eevdf::dequeue_entity(
                 &mut self.cfs[pq.idx()],
-                &mut self.ents,
+                &mut self.sched.ents,
                 ge,
                 false,
                 now,
-                &self.p,
+                &self.sched.p,
             );
             self.account(cpu, u);
             q = pq;
         }
         let dr = if was_delayed { 0 } else { -1 };
-        let idle = -(self.ents[se.idx()].idle as i32);
+        let idle = -(self.sched.ents[se.idx()].idle as i32);
         if self.add_h_counts(tq, -1, dr, idle) {
-            self.rqs[cpu.idx()].nr_running -= 1;
+            self.sched.rqs[cpu.idx()].nr_running -= 1;
         }
         // PELT of the levels it left.
         let path = self.task_path(t);
@@ -211,7 +222,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn pick_task_fair(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
         let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
         'again: loop {
-            let mut q = self.rqs[cpu.idx()].cfs;
+            let mut q = self.sched.rqs[cpu.idx()].cfs;
             let mut throttled = false;
             loop {
                 if self.cfs[q.idx()].bw.enabled {
@@ -221,11 +232,14 @@ impl<S: Sink> Sim<S> {
                     }
                     throttled |= t;
                 }
-                let e = eevdf::pick_eevdf(&self.cfs[q.idx()], &self.ents, true)?;
-                match self.ents[e.idx()].my_q {
+                let e = eevdf::pick_eevdf(&self.cfs[q.idx()], &self.sched.ents, true)?;
+                match self.sched.ents[e.idx()].my_q {
                     Some(child) => q = child,
                     None => {
-                        return Some((self.ents[e.idx()].task.expect("task entity"), throttled))
+                        return Some((
+                            self.sched.ents[e.idx()].task.expect("task entity"),
+                            throttled,
+                        ))
                     }
                 }
             }
@@ -251,7 +265,7 @@ impl<S: Sink> Sim<S> {
             return FairPick::Idle;
         };
         let se = self.tasks[t.idx()].se;
-        if self.ents[se.idx()].sched_delayed {
+        if self.sched.ents[se.idx()].sched_delayed {
             self.dequeue_task(t, false);
             return FairPick::Again;
         }
@@ -284,7 +298,12 @@ impl<S: Sink> Sim<S> {
         let ents = pp.as_slice();
         for &e in &ents[..ents.len() - keep] {
             let q = self.se_cfs_rq(e);
-            let u = eevdf::put_prev_entity(&mut self.cfs[q.idx()], &mut self.ents, now, &self.p);
+            let u = eevdf::put_prev_entity(
+                &mut self.cfs[q.idx()],
+                &mut self.sched.ents,
+                now,
+                &self.sched.p,
+            );
             debug_assert_eq!(u.delta_exec, 0, "update_curr_task ran first");
             let _ = u;
             if self.cfs[q.idx()].bw.enabled
@@ -312,7 +331,13 @@ impl<S: Sink> Sim<S> {
         let start = self.run_start(self.tasks[next.idx()].cpu);
         for &e in ents[..ents.len() - keep].iter().rev() {
             let q = self.se_cfs_rq(e);
-            eevdf::set_next_entity(&mut self.cfs[q.idx()], &mut self.ents, e, start, &self.p);
+            eevdf::set_next_entity(
+                &mut self.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                start,
+                &self.sched.p,
+            );
         }
         self.update_load_avg(next);
     }
@@ -327,10 +352,10 @@ impl<S: Sink> Sim<S> {
             prev: task.cpu,
             recent_used_cpu: task.recent_used_cpu,
             wakee_flips: task.wakee.flips,
-            load: self.ents[task.se.idx()].avg.load_avg,
+            load: self.sched.ents[task.se.idx()].avg.load_avg,
         };
         // WF_SYNC only counts when the waker is a running task.
-        let sync = sync && self.rqs[waker_cpu.idx()].curr.is_some();
+        let sync = sync && self.sched.rqs[waker_cpu.idx()].curr.is_some();
         let w = Waker {
             cpu: waker_cpu,
             wakee_flips: flips,
@@ -341,7 +366,7 @@ impl<S: Sink> Sim<S> {
         self.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;
         if let Some(c) = out.clear_idle_cores {
             if let Some(i) = self.domains.shortcuts(c).llc_shared {
-                self.llc_state[i].has_idle_cores = false;
+                self.sched.llc_state[i].has_idle_cores = false;
             }
         }
         out.cpu
@@ -355,7 +380,7 @@ impl<S: Sink> Sim<S> {
             prev: this,
             recent_used_cpu: this,
             wakee_flips: 0,
-            load: self.ents[task.se.idx()].avg.load_avg,
+            load: self.sched.ents[task.se.idx()].avg.load_avg,
         };
         select::select_task_rq_fork(self, &p, this)
     }
@@ -365,11 +390,11 @@ impl<S: Sink> Sim<S> {
     /// again at its next fair enqueue.
     pub(crate) fn detach_task_load(&mut self, t: TaskId) {
         let se = self.tasks[t.idx()].se;
-        if self.ents[se.idx()].avg.last_update_time != 0 {
+        if self.sched.ents[se.idx()].avg.last_update_time != 0 {
             let q = self.task_cfs_rq(t).idx();
-            let avg = self.ents[se.idx()].avg.clone();
+            let avg = self.sched.ents[se.idx()].avg.clone();
             self.cfs[q].avg.detach(&avg);
-            self.ents[se.idx()].avg.last_update_time = 0;
+            self.sched.ents[se.idx()].avg.last_update_time = 0;
         }
     }
 
@@ -386,7 +411,7 @@ impl<S: Sink> Sim<S> {
         in_task: bool,
         fork: bool,
     ) {
-        if self.rqs[cpu.idx()].need_resched || !self.cfg.features.wakeup_preemption {
+        if self.sched.rqs[cpu.idx()].need_resched || !self.cfg.features.wakeup_preemption {
             return;
         }
         if self.tasks[t.idx()].state == TaskState::Throttled {
@@ -402,15 +427,15 @@ impl<S: Sink> Sim<S> {
             preempt_short: self.cfg.features.preempt_short,
             run_to_parity: self.cfg.features.run_to_parity,
         };
-        match preempt::wakeup_preempt_fair(&self.cfs[q], &self.ents, se, pse, &ctx) {
+        match preempt::wakeup_preempt_fair(&self.cfs[q], &self.sched.ents, se, pse, &ctx) {
             PreemptDecision::Preempt { cancel_protect } => {
                 if cancel_protect {
-                    eevdf::cancel_protect_slice(&mut self.ents, se);
+                    eevdf::cancel_protect_slice(&mut self.sched.ents, se);
                 }
                 self.resched_curr(cpu, true, exec_cpu);
             }
             PreemptDecision::ShrinkProtect => {
-                eevdf::update_protect_slice(&self.cfs[q], &mut self.ents, se)
+                eevdf::update_protect_slice(&self.cfs[q], &mut self.sched.ents, se)
             }
             PreemptDecision::None => {}
         }

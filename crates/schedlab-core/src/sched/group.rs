@@ -54,19 +54,19 @@ impl<S: Sink> Sim<S> {
     /// The queue task `t`'s entity sits on: its group's queue on its CPU.
     #[inline]
     pub(crate) fn task_cfs_rq(&self, t: TaskId) -> CfsRqId {
-        self.ents[self.tasks[t.idx()].se.idx()].cfs_rq
+        self.sched.ents[self.tasks[t.idx()].se.idx()].cfs_rq
     }
 
     /// `cfs_rq_of(se)`.
     #[inline]
     pub(crate) fn se_cfs_rq(&self, e: EntityId) -> CfsRqId {
-        self.ents[e.idx()].cfs_rq
+        self.sched.ents[e.idx()].cfs_rq
     }
 
     /// `parent_entity(se)`.
     #[inline]
     pub(crate) fn se_parent(&self, e: EntityId) -> Option<EntityId> {
-        self.ents[e.idx()].parent
+        self.sched.ents[e.idx()].parent
     }
 
     /// `set_task_rq`: point a task's entity at its group's queue and group
@@ -79,7 +79,7 @@ impl<S: Sink> Sim<S> {
             g.se.get(task.cpu.idx()).copied(),
             g.depth,
         );
-        let se = &mut self.ents[task.se.idx()];
+        let se = &mut self.sched.ents[task.se.idx()];
         se.cfs_rq = q;
         se.parent = parent;
         se.depth = depth;
@@ -103,7 +103,7 @@ impl<S: Sink> Sim<S> {
     /// Entity depth (`se->depth`).
     #[inline]
     pub(crate) fn se_depth(&self, e: EntityId) -> u32 {
-        self.ents[e.idx()].depth
+        self.sched.ents[e.idx()].depth
     }
 
     /// `find_matching_se`: walks `se` and `pse` up to the first level where
@@ -153,7 +153,7 @@ impl<S: Sink> Sim<S> {
             }
             match c.se {
                 None => return true,
-                Some(ge) => q = self.ents[ge.idx()].cfs_rq,
+                Some(ge) => q = self.sched.ents[ge.idx()].cfs_rq,
             }
         }
     }
@@ -164,14 +164,14 @@ impl<S: Sink> Sim<S> {
         let q = self.se_cfs_rq(e);
         let (running, runnable) = {
             let cfs = &self.cfs[q.idx()];
-            let se = &self.ents[e.idx()];
+            let se = &self.sched.ents[e.idx()];
             let runnable = match se.my_q {
                 Some(mq) => self.cfs[mq.idx()].h_nr_runnable as u64,
                 None => se.on_rq as u64,
             };
             (cfs.curr == Some(e), runnable)
         };
-        let se = &mut self.ents[e.idx()];
+        let se = &mut self.sched.ents[e.idx()];
         let on = se.on_rq as u64;
         se.avg.update(now, on, runnable.min(1), running, se.weight);
         let cfs = &mut self.cfs[q.idx()];
@@ -209,7 +209,7 @@ impl<S: Sink> Sim<S> {
     /// `update_cfs_group`: recompute group entity `ge`'s weight from its
     /// queue's load and reweight it on its parent queue.
     pub(crate) fn update_cfs_group(&mut self, ge: EntityId) {
-        let Some(gq) = self.ents[ge.idx()].my_q else {
+        let Some(gq) = self.sched.ents[ge.idx()].my_q else {
             return;
         };
         let c = &self.cfs[gq.idx()];
@@ -221,24 +221,24 @@ impl<S: Sink> Sim<S> {
             g.load_avg,
             c.tg_load_avg_contrib,
         );
-        if shares == self.ents[ge.idx()].weight {
+        if shares == self.sched.ents[ge.idx()].weight {
             return;
         }
-        let pq = self.ents[ge.idx()].cfs_rq;
+        let pq = self.sched.ents[ge.idx()].cfs_rq;
         eevdf::reweight_entity(
             &mut self.cfs[pq.idx()],
-            &mut self.ents,
+            &mut self.sched.ents,
             ge,
             shares,
             self.now,
-            &self.p,
+            &self.sched.p,
         );
     }
 
     /// `task_h_load`: the share of its CPU's root load a task stands for.
     pub(crate) fn task_h_load(&self, t: TaskId) -> u64 {
         let se = self.tasks[t.idx()].se;
-        let load = self.ents[se.idx()].avg.load_avg;
+        let load = self.sched.ents[se.idx()].avg.load_avg;
         let mut q = self.task_cfs_rq(t);
         if self.cfs[q.idx()].se.is_none() {
             return load;
@@ -248,12 +248,12 @@ impl<S: Sink> Sim<S> {
         let mut chain = Vec::with_capacity(4);
         while let Some(ge) = self.cfs[q.idx()].se {
             chain.push((q, ge));
-            q = self.ents[ge.idx()].cfs_rq;
+            q = self.sched.ents[ge.idx()].cfs_rq;
         }
         let mut h = self.cfs[q.idx()].avg.load_avg as u128;
         let mut parent_load = self.cfs[q.idx()].avg.load_avg as u128;
         for &(cq, ge) in chain.iter().rev() {
-            h = h * self.ents[ge.idx()].avg.load_avg as u128 / (parent_load + 1);
+            h = h * self.sched.ents[ge.idx()].avg.load_avg as u128 / (parent_load + 1);
             parent_load = self.cfs[cq.idx()].avg.load_avg as u128;
         }
         (load as u128 * h / (parent_load + 1)) as u64
@@ -270,13 +270,13 @@ impl<S: Sink> Sim<S> {
     /// Calls `f` for every queued, not running task of `cpu`, without
     /// allocating (the walk recurses at most `MAX_GROUP_DEPTH` deep).
     pub(crate) fn for_each_queued_task<F: FnMut(TaskId)>(&self, cpu: CpuId, f: &mut F) {
-        self.walk_queue(self.rqs[cpu.idx()].cfs, f);
+        self.walk_queue(self.sched.rqs[cpu.idx()].cfs, f);
     }
 
     fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
         let c = &self.cfs[q.idx()];
         for &(_, e) in &c.timeline {
-            let se = &self.ents[e.idx()];
+            let se = &self.sched.ents[e.idx()];
             match (se.task, se.my_q) {
                 (Some(t), _) => f(t),
                 (None, Some(mq)) => self.walk_queue(mq, f),
@@ -284,7 +284,7 @@ impl<S: Sink> Sim<S> {
             }
         }
         if let Some(e) = c.curr {
-            if let Some(mq) = self.ents[e.idx()].my_q {
+            if let Some(mq) = self.sched.ents[e.idx()].my_q {
                 self.walk_queue(mq, f);
             }
         }
@@ -298,7 +298,7 @@ impl<S: Sink> Sim<S> {
         if self.tasks[t.idx()].group == g {
             return;
         }
-        debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
+        debug_assert_eq!(self.sched.rqs[cpu.idx()].curr, Some(t));
         self.update_curr_task(cpu);
         let fair = self.class_of(t) == crate::rq::Class::Fair;
         if fair {

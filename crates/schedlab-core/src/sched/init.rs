@@ -22,9 +22,10 @@ use crate::observe::Sink;
 use crate::program::{check_dl_params, DlParams, Op, Policy, TaskSpec, Workload};
 use crate::rng;
 use crate::rq::{CfsRq, LlcState, Rq, SchedEntity};
+use crate::runtime::{BarrierState, ChannelState, MutexState, Runtime, SemState};
 use crate::sched::group::MAX_GROUP_DEPTH;
-use crate::sim::{BarrierState, ChannelState, MutexState, SemState, Sim, SimError};
-use crate::stats::{CpuStats, Profile};
+use crate::sim::{SchedState, Sim, SimError};
+use crate::stats::{Accounting, CpuStats, Profile};
 use crate::task::{Pc, Task, TaskState, TimerState};
 use crate::time::{Nanos, NSEC_PER_MSEC};
 use rand::Rng;
@@ -243,49 +244,78 @@ impl<S: Sink> Sim<S> {
         let domains = SchedDomains::build(&machine, cfg.hz);
         let startup_threads = workload.tasks.iter().filter(|t| !t.forked).count();
         let mut sim = Sim {
-            p,
+            sched: SchedState {
+                p,
+                rqs,
+                ents,
+                rd_overloaded: false,
+                cfs_tasks_seq: 0,
+                last_pass_cost: 0,
+                in_newidle: false,
+                rt_seq: 0,
+                ni_rng: rng::stream(cfg.seed, "ni_random"),
+                nohz_next_balance: 0,
+                nohz_kick_pending: false,
+                ilb_cpu: None,
+                llc_state: vec![
+                    LlcState {
+                        has_idle_cores: true,
+                        nr_idle_scan: u32::MAX,
+                        scan_jiffy: u64::MAX,
+                        overload: CpuMask::new(n),
+                    };
+                    domains.llc_shared.len()
+                ],
+            },
+            prog: Runtime {
+                live_tasks: startup_threads,
+                startup_threads,
+                timers,
+                start_barrier: Vec::new(),
+                mutexes: vec![MutexState::default(); workload.mutexes as usize],
+                conds: vec![Default::default(); workload.conds as usize],
+                barriers: workload
+                    .barriers
+                    .iter()
+                    .map(|&p| BarrierState {
+                        participants: p,
+                        arrived: Vec::new(),
+                    })
+                    .collect(),
+                sems: vec![SemState::default(); workload.sems as usize],
+                channels: workload
+                    .channels
+                    .iter()
+                    .map(|c| ChannelState {
+                        capacity: c.capacity_msgs,
+                        ..Default::default()
+                    })
+                    .collect(),
+                barrier_arrived: 0,
+                fork_pools: workload.fork_pools.clone(),
+                cumulative_slack: workload.cumulative_slack,
+                pi_mutexes: workload.pi_mutexes,
+                fork_next: vec![0; workload.fork_pools.len()],
+                ftrace: workload.ftrace,
+            },
+            acct: Accounting {
+                newidle_cost: 0,
+                newidle_atomic_cost: 0,
+                steal_cost: 0,
+                throttle_cost: vec![0; n],
+            },
             now: 0,
             queue: EventQueue::new(),
-            rqs,
             cfs,
-            ents,
             groups,
-            live_tasks: startup_threads,
-            startup_threads,
             tasks,
-            timers,
             cpu_stats: vec![CpuStats::default(); n],
             profile: Profile::default(),
             t_start,
             t0: None,
-            start_barrier: Vec::new(),
             t_release: None,
-            mutexes: vec![MutexState::default(); workload.mutexes as usize],
-            conds: vec![Default::default(); workload.conds as usize],
-            barriers: workload
-                .barriers
-                .iter()
-                .map(|&p| BarrierState {
-                    participants: p,
-                    arrived: Vec::new(),
-                })
-                .collect(),
-            sems: vec![SemState::default(); workload.sems as usize],
             last_exit: 0,
             deadlock: false,
-            channels: workload
-                .channels
-                .iter()
-                .map(|c| ChannelState {
-                    capacity: c.capacity_msgs,
-                    ..Default::default()
-                })
-                .collect(),
-            barrier_arrived: 0,
-            fork_pools: workload.fork_pools.clone(),
-            cumulative_slack: workload.cumulative_slack,
-            pi_mutexes: workload.pi_mutexes,
-            fork_next: vec![0; workload.fork_pools.len()],
             tick_offset,
             end: duration.map(|d| t_start + d),
             events: 0,
@@ -305,31 +335,8 @@ impl<S: Sink> Sim<S> {
                         .collect()
                 })
                 .collect(),
-            rd_overloaded: false,
-            newidle_cost: 0,
-            cfs_tasks_seq: 0,
             waste: Default::default(),
             balance_flag: Default::default(),
-            last_pass_cost: 0,
-            newidle_atomic_cost: 0,
-            in_newidle: false,
-            steal_cost: 0,
-            rt_seq: 0,
-            ftrace: workload.ftrace,
-            throttle_cost: vec![0; n],
-            ni_rng: rng::stream(cfg.seed, "ni_random"),
-            nohz_next_balance: 0,
-            nohz_kick_pending: false,
-            ilb_cpu: None,
-            llc_state: vec![
-                LlcState {
-                    has_idle_cores: true,
-                    nr_idle_scan: u32::MAX,
-                    scan_jiffy: u64::MAX,
-                    overload: CpuMask::new(n),
-                };
-                domains.llc_shared.len()
-            ],
             domains,
             machine,
             cfg,

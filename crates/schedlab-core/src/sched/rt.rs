@@ -55,18 +55,18 @@ impl<S: Sink> Sim<S> {
 
     /// `enqueue_task_rt` at the tail of its priority.
     pub(crate) fn enqueue_rt(&mut self, t: TaskId, cpu: CpuId) {
-        self.rt_seq += 1;
+        self.sched.rt_seq += 1;
         let task = &mut self.tasks[t.idx()];
-        task.rt_seq = self.rt_seq;
+        task.rt_seq = self.sched.rt_seq;
         if task.rr_left == 0 {
             task.rr_left = RR_TIMESLICE_NS;
         }
         let key = self.rt_key(t);
-        let fresh = self.rqs[cpu.idx()].rt.queue.insert(key);
+        let fresh = self.sched.rqs[cpu.idx()].rt.queue.insert(key);
         debug_assert!(fresh, "RT task queued twice");
-        self.rqs[cpu.idx()].nr_running += 1;
-        if self.rqs[cpu.idx()].nr_running >= 2 {
-            self.rd_overloaded = true;
+        self.sched.rqs[cpu.idx()].nr_running += 1;
+        if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+            self.sched.rd_overloaded = true;
         }
     }
 
@@ -74,26 +74,26 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn dequeue_rt(&mut self, t: TaskId) {
         let cpu = self.tasks[t.idx()].cpu;
         let key = self.rt_key(t);
-        let was = self.rqs[cpu.idx()].rt.queue.remove(&key);
+        let was = self.sched.rqs[cpu.idx()].rt.queue.remove(&key);
         debug_assert!(was, "RT task not queued");
-        self.rqs[cpu.idx()].nr_running -= 1;
+        self.sched.rqs[cpu.idx()].nr_running -= 1;
     }
 
     /// `requeue_task_rt`: to the tail of its priority (RR slice end, yield).
     pub(crate) fn requeue_rt_tail(&mut self, t: TaskId) {
         let cpu = self.tasks[t.idx()].cpu;
         let key = self.rt_key(t);
-        if self.rqs[cpu.idx()].rt.queue.remove(&key) {
-            self.rt_seq += 1;
-            self.tasks[t.idx()].rt_seq = self.rt_seq;
+        if self.sched.rqs[cpu.idx()].rt.queue.remove(&key) {
+            self.sched.rt_seq += 1;
+            self.tasks[t.idx()].rt_seq = self.sched.rt_seq;
             let key = self.rt_key(t);
-            self.rqs[cpu.idx()].rt.queue.insert(key);
+            self.sched.rqs[cpu.idx()].rt.queue.insert(key);
         }
     }
 
     /// `pick_task_rt`.
     pub(crate) fn pick_rt(&self, cpu: CpuId) -> Option<TaskId> {
-        let rt = &self.rqs[cpu.idx()].rt;
+        let rt = &self.sched.rqs[cpu.idx()].rt;
         if rt.throttled {
             return None;
         }
@@ -106,7 +106,7 @@ impl<S: Sink> Sim<S> {
         let Some((_, delta)) = self.update_curr_common(cpu) else {
             return;
         };
-        let rt = &mut self.rqs[cpu.idx()].rt;
+        let rt = &mut self.sched.rqs[cpu.idx()].rt;
         rt.rt_time += delta;
         if !rt.throttled && rt.rt_time > RT_RUNTIME_NS {
             rt.throttled = true;
@@ -118,10 +118,10 @@ impl<S: Sink> Sim<S> {
     /// `update_curr_common`: charge the running (RT or deadline) task up to
     /// now. Returns the task and the time charged, if any.
     pub(crate) fn update_curr_common(&mut self, cpu: CpuId) -> Option<(TaskId, Nanos)> {
-        let t = self.rqs[cpu.idx()].curr?;
+        let t = self.sched.rqs[cpu.idx()].curr?;
         let se = self.tasks[t.idx()].se;
         let now = self.now;
-        let e = &mut self.ents[se.idx()];
+        let e = &mut self.sched.ents[se.idx()];
         if now <= e.exec_start {
             return None;
         }
@@ -151,7 +151,7 @@ impl<S: Sink> Sim<S> {
         }
         task.rr_left = RR_TIMESLICE_NS;
         let prio = task.prio;
-        let others = self.rqs[cpu.idx()]
+        let others = self.sched.rqs[cpu.idx()]
             .rt
             .queue
             .iter()
@@ -166,7 +166,7 @@ impl<S: Sink> Sim<S> {
     /// queued RT prio, `MAX_RT_PRIO` when it runs fair work or nothing.
     /// A CPU running a deadline task counts as better than any RT prio.
     fn cpupri(&self, cpu: CpuId) -> i32 {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if let Some(c) = rq.curr {
             if self.class_of(c) == Class::Dl {
                 return -1;
@@ -217,7 +217,7 @@ impl<S: Sink> Sim<S> {
         } else {
             task.cpus_allowed.first().expect("non-empty affinity")
         };
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let curr_blocks = rq.curr.is_some_and(|c| {
             let ct = &self.tasks[c.idx()];
             match self.class_of(c) {
@@ -239,7 +239,7 @@ impl<S: Sink> Sim<S> {
     /// The task `push_rt_task` would move from `cpu`: the best queued RT
     /// task that is not running and may run elsewhere.
     fn pushable_rt(&self, cpu: CpuId) -> Option<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         rq.rt
             .queue
             .iter()
@@ -251,17 +251,17 @@ impl<S: Sink> Sim<S> {
     /// CPUs where they would run at once.
     pub(crate) fn push_rt_tasks(&mut self, cpu: CpuId) {
         for _ in 0..self.machine.nr_cpus() {
-            if self.rqs[cpu.idx()].rt.queue.len() < 2 {
+            if self.sched.rqs[cpu.idx()].rt.queue.len() < 2 {
                 return;
             }
             let Some(p) = self.pushable_rt(cpu) else {
                 return;
             };
             // Only if it cannot run here now.
-            let curr_prio = self.rqs[cpu.idx()]
+            let curr_prio = self.sched.rqs[cpu.idx()]
                 .curr
                 .map_or(MAX_RT_PRIO + 40, |c| self.tasks[c.idx()].prio);
-            if self.tasks[p.idx()].prio < curr_prio && !self.rqs[cpu.idx()].rt.throttled {
+            if self.tasks[p.idx()].prio < curr_prio && !self.sched.rqs[cpu.idx()].rt.throttled {
                 return; // it will preempt curr here
             }
             let Some(dst) = self.find_lowest_rq(p, cpu) else {
@@ -278,17 +278,17 @@ impl<S: Sink> Sim<S> {
     /// `pull_rt_task`: `this` is about to run something of lower priority;
     /// take the best waiting RT task it can run from an overloaded CPU.
     pub(crate) fn pull_rt_task(&mut self, this: CpuId) {
-        if self.rqs[this.idx()].rt.throttled {
+        if self.sched.rqs[this.idx()].rt.throttled {
             return;
         }
-        let mine = self.rqs[this.idx()].rt.highest_prio();
+        let mine = self.sched.rqs[this.idx()].rt.highest_prio();
         let mut best: Option<(i32, TaskId, CpuId)> = None;
         for c in 0..self.machine.nr_cpus() {
             let src = CpuId(c as u32);
-            if src == this || self.rqs[c].rt.queue.len() < 2 {
+            if src == this || self.sched.rqs[c].rt.queue.len() < 2 {
                 continue;
             }
-            let rq = &self.rqs[c];
+            let rq = &self.sched.rqs[c];
             for &(p, _, t) in &rq.rt.queue {
                 if rq.curr == Some(t) || !self.tasks[t.idx()].cpus_allowed.test(this) {
                     continue;
@@ -311,7 +311,7 @@ impl<S: Sink> Sim<S> {
         self.dequeue_rt(t);
         self.set_task_cpu(t, dst, src);
         self.enqueue_rt(t, dst);
-        let rq = &self.rqs[dst.idx()];
+        let rq = &self.sched.rqs[dst.idx()];
         let preempt = match rq.curr {
             None => true,
             Some(c) => self.tasks[t.idx()].prio < self.tasks[c.idx()].prio,
@@ -332,13 +332,13 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn rt_period_timer(&mut self) {
         for c in 0..self.machine.nr_cpus() {
             let cpu = CpuId(c as u32);
-            if self.rqs[c]
+            if self.sched.rqs[c]
                 .curr
                 .is_some_and(|t| self.class_of(t) == Class::Rt)
             {
                 self.update_curr_rt(cpu);
             }
-            let rt = &mut self.rqs[c].rt;
+            let rt = &mut self.sched.rqs[c].rt;
             rt.rt_time = rt.rt_time.saturating_sub(RT_RUNTIME_NS);
             if rt.throttled && rt.rt_time < RT_RUNTIME_NS {
                 rt.throttled = false;

@@ -19,7 +19,7 @@ use crate::time::NSEC_PER_SEC;
 
 impl<S: Sink> CpuView for Sim<S> {
     fn lb_snapshot(&self, cpu: CpuId) -> crate::fair::select::LbSnapshot {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let cfs = &self.cfs[rq.cfs.idx()];
         let capacity = self.machine.cpu(cpu).capacity as u64;
         let nr = rq.nr_running + rq.ttwu_pending;
@@ -43,44 +43,46 @@ impl<S: Sink> CpuView for Sim<S> {
         self.cfg.features.sched_idle_as_idle
     }
     fn available_idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0
     }
     fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let cfs = &self.cfs[rq.cfs.idx()];
         rq.nr_running > 0 && rq.ttwu_pending == 0 && rq.nr_running == cfs.h_nr_idle
     }
     fn nr_running(&self, cpu: CpuId) -> u32 {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         rq.nr_running + rq.ttwu_pending
     }
     fn h_nr_runnable(&self, cpu: CpuId) -> u32 {
-        self.cfs[self.rqs[cpu.idx()].cfs.idx()].h_nr_runnable
+        self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_runnable
     }
     fn cpu_load(&self, cpu: CpuId) -> u64 {
-        self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.load_avg
+        self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].avg.load_avg
     }
     fn cpu_util(&self, cpu: CpuId) -> u64 {
-        let u = self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.util_avg;
+        let u = self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].avg.util_avg;
         u.min(self.machine.cpu(cpu).capacity as u64)
     }
     fn cpu_runnable(&self, cpu: CpuId) -> u64 {
-        self.cfs[self.rqs[cpu.idx()].cfs.idx()].avg.runnable_avg
+        self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()]
+            .avg
+            .runnable_avg
     }
     fn idle_exit_latency(&self, cpu: CpuId) -> u64 {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         rq.idle_state
             .map_or(0, |s| self.machine.idle_states[s].exit_latency_ns)
     }
     fn idle_stamp(&self, cpu: CpuId) -> u64 {
-        self.rqs[cpu.idx()].idle_stamp
+        self.sched.rqs[cpu.idx()].idle_stamp
     }
     fn has_idle_cores(&self, cpu: CpuId) -> bool {
         self.domains
             .shortcuts(cpu)
             .llc_shared
-            .is_some_and(|i| self.llc_state[i].has_idle_cores)
+            .is_some_and(|i| self.sched.llc_state[i].has_idle_cores)
     }
     fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
         if !self.cfg.features.sis_util {
@@ -89,7 +91,7 @@ impl<S: Sink> CpuView for Sim<S> {
         self.domains
             .shortcuts(cpu)
             .llc_shared
-            .map_or(u32::MAX, |i| self.llc_state[i].nr_idle_scan)
+            .map_or(u32::MAX, |i| self.sched.llc_state[i].nr_idle_scan)
     }
 }
 
@@ -97,10 +99,10 @@ impl<S: Sink> Sim<S> {
     /// `record_wakee` for the task running on `waker_cpu` (or its idle task).
     pub(crate) fn record_wakee(&mut self, waker_cpu: CpuId, p: TaskId) -> (u32, u64) {
         let now = self.now;
-        let rq = &mut self.rqs[waker_cpu.idx()];
+        let rq = &mut self.sched.rqs[waker_cpu.idx()];
         let (w, load) = match rq.curr {
             Some(c) => {
-                let load = self.ents[self.tasks[c.idx()].se.idx()].avg.load_avg;
+                let load = self.sched.ents[self.tasks[c.idx()].se.idx()].avg.load_avg;
                 (&mut self.tasks[c.idx()].wakee, load)
             }
             None => (&mut rq.idle_wakee, 0),
@@ -129,7 +131,7 @@ impl<S: Sink> Sim<S> {
             .all(|c| self.available_idle_cpu(c))
         {
             if let Some(i) = self.domains.shortcuts(cpu).llc_shared {
-                self.llc_state[i].has_idle_cores = true;
+                self.sched.llc_state[i].has_idle_cores = true;
             }
         }
     }
@@ -142,7 +144,7 @@ impl<S: Sink> Sim<S> {
             return;
         };
         let jiffy = self.now / self.cfg.tick_ns();
-        if self.llc_state[i].scan_jiffy == jiffy {
+        if self.sched.llc_state[i].scan_jiffy == jiffy {
             return;
         }
         let Some(sd) = self.domains.sd_llc(cpu) else {
@@ -153,7 +155,7 @@ impl<S: Sink> Sim<S> {
         let sum: u64 = sd.span.iter().map(|c| self.cpu_util(c)).sum();
         let x = sum / weight.max(1);
         let y = 1024 - (x * x * pct * pct / (10000 * 1024)).min(1024);
-        self.llc_state[i].nr_idle_scan = (y * weight / 1024) as u32;
-        self.llc_state[i].scan_jiffy = jiffy;
+        self.sched.llc_state[i].nr_idle_scan = (y * weight / 1024) as u32;
+        self.sched.llc_state[i].scan_jiffy = jiffy;
     }
 }

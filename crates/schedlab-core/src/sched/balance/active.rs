@@ -14,7 +14,7 @@ impl<S: Sink> Sim<S> {
     /// (`active_load_balance_cpu_stop`): the task is moved when `busiest`
     /// next switches it out, which the resched IPI forces at once.
     pub(crate) fn start_active_balance(&mut self, busiest: CpuId, dst: CpuId, sdi: usize) {
-        let rq = &self.rqs[busiest.idx()];
+        let rq = &self.sched.rqs[busiest.idx()];
         let Some(curr) = rq.curr else { return };
         if rq.active_balance.is_some()
             || !self.tasks[curr.idx()].cpus_allowed.test(dst)
@@ -22,9 +22,9 @@ impl<S: Sink> Sim<S> {
         {
             return;
         }
-        self.rqs[busiest.idx()].active_balance = Some((dst, sdi));
+        self.sched.rqs[busiest.idx()].active_balance = Some((dst, sdi));
         self.sd_state[dst.idx()][sdi].alb_count += 1;
-        self.rqs[busiest.idx()].need_resched = true;
+        self.sched.rqs[busiest.idx()].need_resched = true;
         let at = self.now + self.machine.costs.ipi_latency_ns;
         self.post_resched(busiest, at);
     }
@@ -38,7 +38,7 @@ impl<S: Sink> Sim<S> {
         cpu: CpuId,
         prev: Option<TaskId>,
     ) -> Option<(TaskId, CpuId, usize)> {
-        let (dst, sdi) = self.rqs[cpu.idx()].active_balance.take()?;
+        let (dst, sdi) = self.sched.rqs[cpu.idx()].active_balance.take()?;
         let p = prev?;
         if self.class_of(p) != crate::rq::Class::Fair {
             return None;
@@ -46,7 +46,7 @@ impl<S: Sink> Sim<S> {
         let task = &self.tasks[p.idx()];
         if task.state != TaskState::Runnable
             || !task.cpus_allowed.test(dst)
-            || self.ents[task.se.idx()].sched_delayed
+            || self.sched.ents[task.se.idx()].sched_delayed
         {
             return None;
         }

@@ -13,20 +13,20 @@ use rand::Rng;
 impl<S: Sink> Sim<S> {
     /// `sched_balance_newidle`: before `cpu` goes idle, try to pull a task.
     /// Returns true when something was pulled; its cost is left in
-    /// `self.newidle_cost` for the caller to charge after the switch.
+    /// `self.acct.newidle_cost` for the caller to charge after the switch.
     pub(crate) fn sched_balance_newidle(&mut self, cpu: CpuId) -> bool {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if rq.ttwu_pending > 0 {
             return false;
         }
-        self.rqs[cpu.idx()].newidle_stamp = Some(self.now);
+        self.sched.rqs[cpu.idx()].newidle_stamp = Some(self.now);
         let ndom = self.domains.domains(cpu).len();
         if ndom == 0 {
             return false;
         }
-        let avg_idle = self.rqs[cpu.idx()].avg_idle;
+        let avg_idle = self.sched.rqs[cpu.idx()].avg_idle;
         if !lb::newidle_worth_it(
-            self.rd_overloaded,
+            self.sched.rd_overloaded,
             avg_idle,
             0,
             self.sd_state[cpu.idx()][0].max_newidle_lb_cost,
@@ -37,7 +37,7 @@ impl<S: Sink> Sim<S> {
         let mut pulled = 0;
         let mut cont = true;
         let mut next_balance = u64::MAX;
-        self.in_newidle = true;
+        self.sched.in_newidle = true;
         for sdi in 0..ndom {
             let interval = self.sd_interval(cpu, sdi, false);
             next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
@@ -58,7 +58,7 @@ impl<S: Sink> Sim<S> {
                 // are scaled by the inverse probability.
                 let mut weight = 1;
                 if self.cfg.features.ni_random {
-                    let r: u32 = self.ni_rng.random_range(0..1024);
+                    let r: u32 = self.sched.ni_rng.random_range(0..1024);
                     let w = 1 + self.sd_state[cpu.idx()][sdi].newidle_ratio;
                     if r > w {
                         self.update_newidle_stats(cpu, sdi, 0);
@@ -66,9 +66,9 @@ impl<S: Sink> Sim<S> {
                     }
                     weight = (1024 + w / 2) / w;
                 }
-                let before = self.newidle_cost;
+                let before = self.acct.newidle_cost;
                 pulled = self.sched_balance_rq(cpu, sdi, CpuIdle::NewlyIdle, &mut cont);
-                let domain_cost = self.newidle_cost - before;
+                let domain_cost = self.acct.newidle_cost - before;
                 curr_cost += domain_cost;
                 self.update_newidle_cost(cpu, sdi, domain_cost);
                 self.update_newidle_stats(cpu, sdi, if pulled > 0 { weight } else { 0 });
@@ -77,8 +77,8 @@ impl<S: Sink> Sim<S> {
                 break;
             }
         }
-        self.in_newidle = false;
-        let rq = &mut self.rqs[cpu.idx()];
+        self.sched.in_newidle = false;
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
         rq.next_balance = rq.next_balance.min(next_balance);
         if pulled > 0 {
@@ -117,7 +117,7 @@ impl<S: Sink> Sim<S> {
     /// `update_avg(&rq->avg_idle, now − idle_stamp)` at a wakeup onto `cpu`.
     pub(crate) fn update_avg_idle(&mut self, cpu: CpuId) {
         let now = self.now;
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if let Some(stamp) = rq.newidle_stamp.take() {
             let sample = now.saturating_sub(stamp) as i128;
             let avg = rq.avg_idle as i128;

@@ -14,11 +14,12 @@ impl<S: Sink> Sim<S> {
     /// due for balancing and this CPU or its LLC has more than enough to
     /// do, kick the first idle CPU to balance on behalf of all idle CPUs.
     pub(crate) fn nohz_balancer_kick(&mut self, cpu: CpuId) {
-        if self.nohz_kick_pending || self.jiffies() < self.nohz_next_balance {
+        if self.sched.nohz_kick_pending || self.jiffies() < self.sched.nohz_next_balance {
             return;
         }
         let n = self.machine.nr_cpus();
-        let idle_cpu = |s: &Self, c: CpuId| s.rqs[c.idx()].tick_stopped && s.available_idle_cpu(c);
+        let idle_cpu =
+            |s: &Self, c: CpuId| s.sched.rqs[c.idx()].tick_stopped && s.available_idle_cpu(c);
         let start = CpuId((cpu.0 + 1) % n as u32);
         let Some(ilb) = CpuMask::full(n)
             .iter_wrap(start)
@@ -30,13 +31,13 @@ impl<S: Sink> Sim<S> {
             .machine
             .llc_span(cpu)
             .iter()
-            .filter(|&c| !self.rqs[c.idx()].tick_stopped)
+            .filter(|&c| !self.sched.rqs[c.idx()].tick_stopped)
             .count();
-        if self.rqs[cpu.idx()].nr_running < 2 && busy_llc <= 1 {
+        if self.sched.rqs[cpu.idx()].nr_running < 2 && busy_llc <= 1 {
             return;
         }
-        self.nohz_next_balance = self.jiffies() + 1;
-        self.nohz_kick_pending = true;
+        self.sched.nohz_next_balance = self.jiffies() + 1;
+        self.sched.nohz_kick_pending = true;
         let at = self.now + self.machine.costs.ipi_latency_ns;
         let at = self.irq_time(ilb, at);
         self.queue
@@ -46,27 +47,27 @@ impl<S: Sink> Sim<S> {
     /// `_nohz_idle_balance` on the kicked CPU: balance every idle CPU that
     /// is due, on its behalf, itself last.
     pub(crate) fn nohz_idle_balance(&mut self, ilb: CpuId) {
-        self.nohz_kick_pending = false;
+        self.sched.nohz_kick_pending = false;
         let n = self.machine.nr_cpus();
         let start = CpuId((ilb.0 + 1) % n as u32);
         let order: Vec<CpuId> = CpuMask::full(n).iter_wrap(start).collect();
-        self.ilb_cpu = Some(ilb);
+        self.sched.ilb_cpu = Some(ilb);
         let mut next = u64::MAX;
         for c in order {
             if !self.available_idle_cpu(ilb) {
                 break; // the balancer got work
             }
-            if !(self.rqs[c.idx()].tick_stopped && self.available_idle_cpu(c)) {
+            if !(self.sched.rqs[c.idx()].tick_stopped && self.available_idle_cpu(c)) {
                 continue;
             }
-            if self.jiffies() >= self.rqs[c.idx()].next_balance {
+            if self.jiffies() >= self.sched.rqs[c.idx()].next_balance {
                 self.sched_balance_domains(c, CpuIdle::Idle);
             }
-            next = next.min(self.rqs[c.idx()].next_balance);
+            next = next.min(self.sched.rqs[c.idx()].next_balance);
         }
-        self.ilb_cpu = None;
+        self.sched.ilb_cpu = None;
         if next != u64::MAX {
-            self.nohz_next_balance = next;
+            self.sched.nohz_next_balance = next;
         }
         self.reidle(ilb);
     }

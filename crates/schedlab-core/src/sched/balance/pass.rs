@@ -59,7 +59,7 @@ impl<S: Sink> Sim<S> {
                 let child_flags = sd.child.map(|c| self.domains.domains(dst)[c].flags);
                 let sds = lb::sd_lb_stats(self, sd, child_flags, dst, excluded.as_ref());
                 if sd.parent.is_none() {
-                    self.rd_overloaded = sds.overloaded;
+                    self.sched.rd_overloaded = sds.overloaded;
                 }
                 let Some(src) = lb::find_src_group(sd, idle, &sds) else {
                     self.sd_state[dst.idx()][sdi].lb.nobusyg[ii] += 1;
@@ -79,7 +79,7 @@ impl<S: Sink> Sim<S> {
                     MigrationType::Task => lbc.imbalance_task[ii] += src.imbalance,
                 }
                 last = Some((busiest, src.migration));
-                let (moved, all_pinned) = if self.rqs[busiest.idx()].nr_running > 1 {
+                let (moved, all_pinned) = if self.sched.rqs[busiest.idx()].nr_running > 1 {
                     self.detach_attach(dst, busiest, sdi, idle, src.migration, src.imbalance)
                 } else {
                     (0, false)
@@ -139,14 +139,14 @@ impl<S: Sink> Sim<S> {
                 moved
             }
         };
-        self.last_pass_cost = cost;
+        self.sched.last_pass_cost = cost;
         if holds_flag {
             self.balance_flag_release(dst);
         }
         if idle == CpuIdle::NewlyIdle {
-            self.newidle_cost += cost;
+            self.acct.newidle_cost += cost;
         } else {
-            let who = self.ilb_cpu.unwrap_or(dst);
+            let who = self.sched.ilb_cpu.unwrap_or(dst);
             self.charge(who, cost, Path::Balance, true);
         }
         moved
@@ -156,17 +156,17 @@ impl<S: Sink> Sim<S> {
     /// NOHZ balancer walks its domains); the line access is CPU time of the
     /// CPU doing it. Returns whether the flag was taken.
     pub(crate) fn balance_flag_acquire(&mut self, cpu: CpuId) -> bool {
-        let who = self.ilb_cpu.unwrap_or(cpu);
+        let who = self.sched.ilb_cpu.unwrap_or(cpu);
         let (ok, cost) = self.balance_flag.try_acquire(&self.machine, who, self.now);
         self.charge_atomic(who, cost);
-        self.last_pass_cost = 0;
+        self.sched.last_pass_cost = 0;
         ok
     }
 
     /// Releases the flag: held until the holder's pass has run.
     pub(crate) fn balance_flag_release(&mut self, cpu: CpuId) {
-        let who = self.ilb_cpu.unwrap_or(cpu);
-        let until = self.now + self.last_pass_cost;
+        let who = self.sched.ilb_cpu.unwrap_or(cpu);
+        let until = self.now + self.sched.last_pass_cost;
         let cost = self
             .balance_flag
             .release(&self.machine, who, self.now, until);
@@ -174,9 +174,9 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn charge_atomic(&mut self, who: CpuId, cost: Nanos) {
-        if self.in_newidle {
+        if self.sched.in_newidle {
             // A newidle pass: its CPU time is charged with the switch.
-            self.newidle_atomic_cost += cost;
+            self.acct.newidle_atomic_cost += cost;
         } else {
             self.charge(who, cost, Path::BalanceAtomic, true);
         }
@@ -193,7 +193,7 @@ impl<S: Sink> Sim<S> {
         pinned: &mut bool,
     ) -> (bool, bool) {
         let task = &self.tasks[p.idx()];
-        let se = &self.ents[task.se.idx()];
+        let se = &self.sched.ents[task.se.idx()];
         if se.sched_delayed && m != MigrationType::Load {
             return (false, false);
         }
@@ -210,7 +210,7 @@ impl<S: Sink> Sim<S> {
             return (false, false);
         }
         if st.nr_balance_failed == 0
-            && !eevdf::entity_eligible(q, &self.ents, task.se)
+            && !eevdf::entity_eligible(q, &self.sched.ents, task.se)
             && dq.nr_queued > 0
         {
             return (false, false);
@@ -219,7 +219,7 @@ impl<S: Sink> Sim<S> {
             return (false, false);
         }
         *pinned = false;
-        if self.rqs[src.idx()].curr == Some(p) || task.internal {
+        if self.sched.rqs[src.idx()].curr == Some(p) || task.internal {
             return (false, false);
         }
         let sd = &self.domains.domains(dst)[sdi];
@@ -252,12 +252,12 @@ impl<S: Sink> Sim<S> {
             .map(|t| (self.tasks[t.idx()].cfs_tasks_stamp, t))
             .collect();
         cands.sort();
-        let loop_max = NR_MIGRATE.min(self.rqs[src.idx()].nr_running);
+        let loop_max = NR_MIGRATE.min(self.sched.rqs[src.idx()].nr_running);
         let mut imbalance = imbalance as i128;
         let mut all_pinned = true;
         let mut moved = Vec::new();
         for (i, &(_, p)) in cands.iter().enumerate() {
-            if idle != CpuIdle::NotIdle && self.rqs[src.idx()].nr_running <= 1 {
+            if idle != CpuIdle::NotIdle && self.sched.rqs[src.idx()].nr_running <= 1 {
                 break;
             }
             if i as u32 >= loop_max {
@@ -278,7 +278,7 @@ impl<S: Sink> Sim<S> {
                     imbalance -= load as i128;
                 }
                 MigrationType::Util => {
-                    let util = self.ents[se.idx()].avg.util_avg;
+                    let util = self.sched.ents[se.idx()].avg.util_avg;
                     if util as i128 > imbalance {
                         continue;
                     }
@@ -304,7 +304,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn detach_task(&mut self, p: TaskId, src: CpuId, dst: CpuId) {
-        let was_delayed = self.ents[self.tasks[p.idx()].se.idx()].sched_delayed;
+        let was_delayed = self.sched.ents[self.tasks[p.idx()].se.idx()].sched_delayed;
         self.dequeue_task(p, false);
         if was_delayed {
             // A delayed task that is moved finishes its sleep here.

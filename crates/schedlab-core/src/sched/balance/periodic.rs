@@ -14,7 +14,7 @@ impl<S: Sink> Sim<S> {
     /// `sched_balance_trigger` from the tick (of a busy CPU, or of an idle
     /// CPU whose tick was kept).
     pub(crate) fn sched_balance_trigger(&mut self, cpu: CpuId) {
-        if self.jiffies() >= self.rqs[cpu.idx()].next_balance {
+        if self.jiffies() >= self.sched.rqs[cpu.idx()].next_balance {
             // rq->idle_balance = idle_cpu(cpu) at the tick.
             let idle = if self.available_idle_cpu(cpu) {
                 CpuIdle::Idle
@@ -72,7 +72,7 @@ impl<S: Sink> Sim<S> {
             }
             next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
         }
-        self.rqs[cpu.idx()].next_balance = next_balance;
+        self.sched.rqs[cpu.idx()].next_balance = next_balance;
     }
 
     /// `get_sd_balance_interval`.

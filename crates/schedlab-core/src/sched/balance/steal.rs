@@ -20,8 +20,8 @@ impl<S: Sink> Sim<S> {
         let Some(i) = self.domains.shortcuts(cpu).llc_shared else {
             return;
         };
-        let nr = self.cfs[self.rqs[cpu.idx()].cfs.idx()].h_nr_runnable;
-        let m = &mut self.llc_state[i].overload;
+        let nr = self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_runnable;
+        let m = &mut self.sched.llc_state[i].overload;
         if steal::overloaded(nr) {
             m.set(cpu);
         } else {
@@ -32,19 +32,19 @@ impl<S: Sink> Sim<S> {
     /// `try_steal` after a newidle pass that pulled nothing (feature STEAL).
     /// Returns true when a task was stolen onto `dst`.
     pub(crate) fn try_steal(&mut self, dst: CpuId) -> bool {
-        if !self.cfg.features.steal || !steal::steal_allowed(self.rqs[dst.idx()].avg_idle) {
+        if !self.cfg.features.steal || !steal::steal_allowed(self.sched.rqs[dst.idx()].avg_idle) {
             return false;
         }
         let Some(i) = self.domains.shortcuts(dst).llc_shared else {
             return false;
         };
-        if self.llc_state[i].overload.is_empty() {
+        if self.sched.llc_state[i].overload.is_empty() {
             return false;
         }
-        self.steal_cost += STEAL_ATTEMPT_NS;
-        let order = steal::steal_order(&self.machine, &self.llc_state[i].overload, dst);
+        self.acct.steal_cost += STEAL_ATTEMPT_NS;
+        let order = steal::steal_order(&self.machine, &self.sched.llc_state[i].overload, dst);
         for src in order {
-            let rq = &self.rqs[src.idx()];
+            let rq = &self.sched.rqs[src.idx()];
             let q = rq.cfs.idx();
             if !steal::overloaded(self.cfs[q].h_nr_runnable) {
                 continue;
@@ -54,7 +54,7 @@ impl<S: Sink> Sim<S> {
                 .into_iter()
                 .map(|t| {
                     let task = &self.tasks[t.idx()];
-                    let se = &self.ents[task.se.idx()];
+                    let se = &self.sched.ents[task.se.idx()];
                     let g = &self.groups[task.group.idx()];
                     // Never into a throttled hierarchy.
                     let throttled = self.cfs[g.cfs_rq[dst.idx()].idx()].bw.throttle_count > 0;
@@ -72,8 +72,8 @@ impl<S: Sink> Sim<S> {
                     self.detach_task(p, src, dst);
                     self.attach_task(p, dst);
                     self.cpu_stats[dst.idx()].steal += 1;
-                    self.steal_cost += STEAL_ATTEMPT_NS;
-                    self.rqs[dst.idx()].newidle_stamp = None;
+                    self.acct.steal_cost += STEAL_ATTEMPT_NS;
+                    self.sched.rqs[dst.idx()].newidle_stamp = None;
                     return true;
                 }
                 None => self.cpu_stats[dst.idx()].steal_fail += 1,
