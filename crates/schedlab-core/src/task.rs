@@ -65,15 +65,6 @@ pub struct Iteration {
     pub timer_slept: bool,
 }
 
-/// State of one rt-app timer object.
-#[derive(Clone, Debug, Default)]
-pub struct TimerState {
-    /// Next expiry; None until first used.
-    pub next: Option<Nanos>,
-    /// Absolute mode.
-    pub absolute: bool,
-}
-
 /// A task.
 #[derive(Clone, Debug)]
 pub struct Task {

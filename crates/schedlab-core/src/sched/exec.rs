@@ -583,7 +583,7 @@ impl<S: Sink> Sim<S> {
     }
 }
 
-fn ts_absolute(ts: &crate::task::TimerState) -> bool {
+fn ts_absolute(ts: &crate::runtime::TimerState) -> bool {
     ts.absolute
 }
 
@@ -609,29 +609,15 @@ impl<S: Sink> Sim<S> {
                 return false;
             }
             if self.tasks[t.idx()].chan_budget == 0 {
-                let mut k = 0;
-                for j in pos..count {
-                    let c = &self.prog.channels[(first + j) as usize];
-                    if c.msgs >= c.capacity {
-                        break;
-                    }
-                    k += 1;
-                    if c.reader.is_some() {
-                        break;
-                    }
-                }
+                let k = self.prog.writes_in_one_go(first, pos, count);
                 self.pay(cpu, t, k.max(1), cost);
                 return true;
             }
             let ch = (first + pos) as usize;
-            let c = &mut self.prog.channels[ch];
-            if c.msgs >= c.capacity {
-                c.writers.push(t);
+            let Ok(reader) = self.prog.channels[ch].send(t) else {
                 self.block_on_channel(cpu, t);
                 return true;
-            }
-            c.msgs += 1;
-            let reader = c.reader.take();
+            };
             let task = &mut self.tasks[t.idx()];
             task.chan_pos += 1;
             task.chan_budget -= 1;
@@ -661,9 +647,7 @@ impl<S: Sink> Sim<S> {
             self.pay(cpu, t, k, self.machine.costs.pipe_msg_ns);
             return true;
         }
-        let k = c.msgs.min(budget);
-        c.msgs -= k;
-        let writers = std::mem::take(&mut c.writers);
+        let (k, writers) = c.recv(budget);
         let task = &mut self.tasks[t.idx()];
         task.chan_pos -= k;
         task.chan_budget = 0;
@@ -762,14 +746,11 @@ impl<S: Sink> Sim<S> {
                 if task.sync_stage == 1 {
                     return false; // released
                 }
-                let b = &mut self.prog.barriers[barrier as usize];
-                b.arrived.push(t);
-                if (b.arrived.len() as u32) < b.participants {
+                let Some(waiters) = self.prog.barriers[barrier as usize].arrive(t) else {
                     task.sync_stage = 1;
                     self.block_sync(cpu, t);
                     return true;
-                }
-                let waiters = std::mem::take(&mut b.arrived);
+                };
                 for w in waiters.into_iter().filter(|&w| w != t) {
                     self.try_to_wake_up(w, cpu, true, false);
                 }
@@ -779,21 +760,16 @@ impl<S: Sink> Sim<S> {
                 // glibc: the value goes up and one waiter is woken; the
                 // token is not reserved for it, so a thread that reaches
                 // sem_wait first takes it (the waiter then waits again).
-                let s = &mut self.prog.sems[sem as usize];
-                s.count += 1;
-                if let Some(w) = s.waiters.pop_front() {
+                if let Some(w) = self.prog.sems[sem as usize].post() {
                     self.try_to_wake_up(w, cpu, true, false);
                 }
                 false
             }
             Op::SemWait { sem } => {
                 // Also the retry of a woken waiter.
-                let s = &mut self.prog.sems[sem as usize];
-                if s.count > 0 {
-                    s.count -= 1;
+                if self.prog.sems[sem as usize].wait(t) {
                     return false;
                 }
-                s.waiters.push_back(t);
                 self.block_sync(cpu, t);
                 true
             }
@@ -808,15 +784,9 @@ impl<S: Sink> Sim<S> {
     /// that locks first takes it (barging), sending the waiter back to the
     /// end of the queue.
     fn mutex_lock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) -> bool {
-        let m = &mut self.prog.mutexes[mutex as usize];
-        match m.owner {
-            Some(o) if o == t => false,
-            None => {
-                m.owner = Some(t);
-                false
-            }
-            Some(owner) => {
-                m.waiters.push_back(t);
+        match self.prog.mutexes[mutex as usize].lock(t) {
+            Ok(()) => false,
+            Err(owner) => {
                 if self.prog.pi_mutexes {
                     // rt_mutex: waiters by priority (FIFO among equals), and
                     // the owner inherits the top waiter's priority.
@@ -836,12 +806,10 @@ impl<S: Sink> Sim<S> {
     }
 
     fn mutex_unlock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) {
-        let m = &mut self.prog.mutexes[mutex as usize];
-        if m.owner != Some(t) {
+        let pi = self.prog.pi_mutexes;
+        let Some(next) = self.prog.mutexes[mutex as usize].unlock(t, pi) else {
             return; // unlocking a mutex one does not hold: rt-app's bug, ignored
-        }
-        let next = m.waiters.pop_front();
-        m.owner = if self.prog.pi_mutexes { next } else { None };
+        };
         if self.prog.pi_mutexes {
             // The releaser drops what it inherited through this mutex; the
             // new owner inherits from the waiters left.
@@ -856,13 +824,7 @@ impl<S: Sink> Sim<S> {
     }
 
     fn cond_signal(&mut self, cpu: CpuId, cond: u32, all: bool) {
-        let c = &mut self.prog.conds[cond as usize];
-        let woken: Vec<TaskId> = if all {
-            std::mem::take(c).into()
-        } else {
-            c.pop_front().into_iter().collect()
-        };
-        for w in woken {
+        for w in self.prog.cond_signal(cond, all) {
             self.try_to_wake_up(w, cpu, true, false);
         }
     }

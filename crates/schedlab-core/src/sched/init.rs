@@ -22,11 +22,11 @@ use crate::observe::Sink;
 use crate::program::{check_dl_params, DlParams, Op, Policy, TaskSpec, Workload};
 use crate::rng;
 use crate::rq::{CfsRq, LlcState, Rq, SchedEntity};
-use crate::runtime::{BarrierState, ChannelState, MutexState, Runtime, SemState};
+use crate::runtime::Runtime;
 use crate::sched::group::MAX_GROUP_DEPTH;
 use crate::sim::{SchedState, Sim, SimError};
 use crate::stats::{Accounting, CpuStats, Profile};
-use crate::task::{Pc, Task, TaskState, TimerState};
+use crate::task::{Pc, Task, TaskState};
 use crate::time::{Nanos, NSEC_PER_MSEC};
 use rand::Rng;
 
@@ -168,14 +168,6 @@ impl<S: Sink> Sim<S> {
                 }
             }
         }
-        let timers = workload
-            .timers
-            .iter()
-            .map(|t| TimerState {
-                next: None,
-                absolute: t.absolute,
-            })
-            .collect();
         // Boot-to-boot variation: where the run starts relative to the tick
         // grid, and a start-up time of 1-2 ms, both drawn from the seed.
         let tick = cfg.tick_ns();
@@ -242,7 +234,6 @@ impl<S: Sink> Sim<S> {
         }
         let trace = sink.wants_trace();
         let domains = SchedDomains::build(&machine, cfg.hz);
-        let startup_threads = workload.tasks.iter().filter(|t| !t.forked).count();
         let mut sim = Sim {
             sched: SchedState {
                 p,
@@ -267,37 +258,7 @@ impl<S: Sink> Sim<S> {
                     domains.llc_shared.len()
                 ],
             },
-            prog: Runtime {
-                live_tasks: startup_threads,
-                startup_threads,
-                timers,
-                start_barrier: Vec::new(),
-                mutexes: vec![MutexState::default(); workload.mutexes as usize],
-                conds: vec![Default::default(); workload.conds as usize],
-                barriers: workload
-                    .barriers
-                    .iter()
-                    .map(|&p| BarrierState {
-                        participants: p,
-                        arrived: Vec::new(),
-                    })
-                    .collect(),
-                sems: vec![SemState::default(); workload.sems as usize],
-                channels: workload
-                    .channels
-                    .iter()
-                    .map(|c| ChannelState {
-                        capacity: c.capacity_msgs,
-                        ..Default::default()
-                    })
-                    .collect(),
-                barrier_arrived: 0,
-                fork_pools: workload.fork_pools.clone(),
-                cumulative_slack: workload.cumulative_slack,
-                pi_mutexes: workload.pi_mutexes,
-                fork_next: vec![0; workload.fork_pools.len()],
-                ftrace: workload.ftrace,
-            },
+            prog: Runtime::new(workload),
             acct: Accounting {
                 newidle_cost: 0,
                 newidle_atomic_cost: 0,
