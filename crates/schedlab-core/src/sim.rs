@@ -1,6 +1,8 @@
-//! The simulator object: the [`Sim`] struct and the plain state it holds.
-//! Mechanism files (`core.rs`, `rt.rs`, `balance.rs`, ...) add `impl Sim`
-//! blocks; the event loop (`engine.rs`) drives them.
+//! The simulator object: [`Sim`] and its scheduler-state part
+//! [`SchedState`] (the runtime part is [`crate::runtime::Runtime`], the
+//! accounting part [`crate::stats::Accounting`]). Nothing here has
+//! behaviour: the mechanism files under `sched/` add `impl Sim` blocks, and
+//! the event loop (`engine.rs`) drives them.
 
 use crate::atomics::BalanceFlag;
 use crate::config::SimConfig;

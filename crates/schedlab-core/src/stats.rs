@@ -202,6 +202,6 @@ pub struct Accounting {
     /// CPU time of the steal attempts of the schedule() in progress.
     pub(crate) steal_cost: Nanos,
     /// Bandwidth-control work per CPU not yet charged (it arises inside
-    /// accounting, where charging would recurse; see `bandwidth.rs`).
+    /// accounting, where charging would recurse; see `sched/bandwidth.rs`).
     pub(crate) throttle_cost: Vec<Nanos>,
 }

@@ -60,10 +60,6 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         self.heap.pop().map(|e| (e.time, e.event))
     }
-    /// Time of the earliest event.
-    pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| e.time)
-    }
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len()

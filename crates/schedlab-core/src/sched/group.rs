@@ -6,7 +6,7 @@
 //! Kernel reference: fair.c `for_each_sched_entity`, `find_matching_se`,
 //! `update_cfs_group`, `update_tg_load_avg`, `task_h_load`,
 //! core.c `sched_move_task` (kernel-model.md §13). The arithmetic is in
-//! `fair::group`; bandwidth control in `bandwidth.rs`.
+//! `fair::group`; bandwidth control in `sched/bandwidth.rs`.
 //!
 //! Deviations:
 //! * Group entities are never delayed (DELAY_DEQUEUE acts on task entities

@@ -1,13 +1,13 @@
-//! The core's side of placement: what `select_task_rq_fair` may ask about
-//! the runqueues ([`CpuView`] for [`Sim`]), the wake_wide bookkeeping
-//! (`record_wakee`), the per-LLC shared state (`has_idle_cores`,
-//! `nr_idle_scan`) and applying a placement decision's side effects.
+//! The simulator's side of placement: [`CpuView`] for [`Sim`] (what the
+//! pure policy in [`crate::fair::select`] may ask about the runqueues), the
+//! wake_wide bookkeeping (`record_wakee`) and the per-LLC shared state
+//! (`has_idle_cores`, `nr_idle_scan`). `select_task_rq_fair` itself, which
+//! asks the policy and applies its side effects, is in `sched/fair.rs`.
 //!
-//! Deviations: SIS_UTIL's scan depth is refreshed at most once per jiffy
-//! per LLC by the tick of a busy CPU of that LLC, standing in for the
-//! periodic load balance at the LLC level that computes it in the kernel
-//! (`update_idle_cpu_scan`, kernel-model.md §5.3) until periodic balancing
-//! exists.
+//! Deviation: SIS_UTIL's scan depth is refreshed at most once per jiffy per
+//! LLC by the tick of a busy CPU of that LLC (`update_idle_cpu_scan` from
+//! `sched_tick`), not by the periodic load balance at the LLC level that
+//! computes it in the kernel (kernel-model.md §5.3).
 
 use crate::fair::select::CpuView;
 use crate::ids::{CpuId, TaskId};

@@ -32,9 +32,9 @@
 //! Deviations: no `LBF_DST_PINNED` retry with another destination, and no
 //! blocked-load decay kicks (idle CPUs' PELT decays when next updated).
 //!
-//! Files: [`periodic`] (the softirq walk), [`pass`] (one
+//! Files: `periodic` (the softirq walk), `pass` (one
 //! `sched_balance_rq` pass, detach/attach, the serialize flag),
-//! [`newidle`], [`nohz`], [`active`] and [`steal`] (STEAL's simulator
+//! `newidle`, `nohz`, `active` and `steal` (STEAL's simulator
 //! side; its pure policy is [`crate::fair::balance::steal`]).
 
 use crate::time::Nanos;
