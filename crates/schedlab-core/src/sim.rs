@@ -66,8 +66,6 @@ pub struct Sim<S: Sink> {
     /// The run stopped because every live thread waited for something that
     /// could never happen.
     pub deadlock: bool,
-    /// Tick grid phase.
-    pub(crate) tick_offset: Nanos,
     /// End of the run (duration), if fixed.
     pub end: Option<Nanos>,
     /// Events handled.
@@ -116,6 +114,8 @@ pub struct SchedState {
     pub(crate) nohz_kick_pending: bool,
     /// The CPU balancing on behalf of idle CPUs (pays for their passes).
     pub(crate) ilb_cpu: Option<CpuId>,
+    /// Tick grid phase.
+    pub(crate) tick_offset: Nanos,
 }
 
 /// What a finished run hands back (the simulator keeps the details; see

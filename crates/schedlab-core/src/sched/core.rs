@@ -247,7 +247,7 @@ impl<S: Sink> Sim<S> {
 
     fn next_tick_after(&self, t: Nanos) -> Nanos {
         let tick = self.cfg.tick_ns();
-        let off = self.tick_offset;
+        let off = self.sched.tick_offset;
         if t < off {
             return off;
         }
@@ -1046,8 +1046,8 @@ impl<S: Sink> Sim<S> {
         let hard = expiry + slack;
         let mut fire = hard;
         if !self.sched.rqs[cpu.idx()].tick_stopped {
-            let tick = if expiry <= self.tick_offset {
-                self.tick_offset
+            let tick = if expiry <= self.sched.tick_offset {
+                self.sched.tick_offset
             } else {
                 self.next_tick_after(expiry - 1)
             };

@@ -257,6 +257,7 @@ impl<S: Sink> Sim<S> {
                     };
                     domains.llc_shared.len()
                 ],
+                tick_offset,
             },
             prog: Runtime::new(workload),
             acct: Accounting {
@@ -277,7 +278,6 @@ impl<S: Sink> Sim<S> {
             t_release: None,
             last_exit: 0,
             deadlock: false,
-            tick_offset,
             end: duration.map(|d| t_start + d),
             events: 0,
             swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
