@@ -1,32 +1,64 @@
 #!/usr/bin/env bash
-# Runs every test of the project on a fresh machine: installs what it needs
-# (only the Rust toolchain's own components so far), builds in release mode
-# (the simulator's tests run simulated seconds), runs the unit, integration
-# and property tests of the whole workspace, then the smoke forms of the
+# Runs every test of the project on a fresh machine (Debian or Ubuntu):
+# installs what it needs (a Rust toolchain through rustup when cargo is
+# missing, a C linker, Python 3, trace-cmd, Chromium and the perfetto Python
+# package), builds in release mode (the simulator's tests run simulated
+# seconds), runs the unit, integration and property tests of the whole
+# workspace, the README's main command and the smoke forms of the
 # experiments.
+#
+# Nothing outside the repository is needed. Tests over rt-app's own example
+# files run only where ../shared/fixtures exists beside the repository (CI)
+# and print "skipped: ../shared/fixtures not found" otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v cargo >/dev/null 2>&1; then
-  echo "cargo not found: install Rust (rustup) first" >&2
-  exit 1
-fi
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+apt_updated=""
+apt_install() {
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "missing: $* (no apt-get here: install them yourself)" >&2
+    exit 1
+  fi
+  echo "== installing (apt):$(printf ' %s' "$@")"
+  if [ -z "$apt_updated" ]; then
+    $SUDO apt-get update -qq >/dev/null
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
 
-# Tools the output tests check our files with: trace-cmd (trace.dat), the
-# official perfetto Python package (trace.pftrace), headless Chromium
-# (report.html). Installed only when missing.
-need_apt=""
-command -v trace-cmd >/dev/null 2>&1 || need_apt="$need_apt trace-cmd"
-command -v chromium >/dev/null 2>&1 || need_apt="$need_apt chromium"
-if [ -n "$need_apt" ]; then
-  echo "== installing:$need_apt"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need_apt >/dev/null
+# Rust: the toolchain's own installer when cargo is missing (the
+# distribution's cargo may be older than the workspace's rust-version).
+if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+  . "$HOME/.cargo/env"
+fi
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+if ! command -v cargo >/dev/null 2>&1; then
+  command -v curl >/dev/null 2>&1 || need_apt+=(curl ca-certificates)
+fi
+# Tools the tests check our files with: trace-cmd (trace.dat), the official
+# perfetto Python package (trace.pftrace), headless Chromium (report.html);
+# Python 3 also runs the experiments and scripts/modgraph.py.
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+command -v trace-cmd >/dev/null 2>&1 || need_apt+=(trace-cmd)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  apt_install "${need_apt[@]}"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "== installing: Rust (rustup, minimal profile)"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal >/dev/null
+  . "$HOME/.cargo/env"
 fi
 if ! python3 -c "import perfetto" >/dev/null 2>&1; then
   echo "== installing: perfetto (pip)"
-  python3 -m pip install --quiet --disable-pip-version-check perfetto
+  # Debian 12+ marks the system Python as externally managed (PEP 668).
+  python3 -m pip install --quiet --disable-pip-version-check perfetto 2>/dev/null \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages perfetto
 fi
 
 echo "== cargo test (workspace, release)"

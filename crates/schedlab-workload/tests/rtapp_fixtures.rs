@@ -1,5 +1,11 @@
-//! The shipped rt-app examples (`/work/shared/fixtures/rt-app-examples/`)
+//! rt-app's own example files (`doc/examples` of scheduler-tools/rt-app,
+//! kept in `../shared/fixtures/rt-app-examples/` beside the repository)
 //! and hand-checked lowerings.
+//!
+//! Those files belong to rt-app and are not copied into this repository:
+//! each test here that reads them runs where that folder exists (CI) and
+//! prints `TEST: skipped: ../shared/fixtures not found` otherwise. The
+//! project's own corpus, `examples/rt-app/`, is checked in `corpus.rs`.
 //!
 //! Outcome of every example file (machine of 4 CPUs):
 //!
@@ -31,15 +37,23 @@ use std::path::{Path, PathBuf};
 use schedlab_core::program::{Op, Phase, Policy, TimerRef};
 use schedlab_workload::{load_rtapp, ErrorKind, Loaded};
 
-/// `/work/shared/fixtures` seen from this crate, in any worktree under /work.
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
-
-fn examples() -> PathBuf {
-    Path::new(FIXTURES).join("rt-app-examples")
+/// `../shared/fixtures/rt-app-examples` beside the repository, or `None`
+/// with a "skipped" line on stderr (written directly: the harness
+/// captures `eprintln!` of passing tests) when it is absent.
+fn examples(test: &str) -> Option<PathBuf> {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/rt-app-examples");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    use std::io::Write;
+    let line = format!("{test}: skipped: ../shared/fixtures not found\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    None
 }
 
-fn load(rel: &str) -> Loaded {
-    let text = std::fs::read_to_string(examples().join(rel)).unwrap();
+fn load(root: &Path, rel: &str) -> Loaded {
+    let text = std::fs::read_to_string(root.join(rel)).unwrap();
     load_rtapp(rel, &text, 4).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -80,7 +94,9 @@ const LOADS: [&str; 22] = [
 
 #[test]
 fn every_example_loads_or_is_not_supported_yet() {
-    let root = examples();
+    let Some(root) = examples("every_example_loads_or_is_not_supported_yet") else {
+        return;
+    };
     let mut files = json_files(&root);
     files.extend(json_files(&root.join("tutorial")));
     files.extend(json_files(&root.join("cpufreq_governor_efficiency")));
@@ -106,7 +122,10 @@ fn every_example_loads_or_is_not_supported_yet() {
 
 #[test]
 fn merge_fragments_are_not_workloads() {
-    let files = json_files(&examples().join("merge"));
+    let Some(root) = examples("merge_fragments_are_not_workloads") else {
+        return;
+    };
+    let files = json_files(&root.join("merge"));
     assert_eq!(files.len(), 6);
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
@@ -128,7 +147,10 @@ fn run(us: u64, pload: u64) -> Op {
 
 #[test]
 fn example3_twelve_threads_with_private_timers() {
-    let w = load("tutorial/example3.json").workload;
+    let Some(root) = examples("example3_twelve_threads_with_private_timers") else {
+        return;
+    };
+    let w = load(&root, "tutorial/example3.json").workload;
     assert_eq!(w.calibration_ns, 100);
     assert_eq!(w.duration_ns, None);
     assert_eq!(w.log_basename, "rt-app");
@@ -170,7 +192,10 @@ fn example3_twelve_threads_with_private_timers() {
 
 #[test]
 fn example8_phase_affinity_falls_back_to_task_cpus() {
-    let w = load("tutorial/example8.json").workload;
+    let Some(root) = examples("example8_phase_affinity_falls_back_to_task_cpus") else {
+        return;
+    };
+    let w = load(&root, "tutorial/example8.json").workload;
     assert_eq!(w.duration_ns, Some(2_000_000_000));
     assert_eq!(w.log_basename, "rt-app1");
     let t = &w.tasks[0];
@@ -189,7 +214,10 @@ fn example8_phase_affinity_falls_back_to_task_cpus() {
 
 #[test]
 fn spreading_tasks_collapses_repeated_phase_names() {
-    let l = load("spreading-tasks.json");
+    let Some(root) = examples("spreading_tasks_collapses_repeated_phase_names") else {
+        return;
+    };
+    let l = load(&root, "spreading-tasks.json");
     let w = &l.workload;
     assert_eq!(w.tasks.len(), 2);
     assert_eq!(w.tasks[0].name, "thread1-0");
@@ -210,7 +238,10 @@ fn spreading_tasks_collapses_repeated_phase_names() {
 
 #[test]
 fn template_and_example1_single_phase_tasks() {
-    let w = load("template.json").workload;
+    let Some(root) = examples("template_and_example1_single_phase_tasks") else {
+        return;
+    };
+    let w = load(&root, "template.json").workload;
     let t = &w.tasks[0];
     assert_eq!((t.program.loops, t.program.phases.len()), (None, 1));
     let p: &Phase = &t.program.phases[0];
@@ -225,7 +256,7 @@ fn template_and_example1_single_phase_tasks() {
     );
     assert_eq!(w.timers[0].name, "unique@thread0-0");
 
-    let w = load("tutorial/example1.json").workload;
+    let w = load(&root, "tutorial/example1.json").workload;
     let p = &w.tasks[0].program.phases[0];
     assert_eq!(p.ops, vec![run(20000, 100), Op::Sleep { ns: 80_000_000 }]);
 }
@@ -276,14 +307,17 @@ fn issue_example_thirteen_threads() {
 
 #[test]
 fn example10_and_11_place_threads_in_task_groups() {
+    let Some(root) = examples("example10_and_11_place_threads_in_task_groups") else {
+        return;
+    };
     use schedlab_core::program::GroupSpec;
-    let w = load("tutorial/example10.json").workload;
+    let w = load(&root, "tutorial/example10.json").workload;
     assert_eq!(w.tasks.len(), 1);
     assert_eq!(w.tasks[0].group, "/tg1");
     assert_eq!(w.tasks[0].program.phases[0].group, None);
     assert_eq!(w.groups, vec![GroupSpec::new("/tg1")]);
 
-    let w = load("tutorial/example11.json").workload;
+    let w = load(&root, "tutorial/example11.json").workload;
     let t = &w.tasks[0];
     assert_eq!(t.group, "/", "no task-level taskgroup: starts in the root");
     let groups: Vec<Option<&str>> = t
@@ -302,8 +336,11 @@ fn example10_and_11_place_threads_in_task_groups() {
 
 #[test]
 fn rt_and_deadline_examples() {
+    let Some(root) = examples("rt_and_deadline_examples") else {
+        return;
+    };
     use schedlab_core::program::DlParams;
-    let w = load("custom-slice.json").workload;
+    let w = load(&root, "custom-slice.json").workload;
     let t = &w.tasks;
     assert_eq!(
         (t[0].policy, t[0].nice, t[0].custom_slice_ns, t[0].dl),
@@ -322,14 +359,17 @@ fn rt_and_deadline_examples() {
         "cpufreq_governor_efficiency/calibration.json",
         "cpufreq_governor_efficiency/dvfs.json",
     ] {
-        let t = &load(f).workload.tasks[0];
+        let t = &load(&root, f).workload.tasks[0];
         assert_eq!((t.policy, t.nice, t.dl), (Policy::Fifo, 10, None), "{f}");
     }
 }
 
 #[test]
 fn video_bare_suspends_are_suspends_of_their_own_thread() {
-    let l = load("video-short.json");
+    let Some(root) = examples("video_bare_suspends_are_suspends_of_their_own_thread") else {
+        return;
+    };
+    let l = load(&root, "video-short.json");
     let bare = l.warnings.iter().filter(|w| w.contains("bare key")).count();
     assert!(bare >= 10, "{:?}", l.warnings);
     let sf = &l.workload.tasks[0];

@@ -3,7 +3,7 @@
 //! where there is one, exit status 2, no panic, and nothing written: the
 //! `--out` directory is not created and no staging directory is left.
 
-use crate::common::{describe, fixtures_dir, schedlab_in};
+use crate::common::{describe, schedlab_in};
 use std::path::Path;
 
 /// A workload that is fine (finite, calibrated so it warns about nothing).
@@ -69,9 +69,21 @@ fn rt_task(keys: &str) -> String {
     format!("{{\n  \"tasks\": {{\n    \"t\": {{ \"run\": 100,\n      {keys}\n    }}\n  }},\n  {GLOBAL}\n}}\n")
 }
 
+/// A task in the old grammar of rt-app's `doc/examples/merge/` fragments
+/// (`exec`, `lock_order`, `resources`), written for this test.
+const MERGE_FRAGMENT: &[u8] = br#"{
+  "tasks": {
+    "worker": {
+      "exec": 4000,
+      "period": 10000,
+      "lock_order": ["m0"],
+      "resources": { "m0": { "duration": 500 } }
+    }
+  }
+}
+"#;
+
 fn cases() -> Vec<Case> {
-    let merge = fixtures_dir().join("rt-app-examples/merge/thread0.json");
-    let merge = merge.to_string_lossy().into_owned();
     vec![
         json_case(
             "JSON syntax error",
@@ -244,9 +256,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             kind: "merge/ fragment",
-            files: vec![],
-            args: vec![merge.clone()],
-            want: vec![format!("{merge}:"), "merge".into()],
+            files: vec![("thread0.json", MERGE_FRAGMENT.to_vec())],
+            args: vec!["thread0.json".into()],
+            want: vec!["thread0.json:4:7:".into(), "not an rt-app workload".into(), "merge".into()],
             no_out: false,
         },
         Case {

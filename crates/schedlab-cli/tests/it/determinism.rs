@@ -101,19 +101,13 @@ fn another_seed_gives_other_figures() {
 }
 
 /// Synchronisation events and forks (mutex hand-offs, condition wake-ups,
-/// fork pools) keep runs byte-identical too, traces included.
+/// fork pools) and task groups under quota keep runs byte-identical too,
+/// traces included (the corpus's sync, fork and groups workloads).
 #[test]
 fn sync_and_fork_workloads_are_byte_identical() {
     let tmp = tempfile::tempdir().unwrap();
-    let examples = crate::common::fixtures_dir().join("rt-app-examples");
-    for (i, f) in [
-        "mp3-short.json",
-        "tutorial/example9.json",
-        "tutorial/example7.json",
-    ]
-    .iter()
-    .enumerate()
-    {
+    let examples = crate::common::corpus_dir();
+    for (i, f) in ["sync.json", "fork.json", "groups.json"].iter().enumerate() {
         let mut dirs = Vec::new();
         for k in 0..2 {
             let out = tmp.path().join(format!("{i}-{k}"));

@@ -3,11 +3,16 @@
 //! (SCHED_FIFO, SCHED_DEADLINE and the old bare `"suspend",` included),
 //! except where it pins a CPU the small machine lacks.
 //! `merge/` holds fragments, not workloads (see bad_input).
+//!
+//! rt-app's files are not part of this repository: these tests run where
+//! `../shared/fixtures` exists beside it (CI) and say they were skipped
+//! otherwise. The project's own corpus (`examples/rt-app/`) always runs,
+//! in `corpus`.
 
-use crate::common::{describe, fixtures_dir, schedlab};
+use crate::common::{describe, rt_app_examples, schedlab};
 use std::path::{Path, PathBuf};
 
-fn workloads() -> Vec<PathBuf> {
+fn workloads(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let p = e.unwrap().path();
@@ -21,7 +26,7 @@ fn workloads() -> Vec<PathBuf> {
         }
     }
     let mut v = Vec::new();
-    walk(&fixtures_dir().join("rt-app-examples"), &mut v);
+    walk(root, &mut v);
     v.sort();
     v
 }
@@ -34,7 +39,10 @@ fn is_missing_cpu(msg: &str) -> bool {
 
 #[test]
 fn rt_app_examples_run_under_check() {
-    let files = workloads();
+    let Some(root) = rt_app_examples("fixtures::rt_app_examples_run_under_check") else {
+        return;
+    };
+    let files = workloads(&root);
     assert!(
         files.len() >= 10,
         "only {} example files found",
@@ -132,7 +140,11 @@ fn supported_examples_pass_check_with_every_preempt_model() {
         "video-short.json",
         "video-long.json",
     ];
-    let dir = fixtures_dir().join("rt-app-examples");
+    let Some(dir) =
+        rt_app_examples("fixtures::supported_examples_pass_check_with_every_preempt_model")
+    else {
+        return;
+    };
     for f in supported {
         for (preempt, hz) in [("none", "100"), ("voluntary", "1000"), ("lazy", "250")] {
             let path = dir.join(f);

@@ -1,7 +1,7 @@
 //! rt-app `fork`: threads started while the run goes on, from a pool made
 //! at load time; the unused part of a pool never exists.
 
-use crate::common::{fixtures_dir, run_file, run_json};
+use crate::common::{rt_app_examples, run_file, run_json};
 use serde_json::Value;
 
 fn run(workload: &std::path::Path, machine: &str) -> (tempfile::TempDir, Value) {
@@ -25,7 +25,10 @@ fn example9_forks_thread1_then_thread2() {
     // thread3 (loop 1) forks thread1 at the start of its phase1 and thread2
     // (instance 0, a pure template) 20 ms later, at the start of phase2
     // (after phase1's run 10 ms + sleep 10 ms). The run lasts 2 s.
-    let w = fixtures_dir().join("rt-app-examples/tutorial/example9.json");
+    let Some(examples) = rt_app_examples("fork::example9_forks_thread1_then_thread2") else {
+        return;
+    };
+    let w = examples.join("tutorial/example9.json");
     for machine in ["a7-octa", "vm-2cpu"] {
         let (tmp, s) = run(&w, machine);
         assert_eq!(

@@ -9,7 +9,8 @@
 //! | `shares` | CPU shares follow the nice/SCHED_IDLE weights (library level) |
 //! | `bad_input` | every user error: exit 2, one line, nothing written |
 //! | `cgroup_input` | task groups: `taskgroup(s)`, hackbench `cgroup=`, `--cgroup`; bad values refused |
-//! | `fixtures` | the real rt-app examples run or are refused cleanly |
+//! | `corpus` | the project's own rt-app corpus (`examples/rt-app/`) runs under `--check` |
+//! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
 
@@ -18,6 +19,7 @@ mod common;
 mod bad_input;
 mod cgroup_input;
 mod cli_run;
+mod corpus;
 mod determinism;
 mod fixtures;
 mod fork;

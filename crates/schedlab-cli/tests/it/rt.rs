@@ -350,8 +350,11 @@ fn priority_inheritance_boosts_the_lock_holder() {
 /// running phase 0.9 s of CPU right after its timer, never preempted.
 #[test]
 fn dvfs_fixture_rows_hand_checked() {
-    let path =
-        crate::common::fixtures_dir().join("rt-app-examples/cpufreq_governor_efficiency/dvfs.json");
+    let Some(examples) = crate::common::rt_app_examples("rt::dvfs_fixture_rows_hand_checked")
+    else {
+        return;
+    };
+    let path = examples.join("cpufreq_governor_efficiency/dvfs.json");
     let text = std::fs::read_to_string(&path).unwrap();
     for machine in ["a7-octa", "vm-2cpu"] {
         let m = preset(machine).unwrap();

@@ -171,12 +171,11 @@ fn resume_wakes_every_suspended_instance() {
     }
 }
 
-/// Runs a shipped rt-app example to its own end (its loops, or its
-/// `duration`) on `machine` with --check.
-fn run_example(rel: &str, machine: &str) -> Sim<NullSink> {
-    let path = crate::common::fixtures_dir()
-        .join("rt-app-examples")
-        .join(rel);
+/// Runs one of rt-app's own examples to its own end (its loops, or its
+/// `duration`) on `machine` with --check; `None` (skipped, said on
+/// stderr) where `../shared/fixtures` is absent.
+fn run_example(test: &str, rel: &str, machine: &str) -> Option<Sim<NullSink>> {
+    let path = crate::common::rt_app_examples(test)?.join(rel);
     let text = std::fs::read_to_string(&path).unwrap();
     let m = preset(machine).unwrap();
     let loaded = load_rtapp(&path.to_string_lossy(), &text, m.nr_cpus()).unwrap();
@@ -189,7 +188,7 @@ fn run_example(rel: &str, machine: &str) -> Sim<NullSink> {
     let mut sim = Sim::new(m, &w, cfg, NullSink).unwrap();
     let res = sim.run();
     assert!(res.violation.is_none(), "{rel}: {:?}", res.violation);
-    sim
+    Some(sim)
 }
 
 #[test]
@@ -200,7 +199,13 @@ fn example5_rows_hand_checked() {
     // resumes that find nobody waiting are lost, so thread1's loops end
     // on rounds 2, 4 and 6 (hand-worked: wait, suspend, suspend per loop).
     for machine in ["a7-octa", "vm-2cpu"] {
-        let sim = run_example("tutorial/example5.json", machine);
+        let Some(sim) = run_example(
+            "sync::example5_rows_hand_checked",
+            "tutorial/example5.json",
+            machine,
+        ) else {
+            return;
+        };
         assert!(!sim.deadlock, "{machine}: ended in a deadlock");
         let (t0, t1) = (rows(&sim, "thread0-0"), rows(&sim, "thread1-1"));
         assert_eq!((t0.len(), t1.len()), (9, 3), "{machine}");
@@ -228,7 +233,13 @@ fn mp3_short_rows_hand_checked() {
     // AudioTrack resumes mp3.decoder (200), which hands over to OMXCall
     // with signal/wait on "queue" and back (200 each).
     for machine in ["a7-octa", "vm-2cpu"] {
-        let sim = run_example("mp3-short.json", machine);
+        let Some(sim) = run_example(
+            "sync::mp3_short_rows_hand_checked",
+            "mp3-short.json",
+            machine,
+        ) else {
+            return;
+        };
         assert!(!sim.deadlock, "{machine}");
         let n: Vec<usize> = [
             "AudioTick-0",

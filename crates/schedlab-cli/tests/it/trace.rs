@@ -274,10 +274,11 @@ fn trace_dat_prints_rt_app_markers_like_the_text_trace() {
         // and loop end for each iteration (4 of a, 3 of each b).
         assert_eq!(marks, 2 + 3 * 2 + (4 + 3 + 3) * 3, "markers");
     }
-    // rt-app's own tutorial, with `event` markers too.
-    let example1 = crate::common::fixtures_dir().join("rt-app-examples/tutorial/example1.json");
+    // The corpus's periodic workload, with every marker category
+    // (`event` markers too) and a shared absolute timer.
+    let periodic = crate::common::corpus_dir().join("periodic.json");
     let (n, marks) = trace_dat_matches_text(
-        example1.to_str().unwrap(),
+        periodic.to_str().unwrap(),
         "a7-octa",
         &["--duration", "0.5"],
     );
