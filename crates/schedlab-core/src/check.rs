@@ -7,8 +7,6 @@ use crate::observe::Sink;
 use crate::sim::Sim;
 use crate::task::TaskState;
 
-pub use crate::sim::Violation;
-
 /// Runs every check; the first failure's message.
 pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     task_in_at_most_one_runqueue(sim)?;
@@ -25,7 +23,7 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// runtime handed out in one period (net of slack returned) never exceeds
 /// quota + burst; the throttled list and the queues' flags agree.
 pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for g in &sim.groups {
+    for g in &sim.sched.groups {
         let Some(b) = &g.bw else { continue };
         if b.runtime > b.cap() || b.handed_out > b.cap() {
             return Err(format!(
@@ -38,12 +36,12 @@ pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
         }
         for &q in &g.cfs_rq {
             let listed = b.throttled.contains(&q);
-            if listed != sim.cfs[q.idx()].bw.throttled {
+            if listed != sim.sched.cfs[q.idx()].bw.throttled {
                 return Err(format!(
                     "group {} CPU {}: throttled {} but on the throttled list: {listed}",
                     g.path,
-                    sim.cfs[q.idx()].cpu,
-                    sim.cfs[q.idx()].bw.throttled
+                    sim.sched.cfs[q.idx()].cpu,
+                    sim.sched.cfs[q.idx()].bw.throttled
                 ));
             }
         }
@@ -74,10 +72,10 @@ pub fn idle_cpu_with_work_is_woken<S: Sink>(sim: &Sim<S>) -> Result<(), String> 
 /// two runnable fair tasks.
 pub fn overload_bitmaps_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     for rq in &sim.sched.rqs {
-        let Some(i) = sim.domains.shortcuts(rq.cpu).llc_shared else {
+        let Some(i) = sim.sched.domains.shortcuts(rq.cpu).llc_shared else {
             continue;
         };
-        let nr = sim.cfs[rq.cfs.idx()].h_nr_runnable;
+        let nr = sim.sched.cfs[rq.cfs.idx()].h_nr_runnable;
         let set = sim.sched.llc_state[i].overload.test(rq.cpu);
         if set != (nr >= 2) {
             return Err(format!(
@@ -93,7 +91,7 @@ pub fn overload_bitmaps_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// is the queue of its task's CPU; sleeping and dead tasks are in none.
 pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let mut seen: Vec<Option<usize>> = vec![None; sim.sched.ents.len()];
-    for (qi, q) in sim.cfs.iter().enumerate() {
+    for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let listed = q
             .timeline
             .iter()
@@ -115,18 +113,18 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             }
         }
     }
-    let mut running_on: Vec<Option<CpuId>> = vec![None; sim.tasks.len()];
+    let mut running_on: Vec<Option<CpuId>> = vec![None; sim.sched.tasks.len()];
     for rq in &sim.sched.rqs {
         if let Some(t) = rq.curr {
             if let Some(other) = running_on[t.idx()] {
                 return Err(format!(
                     "task {} runs on CPU {other} and CPU {}",
-                    sim.tasks[t.idx()].spec.name,
+                    sim.sched.tasks[t.idx()].spec.name,
                     rq.cpu
                 ));
             }
             running_on[t.idx()] = Some(rq.cpu);
-            let task = &sim.tasks[t.idx()];
+            let task = &sim.sched.tasks[t.idx()];
             if task.cpu != rq.cpu {
                 return Err(format!(
                     "task {} runs on CPU {} but says CPU {}",
@@ -135,7 +133,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             }
         }
     }
-    for task in &sim.tasks {
+    for task in &sim.sched.tasks {
         let q = seen[task.se.idx()];
         let class = sim.class_of(task.id);
         if class != crate::rq::Class::Fair {
@@ -167,7 +165,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             }
             continue;
         }
-        let g = &sim.groups[task.group.idx()];
+        let g = &sim.sched.groups[task.group.idx()];
         let want = g.cfs_rq[task.cpu.idx()].idx();
         let se = &sim.sched.ents[task.se.idx()];
         if se.cfs_rq.idx() != want
@@ -209,7 +207,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                         task.spec.name, task.state
                     ));
                 }
-                let parked = sim.cfs[want].bw.limbo.contains(&task.id);
+                let parked = sim.sched.cfs[want].bw.limbo.contains(&task.id);
                 if parked != (task.state == TaskState::Throttled) {
                     return Err(format!(
                         "task {} is {:?} but on its queue's limbo list: {parked}",
@@ -226,7 +224,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
 /// agree with what is queued.
 pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let legacy = sim.cfg.features.throttle == crate::features::Throttle::Legacy;
-    for (qi, q) in sim.cfs.iter().enumerate() {
+    for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let mut ents: Vec<EntityId> = q.timeline.iter().map(|&(_, id)| id).collect();
         if let Some(c) = q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq) {
             ents.push(c);
@@ -245,10 +243,10 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
                     hi += se.idle as u32;
                 }
                 Some(c) => {
-                    let cq = &sim.cfs[c.idx()];
+                    let cq = &sim.sched.cfs[c.idx()];
                     hq += cq.h_nr_queued;
                     hr += cq.h_nr_runnable;
-                    hi += if sim.groups[cq.tg.idx()].idle {
+                    hi += if sim.sched.groups[cq.tg.idx()].idle {
                         cq.h_nr_queued
                     } else {
                         cq.h_nr_idle
@@ -257,7 +255,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             }
         }
         let cpu = q.cpu;
-        let path = sim.groups[q.tg.idx()].path.as_str();
+        let path = sim.sched.groups[q.tg.idx()].path.as_str();
         if q.nr_queued != n || q.h_nr_queued != hq || q.h_nr_runnable != hr || q.h_nr_idle != hi {
             return Err(format!(
                 "CPU {cpu} group {path} (cfs_rq {qi}): {n} entities / {hq} tasks / {hr} runnable / {hi} idle queued, but nr_queued {} h_nr_queued {} h_nr_runnable {} h_nr_idle {}",
@@ -287,7 +285,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     }
     for rq in &sim.sched.rqs {
         let cpu = rq.cpu;
-        let root = &sim.cfs[rq.cfs.idx()];
+        let root = &sim.sched.cfs[rq.cfs.idx()];
         let (nrt, ndl) = (rq.rt.queue.len() as u32, rq.dl.queue.len() as u32);
         if rq.nr_running != root.h_nr_queued + nrt + ndl {
             return Err(format!(
@@ -305,10 +303,10 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             }
             Some(t) => {
                 // Every level of the running task's path has it as curr.
-                let mut e = Some(sim.tasks[t.idx()].se);
+                let mut e = Some(sim.sched.tasks[t.idx()].se);
                 while let Some(x) = e {
                     let qx = sim.se_cfs_rq(x);
-                    if sim.cfs[qx.idx()].curr != Some(x) {
+                    if sim.sched.cfs[qx.idx()].curr != Some(x) {
                         return Err(format!(
                             "CPU {cpu}: entity {x} of the running task's path is not its queue's curr"
                         ));
@@ -329,7 +327,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// The incremental EEVDF sums equal a recomputation, the timeline is keyed
 /// by each entity's real deadline, and queued entities are marked on_rq.
 pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for (qi, q) in sim.cfs.iter().enumerate() {
+    for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let (s, w) = eevdf::recompute_sums(q, &sim.sched.ents);
         if (s, w) != (q.sum_w_vruntime, q.sum_weight) {
             return Err(format!(
@@ -354,10 +352,10 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 pub fn cpu_time_adds_up<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let now = sim.now;
     for (c, rq) in sim.sched.rqs.iter().enumerate() {
-        let st = &sim.cpu_stats[c];
+        let st = &sim.acct.cpu_stats[c];
         let mut busy = st.busy_ns;
         if let Some(t) = rq.curr {
-            let se = &sim.sched.ents[sim.tasks[t.idx()].se.idx()];
+            let se = &sim.sched.ents[sim.sched.tasks[t.idx()].se.idx()];
             busy += now.saturating_sub(se.exec_start);
         }
         let mut idle = st.idle_ns;

@@ -13,7 +13,7 @@ use crate::sim::Violation;
 use crate::stats::WASTE_SAMPLE_NS;
 use crate::time::Nanos;
 
-pub use crate::sim::{RunResult, Sim, SimError};
+use crate::sim::{RunResult, Sim};
 
 impl<S: Sink> Sim<S> {
     /// Runs to the end (duration, or every task finished, or the first
@@ -89,7 +89,7 @@ impl<S: Sink> Sim<S> {
             }
             Event::Resched { cpu } => self.resched_event(cpu),
             Event::TaskTimer { task, gen, handler } => {
-                if self.tasks[task.idx()].timer_gen == gen {
+                if self.sched.tasks[task.idx()].timer_gen == gen {
                     self.task_timer(task, handler);
                 }
             }
@@ -128,23 +128,23 @@ impl<S: Sink> Sim<S> {
             let rq = &mut self.sched.rqs[c];
             if let Some(s) = rq.idle_since {
                 if now > s {
-                    self.cpu_stats[c].idle_ns += now - s;
+                    self.acct.cpu_stats[c].idle_ns += now - s;
                 }
                 rq.idle_since = Some(now.max(s));
             }
             // Overhead charged beyond the end did not happen within the run.
             if rq.ovh_until > now {
                 let future = rq.ovh_until - now;
-                self.cpu_stats[c].sched_overhead_ns -=
-                    future.min(self.cpu_stats[c].sched_overhead_ns);
+                self.acct.cpu_stats[c].sched_overhead_ns -=
+                    future.min(self.acct.cpu_stats[c].sched_overhead_ns);
                 rq.ovh_until = now;
             }
         }
-        for t in &mut self.tasks {
+        for t in &mut self.sched.tasks {
             if let Some(w) = t.wait_since.take() {
                 if now > w {
                     t.stats.wait_ns += now - w;
-                    self.cpu_stats[t.cpu.idx()].run_delay_ns += now - w;
+                    self.acct.cpu_stats[t.cpu.idx()].run_delay_ns += now - w;
                 }
             }
         }

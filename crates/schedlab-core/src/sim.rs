@@ -15,7 +15,7 @@ use crate::machine::Machine;
 use crate::observe::Sink;
 use crate::rq::{CfsRq, LlcState, Rq, SchedEntity, SdState};
 use crate::runtime::Runtime;
-use crate::stats::{Accounting, CpuStats, Profile, Waste};
+use crate::stats::Accounting;
 use crate::task::Task;
 use crate::time::Nanos;
 
@@ -44,16 +44,6 @@ pub struct Sim<S: Sink> {
     /// Current time.
     pub now: Nanos,
     pub(crate) queue: EventQueue,
-    /// cfs_rq arena.
-    pub cfs: Vec<CfsRq>,
-    /// Task groups; `GroupId(0)` is the root.
-    pub groups: Vec<TaskGroup>,
-    /// Tasks.
-    pub tasks: Vec<Task>,
-    /// Per-CPU counters.
-    pub cpu_stats: Vec<CpuStats>,
-    /// Scheduler path costs.
-    pub profile: Profile,
     /// rt-app's `t_start` (just before thread creation).
     pub t_start: Nanos,
     /// rt-app's T0: thread 0's clock read before the start barrier; the
@@ -74,14 +64,6 @@ pub struct Sim<S: Sink> {
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,
     pub(crate) trace: bool,
-    /// Sched domains of the machine.
-    pub domains: SchedDomains,
-    /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
-    pub sd_state: Vec<Vec<SdState>>,
-    /// The wasted-CPU metric.
-    pub waste: Waste,
-    /// The global `sched_balance_running` flag.
-    pub balance_flag: BalanceFlag,
 }
 
 /// The scheduler's state (what `kernel/sched` keeps in `struct rq`,
@@ -116,6 +98,18 @@ pub struct SchedState {
     pub(crate) ilb_cpu: Option<CpuId>,
     /// Tick grid phase.
     pub(crate) tick_offset: Nanos,
+    /// cfs_rq arena.
+    pub cfs: Vec<CfsRq>,
+    /// Task groups; `GroupId(0)` is the root.
+    pub groups: Vec<TaskGroup>,
+    /// Tasks.
+    pub tasks: Vec<Task>,
+    /// Sched domains of the machine.
+    pub domains: SchedDomains,
+    /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
+    pub sd_state: Vec<Vec<SdState>>,
+    /// The global `sched_balance_running` flag.
+    pub balance_flag: BalanceFlag,
 }
 
 /// What a finished run hands back (the simulator keeps the details; see
@@ -157,8 +151,8 @@ impl<S: Sink> Sim<S> {
     /// that were never forked are included: filter with
     /// [`crate::task::Task::existed`].
     pub fn threads(&self) -> &[Task] {
-        let n = self.tasks.iter().take_while(|t| !t.internal).count();
-        &self.tasks[..n]
+        let n = self.sched.tasks.iter().take_while(|t| !t.internal).count();
+        &self.sched.tasks[..n]
     }
 
     /// Threads of the workload that have not exited.
@@ -166,18 +160,8 @@ impl<S: Sink> Sim<S> {
         self.prog.live_tasks
     }
 
-    /// The sink (e.g. to finish a trace file).
-    pub fn sink_mut(&mut self) -> &mut S {
-        &mut self.sink
-    }
-
     /// Consumes the simulator, returning the sink.
     pub fn into_sink(self) -> S {
         self.sink
-    }
-
-    /// Events pushed so far (for benchmarks).
-    pub fn events_pushed(&self) -> u64 {
-        self.queue.pushed()
     }
 }

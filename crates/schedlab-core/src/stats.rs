@@ -204,4 +204,10 @@ pub struct Accounting {
     /// Bandwidth-control work per CPU not yet charged (it arises inside
     /// accounting, where charging would recurse; see `sched/bandwidth.rs`).
     pub(crate) throttle_cost: Vec<Nanos>,
+    /// Per-CPU counters.
+    pub cpu_stats: Vec<CpuStats>,
+    /// Scheduler path costs.
+    pub profile: Profile,
+    /// The wasted-CPU metric.
+    pub waste: Waste,
 }

@@ -19,10 +19,17 @@ impl<S: Sink> Sim<S> {
     /// One sample of the wasted-CPU metric.
     pub(crate) fn waste_sample(&mut self) {
         let n = self.machine.nr_cpus();
-        if self.waste.per_cpu.is_empty() {
-            self.waste.per_cpu = vec![0; n];
-            let levels = self.domains.per_cpu.iter().map(Vec::len).max().unwrap_or(0);
-            self.waste.per_level = vec![0; levels];
+        if self.acct.waste.per_cpu.is_empty() {
+            self.acct.waste.per_cpu = vec![0; n];
+            let levels = self
+                .sched
+                .domains
+                .per_cpu
+                .iter()
+                .map(Vec::len)
+                .max()
+                .unwrap_or(0);
+            self.acct.waste.per_level = vec![0; levels];
         }
         // CPUs holding waiting tasks that may run anywhere, and the waiting
         // tasks with a restricted affinity.
@@ -32,7 +39,7 @@ impl<S: Sink> Sim<S> {
             if rq.nr_running <= rq.curr.is_some() as u32 {
                 continue;
             }
-            let tasks = &self.tasks;
+            let tasks = &self.sched.tasks;
             let ents = &self.sched.ents;
             self.for_each_queued_task(rq.cpu, &mut |t| {
                 let task = &tasks[t.idx()];
@@ -66,6 +73,7 @@ impl<S: Sink> Sim<S> {
                 continue;
             }
             let level = self
+                .sched
                 .domains
                 .domains(cpu)
                 .iter()
@@ -73,10 +81,10 @@ impl<S: Sink> Sim<S> {
             charges.push((c, level));
         }
         for (c, level) in charges {
-            self.waste.per_cpu[c] += WASTE_SAMPLE_NS;
+            self.acct.waste.per_cpu[c] += WASTE_SAMPLE_NS;
             match level {
-                Some(l) => self.waste.per_level[l] += WASTE_SAMPLE_NS,
-                None => self.waste.beyond_domains += WASTE_SAMPLE_NS,
+                Some(l) => self.acct.waste.per_level[l] += WASTE_SAMPLE_NS,
+                None => self.acct.waste.beyond_domains += WASTE_SAMPLE_NS,
             }
         }
     }

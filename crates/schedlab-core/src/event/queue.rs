@@ -36,7 +36,6 @@ impl Ord for Entry {
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
     seq: u64,
-    pushed: u64,
 }
 
 impl EventQueue {
@@ -48,7 +47,6 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, time: Nanos, event: Event) {
         self.seq += 1;
-        self.pushed += 1;
         self.heap.push(Entry {
             time,
             seq: self.seq,
@@ -67,10 +65,6 @@ impl EventQueue {
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
-    }
-    /// Events pushed so far.
-    pub fn pushed(&self) -> u64 {
-        self.pushed
     }
 }
 

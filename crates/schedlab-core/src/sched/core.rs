@@ -69,7 +69,7 @@ impl<S: Sink> Sim<S> {
         } else {
             [b'd', nr, if irq { b'h' } else { b'.' }, b'2', b'.']
         };
-        let (tasks, names) = (&self.tasks, &self.swapper_names);
+        let (tasks, names) = (&self.sched.tasks, &self.swapper_names);
         let view = |t: Option<TaskId>, c: CpuId| match t {
             Some(t) => {
                 let task = &tasks[t.idx()];
@@ -145,18 +145,18 @@ impl<S: Sink> Sim<S> {
             return;
         }
         if let Some(t) = self.sched.rqs[cpu.idx()].curr {
-            let task = &mut self.tasks[t.idx()];
+            let task = &mut self.sched.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
             // (The root group's usage is the CPUs' busy time; not kept.)
             let mut g = Some(task.group).filter(|g| g.0 != 0);
             let kernel = g.is_some() && self.in_kernel(t);
-            let cs = &mut self.cpu_stats[cpu.idx()];
+            let cs = &mut self.acct.cpu_stats[cpu.idx()];
             cs.busy_ns += u.delta_exec;
             cs.rq_cpu_time_ns += u.delta_exec;
             // cgroup cpu usage is hierarchical.
             while let Some(gi) = g {
-                let grp = &mut self.groups[gi.idx()];
+                let grp = &mut self.sched.groups[gi.idx()];
                 grp.usage_ns += u.delta_exec;
                 if kernel {
                     grp.system_ns += u.delta_exec;
@@ -186,7 +186,7 @@ impl<S: Sink> Sim<S> {
     /// The class of `t` (from its effective prio).
     #[inline]
     pub(crate) fn class_of(&self, t: TaskId) -> Class {
-        Class::of_prio(self.tasks[t.idx()].prio)
+        Class::of_prio(self.sched.tasks[t.idx()].prio)
     }
 
     /// When a task set running on `cpu` now starts running user code: after
@@ -202,15 +202,15 @@ impl<S: Sink> Sim<S> {
             return;
         }
         match path {
-            Path::ContextSwitch => self.profile.context_switch_ns += cost,
-            Path::Wakeup => self.profile.wakeup_ns += cost,
-            Path::Balance => self.profile.balance_ns += cost,
-            Path::Newidle => self.profile.newidle_ns += cost,
-            Path::BalanceAtomic => self.profile.balance_atomic_ns += cost,
-            Path::Steal => self.profile.steal_ns += cost,
-            Path::Throttle => self.profile.throttle_ns += cost,
+            Path::ContextSwitch => self.acct.profile.context_switch_ns += cost,
+            Path::Wakeup => self.acct.profile.wakeup_ns += cost,
+            Path::Balance => self.acct.profile.balance_ns += cost,
+            Path::Newidle => self.acct.profile.newidle_ns += cost,
+            Path::BalanceAtomic => self.acct.profile.balance_atomic_ns += cost,
+            Path::Steal => self.acct.profile.steal_ns += cost,
+            Path::Throttle => self.acct.profile.throttle_ns += cost,
         }
-        self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
+        self.acct.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
         if self.sched.rqs[cpu.idx()].curr.is_some() {
             self.update_curr_task(cpu);
@@ -226,7 +226,7 @@ impl<S: Sink> Sim<S> {
                     e.exec_start = e.exec_start.max(until);
                 }
             } else {
-                let e = &mut self.sched.ents[self.tasks[curr.idx()].se.idx()];
+                let e = &mut self.sched.ents[self.sched.tasks[curr.idx()].se.idx()];
                 e.exec_start = e.exec_start.max(until);
             }
             if rearm {
@@ -236,7 +236,7 @@ impl<S: Sink> Sim<S> {
             let rq = &mut self.sched.rqs[cpu.idx()];
             let start = now.max(rq.ovh_until);
             if let Some(s) = rq.idle_since {
-                self.cpu_stats[cpu.idx()].idle_ns += start.saturating_sub(s);
+                self.acct.cpu_stats[cpu.idx()].idle_ns += start.saturating_sub(s);
             }
             rq.ovh_until = start + cost;
             rq.idle_since = Some(rq.ovh_until);
@@ -459,7 +459,7 @@ impl<S: Sink> Sim<S> {
         rq.burst_gen = rq.burst_gen.wrapping_add(1);
         let Some(t) = rq.curr else { return };
         let gen = rq.burst_gen;
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let start = self.sched.ents[task.se.idx()].exec_start.max(self.now);
         let at = match task.resume {
             Resume::Op => match task.current_op() {
@@ -477,7 +477,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn schedule(&mut self, cpu: CpuId, prev_state: PrevState) {
         let now = self.now;
         let c = cpu.idx();
-        self.cpu_stats[c].sched_count += 1;
+        self.acct.cpu_stats[c].sched_count += 1;
         let rq = &mut self.sched.rqs[c];
         rq.need_resched = false;
         rq.need_resched_lazy = false;
@@ -492,13 +492,13 @@ impl<S: Sink> Sim<S> {
         // (it blocked, or lost to a lower one) pulls from overloaded CPUs.
         if let Some(p) = prev {
             if self.class_of(p) == Class::Rt
-                && self.sched.rqs[c].rt.highest_prio() > self.tasks[p.idx()].prio
+                && self.sched.rqs[c].rt.highest_prio() > self.sched.tasks[p.idx()].prio
             {
                 self.pull_rt_task(cpu);
             }
             // balance_dl: likewise when the earliest deadline got later.
             if self.class_of(p) == Class::Dl {
-                let pd = self.tasks[p.idx()].dl.deadline;
+                let pd = self.sched.tasks[p.idx()].dl.deadline;
                 let still_first = self.sched.rqs[c]
                     .dl
                     .queue
@@ -542,7 +542,7 @@ impl<S: Sink> Sim<S> {
             if fair_prev.is_some() {
                 self.put_prev_task_fair(p, fair_next);
             }
-            let task = &mut self.tasks[p.idx()];
+            let task = &mut self.sched.tasks[p.idx()];
             if task.state == TaskState::Runnable {
                 task.wait_since = Some(now);
                 if prev_state == PrevState::Preempted {
@@ -553,11 +553,12 @@ impl<S: Sink> Sim<S> {
         // Set next.
         if let Some(n) = next {
             self.sched.cfs_tasks_seq += 1;
-            self.tasks[n.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
+            self.sched.tasks[n.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
             if fair_next.is_some() {
                 self.set_next_task_fair(n, fair_prev);
             } else {
-                self.sched.ents[self.tasks[n.idx()].se.idx()].exec_start = self.run_start(cpu);
+                self.sched.ents[self.sched.tasks[n.idx()].se.idx()].exec_start =
+                    self.run_start(cpu);
             }
         }
         self.emit(
@@ -575,24 +576,24 @@ impl<S: Sink> Sim<S> {
             Some(n) => {
                 let rq = &mut self.sched.rqs[c];
                 if let Some(s) = rq.idle_since.take() {
-                    self.cpu_stats[c].idle_ns += now.saturating_sub(s);
+                    self.acct.cpu_stats[c].idle_ns += now.saturating_sub(s);
                 }
                 rq.idle_state = None;
                 rq.awake_at = None;
                 let stopped = rq.tick_stopped;
-                let task = &mut self.tasks[n.idx()];
+                let task = &mut self.sched.tasks[n.idx()];
                 if let Some(w) = task.wait_since.take() {
                     task.stats.wait_ns += now - w;
-                    self.cpu_stats[c].run_delay_ns += now - w;
+                    self.acct.cpu_stats[c].run_delay_ns += now - w;
                 }
                 task.stats.switches += 1;
-                self.cpu_stats[c].pcount += 1;
+                self.acct.cpu_stats[c].pcount += 1;
                 if stopped {
                     self.start_tick(cpu);
                 }
             }
             None => {
-                self.cpu_stats[c].sched_goidle += 1;
+                self.acct.cpu_stats[c].sched_goidle += 1;
                 self.enter_idle(cpu);
             }
         }
@@ -626,7 +627,7 @@ impl<S: Sink> Sim<S> {
     /// `cpu`, then each group entity above that is not queued yet, and add
     /// the task to every level's counts.
     pub(crate) fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
-        debug_assert_eq!(self.tasks[t.idx()].cpu, cpu);
+        debug_assert_eq!(self.sched.tasks[t.idx()].cpu, cpu);
         match self.class_of(t) {
             Class::Fair => self.enqueue_task_fair(t, cpu, kind),
             Class::Rt => {
@@ -646,12 +647,12 @@ impl<S: Sink> Sim<S> {
         match self.class_of(t) {
             Class::Fair => self.dequeue_task_fair(t, sleep),
             Class::Rt => {
-                self.update_curr_task(self.tasks[t.idx()].cpu);
+                self.update_curr_task(self.sched.tasks[t.idx()].cpu);
                 self.dequeue_rt(t);
                 Dequeued::Gone
             }
             Class::Dl => {
-                self.update_curr_task(self.tasks[t.idx()].cpu);
+                self.update_curr_task(self.sched.tasks[t.idx()].cpu);
                 self.dequeue_dl(t);
                 Dequeued::Gone
             }
@@ -660,14 +661,14 @@ impl<S: Sink> Sim<S> {
 
     /// Moves a task that is on no runqueue to `dest` (`set_task_cpu`).
     pub(crate) fn set_task_cpu(&mut self, t: TaskId, dest: CpuId, from_cpu: CpuId) {
-        let orig = self.tasks[t.idx()].cpu;
+        let orig = self.sched.tasks[t.idx()].cpu;
         if orig == dest {
             return;
         }
         self.emit(from_cpu, false, Tp::Migrate(t, orig, dest));
         // PELT: detach from the old queue; attach at the next enqueue.
         self.detach_task_load(t);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.cpu = dest;
         task.stats.migrations += 1;
         self.set_task_rq(t);
@@ -683,22 +684,22 @@ impl<S: Sink> Sim<S> {
         in_task: bool,
         sync: bool,
     ) {
-        debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Sleeping);
-        let target0 = self.tasks[t.idx()].cpu;
+        debug_assert_eq!(self.sched.tasks[t.idx()].state, TaskState::Sleeping);
+        let target0 = self.sched.tasks[t.idx()].cpu;
         self.emit(waker_cpu, !in_task, Tp::Waking(t, target0));
-        self.tasks[t.idx()].stats.wakeups += 1;
-        self.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
+        self.sched.tasks[t.idx()].stats.wakeups += 1;
+        self.acct.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
         let cost = self.machine.costs.wakeup_ns;
         self.charge(waker_cpu, cost, Path::Wakeup, true);
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         if self.sched.ents[se.idx()].sched_delayed {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
             // where it is and check preemption there.
-            let cpu = self.tasks[t.idx()].cpu;
+            let cpu = self.sched.tasks[t.idx()].cpu;
             self.update_curr_task(cpu);
             let q = self.task_cfs_rq(t);
             let u = eevdf::requeue_delayed_entity(
-                &mut self.cfs[q.idx()],
+                &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
                 se,
                 self.now,
@@ -707,7 +708,7 @@ impl<S: Sink> Sim<S> {
             self.account(cpu, u);
             self.add_h_counts(q, 0, 1, 0);
             self.sync_overload(cpu);
-            let task = &mut self.tasks[t.idx()];
+            let task = &mut self.sched.tasks[t.idx()];
             task.state = TaskState::Runnable;
             task.wait_since = Some(self.now);
             self.emit(waker_cpu, !in_task, Tp::Wakeup(t, cpu));
@@ -724,14 +725,14 @@ impl<S: Sink> Sim<S> {
             Class::Dl => self.select_task_rq_dl(t),
         };
         if target == waker_cpu {
-            self.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
+            self.acct.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
         }
         self.set_task_cpu(t, target, waker_cpu);
         if target == waker_cpu || self.machine.share_llc(target, waker_cpu) {
             self.ttwu_do_activate(t, target, waker_cpu, in_task, EnqueueKind::Wakeup);
         } else {
             // TTWU_QUEUE: the target enqueues it in its IPI handler.
-            self.tasks[t.idx()].state = TaskState::Waking;
+            self.sched.tasks[t.idx()].state = TaskState::Waking;
             self.sched.rqs[target.idx()].ttwu_pending += 1;
             let at = self.now + self.machine.costs.ipi_latency_ns;
             let at = self.irq_time(target, at);
@@ -762,7 +763,7 @@ impl<S: Sink> Sim<S> {
     ) {
         self.update_avg_idle(cpu);
         self.enqueue_task(t, cpu, kind);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.state = TaskState::Runnable;
         task.wait_since = Some(self.now);
         if kind == EnqueueKind::Initial {
@@ -804,8 +805,12 @@ impl<S: Sink> Sim<S> {
             let preempt = match (wc, cc) {
                 _ if rank(wc) < rank(cc) => true,
                 _ if rank(wc) > rank(cc) => false,
-                (Class::Rt, _) => self.tasks[t.idx()].prio < self.tasks[curr.idx()].prio,
-                _ => self.tasks[t.idx()].dl.deadline < self.tasks[curr.idx()].dl.deadline,
+                (Class::Rt, _) => {
+                    self.sched.tasks[t.idx()].prio < self.sched.tasks[curr.idx()].prio
+                }
+                _ => {
+                    self.sched.tasks[t.idx()].dl.deadline < self.sched.tasks[curr.idx()].dl.deadline
+                }
             };
             if preempt {
                 self.resched_curr(cpu, false, exec_cpu);
@@ -824,13 +829,16 @@ impl<S: Sink> Sim<S> {
     /// `wake_up_new_task`: first placement (fork slow path) and wakeup.
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId, this: CpuId) {
         let cpu = self.select_task_rq_fork(t, this);
-        self.tasks[t.idx()].cpu = cpu;
+        self.sched.tasks[t.idx()].cpu = cpu;
         self.set_task_rq(t);
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
         // and gets half the spare capacity of its CPU as util.
         let q = self.task_cfs_rq(t).idx();
-        let se = self.tasks[t.idx()].se;
-        let (cfs_util, cfs_load) = (self.cfs[q].avg.util_avg, self.cfs[q].avg.load_avg);
+        let se = self.sched.tasks[t.idx()].se;
+        let (cfs_util, cfs_load) = (
+            self.sched.cfs[q].avg.util_avg,
+            self.sched.cfs[q].avg.load_avg,
+        );
         let cap = (1024u64.saturating_sub(cfs_util)) / 2;
         let w = self.sched.ents[se.idx()].weight;
         let util = if cfs_util > 0 {
@@ -858,11 +866,11 @@ impl<S: Sink> Sim<S> {
             Class::Fair => self.select_task_rq_fair_fork(t, this),
             Class::Rt => {
                 // A new task's CPU is not meaningful yet: start from `this`.
-                self.tasks[t.idx()].cpu = this;
+                self.sched.tasks[t.idx()].cpu = this;
                 self.select_task_rq_rt(t, this)
             }
             Class::Dl => {
-                self.tasks[t.idx()].cpu = this;
+                self.sched.tasks[t.idx()].cpu = this;
                 self.select_task_rq_dl(t)
             }
         }
@@ -882,7 +890,7 @@ impl<S: Sink> Sim<S> {
         dl: Option<crate::program::DlParams>,
     ) {
         debug_assert_eq!(self.sched.rqs[cpu.idx()].curr, Some(t));
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let dl = dl.or(task.dl.params).or(task.spec.dl);
         if policy == crate::program::Policy::Deadline && dl.is_none() {
             return; // no parameters: sched_setattr fails with EINVAL
@@ -893,12 +901,12 @@ impl<S: Sink> Sim<S> {
             self.put_prev_task_fair(t, None);
         }
         self.dequeue_task(t, false);
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         if old == Class::Fair {
             self.detach_task_load(t); // switched_from_fair
         }
         let boost = self.pi_prio(t);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.policy = policy;
         task.nice = nice;
         task.normal_prio = crate::fair::weight::kernel_prio(policy, nice);
@@ -945,7 +953,7 @@ impl<S: Sink> Sim<S> {
             .iter()
             .filter(|m| m.owner == Some(t))
             .flat_map(|m| m.waiters.iter())
-            .map(|&w| self.tasks[w.idx()].prio.max(0))
+            .map(|&w| self.sched.tasks[w.idx()].prio.max(0))
             .min()
             .unwrap_or(i32::MAX)
     }
@@ -955,8 +963,8 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn pi_adjust_chain(&mut self, t: TaskId, from: CpuId) {
         let mut x = t;
         for _ in 0..MAX_PI_CHAIN {
-            let want = self.tasks[x.idx()].normal_prio.min(self.pi_prio(x));
-            if want == self.tasks[x.idx()].prio {
+            let want = self.sched.tasks[x.idx()].normal_prio.min(self.pi_prio(x));
+            if want == self.sched.tasks[x.idx()].prio {
                 return;
             }
             self.rt_mutex_setprio(x, want, from);
@@ -970,7 +978,7 @@ impl<S: Sink> Sim<S> {
                 return;
             };
             let mut w: Vec<TaskId> = self.prog.mutexes[mi].waiters.drain(..).collect();
-            w.sort_by_key(|&y| self.tasks[y.idx()].prio);
+            w.sort_by_key(|&y| self.sched.tasks[y.idx()].prio);
             self.prog.mutexes[mi].waiters = w.into();
             match self.prog.mutexes[mi].owner {
                 Some(o) => x = o,
@@ -982,7 +990,7 @@ impl<S: Sink> Sim<S> {
     /// `rt_mutex_setprio`: change `t`'s effective priority (boost or
     /// deboost), moving it between classes if the class changes.
     pub(crate) fn rt_mutex_setprio(&mut self, t: TaskId, prio: i32, from: CpuId) {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         if task.prio == prio {
             return;
         }
@@ -990,8 +998,8 @@ impl<S: Sink> Sim<S> {
         if Class::of_prio(task.prio) == Class::Fair && Class::of_prio(prio) == Class::Fair {
             // Between fair priorities only p->prio changes: the fair class
             // takes its weight from the static priority.
-            self.tasks[t.idx()].prio = prio;
-            self.cpu_stats[cpu.idx()].pi_setprio += 1;
+            self.sched.tasks[t.idx()].prio = prio;
+            self.acct.cpu_stats[cpu.idx()].pi_setprio += 1;
             return;
         }
         let running = self.sched.rqs[cpu.idx()].curr == Some(t);
@@ -1011,9 +1019,9 @@ impl<S: Sink> Sim<S> {
             }
             self.dequeue_task(t, false);
         }
-        self.tasks[t.idx()].prio = prio;
+        self.sched.tasks[t.idx()].prio = prio;
         let new = self.class_of(t);
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         if queued && old == Class::Fair && new != Class::Fair {
             self.detach_task_load(t); // switched_from_fair
         }
@@ -1032,7 +1040,7 @@ impl<S: Sink> Sim<S> {
                 self.wakeup_preempt(cpu, t, from, true, false);
             }
         }
-        self.cpu_stats[cpu.idx()].pi_setprio += 1;
+        self.acct.cpu_stats[cpu.idx()].pi_setprio += 1;
     }
 
     // ----------------------------------------------------------- timers
@@ -1041,7 +1049,7 @@ impl<S: Sink> Sim<S> {
     /// slack: the timer fires at the first hrtimer interrupt of that CPU
     /// after `expiry` (the tick, while it runs) or at `expiry + slack`.
     pub(crate) fn arm_task_timer(&mut self, t: TaskId, expiry: Nanos) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let slack = self.cfg.tunables.timer_slack_ns;
         let hard = expiry + slack;
         let mut fire = hard;
@@ -1056,7 +1064,7 @@ impl<S: Sink> Sim<S> {
             }
         }
         let fire = fire.max(self.now);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.timer_gen = task.timer_gen.wrapping_add(1);
         task.timer_cpu = cpu;
         task.timer_expiry = expiry;
@@ -1073,7 +1081,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn task_timer(&mut self, t: TaskId, handler: bool) {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let cpu = task.timer_cpu;
         let hard = task.timer_expiry + self.cfg.tunables.timer_slack_ns;
         let gen = task.timer_gen;
@@ -1105,7 +1113,7 @@ impl<S: Sink> Sim<S> {
             }
         }
         self.sched.rqs[cpu.idx()].timers.remove(&(hard, t));
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.timer_gen = task.timer_gen.wrapping_add(1);
         self.try_to_wake_up(t, cpu, false, false);
         self.reidle(cpu);
@@ -1116,7 +1124,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn move_task(&mut self, t: TaskId, from: CpuId, dest: CpuId, kind: EnqueueKind) {
         self.set_task_cpu(t, dest, from);
         self.enqueue_task(t, dest, kind);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.state = TaskState::Runnable;
         task.wait_since = Some(self.now);
         self.wakeup_preempt(dest, t, from, true, false);

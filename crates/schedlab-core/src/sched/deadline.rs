@@ -46,12 +46,12 @@ use crate::time::Nanos;
 
 impl<S: Sink> Sim<S> {
     fn dl_key(&self, t: TaskId) -> (Nanos, u64, TaskId) {
-        let d = &self.tasks[t.idx()].dl;
+        let d = &self.sched.tasks[t.idx()].dl;
         (d.deadline, d.seq, t)
     }
 
     fn dl_params(&self, t: TaskId) -> DlParams {
-        self.tasks[t.idx()]
+        self.sched.tasks[t.idx()]
             .dl
             .params
             .expect("deadline task has parameters")
@@ -61,7 +61,7 @@ impl<S: Sink> Sim<S> {
     fn update_dl_entity(&mut self, t: TaskId) {
         let now = self.now;
         let p = self.dl_params(t);
-        let d = &mut self.tasks[t.idx()].dl;
+        let d = &mut self.sched.tasks[t.idx()].dl;
         let overflow = |d: &DlState| {
             // r / (d − t) > Q / P  ⇔  r·P > (d − t)·Q
             let left = d.runtime.max(0) as u128 * p.period_ns as u128;
@@ -87,7 +87,7 @@ impl<S: Sink> Sim<S> {
     fn replenish_dl(&mut self, t: TaskId) {
         let now = self.now;
         let p = self.dl_params(t);
-        let d = &mut self.tasks[t.idx()].dl;
+        let d = &mut self.sched.tasks[t.idx()].dl;
         d.periods += 1;
         while d.runtime <= 0 {
             d.deadline += p.period_ns;
@@ -104,7 +104,7 @@ impl<S: Sink> Sim<S> {
     /// `enqueue_task_dl`; `wakeup` applies the CBS wakeup rule. A throttled
     /// task is not queued (its timer will).
     pub(crate) fn enqueue_dl(&mut self, t: TaskId, cpu: CpuId, wakeup: bool) {
-        if self.tasks[t.idx()].dl.throttled {
+        if self.sched.tasks[t.idx()].dl.throttled {
             return;
         }
         if wakeup {
@@ -115,7 +115,7 @@ impl<S: Sink> Sim<S> {
 
     fn insert_dl(&mut self, t: TaskId, cpu: CpuId) {
         self.sched.rt_seq += 1;
-        self.tasks[t.idx()].dl.seq = self.sched.rt_seq;
+        self.sched.tasks[t.idx()].dl.seq = self.sched.rt_seq;
         let key = self.dl_key(t);
         let fresh = self.sched.rqs[cpu.idx()].dl.queue.insert(key);
         debug_assert!(fresh, "deadline task queued twice");
@@ -127,7 +127,7 @@ impl<S: Sink> Sim<S> {
 
     /// `dequeue_task_dl` (a throttled task is already off the queue).
     pub(crate) fn dequeue_dl(&mut self, t: TaskId) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let key = self.dl_key(t);
         if self.sched.rqs[cpu.idx()].dl.queue.remove(&key) {
             self.sched.rqs[cpu.idx()].nr_running -= 1;
@@ -136,7 +136,7 @@ impl<S: Sink> Sim<S> {
 
     /// Is `t` on its CPU's deadline queue?
     pub(crate) fn dl_queued(&self, t: TaskId) -> bool {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         self.sched.rqs[cpu.idx()].dl.queue.contains(&self.dl_key(t))
     }
 
@@ -155,8 +155,8 @@ impl<S: Sink> Sim<S> {
         let Some((t, delta)) = self.update_curr_common(cpu) else {
             return;
         };
-        self.tasks[t.idx()].dl.runtime -= delta as i64;
-        if self.tasks[t.idx()].dl.runtime <= 0 && !self.tasks[t.idx()].dl.throttled {
+        self.sched.tasks[t.idx()].dl.runtime -= delta as i64;
+        if self.sched.tasks[t.idx()].dl.runtime <= 0 && !self.sched.tasks[t.idx()].dl.throttled {
             self.dl_throttle(t, cpu);
         }
     }
@@ -169,7 +169,7 @@ impl<S: Sink> Sim<S> {
         if queued {
             self.dequeue_dl(t);
         }
-        let d = &self.tasks[t.idx()].dl;
+        let d = &self.sched.tasks[t.idx()].dl;
         // The next period starts at deadline − D + P.
         let act = d.deadline - p.deadline_ns + p.period_ns;
         if act <= self.now {
@@ -178,7 +178,7 @@ impl<S: Sink> Sim<S> {
                 self.insert_dl(t, cpu);
             }
         } else {
-            let d = &mut self.tasks[t.idx()].dl;
+            let d = &mut self.sched.tasks[t.idx()].dl;
             d.throttled = true;
             d.timer_gen = d.timer_gen.wrapping_add(1);
             let gen = d.timer_gen;
@@ -190,13 +190,13 @@ impl<S: Sink> Sim<S> {
     /// `dl_task_timer`: replenish and, if the task is runnable, queue it
     /// and preempt a later deadline.
     pub(crate) fn dl_timer(&mut self, t: TaskId, gen: u32) {
-        let d = &self.tasks[t.idx()].dl;
+        let d = &self.sched.tasks[t.idx()].dl;
         if d.timer_gen != gen || !d.throttled {
             return;
         }
-        self.tasks[t.idx()].dl.throttled = false;
+        self.sched.tasks[t.idx()].dl.throttled = false;
         self.replenish_dl(t);
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let runnable =
             task.state == crate::task::TaskState::Runnable && self.class_of(t) == Class::Dl;
         if !runnable {
@@ -215,7 +215,7 @@ impl<S: Sink> Sim<S> {
             Some(c) if c == t => false,
             Some(c) => {
                 self.class_of(c) != Class::Dl
-                    || self.tasks[t.idx()].dl.deadline < self.tasks[c.idx()].dl.deadline
+                    || self.sched.tasks[t.idx()].dl.deadline < self.sched.tasks[c.idx()].dl.deadline
             }
         };
         if preempt {
@@ -225,7 +225,7 @@ impl<S: Sink> Sim<S> {
 
     /// `select_task_rq_dl` / `find_later_rq`.
     pub(crate) fn select_task_rq_dl(&self, t: TaskId) -> CpuId {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let prev = if task.cpus_allowed.test(task.cpu) {
             task.cpu
         } else {
@@ -235,7 +235,7 @@ impl<S: Sink> Sim<S> {
             self.sched.rqs[c.idx()]
                 .curr
                 .filter(|&x| self.class_of(x) == Class::Dl)
-                .map(|x| self.tasks[x.idx()].dl.deadline)
+                .map(|x| self.sched.tasks[x.idx()].dl.deadline)
         };
         let my_deadline = match task.dl.deadline {
             0 => self.now + self.dl_params(t).deadline_ns,
@@ -248,7 +248,7 @@ impl<S: Sink> Sim<S> {
         }
         // A CPU without a deadline task, idle ones first, nearest first.
         let mut free: Option<CpuId> = None;
-        for sd in self.domains.domains(prev) {
+        for sd in self.sched.domains.domains(prev) {
             for c in sd.span.iter().filter(|&c| task.cpus_allowed.test(c)) {
                 if busy_with_dl(c).is_none() && self.sched.rqs[c.idx()].dl.queue.is_empty() {
                     if self.sched.rqs[c.idx()].curr.is_none() {
@@ -273,15 +273,15 @@ impl<S: Sink> Sim<S> {
     /// nearest to `from` first), else the one whose running deadline task
     /// has the latest deadline, if later than `t`'s.
     fn find_later_rq(&self, t: TaskId, from: CpuId) -> Option<CpuId> {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let running_dl = |c: CpuId| {
             self.sched.rqs[c.idx()]
                 .curr
                 .filter(|&x| self.class_of(x) == Class::Dl)
-                .map(|x| self.tasks[x.idx()].dl.deadline)
+                .map(|x| self.sched.tasks[x.idx()].dl.deadline)
         };
         let mut free: Option<CpuId> = None;
-        for sd in self.domains.domains(from) {
+        for sd in self.sched.domains.domains(from) {
             for c in sd
                 .span
                 .iter()
@@ -315,7 +315,7 @@ impl<S: Sink> Sim<S> {
             .queue
             .iter()
             .map(|&(_, _, t)| t)
-            .find(|&t| rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.weight() > 1)
+            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.weight() > 1)
     }
 
     /// `push_dl_tasks`: move queued deadline tasks that cannot run on
@@ -332,7 +332,8 @@ impl<S: Sink> Sim<S> {
                 None => true,
                 Some(c) => {
                     self.class_of(c) != Class::Dl
-                        || self.tasks[p.idx()].dl.deadline < self.tasks[c.idx()].dl.deadline
+                        || self.sched.tasks[p.idx()].dl.deadline
+                            < self.sched.tasks[c.idx()].dl.deadline
                 }
             };
             if runs_here {
@@ -342,7 +343,7 @@ impl<S: Sink> Sim<S> {
                 return;
             };
             self.move_dl_task(p, cpu, dst);
-            self.cpu_stats[cpu.idx()].dl_push += 1;
+            self.acct.cpu_stats[cpu.idx()].dl_push += 1;
         }
     }
 
@@ -363,7 +364,7 @@ impl<S: Sink> Sim<S> {
             }
             let rq = &self.sched.rqs[c];
             let cand = rq.dl.queue.iter().find(|&&(_, _, t)| {
-                rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.test(this)
+                rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.test(this)
             });
             if let Some(&(d, _, t)) = cand {
                 if mine.is_none_or(|m| d < m) && best.is_none_or(|(bd, _, _)| d < bd) {
@@ -373,7 +374,7 @@ impl<S: Sink> Sim<S> {
         }
         if let Some((_, t, src)) = best {
             self.move_dl_task(t, src, this);
-            self.cpu_stats[this.idx()].dl_pull += 1;
+            self.acct.cpu_stats[this.idx()].dl_pull += 1;
         }
     }
 
@@ -390,8 +391,8 @@ impl<S: Sink> Sim<S> {
     /// `yield_task_dl`: give up the rest of this period's runtime.
     pub(crate) fn yield_dl(&mut self, cpu: CpuId, t: TaskId) {
         self.update_curr_dl(cpu);
-        if !self.tasks[t.idx()].dl.throttled {
-            self.tasks[t.idx()].dl.runtime = 0;
+        if !self.sched.tasks[t.idx()].dl.throttled {
+            self.sched.tasks[t.idx()].dl.runtime = 0;
             self.dl_throttle(t, cpu);
         }
     }

@@ -32,13 +32,13 @@ pub(crate) enum FairPick {
 impl<S: Sink> Sim<S> {
     /// `update_curr` of the fair class for the running fair task `t`.
     pub(crate) fn update_curr_fair(&mut self, cpu: CpuId, t: TaskId) {
-        let mut e = self.tasks[t.idx()].se;
+        let mut e = self.sched.tasks[t.idx()].se;
         let mut total = CurrUpdate::default();
         let mut first = true;
         loop {
             let q = self.se_cfs_rq(e);
             let u = eevdf::update_curr(
-                &mut self.cfs[q.idx()],
+                &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
                 self.now,
                 &self.sched.p,
@@ -48,7 +48,7 @@ impl<S: Sink> Sim<S> {
                 first = false;
             }
             total.resched |= u.resched;
-            if u.delta_exec > 0 && self.cfs[q.idx()].bw.enabled {
+            if u.delta_exec > 0 && self.sched.cfs[q.idx()].bw.enabled {
                 self.account_cfs_rq_runtime(q, u.delta_exec);
             }
             match self.se_parent(e) {
@@ -76,11 +76,11 @@ impl<S: Sink> Sim<S> {
         // Every level's running entity is brought up to date first, so the
         // per-level update_curr calls below find nothing to charge.
         self.update_curr_task(cpu);
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         let tq = self.task_cfs_rq(t);
         // Bring the queue's PELT up to date, attach a fresh/migrated entity.
         {
-            let cfs = &mut self.cfs[tq.idx()];
+            let cfs = &mut self.sched.cfs[tq.idx()];
             cfs.avg.update(
                 now,
                 cfs.load_weight,
@@ -102,7 +102,7 @@ impl<S: Sink> Sim<S> {
             }
             let q = self.se_cfs_rq(e);
             let u = eevdf::enqueue_entity(
-                &mut self.cfs[q.idx()],
+                &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
                 e,
                 k,
@@ -110,10 +110,10 @@ impl<S: Sink> Sim<S> {
                 &self.sched.p,
             );
             self.account(cpu, u);
-            if self.cfs[q.idx()].nr_queued == 1 && self.cfs[q.idx()].bw.enabled {
+            if self.sched.cfs[q.idx()].nr_queued == 1 && self.sched.cfs[q.idx()].bw.enabled {
                 self.check_enqueue_throttle(q);
             }
-            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
+            if self.sched.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
                 break;
             }
             k = EnqueueKind::Wakeup;
@@ -125,7 +125,7 @@ impl<S: Sink> Sim<S> {
         let idle = self.sched.ents[se.idx()].idle as i32;
         let reached_root = self.add_h_counts(tq, 1, 1, idle);
         self.sched.cfs_tasks_seq += 1;
-        self.tasks[t.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
+        self.sched.tasks[t.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
         if reached_root {
             self.sched.rqs[cpu.idx()].nr_running += 1;
             if self.sched.rqs[cpu.idx()].nr_running >= 2 {
@@ -142,14 +142,14 @@ impl<S: Sink> Sim<S> {
     /// Group entities whose queue becomes empty leave their parents.
     pub(crate) fn dequeue_task_fair(&mut self, t: TaskId, sleep: bool) -> Dequeued {
         let now = self.now;
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         self.update_curr_task(cpu);
         let tq = self.task_cfs_rq(t);
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         self.update_load_avg(t);
         let was_delayed = self.sched.ents[se.idx()].sched_delayed;
         let (u, d) = eevdf::dequeue_entity(
-            &mut self.cfs[tq.idx()],
+            &mut self.sched.cfs[tq.idx()],
             &mut self.sched.ents,
             se,
             sleep,
@@ -165,16 +165,16 @@ impl<S: Sink> Sim<S> {
         // Group entities whose queue went empty leave their parent.
         let mut q = tq;
         loop {
-            if self.cfs[q.idx()].nr_queued == 0 && self.cfs[q.idx()].bw.enabled {
+            if self.sched.cfs[q.idx()].nr_queued == 0 && self.sched.cfs[q.idx()].bw.enabled {
                 self.return_cfs_rq_runtime(q);
             }
-            if self.cfs[q.idx()].load_weight > 0 || self.cfs[q.idx()].nr_queued > 0 {
+            if self.sched.cfs[q.idx()].load_weight > 0 || self.sched.cfs[q.idx()].nr_queued > 0 {
                 break;
             }
-            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
+            if self.sched.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
                 break;
             }
-            let Some(ge) = self.cfs[q.idx()].se else {
+            let Some(ge) = self.sched.cfs[q.idx()].se else {
                 break;
             };
             if !self.sched.ents[ge.idx()].on_rq {
@@ -182,7 +182,7 @@ impl<S: Sink> Sim<S> {
             }
             let pq = self.sched.ents[ge.idx()].cfs_rq;
             let (u, _) = eevdf::dequeue_entity(
-                &mut self.cfs[pq.idx()],
+                &mut self.sched.cfs[pq.idx()],
                 &mut self.sched.ents,
                 ge,
                 false,
@@ -201,7 +201,7 @@ impl<S: Sink> Sim<S> {
         let path = self.task_path(t);
         for &e in path.as_slice() {
             let q = self.se_cfs_rq(e);
-            let cfs = &mut self.cfs[q.idx()];
+            let cfs = &mut self.sched.cfs[q.idx()];
             cfs.avg.update(
                 now,
                 cfs.load_weight,
@@ -225,14 +225,14 @@ impl<S: Sink> Sim<S> {
             let mut q = self.sched.rqs[cpu.idx()].cfs;
             let mut throttled = false;
             loop {
-                if self.cfs[q.idx()].bw.enabled {
+                if self.sched.cfs[q.idx()].bw.enabled {
                     let t = self.check_cfs_rq_runtime(q);
                     if t && legacy {
                         continue 'again;
                     }
                     throttled |= t;
                 }
-                let e = eevdf::pick_eevdf(&self.cfs[q.idx()], &self.sched.ents, true)?;
+                let e = eevdf::pick_eevdf(&self.sched.cfs[q.idx()], &self.sched.ents, true)?;
                 match self.sched.ents[e.idx()].my_q {
                     Some(child) => q = child,
                     None => {
@@ -264,7 +264,7 @@ impl<S: Sink> Sim<S> {
             }
             return FairPick::Idle;
         };
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         if self.sched.ents[se.idx()].sched_delayed {
             self.dequeue_task(t, false);
             return FairPick::Again;
@@ -272,7 +272,7 @@ impl<S: Sink> Sim<S> {
         if throttled {
             // Per-task throttling: the task parks itself on its way
             // back to user space (task_throttle_setup_work).
-            self.tasks[t.idx()].throttle_work = true;
+            self.sched.tasks[t.idx()].throttle_work = true;
         }
         FairPick::Task(t)
     }
@@ -299,14 +299,14 @@ impl<S: Sink> Sim<S> {
         for &e in &ents[..ents.len() - keep] {
             let q = self.se_cfs_rq(e);
             let u = eevdf::put_prev_entity(
-                &mut self.cfs[q.idx()],
+                &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
                 now,
                 &self.sched.p,
             );
             debug_assert_eq!(u.delta_exec, 0, "update_curr_task ran first");
             let _ = u;
-            if self.cfs[q.idx()].bw.enabled
+            if self.sched.cfs[q.idx()].bw.enabled
                 && self.cfg.features.throttle == crate::features::Throttle::Legacy
             {
                 self.check_cfs_rq_runtime(q);
@@ -328,11 +328,11 @@ impl<S: Sink> Sim<S> {
         };
         let ents = np.as_slice();
         // Scheduler work still pending on this CPU is not the task's time.
-        let start = self.run_start(self.tasks[next.idx()].cpu);
+        let start = self.run_start(self.sched.tasks[next.idx()].cpu);
         for &e in ents[..ents.len() - keep].iter().rev() {
             let q = self.se_cfs_rq(e);
             eevdf::set_next_entity(
-                &mut self.cfs[q.idx()],
+                &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
                 e,
                 start,
@@ -346,7 +346,7 @@ impl<S: Sink> Sim<S> {
     /// its side effects applied.
     pub(crate) fn select_task_rq_fair(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) -> CpuId {
         let (flips, load) = self.record_wakee(waker_cpu, t);
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let p = PlaceTask {
             allowed: &task.cpus_allowed,
             prev: task.cpu,
@@ -363,9 +363,9 @@ impl<S: Sink> Sim<S> {
             sync,
         };
         let out = select::select_task_rq_wakeup(self, &p, &w);
-        self.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;
+        self.sched.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;
         if let Some(c) = out.clear_idle_cores {
-            if let Some(i) = self.domains.shortcuts(c).llc_shared {
+            if let Some(i) = self.sched.domains.shortcuts(c).llc_shared {
                 self.sched.llc_state[i].has_idle_cores = false;
             }
         }
@@ -374,7 +374,7 @@ impl<S: Sink> Sim<S> {
 
     /// The fork/exec slow path for `t` created on `this`.
     pub(crate) fn select_task_rq_fair_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let p = PlaceTask {
             allowed: &task.cpus_allowed,
             prev: this,
@@ -389,11 +389,11 @@ impl<S: Sink> Sim<S> {
     /// migration or a switch away from the fair class); it is attached
     /// again at its next fair enqueue.
     pub(crate) fn detach_task_load(&mut self, t: TaskId) {
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         if self.sched.ents[se.idx()].avg.last_update_time != 0 {
             let q = self.task_cfs_rq(t).idx();
             let avg = self.sched.ents[se.idx()].avg.clone();
-            self.cfs[q].avg.detach(&avg);
+            self.sched.cfs[q].avg.detach(&avg);
             self.sched.ents[se.idx()].avg.last_update_time = 0;
         }
     }
@@ -414,20 +414,23 @@ impl<S: Sink> Sim<S> {
         if self.sched.rqs[cpu.idx()].need_resched || !self.cfg.features.wakeup_preemption {
             return;
         }
-        if self.tasks[t.idx()].state == TaskState::Throttled {
+        if self.sched.tasks[t.idx()].state == TaskState::Throttled {
             return;
         }
         self.update_curr_task(cpu);
-        let (se, pse) = self.find_matching_se(self.tasks[curr.idx()].se, self.tasks[t.idx()].se);
+        let (se, pse) = self.find_matching_se(
+            self.sched.tasks[curr.idx()].se,
+            self.sched.tasks[t.idx()].se,
+        );
         let q = self.se_cfs_rq(se).idx();
         let ctx = WakeupCtx {
-            wakee_policy: self.tasks[t.idx()].policy,
+            wakee_policy: self.sched.tasks[t.idx()].policy,
             fork,
             in_task,
             preempt_short: self.cfg.features.preempt_short,
             run_to_parity: self.cfg.features.run_to_parity,
         };
-        match preempt::wakeup_preempt_fair(&self.cfs[q], &self.sched.ents, se, pse, &ctx) {
+        match preempt::wakeup_preempt_fair(&self.sched.cfs[q], &self.sched.ents, se, pse, &ctx) {
             PreemptDecision::Preempt { cancel_protect } => {
                 if cancel_protect {
                     eevdf::cancel_protect_slice(&mut self.sched.ents, se);
@@ -435,7 +438,7 @@ impl<S: Sink> Sim<S> {
                 self.resched_curr(cpu, true, exec_cpu);
             }
             PreemptDecision::ShrinkProtect => {
-                eevdf::update_protect_slice(&self.cfs[q], &mut self.sched.ents, se)
+                eevdf::update_protect_slice(&self.sched.cfs[q], &mut self.sched.ents, se)
             }
             PreemptDecision::None => {}
         }

@@ -54,7 +54,7 @@ impl<S: Sink> Sim<S> {
     /// The queue task `t`'s entity sits on: its group's queue on its CPU.
     #[inline]
     pub(crate) fn task_cfs_rq(&self, t: TaskId) -> CfsRqId {
-        self.sched.ents[self.tasks[t.idx()].se.idx()].cfs_rq
+        self.sched.ents[self.sched.tasks[t.idx()].se.idx()].cfs_rq
     }
 
     /// `cfs_rq_of(se)`.
@@ -72,8 +72,8 @@ impl<S: Sink> Sim<S> {
     /// `set_task_rq`: point a task's entity at its group's queue and group
     /// entity on its CPU (after a CPU or group change).
     pub(crate) fn set_task_rq(&mut self, t: TaskId) {
-        let task = &self.tasks[t.idx()];
-        let g = &self.groups[task.group.idx()];
+        let task = &self.sched.tasks[t.idx()];
+        let g = &self.sched.groups[task.group.idx()];
         let (q, parent, depth) = (
             g.cfs_rq[task.cpu.idx()],
             g.se.get(task.cpu.idx()).copied(),
@@ -91,7 +91,7 @@ impl<S: Sink> Sim<S> {
             ents: [EntityId(0); MAX_GROUP_DEPTH + 1],
             len: 0,
         };
-        let mut e = Some(self.tasks[t.idx()].se);
+        let mut e = Some(self.sched.tasks[t.idx()].se);
         while let Some(x) = e {
             p.ents[p.len] = x;
             p.len += 1;
@@ -141,11 +141,11 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn add_h_counts(&mut self, mut q: CfsRqId, dq: i32, dr: i32, mut di: i32) -> bool {
         let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
         loop {
-            let c = &mut self.cfs[q.idx()];
+            let c = &mut self.sched.cfs[q.idx()];
             c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(dq);
             c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(dr);
             c.h_nr_idle = c.h_nr_idle.wrapping_add_signed(di);
-            if self.groups[c.tg.idx()].idle {
+            if self.sched.groups[c.tg.idx()].idle {
                 di = dq;
             }
             if legacy && c.bw.throttled {
@@ -163,10 +163,10 @@ impl<S: Sink> Sim<S> {
         let now = self.now;
         let q = self.se_cfs_rq(e);
         let (running, runnable) = {
-            let cfs = &self.cfs[q.idx()];
+            let cfs = &self.sched.cfs[q.idx()];
             let se = &self.sched.ents[e.idx()];
             let runnable = match se.my_q {
-                Some(mq) => self.cfs[mq.idx()].h_nr_runnable as u64,
+                Some(mq) => self.sched.cfs[mq.idx()].h_nr_runnable as u64,
                 None => se.on_rq as u64,
             };
             (cfs.curr == Some(e), runnable)
@@ -174,7 +174,7 @@ impl<S: Sink> Sim<S> {
         let se = &mut self.sched.ents[e.idx()];
         let on = se.on_rq as u64;
         se.avg.update(now, on, runnable.min(1), running, se.weight);
-        let cfs = &mut self.cfs[q.idx()];
+        let cfs = &mut self.sched.cfs[q.idx()];
         cfs.avg.update(
             now,
             cfs.load_weight,
@@ -187,7 +187,7 @@ impl<S: Sink> Sim<S> {
 
     /// `update_tg_load_avg`: publish a group queue's load into its group.
     fn update_tg_load_avg(&mut self, q: CfsRqId) {
-        let c = &self.cfs[q.idx()];
+        let c = &self.sched.cfs[q.idx()];
         if c.se.is_none() {
             return;
         }
@@ -198,10 +198,10 @@ impl<S: Sink> Sim<S> {
             c.last_tg_update,
         ) {
             let tg = c.tg;
-            let c = &mut self.cfs[q.idx()];
+            let c = &mut self.sched.cfs[q.idx()];
             c.tg_load_avg_contrib = c.avg.load_avg;
             c.last_tg_update = self.now;
-            let g = &mut self.groups[tg.idx()];
+            let g = &mut self.sched.groups[tg.idx()];
             g.load_avg = g.load_avg.saturating_add_signed(d);
         }
     }
@@ -212,8 +212,8 @@ impl<S: Sink> Sim<S> {
         let Some(gq) = self.sched.ents[ge.idx()].my_q else {
             return;
         };
-        let c = &self.cfs[gq.idx()];
-        let g = &self.groups[c.tg.idx()];
+        let c = &self.sched.cfs[gq.idx()];
+        let g = &self.sched.groups[c.tg.idx()];
         let shares = calc_group_shares(
             g.effective_shares(),
             c.load_weight,
@@ -226,7 +226,7 @@ impl<S: Sink> Sim<S> {
         }
         let pq = self.sched.ents[ge.idx()].cfs_rq;
         eevdf::reweight_entity(
-            &mut self.cfs[pq.idx()],
+            &mut self.sched.cfs[pq.idx()],
             &mut self.sched.ents,
             ge,
             shares,
@@ -237,24 +237,24 @@ impl<S: Sink> Sim<S> {
 
     /// `task_h_load`: the share of its CPU's root load a task stands for.
     pub(crate) fn task_h_load(&self, t: TaskId) -> u64 {
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         let load = self.sched.ents[se.idx()].avg.load_avg;
         let mut q = self.task_cfs_rq(t);
-        if self.cfs[q.idx()].se.is_none() {
+        if self.sched.cfs[q.idx()].se.is_none() {
             return load;
         }
         // h_load(q) = h_load(parent) × ge.load_avg / (parent.load_avg + 1),
         // h_load(root) = root.load_avg; computed top-down along the path.
         let mut chain = Vec::with_capacity(4);
-        while let Some(ge) = self.cfs[q.idx()].se {
+        while let Some(ge) = self.sched.cfs[q.idx()].se {
             chain.push((q, ge));
             q = self.sched.ents[ge.idx()].cfs_rq;
         }
-        let mut h = self.cfs[q.idx()].avg.load_avg as u128;
-        let mut parent_load = self.cfs[q.idx()].avg.load_avg as u128;
+        let mut h = self.sched.cfs[q.idx()].avg.load_avg as u128;
+        let mut parent_load = self.sched.cfs[q.idx()].avg.load_avg as u128;
         for &(cq, ge) in chain.iter().rev() {
             h = h * self.sched.ents[ge.idx()].avg.load_avg as u128 / (parent_load + 1);
-            parent_load = self.cfs[cq.idx()].avg.load_avg as u128;
+            parent_load = self.sched.cfs[cq.idx()].avg.load_avg as u128;
         }
         (load as u128 * h / (parent_load + 1)) as u64
     }
@@ -274,7 +274,7 @@ impl<S: Sink> Sim<S> {
     }
 
     fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
-        let c = &self.cfs[q.idx()];
+        let c = &self.sched.cfs[q.idx()];
         for &(_, e) in &c.timeline {
             let se = &self.sched.ents[e.idx()];
             match (se.task, se.my_q) {
@@ -295,7 +295,7 @@ impl<S: Sink> Sim<S> {
     /// re-queued in the new one and stays curr; a reschedule lets the pick
     /// decide between it and the rest.
     pub(crate) fn move_task_group(&mut self, cpu: CpuId, t: TaskId, g: GroupId) {
-        if self.tasks[t.idx()].group == g {
+        if self.sched.tasks[t.idx()].group == g {
             return;
         }
         debug_assert_eq!(self.sched.rqs[cpu.idx()].curr, Some(t));
@@ -305,13 +305,13 @@ impl<S: Sink> Sim<S> {
             self.put_prev_task_fair(t, None);
         }
         self.dequeue_task(t, false);
-        self.tasks[t.idx()].group = g;
+        self.sched.tasks[t.idx()].group = g;
         self.set_task_rq(t);
         self.enqueue_task(t, cpu, EnqueueKind::Migrate);
         if fair {
             self.set_next_task_fair(t, None);
         }
-        debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Runnable);
+        debug_assert_eq!(self.sched.tasks[t.idx()].state, TaskState::Runnable);
         self.resched_curr(cpu, true, cpu);
     }
 }

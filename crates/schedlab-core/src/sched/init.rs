@@ -258,6 +258,23 @@ impl<S: Sink> Sim<S> {
                     domains.llc_shared.len()
                 ],
                 tick_offset,
+                cfs,
+                groups,
+                tasks,
+                sd_state: domains
+                    .per_cpu
+                    .iter()
+                    .map(|doms| {
+                        doms.iter()
+                            .map(|sd| crate::rq::SdState {
+                                balance_interval_ms: sd.balance_interval_ms,
+                                ..Default::default()
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                balance_flag: Default::default(),
+                domains,
             },
             prog: Runtime::new(workload),
             acct: Accounting {
@@ -265,14 +282,12 @@ impl<S: Sink> Sim<S> {
                 newidle_atomic_cost: 0,
                 steal_cost: 0,
                 throttle_cost: vec![0; n],
+                cpu_stats: vec![CpuStats::default(); n],
+                profile: Profile::default(),
+                waste: Default::default(),
             },
             now: 0,
             queue: EventQueue::new(),
-            cfs,
-            groups,
-            tasks,
-            cpu_stats: vec![CpuStats::default(); n],
-            profile: Profile::default(),
             t_start,
             t0: None,
             t_release: None,
@@ -284,21 +299,6 @@ impl<S: Sink> Sim<S> {
             sink,
             violation: None,
             trace,
-            sd_state: domains
-                .per_cpu
-                .iter()
-                .map(|doms| {
-                    doms.iter()
-                        .map(|sd| crate::rq::SdState {
-                            balance_interval_ms: sd.balance_interval_ms,
-                            ..Default::default()
-                        })
-                        .collect()
-                })
-                .collect(),
-            waste: Default::default(),
-            balance_flag: Default::default(),
-            domains,
             machine,
             cfg,
         };

@@ -49,14 +49,14 @@ pub const RT_RUNTIME_NS: Nanos = 950_000_000;
 
 impl<S: Sink> Sim<S> {
     fn rt_key(&self, t: TaskId) -> (i32, u64, TaskId) {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         (task.prio, task.rt_seq, t)
     }
 
     /// `enqueue_task_rt` at the tail of its priority.
     pub(crate) fn enqueue_rt(&mut self, t: TaskId, cpu: CpuId) {
         self.sched.rt_seq += 1;
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.rt_seq = self.sched.rt_seq;
         if task.rr_left == 0 {
             task.rr_left = RR_TIMESLICE_NS;
@@ -72,7 +72,7 @@ impl<S: Sink> Sim<S> {
 
     /// `dequeue_task_rt`.
     pub(crate) fn dequeue_rt(&mut self, t: TaskId) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let key = self.rt_key(t);
         let was = self.sched.rqs[cpu.idx()].rt.queue.remove(&key);
         debug_assert!(was, "RT task not queued");
@@ -81,11 +81,11 @@ impl<S: Sink> Sim<S> {
 
     /// `requeue_task_rt`: to the tail of its priority (RR slice end, yield).
     pub(crate) fn requeue_rt_tail(&mut self, t: TaskId) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let key = self.rt_key(t);
         if self.sched.rqs[cpu.idx()].rt.queue.remove(&key) {
             self.sched.rt_seq += 1;
-            self.tasks[t.idx()].rt_seq = self.sched.rt_seq;
+            self.sched.tasks[t.idx()].rt_seq = self.sched.rt_seq;
             let key = self.rt_key(t);
             self.sched.rqs[cpu.idx()].rt.queue.insert(key);
         }
@@ -110,7 +110,7 @@ impl<S: Sink> Sim<S> {
         rt.rt_time += delta;
         if !rt.throttled && rt.rt_time > RT_RUNTIME_NS {
             rt.throttled = true;
-            self.cpu_stats[cpu.idx()].rt_throttled += 1;
+            self.acct.cpu_stats[cpu.idx()].rt_throttled += 1;
             self.resched_curr(cpu, false, cpu);
         }
     }
@@ -119,7 +119,7 @@ impl<S: Sink> Sim<S> {
     /// now. Returns the task and the time charged, if any.
     pub(crate) fn update_curr_common(&mut self, cpu: CpuId) -> Option<(TaskId, Nanos)> {
         let t = self.sched.rqs[cpu.idx()].curr?;
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         let now = self.now;
         let e = &mut self.sched.ents[se.idx()];
         if now <= e.exec_start {
@@ -141,7 +141,7 @@ impl<S: Sink> Sim<S> {
     /// `task_tick_rt`: the RR timeslice.
     pub(crate) fn task_tick_rt(&mut self, cpu: CpuId, t: TaskId) {
         let tick = self.cfg.tick_ns();
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         if task.policy != Policy::Rr {
             return;
         }
@@ -178,7 +178,7 @@ impl<S: Sink> Sim<S> {
     /// `find_lowest_rq`: an allowed CPU of the lowest priority class below
     /// `t`'s prio, nearest to `t`'s CPU; None if there is none.
     pub(crate) fn find_lowest_rq(&self, t: TaskId, this: CpuId) -> Option<CpuId> {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let prev = task.cpu;
         let mut best = task.prio; // must be strictly lower priority (higher number)
         let mut mask: Vec<CpuId> = Vec::new();
@@ -198,7 +198,7 @@ impl<S: Sink> Sim<S> {
         if mask.contains(&prev) {
             return Some(prev);
         }
-        for sd in self.domains.domains(prev) {
+        for sd in self.sched.domains.domains(prev) {
             if mask.contains(&this) && sd.span.test(this) {
                 return Some(this);
             }
@@ -211,7 +211,7 @@ impl<S: Sink> Sim<S> {
 
     /// `select_task_rq_rt` for a wakeup or fork of `t`.
     pub(crate) fn select_task_rq_rt(&self, t: TaskId, this: CpuId) -> CpuId {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let cpu = if task.cpus_allowed.test(task.cpu) {
             task.cpu
         } else {
@@ -219,7 +219,7 @@ impl<S: Sink> Sim<S> {
         };
         let rq = &self.sched.rqs[cpu.idx()];
         let curr_blocks = rq.curr.is_some_and(|c| {
-            let ct = &self.tasks[c.idx()];
+            let ct = &self.sched.tasks[c.idx()];
             match self.class_of(c) {
                 Class::Dl => true,
                 Class::Rt => ct.cpus_allowed.weight() < 2 || ct.prio <= task.prio,
@@ -244,7 +244,7 @@ impl<S: Sink> Sim<S> {
             .queue
             .iter()
             .map(|&(_, _, t)| t)
-            .find(|&t| rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.weight() > 1)
+            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.weight() > 1)
     }
 
     /// `push_rt_tasks`: move waiting RT tasks of an overloaded `cpu` to
@@ -260,18 +260,19 @@ impl<S: Sink> Sim<S> {
             // Only if it cannot run here now.
             let curr_prio = self.sched.rqs[cpu.idx()]
                 .curr
-                .map_or(MAX_RT_PRIO + 40, |c| self.tasks[c.idx()].prio);
-            if self.tasks[p.idx()].prio < curr_prio && !self.sched.rqs[cpu.idx()].rt.throttled {
+                .map_or(MAX_RT_PRIO + 40, |c| self.sched.tasks[c.idx()].prio);
+            if self.sched.tasks[p.idx()].prio < curr_prio && !self.sched.rqs[cpu.idx()].rt.throttled
+            {
                 return; // it will preempt curr here
             }
             let Some(dst) = self.find_lowest_rq(p, cpu) else {
                 return;
             };
-            if dst == cpu || self.cpupri(dst) <= self.tasks[p.idx()].prio {
+            if dst == cpu || self.cpupri(dst) <= self.sched.tasks[p.idx()].prio {
                 return;
             }
             self.move_rt_task(p, cpu, dst);
-            self.cpu_stats[cpu.idx()].rt_push += 1;
+            self.acct.cpu_stats[cpu.idx()].rt_push += 1;
         }
     }
 
@@ -290,7 +291,7 @@ impl<S: Sink> Sim<S> {
             }
             let rq = &self.sched.rqs[c];
             for &(p, _, t) in &rq.rt.queue {
-                if rq.curr == Some(t) || !self.tasks[t.idx()].cpus_allowed.test(this) {
+                if rq.curr == Some(t) || !self.sched.tasks[t.idx()].cpus_allowed.test(this) {
                     continue;
                 }
                 if p < mine && best.is_none_or(|(bp, _, _)| p < bp) {
@@ -301,7 +302,7 @@ impl<S: Sink> Sim<S> {
         }
         if let Some((_, t, src)) = best {
             self.move_rt_task(t, src, this);
-            self.cpu_stats[this.idx()].rt_pull += 1;
+            self.acct.cpu_stats[this.idx()].rt_pull += 1;
         }
     }
 
@@ -314,7 +315,7 @@ impl<S: Sink> Sim<S> {
         let rq = &self.sched.rqs[dst.idx()];
         let preempt = match rq.curr {
             None => true,
-            Some(c) => self.tasks[t.idx()].prio < self.tasks[c.idx()].prio,
+            Some(c) => self.sched.tasks[t.idx()].prio < self.sched.tasks[c.idx()].prio,
         };
         if preempt {
             self.resched_curr(dst, false, src);

@@ -20,7 +20,7 @@ use crate::time::NSEC_PER_SEC;
 impl<S: Sink> CpuView for Sim<S> {
     fn lb_snapshot(&self, cpu: CpuId) -> crate::fair::select::LbSnapshot {
         let rq = &self.sched.rqs[cpu.idx()];
-        let cfs = &self.cfs[rq.cfs.idx()];
+        let cfs = &self.sched.cfs[rq.cfs.idx()];
         let capacity = self.machine.cpu(cpu).capacity as u64;
         let nr = rq.nr_running + rq.ttwu_pending;
         crate::fair::select::LbSnapshot {
@@ -37,7 +37,7 @@ impl<S: Sink> CpuView for Sim<S> {
         &self.machine
     }
     fn domains(&self) -> &SchedDomains {
-        &self.domains
+        &self.sched.domains
     }
     fn sched_idle_as_idle(&self) -> bool {
         self.cfg.features.sched_idle_as_idle
@@ -48,7 +48,7 @@ impl<S: Sink> CpuView for Sim<S> {
     }
     fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
         let rq = &self.sched.rqs[cpu.idx()];
-        let cfs = &self.cfs[rq.cfs.idx()];
+        let cfs = &self.sched.cfs[rq.cfs.idx()];
         rq.nr_running > 0 && rq.ttwu_pending == 0 && rq.nr_running == cfs.h_nr_idle
     }
     fn nr_running(&self, cpu: CpuId) -> u32 {
@@ -56,17 +56,21 @@ impl<S: Sink> CpuView for Sim<S> {
         rq.nr_running + rq.ttwu_pending
     }
     fn h_nr_runnable(&self, cpu: CpuId) -> u32 {
-        self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_runnable
+        self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_runnable
     }
     fn cpu_load(&self, cpu: CpuId) -> u64 {
-        self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].avg.load_avg
+        self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()]
+            .avg
+            .load_avg
     }
     fn cpu_util(&self, cpu: CpuId) -> u64 {
-        let u = self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].avg.util_avg;
+        let u = self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()]
+            .avg
+            .util_avg;
         u.min(self.machine.cpu(cpu).capacity as u64)
     }
     fn cpu_runnable(&self, cpu: CpuId) -> u64 {
-        self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()]
+        self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()]
             .avg
             .runnable_avg
     }
@@ -79,7 +83,8 @@ impl<S: Sink> CpuView for Sim<S> {
         self.sched.rqs[cpu.idx()].idle_stamp
     }
     fn has_idle_cores(&self, cpu: CpuId) -> bool {
-        self.domains
+        self.sched
+            .domains
             .shortcuts(cpu)
             .llc_shared
             .is_some_and(|i| self.sched.llc_state[i].has_idle_cores)
@@ -88,7 +93,8 @@ impl<S: Sink> CpuView for Sim<S> {
         if !self.cfg.features.sis_util {
             return u32::MAX - 1;
         }
-        self.domains
+        self.sched
+            .domains
             .shortcuts(cpu)
             .llc_shared
             .map_or(u32::MAX, |i| self.sched.llc_state[i].nr_idle_scan)
@@ -102,8 +108,10 @@ impl<S: Sink> Sim<S> {
         let rq = &mut self.sched.rqs[waker_cpu.idx()];
         let (w, load) = match rq.curr {
             Some(c) => {
-                let load = self.sched.ents[self.tasks[c.idx()].se.idx()].avg.load_avg;
-                (&mut self.tasks[c.idx()].wakee, load)
+                let load = self.sched.ents[self.sched.tasks[c.idx()].se.idx()]
+                    .avg
+                    .load_avg;
+                (&mut self.sched.tasks[c.idx()].wakee, load)
             }
             None => (&mut rq.idle_wakee, 0),
         };
@@ -130,7 +138,7 @@ impl<S: Sink> Sim<S> {
             .iter()
             .all(|c| self.available_idle_cpu(c))
         {
-            if let Some(i) = self.domains.shortcuts(cpu).llc_shared {
+            if let Some(i) = self.sched.domains.shortcuts(cpu).llc_shared {
                 self.sched.llc_state[i].has_idle_cores = true;
             }
         }
@@ -140,14 +148,14 @@ impl<S: Sink> Sim<S> {
     /// `y = 1024 − min(1024, x² × pct² / (10000 × 1024))` and `x` the LLC's
     /// average utilisation (0..1024).
     pub(crate) fn update_idle_cpu_scan(&mut self, cpu: CpuId) {
-        let Some(i) = self.domains.shortcuts(cpu).llc_shared else {
+        let Some(i) = self.sched.domains.shortcuts(cpu).llc_shared else {
             return;
         };
         let jiffy = self.now / self.cfg.tick_ns();
         if self.sched.llc_state[i].scan_jiffy == jiffy {
             return;
         }
-        let Some(sd) = self.domains.sd_llc(cpu) else {
+        let Some(sd) = self.sched.domains.sd_llc(cpu) else {
             return;
         };
         let pct = sd.imbalance_pct as u64;

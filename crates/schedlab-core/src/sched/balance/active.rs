@@ -17,13 +17,13 @@ impl<S: Sink> Sim<S> {
         let rq = &self.sched.rqs[busiest.idx()];
         let Some(curr) = rq.curr else { return };
         if rq.active_balance.is_some()
-            || !self.tasks[curr.idx()].cpus_allowed.test(dst)
-            || self.tasks[curr.idx()].internal
+            || !self.sched.tasks[curr.idx()].cpus_allowed.test(dst)
+            || self.sched.tasks[curr.idx()].internal
         {
             return;
         }
         self.sched.rqs[busiest.idx()].active_balance = Some((dst, sdi));
-        self.sd_state[dst.idx()][sdi].alb_count += 1;
+        self.sched.sd_state[dst.idx()][sdi].alb_count += 1;
         self.sched.rqs[busiest.idx()].need_resched = true;
         let at = self.now + self.machine.costs.ipi_latency_ns;
         self.post_resched(busiest, at);
@@ -43,7 +43,7 @@ impl<S: Sink> Sim<S> {
         if self.class_of(p) != crate::rq::Class::Fair {
             return None;
         }
-        let task = &self.tasks[p.idx()];
+        let task = &self.sched.tasks[p.idx()];
         if task.state != TaskState::Runnable
             || !task.cpus_allowed.test(dst)
             || self.sched.ents[task.se.idx()].sched_delayed
@@ -62,7 +62,7 @@ impl<S: Sink> Sim<S> {
     ) {
         self.set_task_cpu(p, dst, cpu);
         self.attach_task(p, dst);
-        let st = &mut self.sd_state[dst.idx()][sdi];
+        let st = &mut self.sched.sd_state[dst.idx()][sdi];
         st.nr_balance_failed = 0;
         st.alb_pushed += 1;
         self.charge(cpu, LB_MIGRATE_NS, Path::Balance, true);

@@ -20,7 +20,7 @@ impl<S: Sink> Sim<S> {
             return false;
         }
         self.sched.rqs[cpu.idx()].newidle_stamp = Some(self.now);
-        let ndom = self.domains.domains(cpu).len();
+        let ndom = self.sched.domains.domains(cpu).len();
         if ndom == 0 {
             return false;
         }
@@ -29,7 +29,7 @@ impl<S: Sink> Sim<S> {
             self.sched.rd_overloaded,
             avg_idle,
             0,
-            self.sd_state[cpu.idx()][0].max_newidle_lb_cost,
+            self.sched.sd_state[cpu.idx()][0].max_newidle_lb_cost,
         ) {
             return false;
         }
@@ -40,16 +40,17 @@ impl<S: Sink> Sim<S> {
         self.sched.in_newidle = true;
         for sdi in 0..ndom {
             let interval = self.sd_interval(cpu, sdi, false);
-            next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
+            next_balance =
+                next_balance.min(self.sched.sd_state[cpu.idx()][sdi].last_balance + interval);
             if !lb::newidle_worth_it(
                 true,
                 avg_idle,
                 curr_cost,
-                self.sd_state[cpu.idx()][sdi].max_newidle_lb_cost,
+                self.sched.sd_state[cpu.idx()][sdi].max_newidle_lb_cost,
             ) {
                 break;
             }
-            if self.domains.domains(cpu)[sdi]
+            if self.sched.domains.domains(cpu)[sdi]
                 .flags
                 .contains(SD_BALANCE_NEWIDLE)
             {
@@ -59,7 +60,7 @@ impl<S: Sink> Sim<S> {
                 let mut weight = 1;
                 if self.cfg.features.ni_random {
                     let r: u32 = self.sched.ni_rng.random_range(0..1024);
-                    let w = 1 + self.sd_state[cpu.idx()][sdi].newidle_ratio;
+                    let w = 1 + self.sched.sd_state[cpu.idx()][sdi].newidle_ratio;
                     if r > w {
                         self.update_newidle_stats(cpu, sdi, 0);
                         continue;
@@ -91,7 +92,7 @@ impl<S: Sink> Sim<S> {
     /// maximum `cost`.
     pub(crate) fn update_newidle_cost(&mut self, cpu: CpuId, sdi: usize, cost: Nanos) {
         let now = self.now;
-        let st = &mut self.sd_state[cpu.idx()][sdi];
+        let st = &mut self.sched.sd_state[cpu.idx()][sdi];
         if cost > st.max_newidle_lb_cost {
             st.max_newidle_lb_cost = cost;
         } else if now > st.last_decay + NSEC_PER_SEC {
@@ -104,7 +105,7 @@ impl<S: Sink> Sim<S> {
     /// `success` (already weighted); the ratio is refreshed every 1024 calls
     /// and the counters halved, so later refreshes come every 512.
     pub(crate) fn update_newidle_stats(&mut self, cpu: CpuId, sdi: usize, success: u32) {
-        let st = &mut self.sd_state[cpu.idx()][sdi];
+        let st = &mut self.sched.sd_state[cpu.idx()][sdi];
         st.newidle_call += 1;
         st.newidle_success += success;
         if st.newidle_call >= 1024 {

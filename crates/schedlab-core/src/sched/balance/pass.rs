@@ -32,8 +32,8 @@ impl<S: Sink> Sim<S> {
         cont: &mut bool,
     ) -> u32 {
         let ii = idle as usize;
-        self.sd_state[dst.idx()][sdi].lb.count[ii] += 1;
-        let sd = &self.domains.domains(dst)[sdi];
+        self.sched.sd_state[dst.idx()][sdi].lb.count[ii] += 1;
+        let sd = &self.sched.domains.domains(dst)[sdi];
         let mut cost = LB_PASS_NS + LB_PER_CPU_NS * sd.span_weight as u64;
         // env->cpus: the span, less busiest CPUs found all-pinned.
         let mut excluded: Option<CpuMask> = None;
@@ -55,24 +55,24 @@ impl<S: Sink> Sim<S> {
                 holds_flag = true;
             }
             loop {
-                let sd = &self.domains.domains(dst)[sdi];
-                let child_flags = sd.child.map(|c| self.domains.domains(dst)[c].flags);
+                let sd = &self.sched.domains.domains(dst)[sdi];
+                let child_flags = sd.child.map(|c| self.sched.domains.domains(dst)[c].flags);
                 let sds = lb::sd_lb_stats(self, sd, child_flags, dst, excluded.as_ref());
                 if sd.parent.is_none() {
                     self.sched.rd_overloaded = sds.overloaded;
                 }
                 let Some(src) = lb::find_src_group(sd, idle, &sds) else {
-                    self.sd_state[dst.idx()][sdi].lb.nobusyg[ii] += 1;
+                    self.sched.sd_state[dst.idx()][sdi].lb.nobusyg[ii] += 1;
                     break 'out None;
                 };
                 let span = sd.groups[src.group].span.clone();
                 let Some(busiest) =
                     lb::find_src_rq(self, &span, excluded.as_ref(), src.migration, src.imbalance)
                 else {
-                    self.sd_state[dst.idx()][sdi].lb.nobusyq[ii] += 1;
+                    self.sched.sd_state[dst.idx()][sdi].lb.nobusyq[ii] += 1;
                     break 'out None;
                 };
-                let lbc = &mut self.sd_state[dst.idx()][sdi].lb;
+                let lbc = &mut self.sched.sd_state[dst.idx()][sdi].lb;
                 match src.migration {
                     MigrationType::Load => lbc.imbalance_load[ii] += src.imbalance,
                     MigrationType::Util => lbc.imbalance_util[ii] += src.imbalance,
@@ -87,8 +87,8 @@ impl<S: Sink> Sim<S> {
                 cost += moved as u64 * LB_MIGRATE_NS;
                 if moved == 0 && all_pinned {
                     // LBF_ALL_PINNED: try without that CPU.
-                    let cpus =
-                        excluded.get_or_insert_with(|| self.domains.domains(dst)[sdi].span.clone());
+                    let cpus = excluded
+                        .get_or_insert_with(|| self.sched.domains.domains(dst)[sdi].span.clone());
                     cpus.clear(busiest);
                     if !cpus.intersects(&span) {
                         break 'out Some(0);
@@ -98,7 +98,7 @@ impl<S: Sink> Sim<S> {
                 break 'out Some(moved);
             }
         };
-        let sdp = &self.domains.domains(dst)[sdi];
+        let sdp = &self.sched.domains.domains(dst)[sdi];
         let (min_iv, max_iv, nice_tries) = (
             sdp.min_interval_ms,
             sdp.max_interval_ms,
@@ -106,7 +106,7 @@ impl<S: Sink> Sim<S> {
         );
         let moved = match outcome {
             None => {
-                let st = &mut self.sd_state[dst.idx()][sdi];
+                let st = &mut self.sched.sd_state[dst.idx()][sdi];
                 st.lb.balanced[ii] += 1;
                 st.nr_balance_failed = 0;
                 if idle != CpuIdle::NewlyIdle {
@@ -115,7 +115,7 @@ impl<S: Sink> Sim<S> {
                 0
             }
             Some(moved) => {
-                let st = &mut self.sd_state[dst.idx()][sdi];
+                let st = &mut self.sched.sd_state[dst.idx()][sdi];
                 if moved == 0 {
                     st.lb.failed[ii] += 1;
                     if idle != CpuIdle::NewlyIdle {
@@ -132,7 +132,7 @@ impl<S: Sink> Sim<S> {
                     st.nr_balance_failed = 0;
                     st.lb.gained[ii] += moved as u64;
                 }
-                let st = &mut self.sd_state[dst.idx()][sdi];
+                let st = &mut self.sched.sd_state[dst.idx()][sdi];
                 if idle != CpuIdle::NewlyIdle {
                     st.balance_interval_ms = min_iv;
                 }
@@ -157,7 +157,10 @@ impl<S: Sink> Sim<S> {
     /// CPU doing it. Returns whether the flag was taken.
     pub(crate) fn balance_flag_acquire(&mut self, cpu: CpuId) -> bool {
         let who = self.sched.ilb_cpu.unwrap_or(cpu);
-        let (ok, cost) = self.balance_flag.try_acquire(&self.machine, who, self.now);
+        let (ok, cost) = self
+            .sched
+            .balance_flag
+            .try_acquire(&self.machine, who, self.now);
         self.charge_atomic(who, cost);
         self.sched.last_pass_cost = 0;
         ok
@@ -168,6 +171,7 @@ impl<S: Sink> Sim<S> {
         let who = self.sched.ilb_cpu.unwrap_or(cpu);
         let until = self.now + self.sched.last_pass_cost;
         let cost = self
+            .sched
             .balance_flag
             .release(&self.machine, who, self.now, until);
         self.charge_atomic(who, cost);
@@ -192,15 +196,15 @@ impl<S: Sink> Sim<S> {
         m: MigrationType,
         pinned: &mut bool,
     ) -> (bool, bool) {
-        let task = &self.tasks[p.idx()];
+        let task = &self.sched.tasks[p.idx()];
         let se = &self.sched.ents[task.se.idx()];
         if se.sched_delayed && m != MigrationType::Load {
             return (false, false);
         }
-        let st = &self.sd_state[dst.idx()][sdi];
-        let g = &self.groups[task.group.idx()];
-        let q = &self.cfs[g.cfs_rq[src.idx()].idx()];
-        let dq = &self.cfs[g.cfs_rq[dst.idx()].idx()];
+        let st = &self.sched.sd_state[dst.idx()][sdi];
+        let g = &self.sched.groups[task.group.idx()];
+        let q = &self.sched.cfs[g.cfs_rq[src.idx()].idx()];
+        let dq = &self.sched.cfs[g.cfs_rq[dst.idx()].idx()];
         // throttled_lb_pair: never into a throttled hierarchy (nor, under
         // legacy throttling, out of one).
         if dq.bw.throttle_count > 0
@@ -222,7 +226,7 @@ impl<S: Sink> Sim<S> {
         if self.sched.rqs[src.idx()].curr == Some(p) || task.internal {
             return (false, false);
         }
-        let sd = &self.domains.domains(dst)[sdi];
+        let sd = &self.sched.domains.domains(dst)[sdi];
         let hot = lb::task_hot(
             task.policy == crate::program::Policy::Idle,
             sd.flags
@@ -249,7 +253,7 @@ impl<S: Sink> Sim<S> {
         let mut cands: Vec<(u64, TaskId)> = self
             .queued_tasks(src)
             .into_iter()
-            .map(|t| (self.tasks[t.idx()].cfs_tasks_stamp, t))
+            .map(|t| (self.sched.tasks[t.idx()].cfs_tasks_stamp, t))
             .collect();
         cands.sort();
         let loop_max = NR_MIGRATE.min(self.sched.rqs[src.idx()].nr_running);
@@ -267,11 +271,13 @@ impl<S: Sink> Sim<S> {
             if !ok {
                 continue;
             }
-            let se = self.tasks[p.idx()].se;
+            let se = self.sched.tasks[p.idx()].se;
             match m {
                 MigrationType::Load => {
                     let load = self.task_h_load(p).max(1);
-                    let nbf = self.sd_state[dst.idx()][sdi].nr_balance_failed.min(63);
+                    let nbf = self.sched.sd_state[dst.idx()][sdi]
+                        .nr_balance_failed
+                        .min(63);
                     if (load >> nbf) as i128 > imbalance {
                         continue;
                     }
@@ -287,7 +293,7 @@ impl<S: Sink> Sim<S> {
                 MigrationType::Task => imbalance -= 1,
             }
             if hot {
-                self.sd_state[dst.idx()][sdi].lb.hot_gained[idle as usize] += 1;
+                self.sched.sd_state[dst.idx()][sdi].lb.hot_gained[idle as usize] += 1;
             }
             self.detach_task(p, src, dst);
             moved.push(p);
@@ -304,18 +310,18 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn detach_task(&mut self, p: TaskId, src: CpuId, dst: CpuId) {
-        let was_delayed = self.sched.ents[self.tasks[p.idx()].se.idx()].sched_delayed;
+        let was_delayed = self.sched.ents[self.sched.tasks[p.idx()].se.idx()].sched_delayed;
         self.dequeue_task(p, false);
         if was_delayed {
             // A delayed task that is moved finishes its sleep here.
-            self.tasks[p.idx()].state = TaskState::Sleeping;
+            self.sched.tasks[p.idx()].state = TaskState::Sleeping;
         }
         let _ = src;
         self.set_task_cpu(p, dst, dst);
     }
 
     pub(crate) fn attach_task(&mut self, p: TaskId, dst: CpuId) {
-        if self.tasks[p.idx()].state == TaskState::Sleeping {
+        if self.sched.tasks[p.idx()].state == TaskState::Sleeping {
             return; // was delayed: it sleeps on dst now and wakes there
         }
         self.enqueue_task(p, dst, EnqueueKind::Migrate);

@@ -31,15 +31,17 @@ impl<S: Sink> Sim<S> {
         let mut cont = true;
         let jiffies = self.jiffies();
         let mut next_balance = jiffies + 60 * self.cfg.hz as u64;
-        let ndom = self.domains.domains(cpu).len();
+        let ndom = self.sched.domains.domains(cpu).len();
         for sdi in 0..ndom {
             self.update_newidle_cost(cpu, sdi, 0);
             if !cont {
                 break;
             }
             let mut interval = self.sd_interval(cpu, sdi, busy);
-            let serialize = self.domains.domains(cpu)[sdi].flags.contains(SD_SERIALIZE);
-            let due = jiffies >= self.sd_state[cpu.idx()][sdi].last_balance + interval;
+            let serialize = self.sched.domains.domains(cpu)[sdi]
+                .flags
+                .contains(SD_SERIALIZE);
+            let due = jiffies >= self.sched.sd_state[cpu.idx()][sdi].last_balance + interval;
             // LB_SERIALIZE: where the walk takes sched_balance_running.
             let take_here = serialize
                 && match self.cfg.features.lb_serialize {
@@ -51,7 +53,7 @@ impl<S: Sink> Sim<S> {
                 // Lost the race: this level stays due and is retried at
                 // the next softirq; last_balance untouched.
                 next_balance =
-                    next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
+                    next_balance.min(self.sched.sd_state[cpu.idx()][sdi].last_balance + interval);
                 continue;
             }
             if due {
@@ -64,26 +66,27 @@ impl<S: Sink> Sim<S> {
                     };
                     busy = idle != CpuIdle::Idle && !self.sched_idle_cpu(cpu);
                 }
-                self.sd_state[cpu.idx()][sdi].last_balance = jiffies;
+                self.sched.sd_state[cpu.idx()][sdi].last_balance = jiffies;
                 interval = self.sd_interval(cpu, sdi, busy);
             }
             if take_here {
                 self.balance_flag_release(cpu);
             }
-            next_balance = next_balance.min(self.sd_state[cpu.idx()][sdi].last_balance + interval);
+            next_balance =
+                next_balance.min(self.sched.sd_state[cpu.idx()][sdi].last_balance + interval);
         }
         self.sched.rqs[cpu.idx()].next_balance = next_balance;
     }
 
     /// `get_sd_balance_interval`.
     pub(crate) fn sd_interval(&self, cpu: CpuId, sdi: usize, busy: bool) -> u64 {
-        let sd = &self.domains.domains(cpu)[sdi];
-        let ms = self.sd_state[cpu.idx()][sdi].balance_interval_ms
+        let sd = &self.sched.domains.domains(cpu)[sdi];
+        let ms = self.sched.sd_state[cpu.idx()][sdi].balance_interval_ms
             * if busy { sd.busy_factor as u64 } else { 1 };
         let mut j = msecs_to_jiffies(ms, self.cfg.hz);
         if busy {
             j = j.saturating_sub(1);
         }
-        j.clamp(1, self.domains.max_load_balance_interval.max(1))
+        j.clamp(1, self.sched.domains.max_load_balance_interval.max(1))
     }
 }

@@ -17,10 +17,10 @@ impl<S: Sink> Sim<S> {
     /// Keeps the LLC's overload bitmap (STEAL) in step with this CPU's
     /// runnable count; called after every change of `h_nr_runnable`.
     pub(crate) fn sync_overload(&mut self, cpu: CpuId) {
-        let Some(i) = self.domains.shortcuts(cpu).llc_shared else {
+        let Some(i) = self.sched.domains.shortcuts(cpu).llc_shared else {
             return;
         };
-        let nr = self.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_runnable;
+        let nr = self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_runnable;
         let m = &mut self.sched.llc_state[i].overload;
         if steal::overloaded(nr) {
             m.set(cpu);
@@ -35,7 +35,7 @@ impl<S: Sink> Sim<S> {
         if !self.cfg.features.steal || !steal::steal_allowed(self.sched.rqs[dst.idx()].avg_idle) {
             return false;
         }
-        let Some(i) = self.domains.shortcuts(dst).llc_shared else {
+        let Some(i) = self.sched.domains.shortcuts(dst).llc_shared else {
             return false;
         };
         if self.sched.llc_state[i].overload.is_empty() {
@@ -46,18 +46,18 @@ impl<S: Sink> Sim<S> {
         for src in order {
             let rq = &self.sched.rqs[src.idx()];
             let q = rq.cfs.idx();
-            if !steal::overloaded(self.cfs[q].h_nr_runnable) {
+            if !steal::overloaded(self.sched.cfs[q].h_nr_runnable) {
                 continue;
             }
             let cands: Vec<steal::StealCandidate<TaskId>> = self
                 .queued_tasks(src)
                 .into_iter()
                 .map(|t| {
-                    let task = &self.tasks[t.idx()];
+                    let task = &self.sched.tasks[t.idx()];
                     let se = &self.sched.ents[task.se.idx()];
-                    let g = &self.groups[task.group.idx()];
+                    let g = &self.sched.groups[task.group.idx()];
                     // Never into a throttled hierarchy.
-                    let throttled = self.cfs[g.cfs_rq[dst.idx()].idx()].bw.throttle_count > 0;
+                    let throttled = self.sched.cfs[g.cfs_rq[dst.idx()].idx()].bw.throttle_count > 0;
                     steal::StealCandidate {
                         task: t,
                         stamp: task.cfs_tasks_stamp,
@@ -71,12 +71,12 @@ impl<S: Sink> Sim<S> {
                 Some(p) => {
                     self.detach_task(p, src, dst);
                     self.attach_task(p, dst);
-                    self.cpu_stats[dst.idx()].steal += 1;
+                    self.acct.cpu_stats[dst.idx()].steal += 1;
                     self.acct.steal_cost += STEAL_ATTEMPT_NS;
                     self.sched.rqs[dst.idx()].newidle_stamp = None;
                     return true;
                 }
-                None => self.cpu_stats[dst.idx()].steal_fail += 1,
+                None => self.acct.cpu_stats[dst.idx()].steal_fail += 1,
             }
         }
         false
