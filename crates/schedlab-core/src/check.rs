@@ -135,7 +135,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
     }
     for task in &sim.sched.tasks {
         let q = seen[task.se.idx()];
-        let class = sim.class_of(task.id);
+        let class = sim.sched.class_of(task.id);
         if class != crate::rq::Class::Fair {
             // RT / deadline: on its CPU's queue of that class iff runnable
             // (a throttled deadline task waits for its timer off-queue).
@@ -294,7 +294,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         match rq.curr {
-            Some(t) if sim.class_of(t) != crate::rq::Class::Fair => {
+            Some(t) if sim.sched.class_of(t) != crate::rq::Class::Fair => {
                 if root.curr.is_some() {
                     return Err(format!(
                         "CPU {cpu}: runs an RT/deadline task but the fair root queue has a curr"
@@ -305,13 +305,13 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
                 // Every level of the running task's path has it as curr.
                 let mut e = Some(sim.sched.tasks[t.idx()].se);
                 while let Some(x) = e {
-                    let qx = sim.se_cfs_rq(x);
+                    let qx = sim.sched.se_cfs_rq(x);
                     if sim.sched.cfs[qx.idx()].curr != Some(x) {
                         return Err(format!(
                             "CPU {cpu}: entity {x} of the running task's path is not its queue's curr"
                         ));
                     }
-                    e = sim.se_parent(x);
+                    e = sim.sched.se_parent(x);
                 }
             }
             None => {

@@ -41,7 +41,7 @@ impl<S: Sink> Sim<S> {
             }
             let tasks = &self.sched.tasks;
             let ents = &self.sched.ents;
-            self.for_each_queued_task(rq.cpu, &mut |t| {
+            self.sched.for_each_queued_task(rq.cpu, &mut |t| {
                 let task = &tasks[t.idx()];
                 if ents[task.se.idx()].sched_delayed {
                     return;

@@ -247,7 +247,7 @@ impl<S: Sink> Sim<S> {
 
     /// Is `t` queued below (or on) queue `q`?
     fn task_in_hierarchy_of(&self, t: TaskId, q: CfsRqId) -> bool {
-        let mut x = Some(self.task_cfs_rq(t));
+        let mut x = Some(self.sched.task_cfs_rq(t));
         while let Some(c) = x {
             if c == q {
                 return true;
@@ -449,7 +449,7 @@ impl<S: Sink> Sim<S> {
     /// Returns true when it parked.
     pub(crate) fn throttle_task_work(&mut self, cpu: CpuId, t: TaskId) -> bool {
         self.sched.tasks[t.idx()].throttle_work = false;
-        let q = self.task_cfs_rq(t);
+        let q = self.sched.task_cfs_rq(t);
         if self.sched.cfs[q.idx()].bw.throttle_count == 0 {
             return false;
         }

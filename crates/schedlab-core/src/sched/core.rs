@@ -176,17 +176,11 @@ impl<S: Sink> Sim<S> {
         let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
-        match self.class_of(t) {
+        match self.sched.class_of(t) {
             Class::Fair => self.update_curr_fair(cpu, t),
             Class::Rt => self.update_curr_rt(cpu),
             Class::Dl => self.update_curr_dl(cpu),
         }
-    }
-
-    /// The class of `t` (from its effective prio).
-    #[inline]
-    pub(crate) fn class_of(&self, t: TaskId) -> Class {
-        Class::of_prio(self.sched.tasks[t.idx()].prio)
     }
 
     /// When a task set running on `cpu` now starts running user code: after
@@ -219,8 +213,8 @@ impl<S: Sink> Sim<S> {
             rq.ovh_until = start + cost;
             let until = rq.ovh_until;
             let curr = rq.curr.unwrap();
-            if self.class_of(curr) == Class::Fair {
-                let path = self.task_path(curr);
+            if self.sched.class_of(curr) == Class::Fair {
+                let path = self.sched.task_path(curr);
                 for &se in path.as_slice() {
                     let e = &mut self.sched.ents[se.idx()];
                     e.exec_start = e.exec_start.max(until);
@@ -293,7 +287,7 @@ impl<S: Sink> Sim<S> {
             self.post_resched(cpu, self.now);
         }
         self.update_curr_task(cpu);
-        match self.class_of(t) {
+        match self.sched.class_of(t) {
             Class::Fair => self.task_tick_fair(t),
             Class::Rt => self.task_tick_rt(cpu, t),
             Class::Dl => {}
@@ -491,13 +485,13 @@ impl<S: Sink> Sim<S> {
         // balance_rt: an RT prev whose priority is no longer the CPU's best
         // (it blocked, or lost to a lower one) pulls from overloaded CPUs.
         if let Some(p) = prev {
-            if self.class_of(p) == Class::Rt
+            if self.sched.class_of(p) == Class::Rt
                 && self.sched.rqs[c].rt.highest_prio() > self.sched.tasks[p.idx()].prio
             {
                 self.pull_rt_task(cpu);
             }
             // balance_dl: likewise when the earliest deadline got later.
-            if self.class_of(p) == Class::Dl {
+            if self.sched.class_of(p) == Class::Dl {
                 let pd = self.sched.tasks[p.idx()].dl.deadline;
                 let still_first = self.sched.rqs[c]
                     .dl
@@ -536,8 +530,8 @@ impl<S: Sink> Sim<S> {
         }
         // Put prev (the fair class keeps curr per level; RT and deadline
         // queues keep their curr in place).
-        let fair_next = next.filter(|&n| self.class_of(n) == Class::Fair);
-        let fair_prev = prev.filter(|&p| self.class_of(p) == Class::Fair);
+        let fair_next = next.filter(|&n| self.sched.class_of(n) == Class::Fair);
+        let fair_prev = prev.filter(|&p| self.sched.class_of(p) == Class::Fair);
         if let Some(p) = prev {
             if fair_prev.is_some() {
                 self.put_prev_task_fair(p, fair_next);
@@ -628,7 +622,7 @@ impl<S: Sink> Sim<S> {
     /// the task to every level's counts.
     pub(crate) fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
         debug_assert_eq!(self.sched.tasks[t.idx()].cpu, cpu);
-        match self.class_of(t) {
+        match self.sched.class_of(t) {
             Class::Fair => self.enqueue_task_fair(t, cpu, kind),
             Class::Rt => {
                 self.update_curr_task(cpu);
@@ -644,7 +638,7 @@ impl<S: Sink> Sim<S> {
     /// Takes `t` off its CPU's queue of its class (see
     /// [`Self::dequeue_task_fair`] for the fair class's delayed dequeue).
     pub(crate) fn dequeue_task(&mut self, t: TaskId, sleep: bool) -> Dequeued {
-        match self.class_of(t) {
+        match self.sched.class_of(t) {
             Class::Fair => self.dequeue_task_fair(t, sleep),
             Class::Rt => {
                 self.update_curr_task(self.sched.tasks[t.idx()].cpu);
@@ -671,7 +665,7 @@ impl<S: Sink> Sim<S> {
         let task = &mut self.sched.tasks[t.idx()];
         task.cpu = dest;
         task.stats.migrations += 1;
-        self.set_task_rq(t);
+        self.sched.set_task_rq(t);
     }
 
     // ---------------------------------------------------------------- wakeup
@@ -697,7 +691,7 @@ impl<S: Sink> Sim<S> {
             // where it is and check preemption there.
             let cpu = self.sched.tasks[t.idx()].cpu;
             self.update_curr_task(cpu);
-            let q = self.task_cfs_rq(t);
+            let q = self.sched.task_cfs_rq(t);
             let u = eevdf::requeue_delayed_entity(
                 &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
@@ -719,7 +713,7 @@ impl<S: Sink> Sim<S> {
             }
             return;
         }
-        let target = match self.class_of(t) {
+        let target = match self.sched.class_of(t) {
             Class::Fair => self.select_task_rq_fair(t, waker_cpu, sync),
             Class::Rt => self.select_task_rq_rt(t, waker_cpu),
             Class::Dl => self.select_task_rq_dl(t),
@@ -795,7 +789,7 @@ impl<S: Sink> Sim<S> {
         if curr == t {
             return;
         }
-        let (wc, cc) = (self.class_of(t), self.class_of(curr));
+        let (wc, cc) = (self.sched.class_of(t), self.sched.class_of(curr));
         let rank = |c: Class| match c {
             Class::Dl => 0,
             Class::Rt => 1,
@@ -830,10 +824,10 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId, this: CpuId) {
         let cpu = self.select_task_rq_fork(t, this);
         self.sched.tasks[t.idx()].cpu = cpu;
-        self.set_task_rq(t);
+        self.sched.set_task_rq(t);
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
         // and gets half the spare capacity of its CPU as util.
-        let q = self.task_cfs_rq(t).idx();
+        let q = self.sched.task_cfs_rq(t).idx();
         let se = self.sched.tasks[t.idx()].se;
         let (cfs_util, cfs_load) = (
             self.sched.cfs[q].avg.util_avg,
@@ -862,7 +856,7 @@ impl<S: Sink> Sim<S> {
     /// `select_task_rq` with `WF_FORK` (also used to move a task whose
     /// affinity no longer allows its CPU), by class.
     pub(crate) fn select_task_rq_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
-        match self.class_of(t) {
+        match self.sched.class_of(t) {
             Class::Fair => self.select_task_rq_fair_fork(t, this),
             Class::Rt => {
                 // A new task's CPU is not meaningful yet: start from `this`.
@@ -896,7 +890,7 @@ impl<S: Sink> Sim<S> {
             return; // no parameters: sched_setattr fails with EINVAL
         }
         self.update_curr_task(cpu);
-        let old = self.class_of(t);
+        let old = self.sched.class_of(t);
         if old == Class::Fair {
             self.put_prev_task_fair(t, None);
         }
@@ -926,7 +920,7 @@ impl<S: Sink> Sim<S> {
             e.weight = crate::fair::weight::task_weight(policy, nice);
         }
         e.idle = policy == crate::program::Policy::Idle;
-        let new = self.class_of(t);
+        let new = self.sched.class_of(t);
         let kind = if new == Class::Dl {
             EnqueueKind::Wakeup
         } else {
@@ -1004,7 +998,7 @@ impl<S: Sink> Sim<S> {
         }
         let running = self.sched.rqs[cpu.idx()].curr == Some(t);
         let queued = task.state == TaskState::Runnable;
-        let old = self.class_of(t);
+        let old = self.sched.class_of(t);
         if !queued && old == Class::Fair && self.sched.ents[task.se.idx()].sched_delayed {
             // A delayed fair entity finishes its dequeue before the class
             // changes (DEQUEUE_DELAYED).
@@ -1020,7 +1014,7 @@ impl<S: Sink> Sim<S> {
             self.dequeue_task(t, false);
         }
         self.sched.tasks[t.idx()].prio = prio;
-        let new = self.class_of(t);
+        let new = self.sched.class_of(t);
         let se = self.sched.tasks[t.idx()].se;
         if queued && old == Class::Fair && new != Class::Fair {
             self.detach_task_load(t); // switched_from_fair

@@ -198,7 +198,7 @@ impl<S: Sink> Sim<S> {
         self.replenish_dl(t);
         let task = &self.sched.tasks[t.idx()];
         let runnable =
-            task.state == crate::task::TaskState::Runnable && self.class_of(t) == Class::Dl;
+            task.state == crate::task::TaskState::Runnable && self.sched.class_of(t) == Class::Dl;
         if !runnable {
             return;
         }
@@ -214,7 +214,7 @@ impl<S: Sink> Sim<S> {
             None => true,
             Some(c) if c == t => false,
             Some(c) => {
-                self.class_of(c) != Class::Dl
+                self.sched.class_of(c) != Class::Dl
                     || self.sched.tasks[t.idx()].dl.deadline < self.sched.tasks[c.idx()].dl.deadline
             }
         };
@@ -234,7 +234,7 @@ impl<S: Sink> Sim<S> {
         let busy_with_dl = |c: CpuId| {
             self.sched.rqs[c.idx()]
                 .curr
-                .filter(|&x| self.class_of(x) == Class::Dl)
+                .filter(|&x| self.sched.class_of(x) == Class::Dl)
                 .map(|x| self.sched.tasks[x.idx()].dl.deadline)
         };
         let my_deadline = match task.dl.deadline {
@@ -277,7 +277,7 @@ impl<S: Sink> Sim<S> {
         let running_dl = |c: CpuId| {
             self.sched.rqs[c.idx()]
                 .curr
-                .filter(|&x| self.class_of(x) == Class::Dl)
+                .filter(|&x| self.sched.class_of(x) == Class::Dl)
                 .map(|x| self.sched.tasks[x.idx()].dl.deadline)
         };
         let mut free: Option<CpuId> = None;
@@ -331,7 +331,7 @@ impl<S: Sink> Sim<S> {
             let runs_here = match self.sched.rqs[cpu.idx()].curr {
                 None => true,
                 Some(c) => {
-                    self.class_of(c) != Class::Dl
+                    self.sched.class_of(c) != Class::Dl
                         || self.sched.tasks[p.idx()].dl.deadline
                             < self.sched.tasks[c.idx()].dl.deadline
                 }

@@ -385,9 +385,9 @@ impl<S: Sink> Sim<S> {
                 Op::Yield => {
                     self.op_done(t);
                     self.update_curr_task(cpu);
-                    match self.class_of(t) {
+                    match self.sched.class_of(t) {
                         Class::Fair => {
-                            let q = self.task_cfs_rq(t).idx();
+                            let q = self.sched.task_cfs_rq(t).idx();
                             eevdf::yield_entity(
                                 &mut self.sched.cfs[q],
                                 &mut self.sched.ents,
@@ -480,7 +480,7 @@ impl<S: Sink> Sim<S> {
             self.move_task_group(cpu, t, g);
         }
         if let Some((policy, nice)) = sched {
-            let fair_now = cur_policy.is_fair() && self.class_of(t) == Class::Fair;
+            let fair_now = cur_policy.is_fair() && self.sched.class_of(t) == Class::Fair;
             if policy.is_fair() && fair_now {
                 if (policy, nice) != (cur_policy, cur_nice) {
                     self.set_fair_policy(cpu, t, policy, nice);
@@ -491,7 +491,7 @@ impl<S: Sink> Sim<S> {
                     && dl != self.sched.tasks[t.idx()].dl.params)
             {
                 self.sched_setscheduler(cpu, t, policy, nice, dl);
-                if policy.is_fair() && self.class_of(t) == Class::Fair {
+                if policy.is_fair() && self.sched.class_of(t) == Class::Fair {
                     self.set_fair_slice(cpu, t, slice_ns);
                 }
             }
@@ -527,7 +527,7 @@ impl<S: Sink> Sim<S> {
         nice: i32,
     ) {
         let now = self.now;
-        let q = self.task_cfs_rq(t);
+        let q = self.sched.task_cfs_rq(t);
         let se = self.sched.tasks[t.idx()].se;
         self.update_curr_task(cpu);
         let w = task_weight(policy, nice);
@@ -565,7 +565,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         // Phase attributes are applied by the running task itself.
-        let q = self.task_cfs_rq(t).idx();
+        let q = self.sched.task_cfs_rq(t).idx();
         self.update_curr_task(cpu);
         eevdf::set_curr_slice(
             &self.sched.cfs[q],

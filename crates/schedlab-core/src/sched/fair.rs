@@ -36,7 +36,7 @@ impl<S: Sink> Sim<S> {
         let mut total = CurrUpdate::default();
         let mut first = true;
         loop {
-            let q = self.se_cfs_rq(e);
+            let q = self.sched.se_cfs_rq(e);
             let u = eevdf::update_curr(
                 &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
@@ -51,7 +51,7 @@ impl<S: Sink> Sim<S> {
             if u.delta_exec > 0 && self.sched.cfs[q.idx()].bw.enabled {
                 self.account_cfs_rq_runtime(q, u.delta_exec);
             }
-            match self.se_parent(e) {
+            match self.sched.se_parent(e) {
                 Some(p) => e = p,
                 None => break,
             }
@@ -62,7 +62,7 @@ impl<S: Sink> Sim<S> {
     /// `update_load_avg` for a task's entities and their queues (and the
     /// group entities' weights, `update_cfs_group`).
     pub(crate) fn update_load_avg(&mut self, t: TaskId) {
-        let path = self.task_path(t);
+        let path = self.sched.task_path(t);
         for (i, &e) in path.as_slice().iter().enumerate() {
             if i > 0 {
                 self.update_cfs_group(e);
@@ -77,7 +77,7 @@ impl<S: Sink> Sim<S> {
         // per-level update_curr calls below find nothing to charge.
         self.update_curr_task(cpu);
         let se = self.sched.tasks[t.idx()].se;
-        let tq = self.task_cfs_rq(t);
+        let tq = self.sched.task_cfs_rq(t);
         // Bring the queue's PELT up to date, attach a fresh/migrated entity.
         {
             let cfs = &mut self.sched.cfs[tq.idx()];
@@ -100,7 +100,7 @@ impl<S: Sink> Sim<S> {
             if self.sched.ents[e.idx()].on_rq {
                 break;
             }
-            let q = self.se_cfs_rq(e);
+            let q = self.sched.se_cfs_rq(e);
             let u = eevdf::enqueue_entity(
                 &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
@@ -117,7 +117,7 @@ impl<S: Sink> Sim<S> {
                 break;
             }
             k = EnqueueKind::Wakeup;
-            match self.se_parent(e) {
+            match self.sched.se_parent(e) {
                 Some(p) => e = p,
                 None => break,
             }
@@ -144,7 +144,7 @@ impl<S: Sink> Sim<S> {
         let now = self.now;
         let cpu = self.sched.tasks[t.idx()].cpu;
         self.update_curr_task(cpu);
-        let tq = self.task_cfs_rq(t);
+        let tq = self.sched.task_cfs_rq(t);
         let se = self.sched.tasks[t.idx()].se;
         self.update_load_avg(t);
         let was_delayed = self.sched.ents[se.idx()].sched_delayed;
@@ -198,9 +198,9 @@ impl<S: Sink> Sim<S> {
             self.sched.rqs[cpu.idx()].nr_running -= 1;
         }
         // PELT of the levels it left.
-        let path = self.task_path(t);
+        let path = self.sched.task_path(t);
         for &e in path.as_slice() {
-            let q = self.se_cfs_rq(e);
+            let q = self.sched.se_cfs_rq(e);
             let cfs = &mut self.sched.cfs[q.idx()];
             cfs.avg.update(
                 now,
@@ -288,16 +288,16 @@ impl<S: Sink> Sim<S> {
     /// `next` (the rest of the path stays curr).
     pub(crate) fn put_prev_task_fair(&mut self, prev: TaskId, next: Option<TaskId>) {
         let now = self.now;
-        let pp = self.task_path(prev);
+        let pp = self.sched.task_path(prev);
         let keep = match next {
             Some(n) if pp.as_slice().len() > 1 => {
-                common_suffix(pp.as_slice(), self.task_path(n).as_slice())
+                common_suffix(pp.as_slice(), self.sched.task_path(n).as_slice())
             }
             _ => 0,
         };
         let ents = pp.as_slice();
         for &e in &ents[..ents.len() - keep] {
-            let q = self.se_cfs_rq(e);
+            let q = self.sched.se_cfs_rq(e);
             let u = eevdf::put_prev_entity(
                 &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
@@ -318,11 +318,11 @@ impl<S: Sink> Sim<S> {
     /// `set_next_task_fair` for `next`, down from the level it shares with
     /// `prev`.
     pub(crate) fn set_next_task_fair(&mut self, next: TaskId, prev: Option<TaskId>) {
-        debug_assert_eq!(self.class_of(next), Class::Fair);
-        let np = self.task_path(next);
+        debug_assert_eq!(self.sched.class_of(next), Class::Fair);
+        let np = self.sched.task_path(next);
         let keep = match prev {
             Some(p) if np.as_slice().len() > 1 => {
-                common_suffix(np.as_slice(), self.task_path(p).as_slice())
+                common_suffix(np.as_slice(), self.sched.task_path(p).as_slice())
             }
             _ => 0,
         };
@@ -330,7 +330,7 @@ impl<S: Sink> Sim<S> {
         // Scheduler work still pending on this CPU is not the task's time.
         let start = self.run_start(self.sched.tasks[next.idx()].cpu);
         for &e in ents[..ents.len() - keep].iter().rev() {
-            let q = self.se_cfs_rq(e);
+            let q = self.sched.se_cfs_rq(e);
             eevdf::set_next_entity(
                 &mut self.sched.cfs[q.idx()],
                 &mut self.sched.ents,
@@ -391,7 +391,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn detach_task_load(&mut self, t: TaskId) {
         let se = self.sched.tasks[t.idx()].se;
         if self.sched.ents[se.idx()].avg.last_update_time != 0 {
-            let q = self.task_cfs_rq(t).idx();
+            let q = self.sched.task_cfs_rq(t).idx();
             let avg = self.sched.ents[se.idx()].avg.clone();
             self.sched.cfs[q].avg.detach(&avg);
             self.sched.ents[se.idx()].avg.last_update_time = 0;
@@ -418,11 +418,11 @@ impl<S: Sink> Sim<S> {
             return;
         }
         self.update_curr_task(cpu);
-        let (se, pse) = self.find_matching_se(
+        let (se, pse) = self.sched.find_matching_se(
             self.sched.tasks[curr.idx()].se,
             self.sched.tasks[t.idx()].se,
         );
-        let q = self.se_cfs_rq(se).idx();
+        let q = self.sched.se_cfs_rq(se).idx();
         let ctx = WakeupCtx {
             wakee_policy: self.sched.tasks[t.idx()].policy,
             fork,

@@ -21,7 +21,8 @@ use crate::fair::eevdf::{self, EnqueueKind};
 use crate::fair::group::{calc_group_shares, tg_load_delta, TaskGroup};
 use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
 use crate::observe::Sink;
-use crate::sim::Sim;
+use crate::rq::Class;
+use crate::sim::{SchedState, Sim};
 use crate::task::TaskState;
 
 /// Deepest hierarchy accepted (levels below the root).
@@ -50,36 +51,37 @@ pub(crate) fn group_by_path(groups: &[TaskGroup], path: &str) -> Option<GroupId>
         .map(|i| GroupId(i as u32))
 }
 
-impl<S: Sink> Sim<S> {
+/// Walks of the entity hierarchy that need nothing but the scheduler state.
+impl SchedState {
     /// The queue task `t`'s entity sits on: its group's queue on its CPU.
     #[inline]
     pub(crate) fn task_cfs_rq(&self, t: TaskId) -> CfsRqId {
-        self.sched.ents[self.sched.tasks[t.idx()].se.idx()].cfs_rq
+        self.ents[self.tasks[t.idx()].se.idx()].cfs_rq
     }
 
     /// `cfs_rq_of(se)`.
     #[inline]
     pub(crate) fn se_cfs_rq(&self, e: EntityId) -> CfsRqId {
-        self.sched.ents[e.idx()].cfs_rq
+        self.ents[e.idx()].cfs_rq
     }
 
     /// `parent_entity(se)`.
     #[inline]
     pub(crate) fn se_parent(&self, e: EntityId) -> Option<EntityId> {
-        self.sched.ents[e.idx()].parent
+        self.ents[e.idx()].parent
     }
 
     /// `set_task_rq`: point a task's entity at its group's queue and group
     /// entity on its CPU (after a CPU or group change).
     pub(crate) fn set_task_rq(&mut self, t: TaskId) {
-        let task = &self.sched.tasks[t.idx()];
-        let g = &self.sched.groups[task.group.idx()];
+        let task = &self.tasks[t.idx()];
+        let g = &self.groups[task.group.idx()];
         let (q, parent, depth) = (
             g.cfs_rq[task.cpu.idx()],
             g.se.get(task.cpu.idx()).copied(),
             g.depth,
         );
-        let se = &mut self.sched.ents[task.se.idx()];
+        let se = &mut self.ents[task.se.idx()];
         se.cfs_rq = q;
         se.parent = parent;
         se.depth = depth;
@@ -91,7 +93,7 @@ impl<S: Sink> Sim<S> {
             ents: [EntityId(0); MAX_GROUP_DEPTH + 1],
             len: 0,
         };
-        let mut e = Some(self.sched.tasks[t.idx()].se);
+        let mut e = Some(self.tasks[t.idx()].se);
         while let Some(x) = e {
             p.ents[p.len] = x;
             p.len += 1;
@@ -103,7 +105,7 @@ impl<S: Sink> Sim<S> {
     /// Entity depth (`se->depth`).
     #[inline]
     pub(crate) fn se_depth(&self, e: EntityId) -> u32 {
-        self.sched.ents[e.idx()].depth
+        self.ents[e.idx()].depth
     }
 
     /// `find_matching_se`: walks `se` and `pse` up to the first level where
@@ -133,6 +135,45 @@ impl<S: Sink> Sim<S> {
         (se, pse)
     }
 
+    /// Queued tasks of `cpu` that are not running (the kernel's
+    /// `cfs_tasks` minus curr), found by walking the queues.
+    pub(crate) fn queued_tasks(&self, cpu: CpuId) -> Vec<TaskId> {
+        let mut out = Vec::new();
+        self.for_each_queued_task(cpu, &mut |t| out.push(t));
+        out
+    }
+
+    /// Calls `f` for every queued, not running task of `cpu`, without
+    /// allocating (the walk recurses at most `MAX_GROUP_DEPTH` deep).
+    pub(crate) fn for_each_queued_task<F: FnMut(TaskId)>(&self, cpu: CpuId, f: &mut F) {
+        self.walk_queue(self.rqs[cpu.idx()].cfs, f);
+    }
+
+    pub(crate) fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
+        let c = &self.cfs[q.idx()];
+        for &(_, e) in &c.timeline {
+            let se = &self.ents[e.idx()];
+            match (se.task, se.my_q) {
+                (Some(t), _) => f(t),
+                (None, Some(mq)) => self.walk_queue(mq, f),
+                (None, None) => {}
+            }
+        }
+        if let Some(e) = c.curr {
+            if let Some(mq) = self.ents[e.idx()].my_q {
+                self.walk_queue(mq, f);
+            }
+        }
+    }
+
+    /// The class of `t` (from its effective prio).
+    #[inline]
+    pub(crate) fn class_of(&self, t: TaskId) -> Class {
+        Class::of_prio(self.tasks[t.idx()].prio)
+    }
+}
+
+impl<S: Sink> Sim<S> {
     /// Adds to the hierarchical task counts from queue `q` upward. Above an
     /// idle group every task counts as idle. Under legacy throttling the
     /// walk stops at a throttled queue (its group entity is off its parent).
@@ -161,7 +202,7 @@ impl<S: Sink> Sim<S> {
     /// PELT of entity `e` and of the queue it sits on, up to `now`.
     pub(crate) fn update_load_avg_se(&mut self, e: EntityId) {
         let now = self.now;
-        let q = self.se_cfs_rq(e);
+        let q = self.sched.se_cfs_rq(e);
         let (running, runnable) = {
             let cfs = &self.sched.cfs[q.idx()];
             let se = &self.sched.ents[e.idx()];
@@ -239,7 +280,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn task_h_load(&self, t: TaskId) -> u64 {
         let se = self.sched.tasks[t.idx()].se;
         let load = self.sched.ents[se.idx()].avg.load_avg;
-        let mut q = self.task_cfs_rq(t);
+        let mut q = self.sched.task_cfs_rq(t);
         if self.sched.cfs[q.idx()].se.is_none() {
             return load;
         }
@@ -259,37 +300,6 @@ impl<S: Sink> Sim<S> {
         (load as u128 * h / (parent_load + 1)) as u64
     }
 
-    /// Queued tasks of `cpu` that are not running (the kernel's
-    /// `cfs_tasks` minus curr), found by walking the queues.
-    pub(crate) fn queued_tasks(&self, cpu: CpuId) -> Vec<TaskId> {
-        let mut out = Vec::new();
-        self.for_each_queued_task(cpu, &mut |t| out.push(t));
-        out
-    }
-
-    /// Calls `f` for every queued, not running task of `cpu`, without
-    /// allocating (the walk recurses at most `MAX_GROUP_DEPTH` deep).
-    pub(crate) fn for_each_queued_task<F: FnMut(TaskId)>(&self, cpu: CpuId, f: &mut F) {
-        self.walk_queue(self.sched.rqs[cpu.idx()].cfs, f);
-    }
-
-    fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
-        let c = &self.sched.cfs[q.idx()];
-        for &(_, e) in &c.timeline {
-            let se = &self.sched.ents[e.idx()];
-            match (se.task, se.my_q) {
-                (Some(t), _) => f(t),
-                (None, Some(mq)) => self.walk_queue(mq, f),
-                (None, None) => {}
-            }
-        }
-        if let Some(e) = c.curr {
-            if let Some(mq) = self.sched.ents[e.idx()].my_q {
-                self.walk_queue(mq, f);
-            }
-        }
-    }
-
     /// `sched_move_task`: the running task `t` of `cpu` moves to group `g`
     /// (rt-app's phase-level `taskgroup`). It is taken off its hierarchy,
     /// re-queued in the new one and stays curr; a reschedule lets the pick
@@ -300,13 +310,13 @@ impl<S: Sink> Sim<S> {
         }
         debug_assert_eq!(self.sched.rqs[cpu.idx()].curr, Some(t));
         self.update_curr_task(cpu);
-        let fair = self.class_of(t) == crate::rq::Class::Fair;
+        let fair = self.sched.class_of(t) == crate::rq::Class::Fair;
         if fair {
             self.put_prev_task_fair(t, None);
         }
         self.dequeue_task(t, false);
         self.sched.tasks[t.idx()].group = g;
-        self.set_task_rq(t);
+        self.sched.set_task_rq(t);
         self.enqueue_task(t, cpu, EnqueueKind::Migrate);
         if fair {
             self.set_next_task_fair(t, None);

@@ -168,7 +168,7 @@ impl<S: Sink> Sim<S> {
     fn cpupri(&self, cpu: CpuId) -> i32 {
         let rq = &self.sched.rqs[cpu.idx()];
         if let Some(c) = rq.curr {
-            if self.class_of(c) == Class::Dl {
+            if self.sched.class_of(c) == Class::Dl {
                 return -1;
             }
         }
@@ -220,7 +220,7 @@ impl<S: Sink> Sim<S> {
         let rq = &self.sched.rqs[cpu.idx()];
         let curr_blocks = rq.curr.is_some_and(|c| {
             let ct = &self.sched.tasks[c.idx()];
-            match self.class_of(c) {
+            match self.sched.class_of(c) {
                 Class::Dl => true,
                 Class::Rt => ct.cpus_allowed.weight() < 2 || ct.prio <= task.prio,
                 Class::Fair => false,
@@ -335,7 +335,7 @@ impl<S: Sink> Sim<S> {
             let cpu = CpuId(c as u32);
             if self.sched.rqs[c]
                 .curr
-                .is_some_and(|t| self.class_of(t) == Class::Rt)
+                .is_some_and(|t| self.sched.class_of(t) == Class::Rt)
             {
                 self.update_curr_rt(cpu);
             }

@@ -40,7 +40,7 @@ impl<S: Sink> Sim<S> {
     ) -> Option<(TaskId, CpuId, usize)> {
         let (dst, sdi) = self.sched.rqs[cpu.idx()].active_balance.take()?;
         let p = prev?;
-        if self.class_of(p) != crate::rq::Class::Fair {
+        if self.sched.class_of(p) != crate::rq::Class::Fair {
             return None;
         }
         let task = &self.sched.tasks[p.idx()];

@@ -251,6 +251,7 @@ impl<S: Sink> Sim<S> {
         // Candidates: queued tasks of src, least recently run first (the
         // tail of cfs_tasks).
         let mut cands: Vec<(u64, TaskId)> = self
+            .sched
             .queued_tasks(src)
             .into_iter()
             .map(|t| (self.sched.tasks[t.idx()].cfs_tasks_stamp, t))

@@ -50,6 +50,7 @@ impl<S: Sink> Sim<S> {
                 continue;
             }
             let cands: Vec<steal::StealCandidate<TaskId>> = self
+                .sched
                 .queued_tasks(src)
                 .into_iter()
                 .map(|t| {
