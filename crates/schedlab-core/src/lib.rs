@@ -31,8 +31,8 @@
 //!    their own, no mechanism.
 //! 4. Mechanism: [`sched`] — `impl Sim` blocks named after the kernel's
 //!    (`core`, `fair`, `rt`, `deadline`, `balance/{periodic,pass,newidle,
-//!    nohz,active,steal}`, `bandwidth`, `group`, the program interpreter
-//!    `exec`, set-up `init`). Observers of the state: [`check`], [`waste`].
+//!    nohz,active,steal}`, `bandwidth`, `group`, `syscalls`, the program
+//!    interpreter `exec`, set-up `init`). Observers of the state: [`check`], [`waste`].
 //! 5. The event loop: [`engine`].
 //!
 //! ## Pure policy vs the simulator applying it

@@ -70,46 +70,46 @@ pub struct Sim<S: Sink> {
 /// `struct task_struct`'s scheduling fields, task groups and sched
 /// domains).
 pub struct SchedState {
-    /// EEVDF knobs derived from cfg and machine.
-    pub(crate) p: EevdfParams,
-    /// Per-CPU runqueues.
-    pub rqs: Vec<Rq>,
+    /// Tasks.
+    pub tasks: Vec<Task>,
     /// Entity arena: task entities (index = task id), then group entities.
     pub ents: Vec<SchedEntity>,
+    /// cfs_rq arena.
+    pub cfs: Vec<CfsRq>,
+    /// Per-CPU runqueues.
+    pub rqs: Vec<Rq>,
+    /// Task groups; `GroupId(0)` is the root.
+    pub groups: Vec<TaskGroup>,
+    /// EEVDF knobs derived from cfg and machine.
+    pub(crate) p: EevdfParams,
+    /// Tick grid phase.
+    pub(crate) tick_offset: Nanos,
+    /// Sched domains of the machine.
+    pub domains: SchedDomains,
+    /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
+    pub sd_state: Vec<Vec<SdState>>,
     /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
     pub llc_state: Vec<LlcState>,
     /// `rd->overloaded`: some CPU has more than one runnable task.
     pub(crate) rd_overloaded: bool,
-    /// Counter behind `Task::cfs_tasks_stamp`.
-    pub(crate) cfs_tasks_seq: u64,
+    /// The global `sched_balance_running` flag.
+    pub balance_flag: BalanceFlag,
     /// CPU time of the last balance pass (how long the flag is held).
     pub(crate) last_pass_cost: Nanos,
-    /// NI_RANDOM's draws.
-    pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
-    /// Arrival stamps of the RT and deadline queues.
-    pub(crate) rt_seq: u64,
     /// A newidle balance is running (its costs are charged after the switch).
     pub(crate) in_newidle: bool,
+    /// NI_RANDOM's draws.
+    pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
     /// `nohz.next_balance` (jiffies).
     pub(crate) nohz_next_balance: u64,
     /// A NOHZ balance kick is on its way.
     pub(crate) nohz_kick_pending: bool,
     /// The CPU balancing on behalf of idle CPUs (pays for their passes).
     pub(crate) ilb_cpu: Option<CpuId>,
-    /// Tick grid phase.
-    pub(crate) tick_offset: Nanos,
-    /// cfs_rq arena.
-    pub cfs: Vec<CfsRq>,
-    /// Task groups; `GroupId(0)` is the root.
-    pub groups: Vec<TaskGroup>,
-    /// Tasks.
-    pub tasks: Vec<Task>,
-    /// Sched domains of the machine.
-    pub domains: SchedDomains,
-    /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
-    pub sd_state: Vec<Vec<SdState>>,
-    /// The global `sched_balance_running` flag.
-    pub balance_flag: BalanceFlag,
+    /// Counter behind `Task::cfs_tasks_stamp`.
+    pub(crate) cfs_tasks_seq: u64,
+    /// Arrival stamps of the RT and deadline queues.
+    pub(crate) rt_seq: u64,
 }
 
 /// What a finished run hands back (the simulator keeps the details; see

@@ -12,3 +12,4 @@ pub mod group;
 mod init;
 pub mod rt;
 mod select;
+pub mod syscalls;
