@@ -16,23 +16,25 @@
 //!   fair/{eevdf,pelt,weight,preempt,select,balance,group,bandwidth}
 //! ```
 //!
-//! ## Layers (no module imports one above it; `scripts/modgraph.py` checks
-//! that the import graph has no circle)
+//! ## Layers (a module imports only from its own layer or below, and
+//! `scripts/modgraph.py` checks that the import graph has no circle)
 //!
 //! 1. Foundations: [`ids`], [`time`], [`rng`], [`features`], [`config`],
 //!    [`program`] (the workload), [`machine`] (CPUs, costs, sched domains),
 //!    [`event`], [`observe`], [`atomics`].
-//! 2. Pure policy: [`fair`] — functions of plain values, one queue or a
-//!    query trait; never the simulator.
-//! 3. Plain state: [`rq`] (runqueues, entities, classes, domain and LLC
-//!    state), [`task`], [`runtime`] (the program runtime's objects),
-//!    [`stats`] (counters and [`stats::Accounting`]), [`sim`] (the [`Sim`]
-//!    struct and its [`sim::SchedState`] part). Data with small methods of
-//!    their own, no mechanism.
+//! 2. Pure policy and plain state, no `impl Sim`: [`fair`] (functions of
+//!    plain values, one queue and the entity arena, or a query trait) and
+//!    the data it works on: [`rq`] (runqueues, entities, classes, domain
+//!    and LLC state), [`task`], [`runtime`] (the program runtime's objects
+//!    with their bookkeeping methods), [`stats`] (counters and
+//!    [`stats::Accounting`]).
+//! 3. The simulator object: [`sim`] ([`Sim`] and its [`sim::SchedState`]
+//!    part), data only.
 //! 4. Mechanism: [`sched`] — `impl Sim` blocks named after the kernel's
 //!    (`core`, `fair`, `rt`, `deadline`, `balance/{periodic,pass,newidle,
 //!    nohz,active,steal}`, `bandwidth`, `group`, `syscalls`, the program
-//!    interpreter `exec`, set-up `init`). Observers of the state: [`check`], [`waste`].
+//!    interpreter `exec`, set-up `init`). Observers of the state: [`check`],
+//!    [`waste`].
 //! 5. The event loop: [`engine`].
 //!
 //! ## Pure policy vs the simulator applying it
