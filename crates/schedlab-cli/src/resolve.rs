@@ -79,6 +79,14 @@ impl SysfsReader for FsReader {
         v.sort();
         Some(v)
     }
+    fn why_unreadable(&self, rel: &str) -> Option<String> {
+        match std::fs::read(self.0.join(rel)) {
+            Ok(b) if std::str::from_utf8(&b).is_err() => Some("not UTF-8 text".into()),
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => Some(format!("cannot read: {e}")),
+        }
+    }
 }
 
 /// Resolves `--machine`.

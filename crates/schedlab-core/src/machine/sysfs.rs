@@ -55,6 +55,12 @@ pub trait SysfsReader {
     /// The entry names of a directory (any order), or `None` if it is
     /// missing. `""` is the root itself.
     fn list(&self, rel_dir: &str) -> Option<Vec<String>>;
+    /// Why [`read`](Self::read) gave `None` for `rel_path`, when the file is
+    /// there but unusable (`"not UTF-8 text"`, `"cannot read: ..."`);
+    /// `None` means the file is missing. The default knows no better.
+    fn why_unreadable(&self, _rel_path: &str) -> Option<String> {
+        None
+    }
 }
 
 /// An in-memory tree: file path → content; directories are implied by the
@@ -105,6 +111,12 @@ impl SysfsReader for MemReader {
 /// Largest CPU number a list or mask may name (far above any real
 /// `nr_cpu_ids`; stops `0-4000000000` from allocating gigabytes).
 const MAX_CPU_NUMBER: u32 = 1 << 20;
+
+/// Largest idle-state exit latency or target residency accepted (µs): 1 s,
+/// far above any real state (the deepest package states take a few ms).
+/// Larger values are refused at import: ×1000 to ns would overflow, and
+/// an idle exit ending after the run is over breaks the model's clock.
+pub const MAX_IDLE_US: u64 = 1_000_000;
 
 /// Parses the kernel's list format (`0-3,8-11`, `0,64`, empty for none)
 /// into increasing, de-duplicated CPU numbers. A trailing newline is fine.
@@ -240,8 +252,10 @@ impl Importer<'_> {
             .map(|s| s.trim().to_string())
     }
     fn read(&self, rel: &str) -> Result<String, MachineError> {
-        self.read_opt(rel)
-            .ok_or_else(|| self.err(rel, "missing file"))
+        self.read_opt(rel).ok_or_else(|| {
+            let why = self.fs.why_unreadable(&format!("{}{}", self.base, rel));
+            self.err(rel, why.as_deref().unwrap_or("missing file"))
+        })
     }
     fn list(&self, rel: &str) -> Option<Vec<String>> {
         self.fs.list(&format!("{}{}", self.base, rel))
@@ -417,6 +431,19 @@ impl Importer<'_> {
         Ok(ids)
     }
 
+    /// An idle state's `latency` or `residency` (µs), at most
+    /// [`MAX_IDLE_US`].
+    fn idle_us(&self, rel: &str) -> Result<u64, MachineError> {
+        let v: u64 = self.read_num(rel)?;
+        if v > MAX_IDLE_US {
+            return Err(self.err(
+                rel,
+                format!("{v} us is more than the {MAX_IDLE_US} us (1 s) an idle state may take"),
+            ));
+        }
+        Ok(v)
+    }
+
     fn idle_states(&self) -> Result<Vec<IdleState>, MachineError> {
         let dir = "cpu/cpu0/cpuidle";
         let Some(entries) = self.list(dir) else {
@@ -436,8 +463,8 @@ impl Importer<'_> {
             if self.read_opt(&format!("{d}/disable")).as_deref() == Some("1") {
                 continue;
             }
-            let lat: u64 = self.read_num(&format!("{d}/latency"))?;
-            let res: u64 = self.read_num(&format!("{d}/residency"))?;
+            let lat = self.idle_us(&format!("{d}/latency"))?;
+            let res = self.idle_us(&format!("{d}/residency"))?;
             out.push(IdleState {
                 name: self.read(&format!("{d}/name"))?,
                 exit_latency_ns: lat * NSEC_PER_USEC,
@@ -669,6 +696,35 @@ mod tests {
 
     fn c(i: u32) -> CpuId {
         CpuId(i)
+    }
+
+    #[test]
+    fn machine_sysfs_huge_idle_values_and_lists_are_refused() {
+        let mut fs = MemReader::new();
+        fs.insert("devices/system/cpu/online", "0");
+        fs.insert("devices/system/cpu/cpu0/topology/core_cpus_list", "0");
+        fs.insert("devices/system/cpu/cpu0/topology/physical_package_id", "0");
+        fs.insert("devices/system/cpu/cpu0/cpuidle/state0/name", "C1");
+        fs.insert(
+            "devices/system/cpu/cpu0/cpuidle/state0/latency",
+            "18446744073709551",
+        );
+        fs.insert("devices/system/cpu/cpu0/cpuidle/state0/residency", "1");
+        let e = from_sysfs("T", &fs).unwrap_err().to_string();
+        assert!(
+            e.contains("state0/latency") && e.contains("18446744073709551"),
+            "{e}"
+        );
+        fs.insert("devices/system/cpu/cpu0/cpuidle/state0/latency", "1");
+        fs.insert(
+            "devices/system/cpu/cpu0/cpuidle/state0/residency",
+            "18446744073709551",
+        );
+        let e = from_sysfs("T", &fs).unwrap_err().to_string();
+        assert!(e.contains("state0/residency"), "{e}");
+        assert!(parse_cpu_list("0-4294967295")
+            .unwrap_err()
+            .contains("too large"));
     }
 
     #[test]
