@@ -23,6 +23,7 @@
 pub mod cgroup;
 pub mod generators;
 pub mod json;
+pub mod limits;
 pub mod rtapp;
 
 use schedlab_core::program::Workload;

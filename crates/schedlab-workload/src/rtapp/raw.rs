@@ -294,6 +294,12 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
             k => return Err(unknown(cx, m.key_pos, k, "the top level")),
         }
     }
+    // Names become file names: checked here, not when writing after the run.
+    let basename = global.log_basename.as_deref().unwrap_or("rt-app");
+    for t in &tasks {
+        crate::limits::check_log_name(basename, &t.name)
+            .map_err(|e| cx.err(t.pos, ErrorKind::Invalid, e))?;
+    }
     super::sync_check::check(cx, &tasks)?;
     check_taskgroup_count(cx, &tasks)?;
     check_shared_buffers(cx, &tasks)?;
@@ -414,7 +420,12 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
                     _ => return Err(cx.type_err(k, v, "\"CPU<n>\" or an int")),
                 }
             }
-            "log_basename" => g.log_basename = Some(cx.string(k, v)?.to_string()),
+            "log_basename" => {
+                let b = cx.string(k, v)?;
+                crate::limits::check_file_name_part("log_basename", b)
+                    .map_err(|e| cx.err(v.pos, ErrorKind::Invalid, e))?;
+                g.log_basename = Some(b.to_string());
+            }
             "logdir" | "io_device" => {
                 cx.string(k, v)?;
             }
@@ -486,6 +497,8 @@ fn bad_policy(cx: &Cx, pos: Pos, key: &str, s: &str) -> WorkloadError {
 }
 
 fn read_task(cx: &mut Cx, m: &Member) -> Result<RawTask, WorkloadError> {
+    crate::limits::check_file_name_part("task name", &m.key)
+        .map_err(|e| cx.err(m.key_pos, ErrorKind::Invalid, e))?;
     let members = cx.object(&m.key, &m.value)?;
     let has_phases = members.iter().any(|x| x.key == "phases");
     let level = if has_phases {
