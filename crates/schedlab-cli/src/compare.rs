@@ -6,7 +6,7 @@
 
 use crate::resolve::{self, SimArgs};
 use crate::user;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use schedlab_core::features::Features;
 use schedlab_core::observe::NullSink;
@@ -46,6 +46,7 @@ fn one_run(a: &CompareArgs, features: &str, seed: u64) -> Result<Headline> {
     let m = resolve::machine(&sa.machine)?;
     let (w, _) = resolve::run_workload(&sa, m.nr_cpus())?;
     let cfg = resolve::config(&sa, features, false, &w)?;
+    crate::preflight::check_memory(&sa.workload, &m, &w, &cfg)?;
     let (sim, res) =
         simulate(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
     Ok(Headline::of(&sim, &res))
@@ -88,9 +89,8 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if let Some(path) = &a.json {
         let v = render_json(&title, &name_refs, &metrics);
         let text = serde_json::to_string_pretty(&v)? + "\n";
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text).with_context(|| format!("{}: cannot write", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))?;
+        schedlab_output::outdir::write_file_atomic(path, text.as_bytes())
+            .map_err(|e| user(format!("{}: cannot write: {e}", path.display())))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,10 +12,12 @@
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
+//! | preflight.rs | checks before simulating: --out, limits, memory estimate |
 //! | bench.rs | `schedlab bench`: the performance cases |
 
 mod bench;
 mod compare;
+mod preflight;
 mod resolve;
 mod run;
 

@@ -41,6 +41,10 @@ pub struct SimArgs {
     /// workload's settings, creating the group if needed.
     #[arg(long = "cgroup", value_name = "PATH:FILE=VALUE")]
     pub cgroup: Vec<String>,
+    /// Most threads the workload may create; more is refused before
+    /// anything is built (see preflight.rs).
+    #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_TASKS)]
+    pub max_tasks: u64,
 }
 
 /// `schedlab run` arguments.
@@ -52,9 +56,13 @@ pub struct RunArgs {
     /// Feature switches: NAME, NO_NAME, comma-separated.
     #[arg(long, default_value = "")]
     pub features: String,
-    /// Output directory (written atomically).
+    /// Output directory (written atomically; an existing non-empty one is
+    /// refused unless --force).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace an existing --out directory of an earlier run, whole.
+    #[arg(long)]
+    pub force: bool,
     /// Also write trace.txt (ftrace text), trace.dat and trace.pftrace.
     #[arg(long)]
     pub trace: bool,
@@ -123,6 +131,7 @@ pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
 /// Reads and lowers the workload of a run, then applies its `--cgroup`
 /// settings ([`cgroups`]).
 pub fn run_workload(a: &SimArgs, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+    schedlab_workload::limits::set_max_tasks(a.max_tasks);
     let (mut w, warnings) = workload(&a.workload, nr_cpus)?;
     cgroups(&mut w, &a.cgroup)?;
     Ok((w, warnings))
@@ -158,6 +167,7 @@ pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<
             if ns == 0 {
                 return Err(user("--duration: must be greater than zero"));
             }
+            crate::preflight::check_duration_flag(d, ns)?;
             Some(ns)
         }
         None => None,

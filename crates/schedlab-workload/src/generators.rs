@@ -156,12 +156,13 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
     // Checked: `workers=18446744073709551615,clients=1` must not wrap
     // under the cap.
     match workers.checked_add(clients) {
-        Some(n) if n <= 100_000 => {}
+        Some(n) if n <= crate::limits::max_tasks() => {}
         n => {
             let n = n.map_or_else(|| format!("{workers} + {clients}"), |n| n.to_string());
+            let (max, hint) = (crate::limits::max_tasks(), crate::limits::max_tasks_hint());
             return Err(err(
                 spec,
-                format!("{n} threads is absurd (at most 100000)"),
+                format!("{n} threads is absurd (at most {max}; {hint})"),
             ));
         }
     }
@@ -294,10 +295,11 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
     // Checked arithmetic, although the bounds above keep these small.
     let tasks = groups.checked_mul(fds).and_then(|x| x.checked_mul(2));
     match tasks {
-        Some(n) if n <= 100_000 => {}
+        Some(n) if n <= crate::limits::max_tasks() => {}
         n => {
             let n = n.map_or_else(|| format!("{groups} x {fds} x 2"), |n| n.to_string());
-            return Err(err(spec, format!("{n} tasks is absurd (at most 100000)")));
+            let (max, hint) = (crate::limits::max_tasks(), crate::limits::max_tasks_hint());
+            return Err(err(spec, format!("{n} tasks is absurd (at most {max}; {hint})")));
         }
     }
     let Some(msgs_per_receiver) = fds.checked_mul(loops) else {

@@ -269,6 +269,16 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
         match m.key.as_str() {
             "tasks" => {
                 let obj = cx.object("tasks", &m.value)?;
+                // Too many tasks are refused before any is read.
+                let max = crate::limits::max_tasks();
+                if obj.len() as u64 > max {
+                    let msg = format!(
+                        "{} tasks is more than {max} ({})",
+                        obj.len(),
+                        crate::limits::max_tasks_hint()
+                    );
+                    return Err(cx.key_err(m.key_pos, "tasks", ErrorKind::Invalid, &msg));
+                }
                 let list = collapse(cx, obj, |_| false);
                 if list.is_empty() {
                     let msg = "the workload has no tasks";
@@ -382,7 +392,7 @@ fn unknown(cx: &Cx, pos: Pos, key: &str, place: &str) -> WorkloadError {
 }
 
 /// Longest `global.duration` accepted, in seconds (one year).
-pub const MAX_DURATION_S: i64 = 365 * 24 * 3600;
+pub const MAX_DURATION_S: i64 = crate::limits::MAX_DURATION_S as i64;
 
 fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadError> {
     let mut g = RawGlobal::default();
@@ -533,6 +543,16 @@ fn read_task(cx: &mut Cx, m: &Member) -> Result<RawTask, WorkloadError> {
             "delay" => task.delay_us = cx.int_in(k, v, 0, MAX_US)? as u64,
             "phases" => {
                 let obj = cx.object(k, v)?;
+                // Too many tasks are refused before any is read.
+                let max = crate::limits::max_tasks();
+                if obj.len() as u64 > max {
+                    let msg = format!(
+                        "{} tasks is more than {max} ({})",
+                        obj.len(),
+                        crate::limits::max_tasks_hint()
+                    );
+                    return Err(cx.key_err(m.key_pos, "tasks", ErrorKind::Invalid, &msg));
+                }
                 let list = collapse(cx, obj, |_| false);
                 if list.is_empty() {
                     return Err(cx.key_err(x.key_pos, k, ErrorKind::Invalid, "no phases"));

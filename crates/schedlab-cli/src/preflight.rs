@@ -1,0 +1,215 @@
+//! Checks made before anything is simulated (issue 18, "everything that
+//! can fail is checked before simulating"): the `--out` directory, the
+//! limits on tasks and duration, and the memory the run will need.
+//!
+//! ## The memory estimate
+//!
+//! ```text
+//! bytes = BASE
+//!       + tasks × PER_TASK
+//!       + cpus × PER_CPU + cpus² × PER_CPU_PAIR
+//!       + rows × PER_ROW
+//! rows  = Σ over logging threads of min(duration / shortest iteration,
+//!                                       loops × Σ phase loops)
+//! ```
+//!
+//! A row is one phase iteration of one thread (its rt-app log line, held
+//! in memory until the end of the run). A thread's shortest iteration is
+//! the least, over its phases, of the time the phase's ops take at the
+//! least (`run` work, `runtime`, `sleep`, a timer's period), with a floor
+//! of [`MIN_ITERATION_NS`] for iterations made only of events that take
+//! no simulated time. `duration` is `--duration` or the file's; a run
+//! without one ends when its threads finish, so only the loop counts
+//! bound it. The constants were measured with `/usr/bin/time -v` on the
+//! release binary (see the issue 18 note); the estimate is meant to be
+//! within a factor of two, enough to refuse runs that cannot fit.
+//!
+//! A run whose estimate exceeds the machine's memory (`MemTotal` of
+//! /proc/meminfo) is refused with the estimate and its parts.
+
+use crate::user;
+use anyhow::Result;
+use schedlab_core::machine::Machine;
+use schedlab_core::program::{Op, TaskSpec, Workload};
+use schedlab_core::SimConfig;
+use schedlab_output::outdir::StagedOutDir;
+use std::path::Path;
+
+/// Fixed cost of a run (binary, allocator, buffers), bytes.
+const BASE: u64 = 16 << 20;
+/// Per thread: task state, run queues' entities, statistics, its log
+/// vector and name.
+const PER_TASK: u64 = 4 << 10;
+/// Per CPU: run queue, per-CPU statistics, schedstat.
+const PER_CPU: u64 = 64 << 10;
+/// Per pair of CPUs: the sched-domain builder's and the distance tables.
+const PER_CPU_PAIR: u64 = 160;
+/// Per log row held in memory (88-byte `LogRow`, with the vector's growth).
+const PER_ROW: u64 = 132;
+/// Shortest iteration assumed for a phase whose ops take no simulated time.
+pub const MIN_ITERATION_NS: u64 = 10_000;
+
+/// The `--duration` flag's limit is the file's (365 days).
+pub fn check_duration_flag(text: &str, ns: u64) -> Result<()> {
+    use schedlab_workload::limits::{MAX_DURATION_NS, MAX_DURATION_S};
+    if ns > MAX_DURATION_NS {
+        return Err(user(format!(
+            "--duration: {text} is more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks `--out` before anything is read or simulated: parent exists and
+/// is writable, not a file, not a non-empty directory without --force
+/// (see [`StagedOutDir::stage_with`]). The stage is created (and removed
+/// on any later error), so a run that passes can write.
+pub fn out_dir(out: Option<&Path>, force: bool) -> Result<Option<StagedOutDir>> {
+    let Some(dir) = out else {
+        return Ok(None);
+    };
+    let stage = StagedOutDir::stage_with(dir, force).map_err(|e| user(format!("--out: {e}")))?;
+    Ok(Some(stage))
+}
+
+/// The shortest simulated time one iteration of `ops` takes.
+fn iteration_floor(ops: &[Op]) -> u64 {
+    let t: u64 = ops
+        .iter()
+        .map(|op| match op {
+            Op::Run { work_ns, .. } => *work_ns,
+            Op::Runtime { wall_ns, .. } => *wall_ns,
+            Op::Sleep { ns } => *ns,
+            Op::Timer { period_ns, .. } => *period_ns,
+            _ => 0,
+        })
+        .fold(0u64, u64::saturating_add);
+    t.max(MIN_ITERATION_NS)
+}
+
+/// Rows one thread may log in `duration_ns` (None: until it ends).
+fn rows_of(t: &TaskSpec, duration_ns: Option<u64>) -> u64 {
+    if !t.log_rows {
+        return 0;
+    }
+    let p = &t.program;
+    let shortest = p
+        .phases
+        .iter()
+        .map(|ph| iteration_floor(&ph.ops))
+        .min()
+        .unwrap_or(MIN_ITERATION_NS);
+    let by_time = duration_ns.map(|d| d / shortest);
+    let by_loops = p.loops.map(|l| {
+        l.saturating_mul(
+            p.phases
+                .iter()
+                .map(|ph| ph.loops)
+                .fold(0u64, u64::saturating_add),
+        )
+    });
+    match (by_time, by_loops) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) => a,
+        (None, Some(b)) => b,
+        (None, None) => 0,
+    }
+}
+
+/// The estimate and its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Threads.
+    pub tasks: u64,
+    /// CPUs.
+    pub cpus: u64,
+    /// Log rows held in memory.
+    pub rows: u64,
+    /// Bytes in all.
+    pub bytes: u64,
+}
+
+/// Estimates the memory of a run (module docs).
+pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
+    let duration = cfg.duration_ns.or(w.duration_ns);
+    let tasks = w.tasks.len() as u64;
+    let cpus = m.nr_cpus() as u64;
+    let rows = w
+        .tasks
+        .iter()
+        .map(|t| rows_of(t, duration))
+        .fold(0u64, u64::saturating_add);
+    let bytes = [
+        BASE,
+        tasks.saturating_mul(PER_TASK),
+        cpus.saturating_mul(PER_CPU),
+        cpus.saturating_mul(cpus).saturating_mul(PER_CPU_PAIR),
+        rows.saturating_mul(PER_ROW),
+    ]
+    .into_iter()
+    .fold(0u64, u64::saturating_add);
+    Estimate {
+        tasks,
+        cpus,
+        rows,
+        bytes,
+    }
+}
+
+/// `MemTotal` of /proc/meminfo, bytes.
+fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// Refuses a run estimated to need more than the machine's memory.
+pub fn check_memory(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> Result<()> {
+    let e = estimate(m, w, cfg);
+    let Some(total) = machine_memory() else {
+        return Ok(());
+    };
+    if e.bytes > total {
+        return Err(user(format!(
+            "{what}: the run would need about {} of memory ({} threads, {} CPUs, {} log rows held until the end), more than this machine's {}: shorten --duration or the workload",
+            gib(e.bytes),
+            e.tasks,
+            e.cpus,
+            e.rows,
+            gib(total)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::program::Policy;
+
+    #[test]
+    fn rows_follow_duration_and_loops() {
+        let ops = vec![
+            Op::Run {
+                work_ns: 1_000_000,
+                config_us: 1000,
+                perf: 1,
+            },
+            Op::Sleep { ns: 9_000_000 },
+        ];
+        let t = TaskSpec::looping("a".into(), 0, Policy::Normal, ops);
+        // 10 ms a row: 100 rows a second.
+        assert_eq!(rows_of(&t, Some(1_000_000_000_000_000)), 100_000_000);
+        let mut t2 = t.clone();
+        t2.program.loops = Some(5);
+        assert_eq!(rows_of(&t2, Some(1_000_000_000_000_000)), 5);
+        assert_eq!(rows_of(&t2, None), 5);
+        let free = TaskSpec::looping("b".into(), 0, Policy::Normal, vec![Op::Yield]);
+        assert_eq!(rows_of(&free, Some(1_000_000_000)), 100_000);
+    }
+}
