@@ -60,6 +60,9 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     for (flag, list) in [("--base", &a.base), ("--new", &a.new)] {
         Features::parse(list).map_err(|e| user(format!("{flag}: {e}")))?;
     }
+    if let Some(path) = &a.json {
+        crate::preflight::out_file("--json", path)?;
+    }
     let sides = [("base", a.base.as_str()), ("new", a.new.as_str())];
     let mut figures: Vec<Vec<Headline>> = Vec::new();
     for (_, features) in sides {

@@ -49,15 +49,30 @@ const PER_ROW: u64 = 132;
 /// Shortest iteration assumed for a phase whose ops take no simulated time.
 pub const MIN_ITERATION_NS: u64 = 10_000;
 
-/// The `--duration` flag's limit is the file's (365 days).
-pub fn check_duration_flag(text: &str, ns: u64) -> Result<()> {
+/// `--duration`: parsed, more than zero, and within the file's limit
+/// (365 days), the error naming the limit.
+pub fn duration_flag(text: &str) -> Result<u64> {
+    use schedlab_core::time::parse_duration;
     use schedlab_workload::limits::{MAX_DURATION_NS, MAX_DURATION_S};
-    if ns > MAX_DURATION_NS {
-        return Err(user(format!(
-            "--duration: {text} is more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
-        )));
+    let too_long = || {
+        user(format!(
+            "--duration: {text} is too large: more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
+        ))
+    };
+    let ns = parse_duration(text).map_err(|e| {
+        if e.ends_with("is too large") {
+            too_long()
+        } else {
+            user(format!("--duration: {e}"))
+        }
+    })?;
+    if ns == 0 {
+        return Err(user("--duration: must be greater than zero"));
     }
-    Ok(())
+    if ns > MAX_DURATION_NS {
+        return Err(too_long());
+    }
+    Ok(ns)
 }
 
 /// Checks `--out` before anything is read or simulated: parent exists and
@@ -70,6 +85,26 @@ pub fn out_dir(out: Option<&Path>, force: bool) -> Result<Option<StagedOutDir>> 
     };
     let stage = StagedOutDir::stage_with(dir, force).map_err(|e| user(format!("--out: {e}")))?;
     Ok(Some(stage))
+}
+
+/// Checks a single output file's path (`compare --json`) before the runs:
+/// its directory exists and it is not a directory itself.
+pub fn out_file(flag: &str, path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(user(format!(
+            "{flag}: {}: no such directory (for {})",
+            parent.display(),
+            path.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(user(format!("{flag}: {}: is a directory", path.display())));
+    }
+    Ok(())
 }
 
 /// The shortest simulated time one iteration of `ops` takes.

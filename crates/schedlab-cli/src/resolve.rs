@@ -8,7 +8,6 @@ use schedlab_core::features::{Features, PreemptModel};
 use schedlab_core::machine::sysfs::{from_sysfs, SysfsReader};
 use schedlab_core::machine::{preset, Machine, PRESET_NAMES};
 use schedlab_core::program::Workload;
-use schedlab_core::time::parse_duration;
 use schedlab_core::SimConfig;
 use std::path::{Path, PathBuf};
 
@@ -162,14 +161,7 @@ pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<
         return Err(user(format!("--hz: {} is outside 100..=10000", a.hz)));
     }
     let duration_ns = match &a.duration {
-        Some(d) => {
-            let ns = parse_duration(d).map_err(|e| user(format!("--duration: {e}")))?;
-            if ns == 0 {
-                return Err(user("--duration: must be greater than zero"));
-            }
-            crate::preflight::check_duration_flag(d, ns)?;
-            Some(ns)
-        }
+        Some(d) => Some(crate::preflight::duration_flag(d)?),
         None => None,
     };
     let forever = w.tasks.iter().any(|t| t.program.loops.is_none());

@@ -9,7 +9,7 @@ use crate::common::{describe, schedlab_in, BIN};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Every file under `dir` with its contents (relative names).
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -246,16 +246,21 @@ impl Importer<'_> {
     fn err(&self, rel: &str, msg: impl AsRef<str>) -> MachineError {
         MachineError::Invalid(format!("{}: {}", self.shown(rel), msg.as_ref()))
     }
-    fn read_opt(&self, rel: &str) -> Option<String> {
-        self.fs
-            .read(&format!("{}{}", self.base, rel))
-            .map(|s| s.trim().to_string())
+    /// An optional file: `None` if missing; an error if it is there but
+    /// unusable (not UTF-8, unreadable), which is not the same as missing.
+    fn read_opt(&self, rel: &str) -> Result<Option<String>, MachineError> {
+        let path = format!("{}{}", self.base, rel);
+        match self.fs.read(&path) {
+            Some(s) => Ok(Some(s.trim().to_string())),
+            None => match self.fs.why_unreadable(&path) {
+                Some(why) => Err(self.err(rel, why)),
+                None => Ok(None),
+            },
+        }
     }
     fn read(&self, rel: &str) -> Result<String, MachineError> {
-        self.read_opt(rel).ok_or_else(|| {
-            let why = self.fs.why_unreadable(&format!("{}{}", self.base, rel));
-            self.err(rel, why.as_deref().unwrap_or("missing file"))
-        })
+        self.read_opt(rel)?
+            .ok_or_else(|| self.err(rel, "missing file"))
     }
     fn list(&self, rel: &str) -> Option<Vec<String>> {
         self.fs.list(&format!("{}{}", self.base, rel))
@@ -284,16 +289,20 @@ impl Importer<'_> {
     }
 
     fn online_cpus(&self) -> Result<Vec<u32>, MachineError> {
-        if let Some(text) = self.read_opt("cpu/online") {
+        if let Some(text) = self.read_opt("cpu/online")? {
             return self.parse_list("cpu/online", &text);
         }
-        let mut cpus: Vec<u32> = self
+        let mut cpus: Vec<u32> = Vec::new();
+        for c in self
             .list("cpu")
             .unwrap_or_default()
             .iter()
             .filter_map(|n| numbered(n, "cpu"))
-            .filter(|c| self.read_opt(&format!("cpu/cpu{c}/online")).as_deref() != Some("0"))
-            .collect();
+        {
+            if self.read_opt(&format!("cpu/cpu{c}/online"))?.as_deref() != Some("0") {
+                cpus.push(c);
+            }
+        }
         cpus.sort_unstable();
         Ok(cpus)
     }
@@ -334,7 +343,7 @@ impl Importer<'_> {
         let Some(entries) = self.list("node") else {
             return Ok((vec![0; n], BTreeMap::from([(0, vec![10])])));
         };
-        let ids: Vec<u32> = match self.read_opt("node/online") {
+        let ids: Vec<u32> = match self.read_opt("node/online")? {
             Some(text) => self.parse_list("node/online", &text)?,
             None => {
                 let mut v: Vec<u32> = entries.iter().filter_map(|e| numbered(e, "node")).collect();
@@ -460,7 +469,7 @@ impl Importer<'_> {
         let mut out = Vec::new();
         for k in ks {
             let d = format!("{dir}/state{k}");
-            if self.read_opt(&format!("{d}/disable")).as_deref() == Some("1") {
+            if self.read_opt(&format!("{d}/disable"))?.as_deref() == Some("1") {
                 continue;
             }
             let lat = self.idle_us(&format!("{d}/latency"))?;
@@ -519,11 +528,11 @@ impl Importer<'_> {
         for i in 0..n {
             let t = format!("cpu/cpu{i}/topology");
             pkg_raw.push(self.read_num::<i64>(&format!("{t}/physical_package_id"))?);
-            let (rel, text) = match self.read_opt(&format!("{t}/core_cpus_list")) {
+            let (rel, text) = match self.read_opt(&format!("{t}/core_cpus_list"))? {
                 Some(s) => (format!("{t}/core_cpus_list"), s),
                 None => {
                     let rel = format!("{t}/thread_siblings_list");
-                    match self.read_opt(&rel) {
+                    match self.read_opt(&rel)? {
                         Some(s) => (rel, s),
                         None => {
                             return Err(self.err(
@@ -537,7 +546,7 @@ impl Importer<'_> {
             core.push(self.span(&rel, &text, n, i)?);
             core_file.push(rel);
             let rel = format!("{t}/cluster_cpus_list");
-            cluster.push(match self.read_opt(&rel) {
+            cluster.push(match self.read_opt(&rel)? {
                 Some(text) => Some((rel.clone(), self.span(&rel, &text, n, i)?)),
                 None => None,
             });
@@ -552,7 +561,7 @@ impl Importer<'_> {
                 }
             }
             let rel = format!("cpu/cpu{i}/cpu_capacity");
-            capacity.push(match self.read_opt(&rel) {
+            capacity.push(match self.read_opt(&rel)? {
                 Some(_) => self.read_num::<u32>(&rel)?,
                 None => 1024,
             });
