@@ -7,7 +7,7 @@
 //! ```text
 //! bytes = BASE
 //!       + tasks × PER_TASK
-//!       + cpus × PER_CPU + cpus² × PER_CPU_PAIR
+//!       + cpus × PER_CPU + cpus³ × DOMAIN_CUBE
 //!       + rows × PER_ROW
 //! rows  = Σ over logging threads of min(duration / shortest iteration,
 //!                                       loops × Σ phase loops)
@@ -16,16 +16,23 @@
 //! A row is one phase iteration of one thread (its rt-app log line, held
 //! in memory until the end of the run). A thread's shortest iteration is
 //! the least, over its phases, of the time the phase's ops take at the
-//! least (`run` work, `runtime`, `sleep`, a timer's period), with a floor
-//! of [`MIN_ITERATION_NS`] for iterations made only of events that take
-//! no simulated time. `duration` is `--duration` or the file's; a run
+//! least: the larger of the sum of its `run` work, `runtime` and `sleep`
+//! (they follow one another) and the sum of its timers' periods (each waits
+//! for the next period), with a floor of [`MIN_ITERATION_NS`] for
+//! iterations made only of events that take no simulated time. `duration` is `--duration` or the file's; a run
 //! without one ends when its threads finish, so only the loop counts
 //! bound it. The constants were measured with `/usr/bin/time -v` on the
 //! release binary (see the issue 18 note); the estimate is meant to be
 //! within a factor of two, enough to refuse runs that cannot fit.
 //!
-//! A run whose estimate exceeds the machine's memory (`MemTotal` of
-//! /proc/meminfo) is refused with the estimate and its parts.
+//! The cubic CPU term is the sched-domain builder's today (measured: 70 MB
+//! at 512 CPUs, 398 MB at 1024, 2.63 GB at 2048 for a flat single-LLC
+//! tree, ×6.6 per doubling); it goes when the builder stops keeping
+//! per-CPU-pair tables (issue 18 item 4).
+//!
+//! A run whose estimate exceeds the memory it can have is refused with the
+//! estimate and its parts: `MemAvailable` of /proc/meminfo, or less if the
+//! address-space limit (`ulimit -v`) is lower.
 
 use crate::user;
 use anyhow::Result;
@@ -42,10 +49,12 @@ const BASE: u64 = 16 << 20;
 const PER_TASK: u64 = 4 << 10;
 /// Per CPU: run queue, per-CPU statistics, schedstat.
 const PER_CPU: u64 = 64 << 10;
-/// Per pair of CPUs: the sched-domain builder's and the distance tables.
-const PER_CPU_PAIR: u64 = 160;
-/// Per log row held in memory (88-byte `LogRow`, with the vector's growth).
-const PER_ROW: u64 = 132;
+/// Per CPU³, in sixteenths of a byte: the sched-domain builder (5/16 B,
+/// fitted to the measurements in the module docs).
+const DOMAIN_CUBE_SIXTEENTHS: u64 = 5;
+/// Per log row held in memory (88-byte `LogRow`, its wakeup-latency
+/// sample and the vectors' growth; measured 184 B).
+const PER_ROW: u64 = 192;
 /// Shortest iteration assumed for a phase whose ops take no simulated time.
 pub const MIN_ITERATION_NS: u64 = 10_000;
 
@@ -109,17 +118,17 @@ pub fn out_file(flag: &str, path: &Path) -> Result<()> {
 
 /// The shortest simulated time one iteration of `ops` takes.
 fn iteration_floor(ops: &[Op]) -> u64 {
-    let t: u64 = ops
-        .iter()
-        .map(|op| match op {
-            Op::Run { work_ns, .. } => *work_ns,
-            Op::Runtime { wall_ns, .. } => *wall_ns,
-            Op::Sleep { ns } => *ns,
-            Op::Timer { period_ns, .. } => *period_ns,
-            _ => 0,
-        })
-        .fold(0u64, u64::saturating_add);
-    t.max(MIN_ITERATION_NS)
+    let (mut busy, mut timers) = (0u64, 0u64);
+    for op in ops {
+        match op {
+            Op::Run { work_ns, .. } => busy = busy.saturating_add(*work_ns),
+            Op::Runtime { wall_ns, .. } => busy = busy.saturating_add(*wall_ns),
+            Op::Sleep { ns } => busy = busy.saturating_add(*ns),
+            Op::Timer { period_ns, .. } => timers = timers.saturating_add(*period_ns),
+            _ => {}
+        }
+    }
+    busy.max(timers).max(MIN_ITERATION_NS)
 }
 
 /// Rows one thread may log in `duration_ns` (None: until it ends).
@@ -178,7 +187,10 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
         BASE,
         tasks.saturating_mul(PER_TASK),
         cpus.saturating_mul(PER_CPU),
-        cpus.saturating_mul(cpus).saturating_mul(PER_CPU_PAIR),
+        cpus.saturating_mul(cpus)
+            .saturating_mul(cpus)
+            .saturating_mul(DOMAIN_CUBE_SIXTEENTHS)
+            / 16,
         rows.saturating_mul(PER_ROW),
     ]
     .into_iter()
@@ -191,12 +203,29 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
     }
 }
 
-/// `MemTotal` of /proc/meminfo, bytes.
+/// The memory a run can have, bytes: `MemAvailable` (else `MemTotal`) of
+/// /proc/meminfo, capped by `RLIMIT_AS`.
 fn machine_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let field = |name: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    };
+    let mem = field("MemAvailable:").or_else(|| field("MemTotal:"))?;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into `lim`, which lives for the call.
+    let as_limit = if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+    {
+        lim.rlim_cur
+    } else {
+        u64::MAX
+    };
+    Some(mem.min(as_limit))
 }
 
 fn gib(b: u64) -> String {
@@ -211,7 +240,7 @@ pub fn check_memory(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> R
     };
     if e.bytes > total {
         return Err(user(format!(
-            "{what}: the run would need about {} of memory ({} threads, {} CPUs, {} log rows held until the end), more than this machine's {}: shorten --duration or the workload",
+            "{what}: the run would need about {} of memory ({} threads, {} CPUs, {} log rows held until the end), more than the {} this machine has available: shorten --duration, the workload or the machine",
             gib(e.bytes),
             e.tasks,
             e.cpus,

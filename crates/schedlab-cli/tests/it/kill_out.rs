@@ -72,7 +72,7 @@ fn killed_force_rerun_leaves_the_old_or_the_new_directory_whole() {
         (libc::SIGINT, "SIGINT"),
     ];
     for (sig, sig_name) in signals {
-        for frac in [0.05, 0.3, 0.6, 0.8, 0.9, 0.97, 1.05] {
+        for frac in [0.05, 0.15, 0.25, 0.35, 0.5, 0.65, 0.8, 1.05] {
             // Start from the old run each time.
             let d = p.join("D");
             let _ = std::fs::remove_dir_all(&d);
