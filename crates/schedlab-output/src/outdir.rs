@@ -528,3 +528,65 @@ impl Drop for StagedOutDir {
         }
     }
 }
+
+#[cfg(test)]
+mod replace_tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_run_dir_is_replaced_whole_only_with_replace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("D");
+        let s = StagedOutDir::stage(&d).unwrap();
+        s.write("summary.json", b"{}").unwrap();
+        s.write("old-only.log", b"a").unwrap();
+        s.commit().unwrap();
+        let e = StagedOutDir::stage(&d).unwrap_err().to_string();
+        assert!(e.contains("not empty") && e.contains("D"), "{e}");
+        let s = StagedOutDir::stage_with(&d, true).unwrap();
+        s.write("summary.json", b"{\"new\": 1}").unwrap();
+        s.write("cgroup/a/cpu.stat", b"x").unwrap();
+        s.commit().unwrap();
+        assert_eq!(names(&d), ["cgroup", "summary.json"]);
+        assert_eq!(fs::read(d.join("summary.json")).unwrap(), b"{\"new\": 1}");
+        assert_eq!(names(tmp.path()), ["D"], "no stage or old directory left");
+        // Not a run: never replaced, even with replace.
+        let other = tmp.path().join("home");
+        fs::create_dir(&other).unwrap();
+        fs::write(other.join("notes"), "mine").unwrap();
+        let e = StagedOutDir::stage_with(&other, true).unwrap_err().to_string();
+        assert!(e.contains("no summary.json"), "{e}");
+        // A file, a missing parent.
+        fs::write(tmp.path().join("f"), "x").unwrap();
+        assert!(StagedOutDir::stage_with(tmp.path().join("f"), true).is_err());
+        assert!(StagedOutDir::stage(tmp.path().join("no/parent/d")).is_err());
+    }
+
+    #[test]
+    fn dead_stages_are_cleaned_and_an_interrupted_swap_is_undone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path();
+        // pid_max is at most 2^22: this pid is never alive.
+        let dead = 1u32 << 30;
+        fs::create_dir_all(p.join(format!(".D.stage-{dead}-0/sub"))).unwrap();
+        fs::create_dir_all(p.join(format!(".D.old-{dead}-1"))).unwrap();
+        fs::write(p.join(format!(".D.old-{dead}-1/summary.json")), "old").unwrap();
+        // A live process's stage (ours, pid 1) stays.
+        fs::create_dir_all(p.join(".D.stage-1-0")).unwrap();
+        fs::write(p.join(format!(".x.json.tmp-{dead}")), "x").unwrap();
+        clean_dead_stages(p, "D");
+        assert_eq!(names(p), [".D.stage-1-0", format!(".x.json.tmp-{dead}").as_str(), "D"]);
+        assert_eq!(fs::read_to_string(p.join("D/summary.json")).unwrap(), "old");
+        write_file_atomic(&p.join("x.json"), b"new").unwrap();
+        assert_eq!(names(p), [".D.stage-1-0", "D", "x.json"]);
+    }
+}
