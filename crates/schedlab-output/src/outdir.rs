@@ -563,7 +563,9 @@ mod replace_tests {
         let other = tmp.path().join("home");
         fs::create_dir(&other).unwrap();
         fs::write(other.join("notes"), "mine").unwrap();
-        let e = StagedOutDir::stage_with(&other, true).unwrap_err().to_string();
+        let e = StagedOutDir::stage_with(&other, true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no summary.json"), "{e}");
         // A file, a missing parent.
         fs::write(tmp.path().join("f"), "x").unwrap();
@@ -584,7 +586,10 @@ mod replace_tests {
         fs::create_dir_all(p.join(".D.stage-1-0")).unwrap();
         fs::write(p.join(format!(".x.json.tmp-{dead}")), "x").unwrap();
         clean_dead_stages(p, "D");
-        assert_eq!(names(p), [".D.stage-1-0", format!(".x.json.tmp-{dead}").as_str(), "D"]);
+        assert_eq!(
+            names(p),
+            [".D.stage-1-0", format!(".x.json.tmp-{dead}").as_str(), "D"]
+        );
         assert_eq!(fs::read_to_string(p.join("D/summary.json")).unwrap(), "old");
         write_file_atomic(&p.join("x.json"), b"new").unwrap();
         assert_eq!(names(p), [".D.stage-1-0", "D", "x.json"]);

@@ -299,11 +299,17 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         n => {
             let n = n.map_or_else(|| format!("{groups} x {fds} x 2"), |n| n.to_string());
             let (max, hint) = (crate::limits::max_tasks(), crate::limits::max_tasks_hint());
-            return Err(err(spec, format!("{n} tasks is absurd (at most {max}; {hint})")));
+            return Err(err(
+                spec,
+                format!("{n} tasks is absurd (at most {max}; {hint})"),
+            ));
         }
     }
     let Some(msgs_per_receiver) = fds.checked_mul(loops) else {
-        return Err(err(spec, format!("fds x loops ({fds} x {loops}) overflows")));
+        return Err(err(
+            spec,
+            format!("fds x loops ({fds} x {loops}) overflows"),
+        ));
     };
     let capacity = if socket {
         (SOCKET_BYTES / (datasize + SOCKET_MSG_TRUESIZE)).max(1)

@@ -104,7 +104,12 @@ pub fn load_rtapp(file: &str, text: &str, nr_cpus: usize) -> Result<Loaded, Work
                 "key \"tasks\": {n} tasks is more than {max} ({})",
                 limits::max_tasks_hint()
             );
-            return Err(WorkloadError::new(file, json::Pos { line, col }, ErrorKind::Invalid, msg));
+            return Err(WorkloadError::new(
+                file,
+                json::Pos { line, col },
+                ErrorKind::Invalid,
+                msg,
+            ));
         }
     }
     let opts = json::Options {

@@ -74,7 +74,10 @@ fn run(kind: &str, workload: &str, flags: &[&str], want: &[&str]) -> Case {
 pub fn flat_sysfs(root: &str, n: usize) -> Vec<(String, Vec<u8>)> {
     let mut f = Vec::new();
     let cpu = format!("{root}/devices/system/cpu");
-    f.push((format!("{cpu}/online"), format!("0-{}\n", n - 1).into_bytes()));
+    f.push((
+        format!("{cpu}/online"),
+        format!("0-{}\n", n - 1).into_bytes(),
+    ));
     for i in 0..n {
         let t = format!("{cpu}/cpu{i}/topology");
         f.push((format!("{t}/physical_package_id"), b"0\n".to_vec()));
@@ -82,7 +85,10 @@ pub fn flat_sysfs(root: &str, n: usize) -> Vec<(String, Vec<u8>)> {
         let c = format!("{cpu}/cpu{i}/cache/index0");
         f.push((format!("{c}/level"), b"3\n".to_vec()));
         f.push((format!("{c}/type"), b"Unified\n".to_vec()));
-        f.push((format!("{c}/shared_cpu_list"), format!("0-{}\n", n - 1).into_bytes()));
+        f.push((
+            format!("{c}/shared_cpu_list"),
+            format!("0-{}\n", n - 1).into_bytes(),
+        ));
     }
     f
 }
@@ -115,7 +121,10 @@ fn good_run_dir() -> &'static Vec<(String, Vec<u8>)> {
     DIR.get_or_init(|| {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("ok.json"), OK).unwrap();
-        let o = schedlab_in(tmp.path(), ["run", "ok.json", "--out", "r", "-q", "--trace"]);
+        let o = schedlab_in(
+            tmp.path(),
+            ["run", "ok.json", "--out", "r", "-q", "--trace"],
+        );
         assert!(o.status.success(), "{}", describe(&o));
         let mut v = Vec::new();
         for e in std::fs::read_dir(tmp.path().join("r")).unwrap() {
@@ -317,7 +326,12 @@ fn cases() -> Vec<Case> {
         big.push_str(&format!("\"t{i}\": {{\"run\": 1, \"loop\": 1}},\n"));
     }
     big.push_str("\"last\": {\"run\": 1, \"loop\": 1}}}\n");
-    let mut c = json("why: 1e6 distinct tasks", &big, "\"tasks\"", &["1000001 tasks", "--max-tasks"]);
+    let mut c = json(
+        "why: 1e6 distinct tasks",
+        &big,
+        "\"tasks\"",
+        &["1000001 tasks", "--max-tasks"],
+    );
     c.within = Duration::from_secs(10);
     v.push(c);
     v
@@ -334,7 +348,10 @@ fn tree(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
                 out.insert(r.display().to_string() + "/", None);
                 walk(root, &r, out);
             } else {
-                out.insert(r.display().to_string(), Some(std::fs::read(e.path()).unwrap()));
+                out.insert(
+                    r.display().to_string(),
+                    Some(std::fs::read(e.path()).unwrap()),
+                );
             }
         }
     }
@@ -358,7 +375,11 @@ fn check(case: &Case) -> Result<(), String> {
     let out = schedlab_in(tmp.path(), &case.args);
     let took = t0.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let args: Vec<String> = case.args.iter().map(|a| a.chars().take(80).collect()).collect();
+    let args: Vec<String> = case
+        .args
+        .iter()
+        .map(|a| a.chars().take(80).collect())
+        .collect();
     let fail = |why: String| {
         let mut d = describe(&out);
         d.truncate(2000);
@@ -369,7 +390,10 @@ fn check(case: &Case) -> Result<(), String> {
     }
     let lines: Vec<&str> = stderr.lines().collect();
     if lines.len() != 1 {
-        return fail(format!("{} lines on stderr, expected exactly 1", lines.len()));
+        return fail(format!(
+            "{} lines on stderr, expected exactly 1",
+            lines.len()
+        ));
     }
     if !lines[0].starts_with("schedlab: error: ") {
         return fail("stderr does not start with 'schedlab: error: '".into());
@@ -389,7 +413,9 @@ fn check(case: &Case) -> Result<(), String> {
     if after != before {
         let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
         let gone: Vec<&String> = before.keys().filter(|k| !after.contains_key(*k)).collect();
-        return fail(format!("the tree changed: added {added:?}, removed {gone:?} (or contents)"));
+        return fail(format!(
+            "the tree changed: added {added:?}, removed {gone:?} (or contents)"
+        ));
     }
     Ok(())
 }

@@ -81,7 +81,11 @@ fn killed_force_rerun_leaves_the_old_or_the_new_directory_whole() {
             let mut args = vec!["run"];
             args.extend(NEW);
             args.extend(["--out", "D", "--force", "-q"]);
-            let mut child = Command::new(BIN).current_dir(p).args(&args).spawn().unwrap();
+            let mut child = Command::new(BIN)
+                .current_dir(p)
+                .args(&args)
+                .spawn()
+                .unwrap();
             std::thread::sleep(full.mul_f64(frac));
             // SAFETY: the child is ours and not yet reaped.
             unsafe {
@@ -94,8 +98,11 @@ fn killed_force_rerun_leaves_the_old_or_the_new_directory_whole() {
             } else if now == new {
                 "new"
             } else {
-                let extra: Vec<&String> =
-                    now.keys().filter(|k| !old.contains_key(*k) && !new.contains_key(*k)).take(5).collect();
+                let extra: Vec<&String> = now
+                    .keys()
+                    .filter(|k| !old.contains_key(*k) && !new.contains_key(*k))
+                    .take(5)
+                    .collect();
                 panic!(
                     "{sig_name} at {frac} x {full:?}: D is neither the old run nor the new one ({} files; e.g. {extra:?}; status {status:?})",
                     now.len()
@@ -107,7 +114,11 @@ fn killed_force_rerun_leaves_the_old_or_the_new_directory_whole() {
             assert!(o.status.success(), "{}", describe(&o));
             let o = schedlab_in(p, ["run", "old.json", "--out", "D", "-q", "--force"]);
             assert!(o.status.success(), "{}", describe(&o));
-            assert_eq!(leftovers(p), Vec::<String>::new(), "{sig_name} at {frac}: stage left after the next run");
+            assert_eq!(
+                leftovers(p),
+                Vec::<String>::new(),
+                "{sig_name} at {frac}: stage left after the next run"
+            );
             assert_eq!(tree(&d), old);
         }
     }
@@ -125,16 +136,41 @@ fn force_replaces_the_directory_whole_and_refuses_without_it() {
     let o = schedlab_in(p, ["run", "old.json", "--out", "D", "-q"]);
     assert!(o.status.success(), "{}", describe(&o));
     std::fs::write(p.join("D/extra-from-an-older-run.log"), "x").unwrap();
-    let o = schedlab_in(p, ["run", "oltp:workers=2,clients=0", "--duration", "0.01", "--out", "D", "-q"]);
+    let o = schedlab_in(
+        p,
+        [
+            "run",
+            "oltp:workers=2,clients=0",
+            "--duration",
+            "0.01",
+            "--out",
+            "D",
+            "-q",
+        ],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(p.join("D/extra-from-an-older-run.log").exists());
     let o = schedlab_in(
         p,
-        ["run", "oltp:workers=2,clients=0", "--duration", "0.01", "--out", "D", "-q", "--force"],
+        [
+            "run",
+            "oltp:workers=2,clients=0",
+            "--duration",
+            "0.01",
+            "--out",
+            "D",
+            "-q",
+            "--force",
+        ],
     );
     assert!(o.status.success(), "{}", describe(&o));
     let names: Vec<String> = tree(&p.join("D")).into_keys().collect();
-    assert!(!names.iter().any(|n| n.contains("old") || n.contains("extra")), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("old") || n.contains("extra")),
+        "{names:?}"
+    );
     assert!(names.contains(&"summary.json".to_string()), "{names:?}");
     assert_eq!(leftovers(p), Vec::<String>::new());
     // `report` and `compare --json` leave no temporary file.
@@ -142,7 +178,18 @@ fn force_replaces_the_directory_whole_and_refuses_without_it() {
     assert!(o.status.success(), "{}", describe(&o));
     let o = schedlab_in(
         p,
-        ["compare", "oltp:workers=2,clients=0", "--duration", "0.01", "--runs", "1", "--new", "NO_PLACE_LAG", "--json", "c.json"],
+        [
+            "compare",
+            "oltp:workers=2,clients=0",
+            "--duration",
+            "0.01",
+            "--runs",
+            "1",
+            "--new",
+            "NO_PLACE_LAG",
+            "--json",
+            "c.json",
+        ],
     );
     assert!(o.status.success(), "{}", describe(&o));
     for dir in [p.to_path_buf(), p.join("D")] {
