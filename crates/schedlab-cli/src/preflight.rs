@@ -266,14 +266,14 @@ mod tests {
             },
             Op::Sleep { ns: 9_000_000 },
         ];
-        let t = TaskSpec::looping("a".into(), 0, Policy::Normal, ops);
+        let t = TaskSpec::looping("a", 0, Policy::Normal, ops);
         // 10 ms a row: 100 rows a second.
         assert_eq!(rows_of(&t, Some(1_000_000_000_000_000)), 100_000_000);
         let mut t2 = t.clone();
         t2.program.loops = Some(5);
         assert_eq!(rows_of(&t2, Some(1_000_000_000_000_000)), 5);
         assert_eq!(rows_of(&t2, None), 5);
-        let free = TaskSpec::looping("b".into(), 0, Policy::Normal, vec![Op::Yield]);
+        let free = TaskSpec::looping("b", 0, Policy::Normal, vec![Op::Yield]);
         assert_eq!(rows_of(&free, Some(1_000_000_000)), 100_000);
     }
 }
