@@ -1,0 +1,940 @@
+//! Trace replay: an ftrace text trace (a real kernel's `trace` file or a
+//! simulated run's `trace.txt`) turned into a [`Workload`] that runs on any
+//! machine preset with any features (`schedlab replay TRACE.txt`).
+//!
+//! Entry point: [`replay_trace`]. Lines are read with schedlab-output's
+//! reader ([`parse_ftrace_line`]); `sched_process_fork` and
+//! `sched_process_exit`, which that reader keeps as text, are parsed here.
+//!
+//! # What the trace tells, and where it goes
+//!
+//! **Who runs.** Each CPU has a current task. A `sched_switch` changes it,
+//! and so does every line's TASK-PID column: on Linux 6.18 about half of the
+//! idle -> task `sched_switch` lines are missing (fixture README), so when a
+//! line's context names a task other than the CPU's current one, the switch
+//! is inferred. The inferred task starts at the later of the CPU's previous
+//! line and the task's last wakeup (it cannot have run before either); an
+//! inferred task -> task switch ends the old task there and treats it as
+//! asleep (its switch-out line is missing too; the text cannot tell more).
+//!
+//! **Tasks.** One [`TaskSpec`] per pid other than 0 that runs at least once.
+//! Its name is its last comm (comms change at `exec` and `prctl`, e.g.
+//! rt-app's threads start as `rt-app`); when several tasks share a comm they
+//! become `comm-0`, `comm-1`... in order of first appearance, rt-app's
+//! `name-index` style. `rt-app` is reserved (the simulator's own main
+//! thread), so a traced `rt-app` becomes `rt-app-0`.
+//!
+//! **Policy** from the `prio` of the first payload naming the task:
+//! 100..=139 is SCHED_NORMAL at nice `prio - 120`; 0..=99 is SCHED_FIFO at
+//! rt priority `99 - prio`; -1 (SCHED_DEADLINE) becomes SCHED_FIFO 99.
+//!
+//! **Activations.** A task's time is cut at each real sleep (switched out
+//! with a `prev_state` other than `R`/`R+`, or replaced on its CPU without a
+//! switch line) into activations: what woke it, then the CPU time it used
+//! until the next sleep. Preemptions (`R`, `R+`) do not cut: the CPU time
+//! around them is summed. Each activation is one phase of the program
+//! (one rt-app log row), all phases once (`loops` 1), then the task exits.
+//!
+//! | trace | program op |
+//! |---|---|
+//! | CPU time of an activation (sum of its running spans) | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another |
+//! | woken (`sched_waking`, else `sched_wakeup`) from the context of a replayed task, not in interrupt context (flags column without `h`/`s`/`H`/`z`/`Z`) | the wakee's phase starts with [`Op::SemWait`] on the wakee's own semaphore; the waker posts it ([`Op::SemPost`]) at the same CPU-time offset of its own activation as in the trace |
+//! | woken from idle, from interrupt context, by a dropped task, or no wakeup line seen | [`Op::Timer`] on the task's own **absolute** timer, expiring at the wakeup's time measured from the trace start (from the fork for a forked task) |
+//! | first seen running, never woken in the trace | the same timer op, at the time it first ran |
+//! | `sched_wakeup_new` in the context of a replayed task (`sched_process_fork` names the parent when the context does not) | [`Op::Fork`] in the parent at that CPU-time offset, of a one-thread fork pool; the child is `forked` |
+//! | `sched_wakeup_new` from elsewhere | a start-up task whose first phase waits on its timer until the fork time |
+//! | `sched_migrate_task` | used, nothing (the replayed machine places tasks itself) |
+//! | `sched_process_exit`, `prev_state` `Z`/`X` | used: the program ends with the last activation anyway |
+//! | any other event (`tracing_mark_write`, `sched_stat_*`...) | skipped, counted per name in [`ReplayReport::skipped`] |
+//!
+//! Why a semaphore: it counts posts, so when the waker's post comes before
+//! the sleeper waits (the replayed machine is faster for one and slower for
+//! the other) the wakeup is not lost, and the k-th wait of a task passes
+//! after the k-th post to it. Every post precedes, in the trace, the wait it
+//! releases, so the replay cannot deadlock. rt-app's signal/wait and
+//! suspend/resume lose an early wakeup; they are not used. A wakeup of a task
+//! that was not asleep (still running or runnable: the kernel traces
+//! `ttwu_runnable` too) releases nothing and is counted in
+//! [`ReplayReport::ignored_wakeups`].
+//!
+//! Why absolute timers: a timer-driven periodic task keeps its period on a
+//! machine where it runs late (rt-app's absolute `timer`: an overrun does not
+//! shift the grid).
+//!
+//! # Kernel threads
+//!
+//! Kept by default, as ordinary background tasks: they are real load. The
+//! text format has no `PF_KTHREAD` flag, so they are recognised by comm
+//! ([`is_kernel_thread_comm`]: `kworker/`, `ksoftirqd/`, `rcu_`, `migration/`
+//! ...). [`ReplayOptions::kernel_threads`] `false` drops them: their wakeups
+//! of others become timed wakeups and their forks delayed starts.
+//!
+//! # Deviations
+//!
+//! * SCHED_BATCH and SCHED_IDLE print prio 120 like SCHED_OTHER, so they
+//!   replay as SCHED_NORMAL; SCHED_RR replays as SCHED_FIFO; SCHED_DEADLINE
+//!   parameters are not in the trace (FIFO 99 instead). Task groups and
+//!   affinity are not in the trace either: every task is in `/` and may use
+//!   every CPU, per-CPU kernel threads included.
+//! * A timer wakeup is replayed as a timer expiring at the traced wakeup
+//!   time; the replaying simulator adds its own timer slack (up to 50 µs)
+//!   on top. The offset is per wakeup and does not accumulate (absolute).
+//! * Times have the trace's resolution (µs for ftrace text): each burst is
+//!   rounded to it.
+//! * A forked task's timer grid starts at its fork in the replay, which may
+//!   come earlier or later than in the trace.
+//! * CPU time is replayed as work at capacity 1024: on a machine of another
+//!   capacity it takes longer or shorter, as the real work would.
+//! * A task already running when the trace starts begins at its first
+//!   line; what it did before is unknown.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::time::Nanos;
+use schedlab_output::ftrace_text::{parse_ftrace_line, OwnedEvent, OwnedRecord};
+
+/// Options of [`replay_trace`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// Keep kernel threads (`kworker/...`, `rcu_*`...) as background tasks
+    /// (default true).
+    pub kernel_threads: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            kernel_threads: true,
+        }
+    }
+}
+
+/// What went wrong, by class.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReplayErrorKind {
+    /// A line the ftrace text reader cannot parse, or a `sched_switch`
+    /// whose `prev_pid` is not its context pid.
+    BrokenLine,
+    /// A line's time is earlier than the previous line of the same CPU.
+    TimeBackwards,
+    /// One pid running on two CPUs at once.
+    TwoCpus,
+    /// No event lines, or no task ever runs.
+    Empty,
+}
+
+/// Why a trace cannot be replayed. `Display` is one line:
+/// `FILE:LINE: problem`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {msg}")]
+pub struct ReplayError {
+    /// The trace file as named by the caller.
+    pub file: String,
+    /// 1-based line number (0 when the problem is the whole file).
+    pub line: usize,
+    /// Class.
+    pub kind: ReplayErrorKind,
+    /// What is wrong.
+    pub msg: String,
+}
+
+/// One task of the replay, as found in the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayedTask {
+    /// pid in the trace.
+    pub pid: u32,
+    /// Name in the workload (unique); `None` when the task was dropped.
+    pub name: Option<String>,
+    /// Last comm seen.
+    pub comm: String,
+    /// Recognised as a kernel thread by its comm.
+    pub kernel_thread: bool,
+    /// CPU time seen in the trace.
+    pub runtime_ns: Nanos,
+    /// Activations (wakeup, then CPU time until the next sleep).
+    pub activations: u64,
+    /// Activations started by another replayed task's wakeup.
+    pub dependency_wakeups: u64,
+    /// Activations started by a timer (or idle, interrupt, dropped task).
+    pub timed_wakeups: u64,
+    /// pid of the replayed parent that forks it.
+    pub forked_by: Option<u32>,
+}
+
+/// What [`replay_trace`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplayReport {
+    /// Event lines read.
+    pub lines: u64,
+    /// Event lines used (scheduler events the replay understands).
+    pub events_used: u64,
+    /// Event lines skipped, per event name.
+    pub skipped: BTreeMap<String, u64>,
+    /// Switches inferred from the context column (no `sched_switch` line).
+    pub inferred_switches: u64,
+    /// Wakeups of tasks that were not asleep.
+    pub ignored_wakeups: u64,
+    /// Time from the first to the last event line.
+    pub span_ns: Nanos,
+    /// CPUs seen.
+    pub cpus: u32,
+    /// Every pid other than 0 seen, in order of first appearance.
+    pub tasks: Vec<ReplayedTask>,
+}
+
+/// A replayed trace: the workload and the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// The workload, ready to simulate.
+    pub workload: Workload,
+    /// What was found.
+    pub report: ReplayReport,
+}
+
+/// Kernel threads by comm (see the module doc).
+pub fn is_kernel_thread_comm(comm: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "kworker/",
+        "ksoftirqd/",
+        "rcu_",
+        "rcuog/",
+        "rcuop/",
+        "rcuos/",
+        "migration/",
+        "cpuhp/",
+        "kthreadd",
+        "watchdog",
+        "idle_inject/",
+        "irq/",
+        "kcompactd",
+        "khugepaged",
+        "kswapd",
+        "jbd2/",
+        "oom_reaper",
+        "kauditd",
+        "khungtaskd",
+        "kblockd",
+        "ksmd",
+        "psimon",
+        "pr/",
+        "kdevtmpfs",
+        "writeback",
+    ];
+    PREFIXES.iter().any(|p| comm.starts_with(p))
+}
+
+/// What started an activation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cause {
+    /// Woken or first run at this trace time, by no replayed task.
+    Timed(Nanos),
+    /// Woken by this pid (in its task context).
+    Dep { waker: u32, at: Nanos },
+    /// Created by this parent pid at this time.
+    Forked { parent: u32, at: Nanos },
+}
+
+/// Something a task did to another while running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mark {
+    Post(u32),
+    Fork(u32),
+}
+
+#[derive(Clone, Debug)]
+struct Activation {
+    cause: Cause,
+    cpu_ns: Nanos,
+    /// (CPU-time offset in the activation, mark).
+    marks: Vec<(Nanos, Mark)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Seen only in payloads so far.
+    Fresh,
+    Running,
+    Runnable,
+    Sleeping,
+    Dead,
+}
+
+#[derive(Clone, Debug)]
+struct TaskTrace {
+    pid: u32,
+    comm: String,
+    prio: Option<i32>,
+    state: State,
+    /// (CPU, since) while current somewhere.
+    running: Option<(u32, Nanos)>,
+    cur: Option<Activation>,
+    /// Cause of the next activation, set by a wakeup while asleep.
+    pending: Option<Cause>,
+    /// Time of the last wakeup (for inferred switch-ins).
+    woken_at: Option<Nanos>,
+    done: Vec<Activation>,
+    /// Parent named by `sched_process_fork`.
+    fork_parent: Option<u32>,
+    exited: bool,
+}
+
+impl TaskTrace {
+    fn new(pid: u32) -> TaskTrace {
+        TaskTrace {
+            pid,
+            comm: String::new(),
+            prio: None,
+            state: State::Fresh,
+            running: None,
+            cur: None,
+            pending: None,
+            woken_at: None,
+            done: Vec::new(),
+            fork_parent: None,
+            exited: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CpuState {
+    last_ns: Nanos,
+    /// Current pid (0 = idle).
+    current: u32,
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    line: usize,
+    report: ReplayReport,
+    cpus: BTreeMap<u32, CpuState>,
+    tasks: HashMap<u32, TaskTrace>,
+    order: Vec<u32>,
+    first_ns: Option<Nanos>,
+    last_ns: Nanos,
+}
+
+/// True when the flags column says hard or soft interrupt (or NMI) context:
+/// the context task is then only the interrupted one, not the waker.
+fn interrupt_context(flags: &str) -> bool {
+    matches!(flags.as_bytes().get(2), Some(b'h' | b's' | b'H' | b'z' | b'Z'))
+}
+
+/// `key=value` of a text payload (`sched_process_fork`, `sched_process_exit`).
+fn payload_value<'p>(payload: &'p str, key: &str) -> Option<&'p str> {
+    let mut start = 0;
+    while let Some(i) = payload[start..].find(key) {
+        let at = start + i;
+        let boundary = at == 0 || payload.as_bytes()[at - 1] == b' ';
+        let after = at + key.len();
+        if boundary && payload.as_bytes().get(after) == Some(&b'=') {
+            let rest = &payload[after + 1..];
+            return Some(rest.split(' ').next().unwrap_or(""));
+        }
+        start = at + key.len();
+    }
+    None
+}
+
+impl<'a> Reader<'a> {
+    fn err(&self, kind: ReplayErrorKind, msg: String) -> ReplayError {
+        ReplayError {
+            file: self.file.to_string(),
+            line: self.line,
+            kind,
+            msg,
+        }
+    }
+
+    fn task(&mut self, pid: u32) -> &mut TaskTrace {
+        if !self.tasks.contains_key(&pid) {
+            self.order.push(pid);
+        }
+        self.tasks.entry(pid).or_insert_with(|| TaskTrace::new(pid))
+    }
+
+    /// Notes the comm and prio a payload gives a task.
+    fn name_task(&mut self, pid: u32, comm: &str, prio: i32) {
+        if pid == 0 {
+            return;
+        }
+        let t = self.task(pid);
+        if !comm.is_empty() && comm != "<...>" {
+            t.comm = comm.to_string();
+        }
+        if t.prio.is_none() {
+            t.prio = Some(prio);
+        }
+    }
+
+    /// `pid` stops running at `at`; `sleeps` ends its activation.
+    fn switch_out(&mut self, pid: u32, at: Nanos, state: State) {
+        if pid == 0 {
+            return;
+        }
+        let t = self.task(pid);
+        if let Some((_, since)) = t.running.take() {
+            if let Some(a) = t.cur.as_mut() {
+                a.cpu_ns += at.saturating_sub(since);
+            }
+        }
+        t.state = state;
+        if state != State::Runnable {
+            if let Some(a) = t.cur.take() {
+                t.done.push(a);
+            }
+            t.pending = None;
+        }
+    }
+
+    /// `pid` becomes current on `cpu` at `at`.
+    fn switch_in(&mut self, pid: u32, cpu: u32, at: Nanos) -> Result<(), ReplayError> {
+        if pid == 0 {
+            return Ok(());
+        }
+        let line = self.line;
+        let t = self.task(pid);
+        if let Some((other, _)) = t.running {
+            if other != cpu {
+                let msg = format!(
+                    "pid {pid} ({}) runs on CPU {cpu} while it is still running on CPU {other} (no switch away from it there)",
+                    t.comm
+                );
+                let _ = line;
+                return Err(self.err(ReplayErrorKind::TwoCpus, msg));
+            }
+            return Ok(());
+        }
+        t.running = Some((cpu, at));
+        if t.cur.is_none() {
+            let cause = t.pending.take().unwrap_or(Cause::Timed(at));
+            t.cur = Some(Activation {
+                cause,
+                cpu_ns: 0,
+                marks: Vec::new(),
+            });
+        }
+        t.state = State::Running;
+        Ok(())
+    }
+
+    /// A mark in `pid`'s running activation at time `at`; false if it is not
+    /// running.
+    fn mark(&mut self, pid: u32, at: Nanos, m: Mark) -> bool {
+        let Some(t) = self.tasks.get_mut(&pid) else {
+            return false;
+        };
+        let (Some((_, since)), Some(a)) = (t.running, t.cur.as_mut()) else {
+            return false;
+        };
+        let off = a.cpu_ns + at.saturating_sub(since);
+        a.marks.push((off, m));
+        true
+    }
+
+    /// A wakeup of `pid` at `at`; `waker` is the context task when it may
+    /// be the waker.
+    fn wake(&mut self, pid: u32, at: Nanos, waker: Option<u32>, first_line: bool) {
+        if pid == 0 {
+            return;
+        }
+        let t = self.task(pid);
+        match t.state {
+            State::Sleeping | State::Fresh if t.pending.is_none() => {}
+            State::Sleeping | State::Fresh => return, // sched_wakeup after sched_waking
+            _ => {
+                if first_line {
+                    self.report.ignored_wakeups += 1;
+                }
+                return;
+            }
+        }
+        t.woken_at = Some(at);
+        let waker = waker.filter(|&w| w != 0 && w != pid);
+        match waker {
+            Some(w) => {
+                self.tasks.get_mut(&pid).expect("just made").pending =
+                    Some(Cause::Dep { waker: w, at });
+                if !self.mark(w, at, Mark::Post(pid)) {
+                    // The context task is not known to run: treat as timed.
+                    self.tasks.get_mut(&pid).expect("just made").pending =
+                        Some(Cause::Timed(at));
+                }
+            }
+            None => t.pending = Some(Cause::Timed(at)),
+        }
+        // A woken task is runnable, not fresh.
+        let t = self.tasks.get_mut(&pid).expect("just made");
+        t.state = State::Sleeping;
+    }
+
+    fn record(&mut self, r: &OwnedRecord) -> Result<(), ReplayError> {
+        let t = r.time_ns;
+        self.report.lines += 1;
+        if self.first_ns.is_none() {
+            self.first_ns = Some(t);
+        }
+        self.last_ns = self.last_ns.max(t);
+        let cpu = r.cpu;
+        // Per-CPU clock.
+        let prev = self.cpus.get(&cpu).copied();
+        if let Some(c) = prev {
+            if t < c.last_ns {
+                return Err(self.err(
+                    ReplayErrorKind::TimeBackwards,
+                    format!(
+                        "time goes backwards on CPU {cpu}: {} after {} on the same CPU",
+                        fmt_secs(t),
+                        fmt_secs(c.last_ns)
+                    ),
+                ));
+            }
+        }
+        // The context column: the CPU's current task.
+        if r.ctx_pid != 0 {
+            let comm = r.ctx_comm.clone();
+            let ctx_task = self.task(r.ctx_pid);
+            if !comm.is_empty() && comm != "<...>" && ctx_task.comm.is_empty() {
+                ctx_task.comm = comm;
+            }
+        }
+        match prev {
+            None => {
+                self.cpus.insert(
+                    cpu,
+                    CpuState {
+                        last_ns: t,
+                        current: r.ctx_pid,
+                    },
+                );
+                self.switch_in(r.ctx_pid, cpu, t)?;
+            }
+            Some(c) if c.current != r.ctx_pid => {
+                self.report.inferred_switches += 1;
+                self.switch_out(c.current, c.last_ns, State::Sleeping);
+                let woke = self.tasks.get(&r.ctx_pid).and_then(|x| x.woken_at);
+                let start = woke.map_or(c.last_ns, |w| w.clamp(c.last_ns, t));
+                self.switch_in(r.ctx_pid, cpu, start)?;
+                self.cpus.get_mut(&cpu).expect("seen").current = r.ctx_pid;
+            }
+            Some(_) => {}
+        }
+        let irq = interrupt_context(&r.flags);
+        let ctx_waker = (!irq && r.ctx_pid != 0).then_some(r.ctx_pid);
+        match &r.event {
+            OwnedEvent::SchedSwitch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                self.report.events_used += 1;
+                if prev.pid != r.ctx_pid {
+                    return Err(self.err(
+                        ReplayErrorKind::BrokenLine,
+                        format!(
+                            "sched_switch: prev_pid={} but the line's context pid is {}",
+                            prev.pid, r.ctx_pid
+                        ),
+                    ));
+                }
+                self.name_task(prev.pid, &prev.comm, prev.prio);
+                self.name_task(next.pid, &next.comm, next.prio);
+                let state = match prev_state.trim_end_matches('+') {
+                    "R" => State::Runnable,
+                    s if s.starts_with('Z') || s.starts_with('X') => State::Dead,
+                    _ => State::Sleeping,
+                };
+                self.switch_out(prev.pid, t, state);
+                self.switch_in(next.pid, cpu, t)?;
+                self.cpus.get_mut(&cpu).expect("seen").current = next.pid;
+            }
+            OwnedEvent::SchedWaking { task, .. } => {
+                self.report.events_used += 1;
+                self.name_task(task.pid, &task.comm, task.prio);
+                self.wake(task.pid, t, ctx_waker, true);
+            }
+            OwnedEvent::SchedWakeup { task, .. } => {
+                self.report.events_used += 1;
+                self.name_task(task.pid, &task.comm, task.prio);
+                // Only when no sched_waking was seen for this sleep (the
+                // wake() call ignores a second wakeup of the same sleep).
+                self.wake(task.pid, t, ctx_waker, false);
+            }
+            OwnedEvent::SchedWakeupNew { task, .. } => {
+                self.report.events_used += 1;
+                self.name_task(task.pid, &task.comm, task.prio);
+                let parent = self
+                    .tasks
+                    .get(&task.pid)
+                    .and_then(|c| c.fork_parent)
+                    .or(ctx_waker)
+                    .filter(|&p| p != task.pid);
+                let child = self.task(task.pid);
+                if child.state == State::Fresh && child.done.is_empty() && child.cur.is_none() {
+                    child.woken_at = Some(t);
+                    child.state = State::Sleeping;
+                    child.pending = Some(Cause::Timed(t));
+                    if let Some(p) = parent {
+                        if self.mark(p, t, Mark::Fork(task.pid)) {
+                            self.tasks.get_mut(&task.pid).expect("made").pending =
+                                Some(Cause::Forked { parent: p, at: t });
+                        }
+                    }
+                }
+            }
+            OwnedEvent::SchedMigrateTask { task, .. } => {
+                self.report.events_used += 1;
+                self.name_task(task.pid, &task.comm, task.prio);
+            }
+            OwnedEvent::Other { name, payload } => match name.as_str() {
+                "sched_process_fork" => {
+                    let child = payload_value(payload, "child_pid").and_then(|v| v.parse().ok());
+                    let parent = payload_value(payload, "pid").and_then(|v| v.parse().ok());
+                    let (Some(child), Some(parent)) = (child, parent) else {
+                        return Err(self.err(
+                            ReplayErrorKind::BrokenLine,
+                            "sched_process_fork: no pid=/child_pid=".into(),
+                        ));
+                    };
+                    self.report.events_used += 1;
+                    let comm = payload_value(payload, "child_comm").unwrap_or("").to_string();
+                    let c = self.task(child);
+                    if c.comm.is_empty() {
+                        c.comm = comm;
+                    }
+                    c.fork_parent = Some(parent);
+                }
+                "sched_process_exit" => {
+                    let Some(pid) = payload_value(payload, "pid").and_then(|v| v.parse().ok())
+                    else {
+                        return Err(self.err(
+                            ReplayErrorKind::BrokenLine,
+                            "sched_process_exit: no pid=".into(),
+                        ));
+                    };
+                    self.report.events_used += 1;
+                    if pid != 0 {
+                        self.task(pid).exited = true;
+                    }
+                }
+                _ => *self.report.skipped.entry(name.clone()).or_default() += 1,
+            },
+        }
+        self.cpus.get_mut(&cpu).expect("seen").last_ns = t;
+        Ok(())
+    }
+
+    /// Closes every open activation at its CPU's last line.
+    fn finish(&mut self) {
+        let ends: Vec<(u32, Nanos)> = self
+            .tasks
+            .values()
+            .filter_map(|t| t.running.map(|(c, _)| (t.pid, self.cpus[&c].last_ns)))
+            .collect();
+        for (pid, at) in ends {
+            self.switch_out(pid, at, State::Sleeping);
+        }
+        for t in self.tasks.values_mut() {
+            if let Some(a) = t.cur.take() {
+                t.done.push(a);
+            }
+        }
+    }
+}
+
+fn fmt_secs(ns: Nanos) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
+}
+
+fn policy_of(prio: Option<i32>) -> (Policy, i32) {
+    match prio {
+        Some(p) if p < 0 => (Policy::Fifo, 99),
+        Some(p) if p < 100 => (Policy::Fifo, 99 - p),
+        Some(p) if p <= 139 => (Policy::Normal, p - 120),
+        _ => (Policy::Normal, 0),
+    }
+}
+
+fn run_op(ns: Nanos, pload_ns: u64) -> Op {
+    Op::Run {
+        work_ns: ns,
+        config_us: ns / 1000,
+        perf: ns / pload_ns.max(1) / 1000,
+    }
+}
+
+/// Replays an ftrace text trace: `text` is the whole file, `file` its name
+/// for messages. See the module doc for the mapping.
+pub fn replay_trace(text: &str, file: &str, opts: &ReplayOptions) -> Result<Replay, ReplayError> {
+    let mut rd = Reader {
+        file,
+        line: 0,
+        report: ReplayReport::default(),
+        cpus: BTreeMap::new(),
+        tasks: HashMap::new(),
+        order: Vec::new(),
+        first_ns: None,
+        last_ns: 0,
+    };
+    for (i, line) in text.lines().enumerate() {
+        rd.line = i + 1;
+        match parse_ftrace_line(line) {
+            Ok(Some(r)) => rd.record(&r)?,
+            Ok(None) => {}
+            Err(msg) => return Err(rd.err(ReplayErrorKind::BrokenLine, msg)),
+        }
+    }
+    rd.line = 0;
+    let Some(t_begin) = rd.first_ns else {
+        return Err(rd.err(ReplayErrorKind::Empty, "no event lines".into()));
+    };
+    rd.finish();
+    rd.report.span_ns = rd.last_ns - t_begin;
+    rd.report.cpus = rd.cpus.len() as u32;
+    lower(rd, t_begin, opts)
+}
+
+fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Replay, ReplayError> {
+    let pload = crate::DEFAULT_PLOAD_NS;
+    // Which tasks become threads: run at least once, not dropped.
+    let mut kept: HashSet<u32> = HashSet::new();
+    for &pid in &rd.order {
+        let t = &rd.tasks[&pid];
+        let kthread = is_kernel_thread_comm(&t.comm) || pid == 2;
+        if (!kthread || opts.kernel_threads) && !t.done.is_empty() {
+            kept.insert(pid);
+        }
+    }
+    // A forked child is kept only if its first activation has a kept
+    // parent; otherwise it is a delayed start-up task.
+    let forked_by = |t: &TaskTrace| match t.done.first().map(|a| a.cause) {
+        Some(Cause::Forked { parent, .. }) if kept.contains(&parent) => Some(parent),
+        _ => None,
+    };
+    let order: Vec<u32> = rd.order.iter().copied().filter(|p| kept.contains(p)).collect();
+    if order.is_empty() {
+        return Err(ReplayError {
+            file: rd.file.to_string(),
+            line: 0,
+            kind: ReplayErrorKind::Empty,
+            msg: "no task runs in the trace".into(),
+        });
+    }
+    // Names: the comm when unique, else comm-0, comm-1... (rt-app's
+    // name-index), never "rt-app" (the simulator's main thread).
+    let mut count: HashMap<String, u32> = HashMap::new();
+    for pid in &order {
+        *count.entry(base_name(&rd.tasks[pid].comm, *pid)).or_default() += 1;
+    }
+    let mut taken: HashSet<String> = HashSet::from(["rt-app".to_string()]);
+    let mut names: HashMap<u32, String> = HashMap::new();
+    let mut next_idx: HashMap<String, u32> = HashMap::new();
+    for pid in &order {
+        let base = base_name(&rd.tasks[pid].comm, *pid);
+        let name = if count[&base] == 1 && !taken.contains(&base) {
+            base
+        } else {
+            loop {
+                let k = next_idx.entry(base.clone()).or_default();
+                let n = format!("{base}-{k}");
+                *k += 1;
+                if !taken.contains(&n) {
+                    break n;
+                }
+            }
+        };
+        taken.insert(name.clone());
+        names.insert(*pid, name);
+    }
+    let index: HashMap<u32, u32> = order.iter().enumerate().map(|(i, &p)| (p, i as u32)).collect();
+    let mut w = Workload {
+        log_basename: "replay".into(),
+        calibration_ns: pload,
+        ..Default::default()
+    };
+    // Semaphores: one per task that waits on one.
+    let mut sem_of: HashMap<u32, u32> = HashMap::new();
+    // Fork pools: one per forked child.
+    let mut pool_of: HashMap<u32, u32> = HashMap::new();
+    for &pid in &order {
+        let t = &rd.tasks[&pid];
+        if t.done.iter().any(|a| matches!(a.cause, Cause::Dep { waker, .. } if kept.contains(&waker)))
+        {
+            sem_of.insert(pid, w.sems);
+            w.sems += 1;
+        }
+        if forked_by(t).is_some() {
+            pool_of.insert(pid, w.fork_pools.len() as u32);
+            w.fork_pools.push(vec![index[&pid]]);
+        }
+    }
+    for &pid in &order {
+        let t = &rd.tasks[&pid];
+        let name = names[&pid].clone();
+        let parent = forked_by(t);
+        // The timer's base: the trace start, or the fork for a forked task.
+        let base = match (parent, t.done.first().map(|a| a.cause)) {
+            (Some(_), Some(Cause::Forked { at, .. })) => at,
+            _ => t_begin,
+        };
+        let mut timer: Option<TimerRef> = None;
+        let mut last_target: Nanos = 0;
+        let mut phases = Vec::new();
+        let (mut deps, mut timed) = (0u64, 0u64);
+        for (k, a) in t.done.iter().enumerate() {
+            let mut ops = Vec::new();
+            let wait_until = match a.cause {
+                Cause::Dep { waker, at } => {
+                    if kept.contains(&waker) {
+                        deps += 1;
+                        ops.push(Op::SemWait { sem: sem_of[&pid] });
+                        None
+                    } else {
+                        Some(at)
+                    }
+                }
+                Cause::Timed(at) => Some(at),
+                Cause::Forked { parent: p, at } => {
+                    if k == 0 && parent == Some(p) {
+                        None
+                    } else {
+                        Some(at)
+                    }
+                }
+            };
+            if let Some(at) = wait_until {
+                timed += 1;
+                let target = at.saturating_sub(base);
+                let tr = *timer.get_or_insert_with(|| {
+                    w.timers.push(TimerSpec {
+                        name: format!("replay@{name}"),
+                        absolute: true,
+                    });
+                    TimerRef(w.timers.len() as u32 - 1)
+                });
+                ops.push(Op::Timer {
+                    timer: tr,
+                    period_ns: target.saturating_sub(last_target),
+                });
+                last_target = last_target.max(target);
+            }
+            let mut marks = a.marks.clone();
+            marks.sort_by_key(|m| m.0);
+            let mut done_ns = 0;
+            for (off, m) in marks {
+                let op = match m {
+                    Mark::Post(p) if kept.contains(&p) && sem_of.contains_key(&p) => {
+                        // Only posts that release a replayed wait.
+                        Op::SemPost { sem: sem_of[&p] }
+                    }
+                    Mark::Fork(c) if pool_of.contains_key(&c) && forked_by(&rd.tasks[&c]) == Some(pid) => {
+                        Op::Fork { pool: pool_of[&c] }
+                    }
+                    _ => continue,
+                };
+                let off = off.min(a.cpu_ns);
+                if off > done_ns {
+                    ops.push(run_op(off - done_ns, pload));
+                    done_ns = off;
+                }
+                ops.push(op);
+            }
+            if a.cpu_ns > done_ns {
+                ops.push(run_op(a.cpu_ns - done_ns, pload));
+            }
+            if ops.is_empty() {
+                continue;
+            }
+            phases.push(Phase {
+                name: format!("a{k}"),
+                loops: 1,
+                ops,
+                cpus: None,
+                sched: None,
+                slice_ns: None,
+                uclamp: Default::default(),
+                dl: None,
+                group: None,
+                marks: Vec::new(),
+            });
+        }
+        if phases.is_empty() {
+            // Ran for no measurable time: a one-µs run keeps the pid's
+            // posts and forks (none here, or it would have ops) valid.
+            phases.push(Phase {
+                name: "a0".into(),
+                loops: 1,
+                ops: vec![run_op(1000, pload)],
+                cpus: None,
+                sched: None,
+                slice_ns: None,
+                uclamp: Default::default(),
+                dl: None,
+                group: None,
+                marks: Vec::new(),
+            });
+        }
+        let (policy, nice) = policy_of(t.prio);
+        let mut spec = TaskSpec::looping(name, index[&pid], policy, Vec::new());
+        spec.nice = nice;
+        spec.forked = parent.is_some();
+        spec.program = Program {
+            phases,
+            loops: Some(1),
+        };
+        w.tasks.push(spec);
+        let _ = (deps, timed);
+    }
+    // Report.
+    let mut tasks = Vec::new();
+    for &pid in &rd.order {
+        let t = rd.tasks.get_mut(&pid).expect("listed");
+        let kthread = is_kernel_thread_comm(&t.comm) || pid == 2;
+        let parent = if kept.contains(&pid) {
+            match t.done.first().map(|a| a.cause) {
+                Some(Cause::Forked { parent, .. }) if kept.contains(&parent) => Some(parent),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let deps = t
+            .done
+            .iter()
+            .filter(|a| matches!(a.cause, Cause::Dep { waker, .. } if kept.contains(&waker)))
+            .count() as u64;
+        let act = t.done.len() as u64;
+        let forks = u64::from(parent.is_some());
+        tasks.push(ReplayedTask {
+            pid,
+            name: names.get(&pid).cloned(),
+            comm: t.comm.clone(),
+            kernel_thread: kthread,
+            runtime_ns: t.done.iter().map(|a| a.cpu_ns).sum(),
+            activations: act,
+            dependency_wakeups: deps,
+            timed_wakeups: act - deps - forks,
+            forked_by: parent,
+        });
+    }
+    rd.report.tasks = tasks;
+    Ok(Replay {
+        workload: w,
+        report: rd.report,
+    })
+}
+
+/// A task name from a comm: printable, no blanks (rt-app names are JSON
+/// keys and log file names), `pid<N>` when the comm is unknown.
+fn base_name(comm: &str, pid: u32) -> String {
+    let s: String = comm
+        .chars()
+        .map(|c| if c.is_whitespace() || c.is_control() || c == '/' { '_' } else { c })
+        .collect();
+    if s.is_empty() {
+        format!("pid{pid}")
+    } else {
+        s
+    }
+}
