@@ -100,12 +100,45 @@ pub struct ReplayOptions {
     /// Keep kernel threads (`kworker/...`, `rcu_*`...) as background tasks
     /// (default true).
     pub kernel_threads: bool,
+    /// Timer slack taken off each timed wakeup's time (default 50 µs, the
+    /// kernel's `timer_slack_ns` for non-RT tasks): the traced wakeup came
+    /// up to the slack after the timer's expiry, and the replaying
+    /// simulator adds its own slack again.
+    pub timer_slack_ns: Nanos,
+    /// Scheduler overhead booked on a CPU at each `sched_switch` (default
+    /// 0). A real task's CPU time includes the kernel's scheduling work done
+    /// in its context, so 0 is right for real traces. schedlab's simulator
+    /// books its context-switch cost outside every task's runtime, as a
+    /// window of CPU time starting at the switch (or when the previous
+    /// window ends) that the trace shows inside whichever task is current
+    /// then; a schedlab trace replayed without taking those windows out
+    /// would pay them twice ([`ReplayOptions::for_schedlab_trace`]).
+    pub switch_cost_ns: Nanos,
+    /// The same for each `sched_waking` line, on the CPU that traced it
+    /// (default 0; the simulator's `wakeup_ns` for schedlab traces).
+    pub wakeup_cost_ns: Nanos,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
         ReplayOptions {
             kernel_threads: true,
+            timer_slack_ns: 50_000,
+            switch_cost_ns: 0,
+            wakeup_cost_ns: 0,
+        }
+    }
+}
+
+impl ReplayOptions {
+    /// Options for a trace that schedlab simulated on `machine`: its
+    /// context-switch and wakeup costs are taken off the tasks' spans (the
+    /// simulator does not count them as task runtime).
+    pub fn for_schedlab_trace(machine: &schedlab_core::machine::Machine) -> ReplayOptions {
+        ReplayOptions {
+            switch_cost_ns: machine.costs.context_switch_ns,
+            wakeup_cost_ns: machine.costs.wakeup_ns,
+            ..ReplayOptions::default()
         }
     }
 }
@@ -227,8 +260,9 @@ pub fn is_kernel_thread_comm(comm: &str) -> bool {
 /// What started an activation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Cause {
-    /// Woken or first run at this trace time, by no replayed task.
-    Timed(Nanos),
+    /// Woken (`woken`) or first seen running at this trace time, by no
+    /// replayed task.
+    Timed { at: Nanos, woken: bool },
     /// Woken by this pid (in its task context).
     Dep { waker: u32, at: Nanos },
     /// Created by this parent pid at this time.
@@ -297,15 +331,42 @@ impl TaskTrace {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 struct CpuState {
     last_ns: Nanos,
     /// Current pid (0 = idle).
     current: u32,
+    /// Scheduler overhead windows `[start, end)` not yet behind every span
+    /// (see [`ReplayOptions::switch_cost_ns`]).
+    windows: Vec<(Nanos, Nanos)>,
+    /// End of the last window.
+    ovh_until: Nanos,
+}
+
+impl CpuState {
+    /// Books `cost` of overhead at `at`: it starts when the previous
+    /// overhead ends, as the simulator's `charge` does.
+    fn charge(&mut self, at: Nanos, cost: Nanos) {
+        if cost == 0 {
+            return;
+        }
+        let start = at.max(self.ovh_until);
+        self.ovh_until = start + cost;
+        self.windows.push((start, self.ovh_until));
+    }
+
+    /// Overhead inside `[a, b)`.
+    fn overhead(&self, a: Nanos, b: Nanos) -> Nanos {
+        self.windows
+            .iter()
+            .map(|&(s, e)| e.min(b).saturating_sub(s.max(a)))
+            .sum()
+    }
 }
 
 struct Reader<'a> {
     file: &'a str,
+    opts: &'a ReplayOptions,
     line: usize,
     report: ReplayReport,
     cpus: BTreeMap<u32, CpuState>,
@@ -373,10 +434,13 @@ impl<'a> Reader<'a> {
         if pid == 0 {
             return;
         }
-        let t = self.task(pid);
-        if let Some((_, since)) = t.running.take() {
+        let t = self.tasks.entry(pid).or_insert_with(|| TaskTrace::new(pid));
+        if let Some((cpu, since)) = t.running.take() {
+            let c = self.cpus.get_mut(&cpu).expect("a running task's CPU is known");
+            let ovh = c.overhead(since, at);
+            c.windows.retain(|w| w.1 > at);
             if let Some(a) = t.cur.as_mut() {
-                a.cpu_ns += at.saturating_sub(since);
+                a.cpu_ns += at.saturating_sub(since).saturating_sub(ovh);
             }
         }
         t.state = state;
@@ -393,7 +457,6 @@ impl<'a> Reader<'a> {
         if pid == 0 {
             return Ok(());
         }
-        let line = self.line;
         let t = self.task(pid);
         if let Some((other, _)) = t.running {
             if other != cpu {
@@ -401,14 +464,13 @@ impl<'a> Reader<'a> {
                     "pid {pid} ({}) runs on CPU {cpu} while it is still running on CPU {other} (no switch away from it there)",
                     t.comm
                 );
-                let _ = line;
                 return Err(self.err(ReplayErrorKind::TwoCpus, msg));
             }
             return Ok(());
         }
         t.running = Some((cpu, at));
         if t.cur.is_none() {
-            let cause = t.pending.take().unwrap_or(Cause::Timed(at));
+            let cause = t.pending.take().unwrap_or(Cause::Timed { at, woken: false });
             t.cur = Some(Activation {
                 cause,
                 cpu_ns: 0,
@@ -425,10 +487,11 @@ impl<'a> Reader<'a> {
         let Some(t) = self.tasks.get_mut(&pid) else {
             return false;
         };
-        let (Some((_, since)), Some(a)) = (t.running, t.cur.as_mut()) else {
+        let (Some((cpu, since)), Some(a)) = (t.running, t.cur.as_mut()) else {
             return false;
         };
-        let off = a.cpu_ns + at.saturating_sub(since);
+        let ovh = self.cpus.get(&cpu).map_or(0, |c| c.overhead(since, at));
+        let off = a.cpu_ns + at.saturating_sub(since).saturating_sub(ovh);
         a.marks.push((off, m));
         true
     }
@@ -459,10 +522,10 @@ impl<'a> Reader<'a> {
                 if !self.mark(w, at, Mark::Post(pid)) {
                     // The context task is not known to run: treat as timed.
                     self.tasks.get_mut(&pid).expect("just made").pending =
-                        Some(Cause::Timed(at));
+                        Some(Cause::Timed { at, woken: true });
                 }
             }
-            None => t.pending = Some(Cause::Timed(at)),
+            None => t.pending = Some(Cause::Timed { at, woken: true }),
         }
         // A woken task is runnable, not fresh.
         let t = self.tasks.get_mut(&pid).expect("just made");
@@ -478,15 +541,15 @@ impl<'a> Reader<'a> {
         self.last_ns = self.last_ns.max(t);
         let cpu = r.cpu;
         // Per-CPU clock.
-        let prev = self.cpus.get(&cpu).copied();
-        if let Some(c) = prev {
-            if t < c.last_ns {
+        let prev = self.cpus.get(&cpu).map(|c| (c.last_ns, c.current));
+        if let Some((last_ns, _)) = prev {
+            if t < last_ns {
                 return Err(self.err(
                     ReplayErrorKind::TimeBackwards,
                     format!(
                         "time goes backwards on CPU {cpu}: {} after {} on the same CPU",
                         fmt_secs(t),
-                        fmt_secs(c.last_ns)
+                        fmt_secs(last_ns)
                     ),
                 ));
             }
@@ -506,15 +569,16 @@ impl<'a> Reader<'a> {
                     CpuState {
                         last_ns: t,
                         current: r.ctx_pid,
+                        ..Default::default()
                     },
                 );
                 self.switch_in(r.ctx_pid, cpu, t)?;
             }
-            Some(c) if c.current != r.ctx_pid => {
+            Some((last_ns, current)) if current != r.ctx_pid => {
                 self.report.inferred_switches += 1;
-                self.switch_out(c.current, c.last_ns, State::Sleeping);
+                self.switch_out(current, last_ns, State::Sleeping);
                 let woke = self.tasks.get(&r.ctx_pid).and_then(|x| x.woken_at);
-                let start = woke.map_or(c.last_ns, |w| w.clamp(c.last_ns, t));
+                let start = woke.map_or(last_ns, |w| w.clamp(last_ns, t));
                 self.switch_in(r.ctx_pid, cpu, start)?;
                 self.cpus.get_mut(&cpu).expect("seen").current = r.ctx_pid;
             }
@@ -547,12 +611,17 @@ impl<'a> Reader<'a> {
                 };
                 self.switch_out(prev.pid, t, state);
                 self.switch_in(next.pid, cpu, t)?;
-                self.cpus.get_mut(&cpu).expect("seen").current = next.pid;
+                let cost = self.opts.switch_cost_ns;
+                let c = self.cpus.get_mut(&cpu).expect("seen");
+                c.current = next.pid;
+                c.charge(t, cost);
             }
             OwnedEvent::SchedWaking { task, .. } => {
                 self.report.events_used += 1;
                 self.name_task(task.pid, &task.comm, task.prio);
                 self.wake(task.pid, t, ctx_waker, true);
+                let cost = self.opts.wakeup_cost_ns;
+                self.cpus.get_mut(&cpu).expect("seen").charge(t, cost);
             }
             OwnedEvent::SchedWakeup { task, .. } => {
                 self.report.events_used += 1;
@@ -574,7 +643,7 @@ impl<'a> Reader<'a> {
                 if child.state == State::Fresh && child.done.is_empty() && child.cur.is_none() {
                     child.woken_at = Some(t);
                     child.state = State::Sleeping;
-                    child.pending = Some(Cause::Timed(t));
+                    child.pending = Some(Cause::Timed { at: t, woken: false });
                     if let Some(p) = parent {
                         if self.mark(p, t, Mark::Fork(task.pid)) {
                             self.tasks.get_mut(&task.pid).expect("made").pending =
@@ -669,6 +738,7 @@ fn run_op(ns: Nanos, pload_ns: u64) -> Op {
 pub fn replay_trace(text: &str, file: &str, opts: &ReplayOptions) -> Result<Replay, ReplayError> {
     let mut rd = Reader {
         file,
+        opts,
         line: 0,
         report: ReplayReport::default(),
         cpus: BTreeMap::new(),
@@ -791,21 +861,22 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
                         ops.push(Op::SemWait { sem: sem_of[&pid] });
                         None
                     } else {
-                        Some(at)
+                        Some((at, true))
                     }
                 }
-                Cause::Timed(at) => Some(at),
+                Cause::Timed { at, woken } => Some((at, woken)),
                 Cause::Forked { parent: p, at } => {
                     if k == 0 && parent == Some(p) {
                         None
                     } else {
-                        Some(at)
+                        Some((at, false))
                     }
                 }
             };
-            if let Some(at) = wait_until {
+            if let Some((at, woken)) = wait_until {
                 timed += 1;
-                let target = at.saturating_sub(base);
+                let slack = if woken { opts.timer_slack_ns } else { 0 };
+                let target = at.saturating_sub(base).saturating_sub(slack);
                 let tr = *timer.get_or_insert_with(|| {
                     w.timers.push(TimerSpec {
                         name: format!("replay@{name}"),
