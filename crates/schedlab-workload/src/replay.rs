@@ -193,6 +193,8 @@ pub struct ReplayedTask {
     pub timed_wakeups: u64,
     /// pid of the replayed parent that forks it.
     pub forked_by: Option<u32>,
+    /// Period of its timer, when its timed wakeups lie on one grid.
+    pub period_ns: Option<Nanos>,
 }
 
 /// What [`replay_trace`] found.
@@ -274,6 +276,8 @@ enum Cause {
 enum Mark {
     Post(u32),
     Fork(u32),
+    /// (Lowering only) the next expiry of the task's periodic timer.
+    Tick,
 }
 
 #[derive(Clone, Debug)]
@@ -850,6 +854,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         };
         let mut timer: Option<TimerRef> = None;
         let mut last_target: Nanos = 0;
+        let period = detect_period(t, opts);
         let mut phases = Vec::new();
         let (mut deps, mut timed) = (0u64, 0u64);
         for (k, a) in t.done.iter().enumerate() {
@@ -891,10 +896,33 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
                 last_target = last_target.max(target);
             }
             let mut marks = a.marks.clone();
+            // A periodic task that overran: the activation did the work of
+            // `n` periods; its timer expiries in between become timer
+            // waits at equal shares of the work.
+            if let (Some(p), Cause::Timed { at, woken: true }) = (period, a.cause) {
+                if let Some(Cause::Timed { at: next, woken: true }) =
+                    t.done.get(k + 1).map(|b| b.cause)
+                {
+                    let n = periods_between(at, next, p);
+                    for j in 1..n {
+                        marks.push((a.cpu_ns * j / n, Mark::Tick));
+                    }
+                }
+            }
             marks.sort_by_key(|m| m.0);
             let mut done_ns = 0;
             for (off, m) in marks {
                 let op = match m {
+                    Mark::Tick => {
+                        let (Some(tr), Some(p)) = (timer, period) else {
+                            continue;
+                        };
+                        last_target += p;
+                        Op::Timer {
+                            timer: tr,
+                            period_ns: p,
+                        }
+                    }
                     Mark::Post(p) if kept.contains(&p) && sem_of.contains_key(&p) => {
                         // Only posts that release a replayed wait.
                         Op::SemPost { sem: sem_of[&p] }
@@ -960,16 +988,9 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
     // Report.
     let mut tasks = Vec::new();
     for &pid in &rd.order {
-        let t = rd.tasks.get_mut(&pid).expect("listed");
+        let t = &rd.tasks[&pid];
         let kthread = is_kernel_thread_comm(&t.comm) || pid == 2;
-        let parent = if kept.contains(&pid) {
-            match t.done.first().map(|a| a.cause) {
-                Some(Cause::Forked { parent, .. }) if kept.contains(&parent) => Some(parent),
-                _ => None,
-            }
-        } else {
-            None
-        };
+        let parent = if kept.contains(&pid) { forked_by(t) } else { None };
         let deps = t
             .done
             .iter()
@@ -987,6 +1008,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             dependency_wakeups: deps,
             timed_wakeups: act - deps - forks,
             forked_by: parent,
+            period_ns: detect_period(t, opts),
         });
     }
     rd.report.tasks = tasks;
@@ -994,6 +1016,57 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         workload: w,
         report: rd.report,
     })
+}
+
+/// The wakeups `at` and `next` of a periodic task are this many periods
+/// apart (at least 1, at most 1000).
+fn periods_between(at: Nanos, next: Nanos, period: Nanos) -> u64 {
+    ((next.saturating_sub(at) + period / 2) / period).clamp(1, 1000)
+}
+
+/// The period of a timer-driven task: at least 4 timed wakeups, and every
+/// gap between consecutive ones within a tolerance (the timer slack plus
+/// 2 %) of a whole number (< 1000) of periods. The period is first the mean
+/// of the gaps about as long as the shortest, then the sum of all gaps over
+/// the sum of their whole numbers of periods (long gaps pin it down).
+fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
+    let woken: Vec<Option<Nanos>> = t
+        .done
+        .iter()
+        .map(|a| match a.cause {
+            Cause::Timed { at, woken: true } => Some(at),
+            _ => None,
+        })
+        .collect();
+    let gaps: Vec<Nanos> = woken
+        .windows(2)
+        .filter_map(|w| match (w[0], w[1]) {
+            (Some(a), Some(b)) if b > a => Some(b - a),
+            _ => None,
+        })
+        .collect();
+    if gaps.len() < 3 {
+        return None;
+    }
+    let min = *gaps.iter().min()?;
+    let tol = |p: Nanos| opts.timer_slack_ns + p / 50;
+    let ones: Vec<Nanos> = gaps.iter().copied().filter(|&g| g <= min + tol(min)).collect();
+    let mut p = ones.iter().sum::<Nanos>() / ones.len() as Nanos;
+    if p <= 2 * tol(p) {
+        return None;
+    }
+    for _ in 0..2 {
+        let n: u64 = gaps.iter().map(|&g| periods_between(0, g, p)).sum();
+        p = gaps.iter().sum::<Nanos>() / n.max(1);
+    }
+    if p <= 2 * tol(p) {
+        return None;
+    }
+    let fits = gaps.iter().all(|&g| {
+        let n = (g + p / 2) / p;
+        (1..1000).contains(&n) && g.abs_diff(n * p) <= tol(p)
+    });
+    fits.then_some(p)
 }
 
 /// A task name from a comm: printable, no blanks (rt-app names are JSON

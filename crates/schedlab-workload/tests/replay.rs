@@ -551,21 +551,31 @@ fn round_trip_hackbench_pipe_on_vm_2cpu() {
 #[test]
 #[ignore]
 fn debug_dump() {
-    for spec in [
-        "hackbench:groups=1,fds=4,loops=500,ipc=pipe",
-        "hackbench:groups=2,fds=4,loops=1000,ipc=pipe",
-        "hackbench:groups=1,fds=10,loops=300,ipc=pipe",
-        "hackbench:groups=1,fds=2,loops=2000,ipc=pipe",
-    ] {
-        let w = schedlab_workload::generators::generator(spec, 2).unwrap().unwrap().workload;
-        let (_o, text) = run_traced(&w, "vm-2cpu", None);
-        std::fs::write(format!("/tmp/{}.txt", spec.replace([':', ',', '='], "_")), &text).unwrap();
-        let rows = round_trip(&w, "vm-2cpu", None);
-        let _ = std::panic::catch_unwind(|| check(&rows, spec));
-    }
     let mut w = periodic_mix();
     w.tasks.pop();
     w.tasks[1] = rt("p1", 1, 2000, 7777, 1);
-    let rows = round_trip(&w, "vm-2cpu", Some(2_000_000_000));
-    let _ = std::panic::catch_unwind(|| check(&rows, "fit"));
+    for (name, w, d) in [
+        ("fit", w, Some(2_000_000_000)),
+        ("overload", periodic_mix(), Some(2_000_000_000)),
+        ("hb", schedlab_workload::generators::generator("hackbench:groups=1,fds=4,loops=500,ipc=pipe", 2).unwrap().unwrap().workload, None),
+    ] {
+        let (orig, text) = run_traced(&w, "vm-2cpu", d);
+        let m = preset("vm-2cpu").unwrap();
+        let mut o = ReplayOptions::for_schedlab_trace(&m);
+        let r = replay_trace(&text, "trace.txt", &o).unwrap();
+        let (rep, _) = run(&r.workload, "vm-2cpu", None);
+        eprintln!("t0 orig {:?} replay {:?}", orig.t0, rep.t0);
+        let r = replay_trace(&text, "trace.txt", &o).unwrap();
+        let (rep, _) = run(&r.workload, "vm-2cpu", None);
+        eprintln!("t0 orig {:?} replay {:?}", orig.t0, rep.t0);
+        let r = replay_trace(&text, "trace.txt", &o).unwrap();
+        for t in &r.report.tasks { eprintln!("{:?} {:?} {}", t.name, t.period_ns, t.activations); }
+        std::fs::write(format!("/tmp/{name}.txt"), &text).unwrap();
+        let (rep, _) = run(&r.workload, "vm-2cpu", None);
+        let rows: Vec<_> = orig.threads().iter().filter(|t| t.existed()).map(|t| {
+            let x = rep.threads().iter().find(|x| x.spec.name == t.spec.name).unwrap();
+            (t.spec.name.clone(), t.stats.runtime_ns, x.stats.runtime_ns, t.stats.wakeups, x.stats.wakeups)
+        }).collect();
+        let _ = std::panic::catch_unwind(|| check(&rows, name));
+    }
 }
