@@ -383,7 +383,10 @@ struct Reader<'a> {
 /// True when the flags column says hard or soft interrupt (or NMI) context:
 /// the context task is then only the interrupted one, not the waker.
 fn interrupt_context(flags: &str) -> bool {
-    matches!(flags.as_bytes().get(2), Some(b'h' | b's' | b'H' | b'z' | b'Z'))
+    matches!(
+        flags.as_bytes().get(2),
+        Some(b'h' | b's' | b'H' | b'z' | b'Z')
+    )
 }
 
 /// `key=value` of a text payload (`sched_process_fork`, `sched_process_exit`).
@@ -440,7 +443,10 @@ impl<'a> Reader<'a> {
         }
         let t = self.tasks.entry(pid).or_insert_with(|| TaskTrace::new(pid));
         if let Some((cpu, since)) = t.running.take() {
-            let c = self.cpus.get_mut(&cpu).expect("a running task's CPU is known");
+            let c = self
+                .cpus
+                .get_mut(&cpu)
+                .expect("a running task's CPU is known");
             let ovh = c.overhead(since, at);
             c.windows.retain(|w| w.1 > at);
             if let Some(a) = t.cur.as_mut() {
@@ -474,7 +480,10 @@ impl<'a> Reader<'a> {
         }
         t.running = Some((cpu, at));
         if t.cur.is_none() {
-            let cause = t.pending.take().unwrap_or(Cause::Timed { at, woken: false });
+            let cause = t
+                .pending
+                .take()
+                .unwrap_or(Cause::Timed { at, woken: false });
             t.cur = Some(Activation {
                 cause,
                 cpu_ns: 0,
@@ -647,7 +656,10 @@ impl<'a> Reader<'a> {
                 if child.state == State::Fresh && child.done.is_empty() && child.cur.is_none() {
                     child.woken_at = Some(t);
                     child.state = State::Sleeping;
-                    child.pending = Some(Cause::Timed { at: t, woken: false });
+                    child.pending = Some(Cause::Timed {
+                        at: t,
+                        woken: false,
+                    });
                     if let Some(p) = parent {
                         if self.mark(p, t, Mark::Fork(task.pid)) {
                             self.tasks.get_mut(&task.pid).expect("made").pending =
@@ -671,7 +683,9 @@ impl<'a> Reader<'a> {
                         ));
                     };
                     self.report.events_used += 1;
-                    let comm = payload_value(payload, "child_comm").unwrap_or("").to_string();
+                    let comm = payload_value(payload, "child_comm")
+                        .unwrap_or("")
+                        .to_string();
                     let c = self.task(child);
                     if c.comm.is_empty() {
                         c.comm = comm;
@@ -786,7 +800,12 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         Some(Cause::Forked { parent, .. }) if kept.contains(&parent) => Some(parent),
         _ => None,
     };
-    let order: Vec<u32> = rd.order.iter().copied().filter(|p| kept.contains(p)).collect();
+    let order: Vec<u32> = rd
+        .order
+        .iter()
+        .copied()
+        .filter(|p| kept.contains(p))
+        .collect();
     if order.is_empty() {
         return Err(ReplayError {
             file: rd.file.to_string(),
@@ -799,7 +818,9 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
     // name-index), never "rt-app" (the simulator's main thread).
     let mut count: HashMap<String, u32> = HashMap::new();
     for pid in &order {
-        *count.entry(base_name(&rd.tasks[pid].comm, *pid)).or_default() += 1;
+        *count
+            .entry(base_name(&rd.tasks[pid].comm, *pid))
+            .or_default() += 1;
     }
     let mut taken: HashSet<String> = HashSet::from(["rt-app".to_string()]);
     let mut names: HashMap<u32, String> = HashMap::new();
@@ -821,7 +842,11 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         taken.insert(name.clone());
         names.insert(*pid, name);
     }
-    let index: HashMap<u32, u32> = order.iter().enumerate().map(|(i, &p)| (p, i as u32)).collect();
+    let index: HashMap<u32, u32> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, i as u32))
+        .collect();
     let mut w = Workload {
         log_basename: "replay".into(),
         calibration_ns: pload,
@@ -833,7 +858,9 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
     let mut pool_of: HashMap<u32, u32> = HashMap::new();
     for &pid in &order {
         let t = &rd.tasks[&pid];
-        if t.done.iter().any(|a| matches!(a.cause, Cause::Dep { waker, .. } if kept.contains(&waker)))
+        if t.done
+            .iter()
+            .any(|a| matches!(a.cause, Cause::Dep { waker, .. } if kept.contains(&waker)))
         {
             sem_of.insert(pid, w.sems);
             w.sems += 1;
@@ -848,10 +875,13 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         let name = names[&pid].clone();
         let parent = forked_by(t);
         // The timer's base: the trace start, or the fork for a forked task.
+        // One timer slack earlier, so that a wakeup at the very start still
+        // gets its slack taken off (a constant shift of every timer).
         let base = match (parent, t.done.first().map(|a| a.cause)) {
             (Some(_), Some(Cause::Forked { at, .. })) => at,
             _ => t_begin,
-        };
+        }
+        .saturating_sub(opts.timer_slack_ns);
         let mut timer: Option<TimerRef> = None;
         let mut last_target: Nanos = 0;
         let period = detect_period(t, opts);
@@ -900,8 +930,10 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             // `n` periods; its timer expiries in between become timer
             // waits at equal shares of the work.
             if let (Some(p), Cause::Timed { at, woken: true }) = (period, a.cause) {
-                if let Some(Cause::Timed { at: next, woken: true }) =
-                    t.done.get(k + 1).map(|b| b.cause)
+                if let Some(Cause::Timed {
+                    at: next,
+                    woken: true,
+                }) = t.done.get(k + 1).map(|b| b.cause)
                 {
                     let n = periods_between(at, next, p);
                     for j in 1..n {
@@ -927,7 +959,9 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
                         // Only posts that release a replayed wait.
                         Op::SemPost { sem: sem_of[&p] }
                     }
-                    Mark::Fork(c) if pool_of.contains_key(&c) && forked_by(&rd.tasks[&c]) == Some(pid) => {
+                    Mark::Fork(c)
+                        if pool_of.contains_key(&c) && forked_by(&rd.tasks[&c]) == Some(pid) =>
+                    {
                         Op::Fork { pool: pool_of[&c] }
                     }
                     _ => continue,
@@ -990,7 +1024,11 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
     for &pid in &rd.order {
         let t = &rd.tasks[&pid];
         let kthread = is_kernel_thread_comm(&t.comm) || pid == 2;
-        let parent = if kept.contains(&pid) { forked_by(t) } else { None };
+        let parent = if kept.contains(&pid) {
+            forked_by(t)
+        } else {
+            None
+        };
         let deps = t
             .done
             .iter()
@@ -1050,7 +1088,11 @@ fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
     }
     let min = *gaps.iter().min()?;
     let tol = |p: Nanos| opts.timer_slack_ns + p / 50;
-    let ones: Vec<Nanos> = gaps.iter().copied().filter(|&g| g <= min + tol(min)).collect();
+    let ones: Vec<Nanos> = gaps
+        .iter()
+        .copied()
+        .filter(|&g| g <= min + tol(min))
+        .collect();
     let mut p = ones.iter().sum::<Nanos>() / ones.len() as Nanos;
     if p <= 2 * tol(p) {
         return None;
@@ -1074,7 +1116,13 @@ fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
 fn base_name(comm: &str, pid: u32) -> String {
     let s: String = comm
         .chars()
-        .map(|c| if c.is_whitespace() || c.is_control() || c == '/' { '_' } else { c })
+        .map(|c| {
+            if c.is_whitespace() || c.is_control() || c == '/' {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect();
     if s.is_empty() {
         format!("pid{pid}")
