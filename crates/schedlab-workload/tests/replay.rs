@@ -147,7 +147,8 @@ fn producer_consumer_becomes_a_dependency() {
     assert_eq!(prod.program.phases.len(), 6);
     assert_eq!(cons.program.phases.len(), 6);
     // Producer: timer, 500 µs, post, 500 µs.
-    let ops = &prod.program.phases[1].ops;
+    // (Phase 2: phase 1's timer is 50 µs short, see the periodic test.)
+    let ops = &prod.program.phases[2].ops;
     assert!(
         matches!(
             ops[0],
@@ -293,7 +294,14 @@ fn periodic_task_becomes_a_timer_task() {
     let t = &w.tasks[0];
     assert_eq!(t.program.phases.len(), 20);
     for (k, ph) in t.program.phases.iter().enumerate() {
-        let period = if k == 0 { 0 } else { 7_777_000 };
+        // The first wakeup is the trace's first line: its timer cannot
+        // expire a slack (50 µs) before the origin, so it expires at it,
+        // and the second comes 50 µs short of a period after.
+        let period = match k {
+            0 => 0,
+            1 => 7_727_000,
+            _ => 7_777_000,
+        };
         assert_eq!(
             ph.ops[0],
             Op::Timer {
@@ -496,6 +504,101 @@ fn fork_and_exit_lines_are_read() {
         .find(|t| t.spec.name == "sh-1")
         .unwrap();
     assert_eq!(c.stats.runtime_ns, 850_000);
+}
+
+#[test]
+fn a_launcher_is_replaced_by_the_start_up() {
+    // `go` forks two workers in one activation and never runs again.
+    let mut s = String::from(HEADER);
+    for l in [
+        line(
+            "<idle>",
+            0,
+            0,
+            "d..2.",
+            1_000_000,
+            &switch("swapper/0", 0, "R", "go", 9),
+        ),
+        line(
+            "go",
+            9,
+            0,
+            "d..2.",
+            1_000_030,
+            &waking("sched_wakeup_new", "go", 10, 1),
+        ),
+        line(
+            "go",
+            9,
+            0,
+            "d..2.",
+            1_000_060,
+            &waking("sched_wakeup_new", "go", 11, 1),
+        ),
+        line(
+            "go",
+            9,
+            0,
+            "d..2.",
+            1_000_070,
+            &switch("go", 9, "S", "w1", 11),
+        ),
+        line(
+            "<idle>",
+            0,
+            1,
+            "d..2.",
+            1_000_080,
+            &switch("swapper/1", 0, "R", "w0", 10),
+        ),
+        line(
+            "w0",
+            10,
+            1,
+            "d..2.",
+            1_000_580,
+            &switch("w0", 10, "S", "swapper/1", 0),
+        ),
+        line(
+            "w1",
+            11,
+            0,
+            "d..2.",
+            1_000_370,
+            &switch("w1", 11, "S", "swapper/0", 0),
+        ),
+    ] {
+        s.push_str(&l);
+        s.push('\n');
+    }
+    let r = replay_trace(&s, "l.txt", &opts()).unwrap();
+    let w = &r.workload;
+    let names: Vec<&str> = w.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["w0", "w1"]);
+    assert!(w.tasks.iter().all(|t| !t.forked));
+    assert!(w.fork_pools.is_empty());
+    assert_eq!(
+        w.tasks[0].program.phases[0].ops,
+        [Op::Run {
+            work_ns: 500_000,
+            config_us: 500,
+            perf: 5
+        }]
+    );
+    let go = &r.report.tasks[0];
+    assert!(go.launcher && go.name.is_none());
+    // Without the option, `go` forks them.
+    let r = replay_trace(
+        &s,
+        "l.txt",
+        &ReplayOptions {
+            launchers: false,
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.workload.tasks.len(), 3);
+    assert_eq!(r.workload.fork_pools.len(), 2);
 }
 
 #[test]
@@ -983,7 +1086,7 @@ fn round_trip_periodic_beside_a_hog_runtimes() {
 }
 
 #[test]
-#[ignore = "known miss: p2's wakeups -13 % (1982 -> 1718), p3's -6 %: the replay's interleaving differs and p2 overruns more periods"]
+#[ignore = "known miss: p2's wakeups -26 % (1982 -> 1474), p3's -9 %: a 30 µs idle-exit difference at p3's first wakeup, then the interleaving diverges"]
 fn round_trip_periodic_beside_a_hog_full_criterion() {
     let rows = round_trip(&periodic_beside_hog(), "vm-2cpu", Some(2_000_000_000));
     check(&rows, "periodic+hog");
