@@ -86,7 +86,7 @@
 //! task, replay against original:
 //!
 //! * four periodic tasks using 1.35 CPUs (p2 overruns now and then):
-//!   runtimes within 0.22 %, wakeups within 2.1 % (p3 +2.1 %, p2 -1.2 %).
+//!   runtimes within 0.22 %, wakeups within 1.5 % (p2 -1.4 %, p3 +1.5 %).
 //! * the same beside a nice-19 CPU hog: runtimes within 0.22 %; wakeups
 //!   p0, p1 within 0.5 %, but p2 -26 % (1982 -> 1474) and p3 -9 %
 //!   (491 -> 446). With launchers the replay's first 34 trace lines are the
@@ -100,9 +100,10 @@
 //!   rather than systematically biased by the replay.
 //! * pipe hackbench, 2 groups of 4+4, 200 loops: runtimes within 1.7 %;
 //!   senders' wakeups exact, receivers' -25 % to -81 % (101 -> 19 and
-//!   42 -> 10 for the busiest). A receiver's activation in the trace is "drain the pipe";
-//!   its length came from how many messages were there, which the trace
-//!   does not show (a write that finds the reader awake leaves no event).
+//!   42 -> 11 for the busiest). A receiver's activation in the trace is
+//!   "drain the pipe"; its length came from how many messages were there,
+//!   which the trace does not show (a write that finds the reader awake
+//!   leaves no event).
 //!   Replayed as fixed runs behind a counting semaphore, a receiver that
 //!   falls behind runs its activations back to back and never sleeps again,
 //!   while one ahead sleeps at each: the replay can lose wakeups but not
@@ -129,6 +130,9 @@
 //!   50 µs, back). A timer cannot expire before its origin (the trace's
 //!   first line, T0 with launchers, the fork for a forked task), so a
 //!   wakeup less than one slack after it expires at the origin.
+//! * A wakeup on an idle CPU is traced after the idle state's exit latency,
+//!   which the replaying machine adds again (the trace does not say which
+//!   idle state the CPU was in).
 //! * Times have the trace's resolution (µs for ftrace text): each burst is
 //!   rounded to it.
 //! * A forked task's timer grid starts at its fork in the replay, which may
