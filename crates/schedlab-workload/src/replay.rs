@@ -63,9 +63,10 @@
 //! machine where it runs late (rt-app's absolute `timer`: an overrun does not
 //! shift the grid).
 //!
-//! **Periodic tasks.** A task with at least 4 timed wakeups whose every gap
-//! is a whole number of one period (within the timer slack plus 2 %) is
-//! periodic ([`ReplayedTask::period_ns`]). An activation that spans several
+//! **Periodic tasks.** A task with at least 4 timed wakeups, 90 % of whose
+//! gaps are a whole number of one period (within the timer slack plus 2 %),
+//! is periodic ([`ReplayedTask::period_ns`]); the other gaps are a relative
+//! timer re-anchored after an overrun. An activation that spans several
 //! periods is an overrun: the task did several periods' work back to back.
 //! Replayed as one long run it could never sleep at the expiries it missed,
 //! even where the replaying machine lets it keep up, so the replay could only
@@ -1168,11 +1169,13 @@ fn periods_between(at: Nanos, next: Nanos, period: Nanos) -> u64 {
     ((next.saturating_sub(at) + period / 2) / period).clamp(1, 1000)
 }
 
-/// The period of a timer-driven task: at least 4 timed wakeups, and every
-/// gap between consecutive ones within a tolerance (the timer slack plus
-/// 2 %) of a whole number (< 1000) of periods. The period is first the mean
-/// of the gaps about as long as the shortest, then the sum of all gaps over
-/// the sum of their whole numbers of periods (long gaps pin it down).
+/// The period of a timer-driven task: at least 4 timed wakeups, and 90 % of
+/// the gaps between consecutive ones within a tolerance (the timer slack
+/// plus 2 %) of a whole number (< 1000) of periods; the others are taken
+/// for a relative timer re-anchored after an overrun (rt-app's default
+/// timer mode). The period is first the mean of the gaps about as long as
+/// the shortest, then the sum of the gaps on the grid over the sum of their
+/// whole numbers of periods (long gaps pin it down).
 fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
     let woken: Vec<Option<Nanos>> = t
         .done
@@ -1204,17 +1207,26 @@ fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
         return None;
     }
     for _ in 0..2 {
-        let n: u64 = gaps.iter().map(|&g| periods_between(0, g, p)).sum();
-        p = gaps.iter().sum::<Nanos>() / n.max(1);
+        let near = |g: Nanos| g.abs_diff(periods_between(0, g, p) * p) <= tol(p);
+        let n: u64 = gaps
+            .iter()
+            .filter(|&&g| near(g))
+            .map(|&g| periods_between(0, g, p))
+            .sum();
+        let sum: Nanos = gaps.iter().filter(|&&g| near(g)).sum();
+        if n > 0 {
+            p = sum / n;
+        }
     }
     if p <= 2 * tol(p) {
         return None;
     }
-    let fits = gaps.iter().all(|&g| {
+    let on_grid = |g: Nanos| {
         let n = (g + p / 2) / p;
         (1..1000).contains(&n) && g.abs_diff(n * p) <= tol(p)
-    });
-    fits.then_some(p)
+    };
+    let fits = gaps.iter().filter(|&&g| on_grid(g)).count();
+    (fits * 10 >= gaps.len() * 9).then_some(p)
 }
 
 /// A task name from a comm: printable, no blanks (rt-app names are JSON

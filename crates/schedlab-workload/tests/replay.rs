@@ -894,6 +894,8 @@ fn the_real_kernel_trace_replays_on_small_and_big_machines() {
     // cfs_thread-0: 5333 µs of work per 7777 µs period, timer driven.
     let c0 = find("cfs_thread-0");
     assert!(c0.timed_wakeups > 50, "{c0:?}");
+    let p = c0.period_ns.unwrap();
+    assert!(p.abs_diff(7_777_000) < 2_000, "period {p}");
     for machine in ["vm-2cpu", "icx-2s-80c-ht"] {
         let (sim, end) = run(&r.workload, machine, None);
         let th = sim
