@@ -1214,8 +1214,8 @@ fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
             .map(|&g| periods_between(0, g, p))
             .sum();
         let sum: Nanos = gaps.iter().filter(|&&g| near(g)).sum();
-        if n > 0 {
-            p = sum / n;
+        if let Some(q) = sum.checked_div(n) {
+            p = q;
         }
     }
     if p <= 2 * tol(p) {
