@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use schedlab_core::engine::Sim;
+use schedlab_core::Sim;
 use schedlab_core::features::PreemptModel;
 use schedlab_core::machine::preset;
 use schedlab_core::observe::NullSink;
