@@ -8,7 +8,6 @@ use crate::resolve::{self, SimArgs};
 use crate::user;
 use anyhow::{Context, Result};
 use clap::Args;
-use schedlab_core::features::Features;
 use schedlab_core::observe::NullSink;
 use schedlab_output::compare::{headline_metrics, render_json, render_table};
 use schedlab_output::results::{simulate, Headline};
@@ -57,7 +56,7 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         return Err(user(format!("--runs: {} is outside 1..=1000", a.runs)));
     }
     for (flag, list) in [("--base", &a.base), ("--new", &a.new)] {
-        Features::parse(list).map_err(|e| user(format!("{flag}: {e}")))?;
+        resolve::parse_features(flag, list)?;
     }
     let sides = [("base", a.base.as_str()), ("new", a.new.as_str())];
     let mut figures: Vec<Vec<Headline>> = Vec::new();
