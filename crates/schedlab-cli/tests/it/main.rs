@@ -22,6 +22,7 @@ mod cli_run;
 mod corpus;
 mod determinism;
 mod fixtures;
+mod first_hour;
 mod fork;
 mod golden;
 mod groups;
