@@ -112,7 +112,9 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         );
     }
     if let Some(path) = &a.json {
-        let v = render_json(&title, &name_refs, &metrics);
+        let mut v = render_json(&title, &name_refs, &metrics);
+        // The columns are `base` and `new`; their features travel along.
+        v["features"] = serde_json::json!({ "base": a.base, "new": a.new });
         let text = serde_json::to_string_pretty(&v)? + "\n";
         let tmp = path.with_extension("json.tmp");
         std::fs::write(&tmp, text).with_context(|| format!("{}: cannot write", tmp.display()))?;

@@ -4,11 +4,13 @@
 //! run produces and how it is written is the library's
 //! (`schedlab_output::results`, `schedlab_output::tee`). Every user error is
 //! one line on stderr and exit status 2; nothing half-written is left
-//! behind.
+//! behind; an argument error from clap is that line plus one
+//! `schedlab: hint:` line (clap's tip or the usage), also exit status 2,
+//! while `--help` and `--version` print as clap prints them.
 //!
 //! | file | owns |
 //! |---|---|
-//! | main.rs | the subcommands; `report`, `machines`, `features`; error printing, exit codes |
+//! | main.rs | the subcommands; `report`, `machines` (with `--domains`), `features`; error printing (clap's errors too), exit codes |
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
@@ -139,7 +141,11 @@ fn clap_error_lines(kind: clap::error::ErrorKind, text: &str) -> (String, String
         .collect();
     let msg = first.join(" ");
     let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
-    let msg = if msg.is_empty() { "bad arguments".to_string() } else { msg };
+    let msg = if msg.is_empty() {
+        "bad arguments".to_string()
+    } else {
+        msg
+    };
     let msg = match kind {
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             "no command given".to_string()
@@ -195,7 +201,11 @@ fn domains_text(m: &schedlab_core::machine::Machine, cpus: &[u32]) -> Result<Str
     }
     let d = SchedDomains::build(m, 250);
     let list: Vec<CpuId> = cpus.iter().map(|&c| CpuId(c)).collect();
-    let shown = if list.is_empty() { None } else { Some(list.as_slice()) };
+    let shown = if list.is_empty() {
+        None
+    } else {
+        Some(list.as_slice())
+    };
     let mut text = describe_domains(m, &d, shown);
     let printed = match shown {
         Some(_) => cpus.len() as u32,

@@ -86,7 +86,7 @@ fn execute<S: TraceOutput>(
         write_run(stage, &results, sim.into_sink())?;
     }
     if !a.quiet {
-        print!("{}", results.text_report_with(&opts));
+        print!("{}", results.text_report_with(opts));
     }
     Ok(exit_for(&res))
 }

@@ -704,7 +704,11 @@ pub fn render_posting_table(
             );
             for (v, st) in c.stats.iter().enumerate() {
                 // CoefVar is a percentage: two decimals like the deltas.
-                let p = if kind == StatKind::CoefVar { 2 } else { decimals[mi] };
+                let p = if kind == StatKind::CoefVar {
+                    2
+                } else {
+                    decimals[mi]
+                };
                 out.push_str(&fmt_fixed(st.get(kind), 12, p));
                 let pct = fmt_fixed(c.delta[v][k], 7, 2);
                 let marked = kind == StatKind::AMean && c.d[v].is_some_and(|d| d.abs() > 1.0);
@@ -723,12 +727,22 @@ pub fn render_posting_table(
             .enumerate()
             .filter(|(i, _)| constant[*i])
             .map(|(i, m)| {
-                let v = m.per_variant.iter().flatten().next().copied().unwrap_or(f64::NAN);
+                let v = m
+                    .per_variant
+                    .iter()
+                    .flatten()
+                    .next()
+                    .copied()
+                    .unwrap_or(f64::NAN);
                 format!("{} {}", m.name, fmt_fixed(v, 0, decimals[i]))
             })
             .collect();
         if !consts.is_empty() {
-            let _ = writeln!(out, "Same in every run (rows left out): {}", consts.join(", "));
+            let _ = writeln!(
+                out,
+                "Same in every run (rows left out): {}",
+                consts.join(", ")
+            );
         }
         if dropped > 0 {
             let _ = writeln!(
@@ -790,7 +804,10 @@ pub fn task_figures(r: &crate::results::RunResults, per_task: bool) -> Vec<TaskF
 /// `<name>.runtime_ms` (higher is better). At most `max_names` names;
 /// returns the metrics and the number of names left out. None for a
 /// single name (its rows would repeat the totals).
-pub fn task_metrics(per_variant: &[Vec<Vec<TaskFigures>>], max_names: usize) -> (Vec<Metric>, usize) {
+pub fn task_metrics(
+    per_variant: &[Vec<Vec<TaskFigures>>],
+    max_names: usize,
+) -> (Vec<Metric>, usize) {
     let mut names: Vec<&str> = Vec::new();
     for f in per_variant.iter().flatten().flatten() {
         if !names.contains(&f.name.as_str()) {

@@ -59,9 +59,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::ftrace_text::{parse_ftrace_text, running_task_timeline, OwnedEvent, RunningTimeline};
+use crate::results::by_name::{by_name, task_name};
 use crate::rtapp_log::parse_rtapp_log;
 use crate::schedstat::{parse_schedstat, Schedstat};
-use crate::results::by_name::{by_name, task_name};
 use crate::summary::Summary;
 
 /// Default width of a heatmap bin (ns).
@@ -397,7 +397,11 @@ fn latency_names(runs: &[RunData]) -> Vec<String> {
     for r in runs {
         for t in &r.latencies {
             let name = task_name(&t.task);
-            let threads = r.latencies.iter().filter(|o| task_name(&o.task) == name).count();
+            let threads = r
+                .latencies
+                .iter()
+                .filter(|o| task_name(&o.task) == name)
+                .count();
             if threads >= 2 && !out.iter().any(|o| o == name) {
                 out.push(name.to_string());
             }
@@ -524,7 +528,10 @@ pub fn svg_latency_cdf(runs: &[RunData], task: Option<&str>) -> String {
             .max()
             .unwrap_or(1),
     );
-    let title = format!("Wakeup latency CDF: {}", task.unwrap_or("sleeping tasks pooled"));
+    let title = format!(
+        "Wakeup latency CDF: {}",
+        task.unwrap_or("sleeping tasks pooled")
+    );
     let mut s = String::new();
     svg_open(&mut s, "latency-cdf", &title);
     lat_axis(&mut s, dec, "fraction of wakeups ≤ x", 1.0, |f| {
@@ -1231,12 +1238,21 @@ pub fn render_report(runs: &[RunData]) -> String {
     // Latency.
     let lat_tasks = latency_tasks(runs);
     let lat_names = latency_names(runs);
-    let all_threads: usize = runs.iter().map(|r| r.summary.tasks.len()).max().unwrap_or(0);
+    let all_threads: usize = runs
+        .iter()
+        .map(|r| r.summary.tasks.len())
+        .max()
+        .unwrap_or(0);
     let sleeping: usize = runs.iter().map(|r| r.latencies.len()).max().unwrap_or(0);
     s.push_str("<h2>Wakeup latency</h2><p>From the <code>wu_lat</code> column of the rt-app logs; one colour per run. Only tasks that sleep on timers or wait for events are plotted: tasks that never sleep (e.g. SCHED_IDLE hogs, whose rows all read 0) are left out. Show: ");
     s.push_str(r#"<select id="latency-task"><option value="">sleeping tasks pooled</option>"#);
     for n in &lat_names {
-        let _ = write!(s, r#"<option value="{}">{} (all threads)</option>"#, esc(n), esc(n));
+        let _ = write!(
+            s,
+            r#"<option value="{}">{} (all threads)</option>"#,
+            esc(n),
+            esc(n)
+        );
     }
     for t in &lat_tasks {
         let _ = write!(s, r#"<option value="{}">{}</option>"#, esc(t), esc(t));
@@ -1291,8 +1307,23 @@ pub fn render_report(runs: &[RunData]) -> String {
         "task-table",
         2,
         &[
-            "task", "run", "threads", "policy", "nice", "runtime ms", "wait ms", "switches",
-            "migrations", "wakeups", "loops", "wu_lat n", "mean µs", "p50", "p90", "p99", "max",
+            "task",
+            "run",
+            "threads",
+            "policy",
+            "nice",
+            "runtime ms",
+            "wait ms",
+            "switches",
+            "migrations",
+            "wakeups",
+            "loops",
+            "wu_lat n",
+            "mean µs",
+            "p50",
+            "p90",
+            "p99",
+            "max",
         ],
     );
     let per_run_names: Vec<Vec<crate::results::by_name::NameRow>> =
@@ -1336,10 +1367,26 @@ pub fn render_report(runs: &[RunData]) -> String {
                     n.wakeups.to_string(),
                     n.loops.to_string(),
                     w.n.to_string(),
-                    if has { format!("{:.1}", w.mean) } else { dash() },
-                    if has { opt(percentile(&lat, 0.5)) } else { dash() },
-                    if has { opt(percentile(&lat, 0.9)) } else { dash() },
-                    if has { opt(percentile(&lat, 0.99)) } else { dash() },
+                    if has {
+                        format!("{:.1}", w.mean)
+                    } else {
+                        dash()
+                    },
+                    if has {
+                        opt(percentile(&lat, 0.5))
+                    } else {
+                        dash()
+                    },
+                    if has {
+                        opt(percentile(&lat, 0.9))
+                    } else {
+                        dash()
+                    },
+                    if has {
+                        opt(percentile(&lat, 0.99))
+                    } else {
+                        dash()
+                    },
                     if has { w.max.to_string() } else { dash() },
                 ],
                 "",

@@ -113,7 +113,9 @@ fn stdout_has_task_table_and_wakeup_latency_table() {
     }
     for t in thread_names() {
         assert!(
-            !stdout.lines().any(|l| l.split_whitespace().next() == Some(&t)),
+            !stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&t)),
             "a per-thread row for {t} without --per-task:\n{stdout}"
         );
     }

@@ -8,10 +8,6 @@ use std::process::Output;
 
 use crate::common::*;
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -48,9 +44,14 @@ fn hackbench_prints_its_time_line_last() {
     let out = schedlab(["run", "hackbench:groups=2,loops=20", "--machine", "a7-octa"]);
     let text = assert_success(&out);
     let last = text.lines().last().unwrap();
-    let t = last.strip_prefix("Time: ").unwrap_or_else(|| panic!("{text}"));
+    let t = last
+        .strip_prefix("Time: ")
+        .unwrap_or_else(|| panic!("{text}"));
     let (s, ms) = t.split_once('.').unwrap();
-    assert!(s.parse::<u64>().is_ok() && ms.len() == 3 && ms.parse::<u64>().is_ok(), "{last}");
+    assert!(
+        s.parse::<u64>().is_ok() && ms.len() == 3 && ms.parse::<u64>().is_ok(),
+        "{last}"
+    );
 }
 
 #[test]
@@ -69,7 +70,10 @@ fn hackbench_cut_short_says_what_it_cut() {
         .lines()
         .find(|l| l.starts_with("note: hackbench's Time: is not measured"))
         .unwrap_or_else(|| panic!("no note:\n{text}"));
-    assert!(note.contains("workload_time_s") && note.contains("5.000 ms"), "{note}");
+    assert!(
+        note.contains("workload_time_s") && note.contains("5.000 ms"),
+        "{note}"
+    );
     assert!(note.contains("0 of 2 receivers done"), "{note}");
 }
 
@@ -87,7 +91,12 @@ fn oltp_prints_transactions_per_second() {
     let last = text.lines().last().unwrap();
     assert!(last.starts_with("tps = "), "{text}");
     assert!(last.contains("transactions per simulated second"), "{last}");
-    let tps: f64 = last["tps = ".len()..].split_whitespace().next().unwrap().parse().unwrap();
+    let tps: f64 = last["tps = ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(tps > 0.0, "{last}");
 }
 
@@ -113,7 +122,12 @@ fn hackbench_writes_no_header_only_logs() {
 
 #[test]
 fn run_groups_hackbench_threads_by_task_name() {
-    let out = schedlab(["run", "hackbench:groups=2,fds=3,loops=5", "--machine", "vm-2cpu"]);
+    let out = schedlab([
+        "run",
+        "hackbench:groups=2,fds=3,loops=5",
+        "--machine",
+        "vm-2cpu",
+    ]);
     let text = assert_success(&out);
     let rows: Vec<&str> = text
         .lines()
@@ -122,7 +136,10 @@ fn run_groups_hackbench_threads_by_task_name() {
         .collect();
     assert_eq!(rows.len(), 4, "{text}");
     assert!(rows[0].starts_with("hb-r0 ") && rows[0].split_whitespace().nth(1) == Some("3"));
-    assert!(text.contains("--per-task prints one row per thread"), "{text}");
+    assert!(
+        text.contains("--per-task prints one row per thread"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -163,7 +180,10 @@ fn report_groups_by_name_and_pools_only_sleeping_tasks() {
     assert_success(&schedlab(["report", out.to_str().unwrap()]));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     // 8 cfs threads sleep on timers, the 5 SCHED_IDLE hogs never sleep.
-    assert!(html.contains(r#"data-sleeping="8" data-threads="13""#), "pool");
+    assert!(
+        html.contains(r#"data-sleeping="8" data-threads="13""#),
+        "pool"
+    );
     assert!(html.contains(r#"<td class="l">cfs_thread</td>"#));
     let cdf = &html[html.find(r#"id="latency-cdf""#).unwrap()..];
     assert!(!cdf[..cdf.find('>').unwrap()].contains("idle_thread"));
@@ -205,14 +225,22 @@ fn compare_table_is_fit_for_a_patch_posting() {
     assert!(decimals >= 4, "{amean}");
     // runtime is the same in every run: its rows are left out and named.
     assert!(
-        !lines.iter().any(|l| l.split_whitespace().nth(1) == Some("runtime_ms")),
+        !lines
+            .iter()
+            .any(|l| l.split_whitespace().nth(1) == Some("runtime_ms")),
         "{text}"
     );
-    assert!(text.contains("Same in every run (rows left out): runtime_ms"), "{text}");
+    assert!(
+        text.contains("Same in every run (rows left out): runtime_ms"),
+        "{text}"
+    );
     assert!(text.contains("--all-rows"), "{text}");
     // --all-rows brings them back.
     let all = hackbench_compare(&["--all-rows"]);
-    assert!(all.lines().any(|l| l.starts_with("AMean   runtime_ms")), "{all}");
+    assert!(
+        all.lines().any(|l| l.starts_with("AMean   runtime_ms")),
+        "{all}"
+    );
 }
 
 #[test]
@@ -220,7 +248,10 @@ fn compare_help_says_generator_specs_work() {
     let out = schedlab(["compare", "--help"]);
     let text = assert_success(&out);
     assert!(text.contains("generator spec"), "{text}");
-    assert!(text.contains("--all-rows") && text.contains("--per-task"), "{text}");
+    assert!(
+        text.contains("--all-rows") && text.contains("--per-task"),
+        "{text}"
+    );
 }
 
 // ------------------------------------------------------- 4. error lines
@@ -243,7 +274,12 @@ fn clap_errors_are_one_error_line_and_one_hint() {
 
 #[test]
 fn help_and_version_still_print_normally() {
-    for args in [&["--help"][..], &["run", "--help"], &["--version"], &["help"]] {
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["--version"],
+        &["help"],
+    ] {
         let out = schedlab(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
         assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{args:?}");
@@ -259,7 +295,10 @@ fn negated_enum_feature_shows_the_values() {
         "{e}"
     );
     let e = assert_user_error(&["compare", wl.to_str().unwrap(), "--new", "NO_LB_SERIALIZE"]);
-    assert!(e.contains("--new") && e.contains("LB_SERIALIZE=eager"), "{e}");
+    assert!(
+        e.contains("--new") && e.contains("LB_SERIALIZE=eager"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -275,7 +314,10 @@ fn elided_domains_say_what_was_left_out() {
     let text = assert_success(&out);
     assert!(text.contains("CPU0 attaching") && text.contains("CPU159 attaching"));
     let last = text.lines().last().unwrap();
-    assert!(last.contains("CPUs 1-158 are left out") && last.contains("--cpu N"), "{last}");
+    assert!(
+        last.contains("CPUs 1-158 are left out") && last.contains("--cpu N"),
+        "{last}"
+    );
     let out = schedlab(["machines", "icx-2s-80c-ht", "--domains", "--cpu", "40"]);
     let text = assert_success(&out);
     assert!(text.contains("CPU40 attaching") && !text.contains("CPU0 attaching"));
@@ -295,7 +337,11 @@ fn run_help_names_the_three_trace_files() {
 #[test]
 fn bench_seconds_sets_every_case() {
     let text = assert_success(&schedlab(["bench", "--seconds", "1"]));
-    let rows: Vec<&str> = text.lines().skip(1).filter(|l| !l.starts_with('(')).collect();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('('))
+        .collect();
     assert_eq!(rows.len(), 5, "{text}");
     for r in rows {
         // The `sim s` column follows the 48-character case name.
@@ -317,12 +363,23 @@ fn a_lone_periodic_task_gets_a_note_on_its_constant_latency() {
              "global": { "duration": 1, "calibration": 100 } }"#,
     )
     .unwrap();
-    let text = assert_success(&schedlab(["run", wl.to_str().unwrap(), "--machine", "a7-octa"]));
+    let text = assert_success(&schedlab([
+        "run",
+        wl.to_str().unwrap(),
+        "--machine",
+        "a7-octa",
+    ]));
     let note = text
         .lines()
         .find(|l| l.starts_with("note: lone: wakeup latency is"))
         .unwrap_or_else(|| panic!("no note:\n{text}"));
-    for part in ["stddev 0", "no host noise", "idle state", "cluster-sleep, 700 us", "50 us timer slack"] {
+    for part in [
+        "stddev 0",
+        "no host noise",
+        "idle state",
+        "cluster-sleep, 700 us",
+        "50 us timer slack",
+    ] {
         assert!(note.contains(part), "{part:?} not in {note}");
     }
     // The figure is printed once, in the table.

@@ -58,7 +58,10 @@ pub fn by_name(tasks: &[TaskSummary]) -> Vec<NameRow> {
     order
         .into_iter()
         .map(|name| {
-            let ts: Vec<&TaskSummary> = tasks.iter().filter(|t| task_name(&t.name) == name).collect();
+            let ts: Vec<&TaskSummary> = tasks
+                .iter()
+                .filter(|t| task_name(&t.name) == name)
+                .collect();
             let policy = if ts.iter().all(|t| t.policy == ts[0].policy) {
                 ts[0].policy.clone()
             } else {
@@ -71,7 +74,8 @@ pub fn by_name(tasks: &[TaskSummary]) -> Vec<NameRow> {
             } else {
                 format!("{lo}..{hi}")
             };
-            let stats: Vec<SampleStats> = ts.iter().map(|t| t.wakeup_latency_us.to_stats()).collect();
+            let stats: Vec<SampleStats> =
+                ts.iter().map(|t| t.wakeup_latency_us.to_stats()).collect();
             NameRow {
                 name: name.to_string(),
                 threads: ts.len(),
@@ -105,7 +109,12 @@ mod tests {
 
     #[test]
     fn threads_of_one_task_are_summed_in_order() {
-        let rows = by_name(&[t("a-0", 0, 1), t("b-0", 0, 5), t("a-1", 3, 2), t("solo", 0, 7)]);
+        let rows = by_name(&[
+            t("a-0", 0, 1),
+            t("b-0", 0, 5),
+            t("a-1", 3, 2),
+            t("solo", 0, 7),
+        ]);
         let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "solo"]);
         assert_eq!(rows[0].threads, 2);

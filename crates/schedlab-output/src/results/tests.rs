@@ -61,7 +61,9 @@ fn collect_gives_the_files_the_cli_writes() {
     // By default one row per task name; per thread with `per_task`.
     let text = r.text_report();
     assert!(
-        text.contains("periodic ") && !text.contains("periodic-0") && text.contains("wakeup latency"),
+        text.contains("periodic ")
+            && !text.contains("periodic-0")
+            && text.contains("wakeup latency"),
         "{text}"
     );
     let per_task = r.text_report_with(&crate::results::TextOptions {

@@ -113,7 +113,8 @@ impl RunResults {
         };
         if !rows.is_empty() {
             text.push_str("\nwakeup latency (us, rt-app wu_lat)\n");
-            let refs: Vec<(&str, &SampleStats)> = rows.iter().map(|(n, st)| (n.as_str(), st)).collect();
+            let refs: Vec<(&str, &SampleStats)> =
+                rows.iter().map(|(n, st)| (n.as_str(), st)).collect();
             text.push_str(&table::latency_table(&refs));
         }
         let mut notes = Vec::new();
@@ -204,7 +205,11 @@ fn hackbench_result(s: &Summary, notes: &mut Vec<String>) -> Option<String> {
 /// completed transactions per simulated second).
 fn oltp_result(s: &Summary) -> Option<String> {
     let tps = s.extra.get("throughput_per_s").and_then(|v| v.as_f64())?;
-    let workers = s.tasks.iter().filter(|t| t.name.starts_with("worker-")).count();
+    let workers = s
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("worker-"))
+        .count();
     Some(format!(
         "tps = {tps:.3} (transactions per simulated second: the {workers} workers' completed \
          transactions; summary.json throughput_per_s)"

@@ -373,8 +373,14 @@ fn tables_group_by_task_name_and_list_each_profile_path_once() {
         rest[..rest.find("</table>").unwrap()].to_string()
     };
     let names = table("task-table");
-    assert!(names.contains(r#"<td class="l">cfs_thread</td>"#), "{names}");
-    assert!(!names.contains(NORMAL), "per-thread name in the per-name table");
+    assert!(
+        names.contains(r#"<td class="l">cfs_thread</td>"#),
+        "{names}"
+    );
+    assert!(
+        !names.contains(NORMAL),
+        "per-thread name in the per-name table"
+    );
     let threads = table("task-table-threads");
     assert!(threads.contains(NORMAL) && threads.contains(HOG));
     let profile = table("profile-table");
@@ -462,7 +468,10 @@ fn browser_renders_report_without_errors() {
     // the pooled plots' n = the task table's timer samples, the hog left
     // out of the pool).
     assert_eq!(v["layout"]["window"], 1400);
-    assert_eq!(v["layout"]["cdf_pooled"], json!([["traced", 10], ["untraced", 10]]));
+    assert_eq!(
+        v["layout"]["cdf_pooled"],
+        json!([["traced", 10], ["untraced", 10]])
+    );
     assert_eq!(v["layout"]["pool"], json!(["2", "3"]));
     let png = PathBuf::from(v["screenshot"].as_str().unwrap());
     let bytes = std::fs::read(&png).unwrap();
@@ -490,7 +499,10 @@ fn browser_layout_check_catches_a_table_past_the_window() {
     std::fs::write(&report, render_report(&runs)).unwrap();
     let (ok, v) = browser_check_at(&report, &tmp.path().join("narrow"), &[], 500);
     assert!(!ok, "{v:#}");
-    assert!(v["errors"].to_string().contains("past the 500 px window"), "{v:#}");
+    assert!(
+        v["errors"].to_string().contains("past the 500 px window"),
+        "{v:#}"
+    );
 }
 
 #[test]
