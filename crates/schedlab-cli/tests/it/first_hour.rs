@@ -306,6 +306,8 @@ fn unknown_generator_is_named_with_the_list() {
     let e = assert_user_error(&["run", "hackbnech:groups=2"]);
     assert!(e.contains("unknown generator 'hackbnech'"), "{e}");
     assert!(e.contains("oltp, hackbench"), "{e}");
+    let e = assert_user_error(&["run", "hackbench"]);
+    assert!(e.contains("write 'hackbench:'"), "{e}");
 }
 
 #[test]
