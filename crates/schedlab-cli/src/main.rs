@@ -14,10 +14,14 @@
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
+//! | clap_error.rs | clap's argument errors as `schedlab: error:` + `schedlab: hint:` |
+//! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
 
 mod bench;
+mod clap_error;
 mod compare;
+mod machines;
 mod resolve;
 mod run;
 
@@ -92,7 +96,7 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return clap_error(e),
+        Err(e) => return clap_error::report(e, &<Cli as clap::CommandFactory>::command()),
     };
     match dispatch(cli) {
         Ok(code) => code,
@@ -107,122 +111,6 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// clap's verdict on the arguments: `--help` and `--version` print as clap
-/// prints them (exit 0); an argument error becomes our one error line plus
-/// one hint line (clap's tip, or the usage), exit status 2.
-fn clap_error(e: clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        _ => {}
-    }
-    let (msg, hint) = clap_error_lines(e.kind(), &e.render().to_string());
-    eprintln!("schedlab: error: {msg}");
-    eprintln!("schedlab: hint: {hint}");
-    ExitCode::from(2)
-}
-
-/// The error line and the hint line of clap's rendered error `text`.
-fn clap_error_lines(kind: clap::error::ErrorKind, text: &str) -> (String, String) {
-    use clap::error::ErrorKind;
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    // The message is clap's first paragraph (a missing-argument error
-    // lists the arguments on the following lines), joined into one line.
-    let first: Vec<&str> = lines
-        .iter()
-        .skip_while(|l| l.is_empty())
-        .take_while(|l| !l.is_empty())
-        .copied()
-        .collect();
-    let msg = first.join(" ");
-    let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
-    let msg = if msg.is_empty() {
-        "bad arguments".to_string()
-    } else {
-        msg
-    };
-    let msg = match kind {
-        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            "no command given".to_string()
-        }
-        _ => msg,
-    };
-    let usage = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("Usage: "))
-        .map(|u| u.split_whitespace().collect::<Vec<_>>().join(" "));
-    let hint = if let Some(tip) = lines.iter().find_map(|l| l.strip_prefix("tip: ")) {
-        tip.to_string()
-    } else if let Some(u) = usage {
-        let cmd = u
-            .split_whitespace()
-            .take_while(|w| !w.starts_with(['[', '<', '-']))
-            .collect::<Vec<_>>()
-            .join(" ");
-        format!("usage: {u} (more: {cmd} --help)")
-    } else {
-        format!("see {} --help", command_named_in_args())
-    };
-    (msg, hint)
-}
-
-/// `schedlab` or `schedlab SUBCOMMAND`, as given on the command line.
-fn command_named_in_args() -> String {
-    use clap::CommandFactory;
-    let cmd = Cli::command();
-    let names: Vec<String> = cmd
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
-        .collect();
-    match std::env::args().skip(1).find(|a| names.contains(a)) {
-        Some(sub) => format!("schedlab {sub}"),
-        None => "schedlab".to_string(),
-    }
-}
-
-/// `schedlab machines NAME --domains [--cpu N]...`: the domains of the
-/// chosen CPUs (default: all up to 16 CPUs, else the first and the last),
-/// and a closing line naming the CPUs left out.
-fn domains_text(m: &schedlab_core::machine::Machine, cpus: &[u32]) -> Result<String> {
-    use schedlab_core::ids::CpuId;
-    use schedlab_core::machine::domains::{describe_domains, SchedDomains};
-    let n = m.nr_cpus() as u32;
-    if let Some(bad) = cpus.iter().find(|&&c| c >= n) {
-        return Err(user(format!(
-            "--cpu {bad}: {} has CPUs 0-{}",
-            m.name,
-            n - 1
-        )));
-    }
-    let d = SchedDomains::build(m, 250);
-    let list: Vec<CpuId> = cpus.iter().map(|&c| CpuId(c)).collect();
-    let shown = if list.is_empty() {
-        None
-    } else {
-        Some(list.as_slice())
-    };
-    let mut text = describe_domains(m, &d, shown);
-    let printed = match shown {
-        Some(_) => cpus.len() as u32,
-        None if n <= 16 => n,
-        None => 2,
-    };
-    if printed < n {
-        let what = if shown.is_none() {
-            format!("CPUs 1-{} are left out", n - 2)
-        } else {
-            format!("{} of {n} CPUs are left out", n - printed)
-        };
-        text.push_str(&format!(
-            "({what}; the summary above covers every CPU; --cpu N prints CPU N's domains)\n"
-        ));
-    }
-    Ok(text)
 }
 
 /// `schedlab report`: load every run directory, then the library writes
@@ -255,7 +143,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         println!("{n:<18} {d}");
                     }
                 }
-                Some(n) if domains => print!("{}", domains_text(&resolve::machine(&n)?, &cpus)?),
+                Some(n) if domains => {
+                    print!("{}", machines::domains_text(&resolve::machine(&n)?, &cpus)?)
+                }
                 Some(n) => print!("{}", resolve::machine(&n)?.describe()),
             }
             Ok(ExitCode::SUCCESS)
