@@ -311,11 +311,17 @@ fn record_periodic_run() {
     }
     assert!(trace.contains("sched_waking:") && trace.contains("sched_wakeup:"));
     // rt-app's markers, written by the threads themselves.
-    let stats = trace.lines().filter(|l| l.contains("rtapp_stats: period=")).count();
+    let stats = trace
+        .lines()
+        .filter(|l| l.contains("rtapp_stats: period="))
+        .count();
     assert!(stats >= 30, "{stats} rtapp_stats markers");
     assert!(trace.contains("rtapp_main: event=clock_ref data="));
     assert!(trace.contains("rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=0"));
-    assert!(trace.contains("rtapp_event: id=0 type=6 desc=run"), "no run event marker");
+    assert!(
+        trace.contains("rtapp_event: id=0 type=6 desc=run"),
+        "no run event marker"
+    );
     assert!(r.exec.warnings.is_empty(), "{:?}", r.exec.warnings);
     let hj: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("host.json")).unwrap())
