@@ -20,7 +20,7 @@
 //! | `missed_periods` | share of timer rows with negative slack, per class | logs | logs | relative error |
 //! | `run_period` | mean `run` and mean `period` per thread | its log | its log | relative error |
 //! | `switching` | context switches/s, migrations/s (workload threads) | trace.txt over the run's window: switch-ins (traced and inferred from the context column) and `sched_migrate_task` lines | its trace.txt if it has one, else summary.json's `switches` and `migrations` | relative error |
-//! | `cpu_util` | each CPU's utilisation by the workload's threads | trace.txt: time they ran / time covered | trace.txt likewise, else `busy_ns / (busy_ns + idle_ns + sched_overhead_ns)` | relative error |
+//! | `cpu_util` | the CPUs' utilisation by the workload's threads, ranked busiest first (`rank0`, `rank1`, ...: which CPU the kernel picks for a thread is arbitrary on a symmetric machine, how busy the busiest CPU is is not) | trace.txt: time they ran / time covered | trace.txt likewise, else `busy_ns / (busy_ns + idle_ns + sched_overhead_ns)` | relative error |
 //! | `cpu_stat` | each group's `usage_usec`, `nr_throttled`, `throttled_usec` | summary.json (the change over the run) | summary.json | relative error |
 //! | `workload_time` | hackbench time (`workload_time_s`) | summary.json | summary.json | relative error |
 //!
@@ -232,6 +232,9 @@ pub struct Report {
     pub families: Vec<(&'static str, f64)>,
     /// Overall fidelity score in [0, 1].
     pub score: f64,
+    /// Facts that help read the figures (not scored): how much of each
+    /// CPU other tasks of the host took during the recording.
+    pub notes: Vec<String>,
 }
 
 /// The score of a set of metrics: mean over families of the mean metric
@@ -656,13 +659,20 @@ pub fn compare(real: &RunData, sims: &[RunData]) -> Report {
         rf.migrations_per_s,
         sf.iter().map(|s| s.migrations_per_s).collect(),
     );
-    for (cpu, v) in &rf.util {
+    // CPUs ranked by utilisation (busiest first) on each side.
+    let ranked = |u: &BTreeMap<u32, f64>| {
+        let mut v: Vec<f64> = u.values().copied().collect();
+        v.sort_by(|a, b| b.total_cmp(a));
+        v
+    };
+    let sr: Vec<Vec<f64>> = sf.iter().map(|s| ranked(&s.util)).collect();
+    for (i, v) in ranked(&rf.util).iter().enumerate() {
         scalar(
             &mut m,
             "util",
-            format!("cpu{cpu}"),
+            format!("rank{i}"),
             Some(*v),
-            sf.iter().map(|s| s.util.get(cpu).copied()).collect(),
+            sr.iter().map(|s| s.get(i).copied()).collect(),
         );
     }
     for ((path, k), v) in &rf.cpu_stat {
@@ -693,7 +703,27 @@ pub fn compare(real: &RunData, sims: &[RunData]) -> Report {
     };
     m.sort_by_key(|x| order(x.family));
     let (families, total) = score(&m);
+    let mut notes = Vec::new();
+    if let Some(ts) = &real.trace {
+        let other: Vec<String> = ts
+            .cpus
+            .iter()
+            .filter(|c| c.covered_ns > 0)
+            .map(|c| {
+                format!(
+                    "cpu{} {:.0}%",
+                    c.cpu,
+                    100.0 * c.other_ns as f64 / c.covered_ns as f64
+                )
+            })
+            .collect();
+        notes.push(format!(
+            "real run: other tasks of the host ran {} of the time (the model runs the workload alone)",
+            other.join(", ")
+        ));
+    }
     Report {
+        notes,
         recording: real.dir.clone(),
         sims: sims.iter().map(|s| s.dir.clone()).collect(),
         metrics: m,
@@ -801,6 +831,9 @@ impl Report {
         for (f, s) in &self.families {
             out.push_str(&format!("family {f:<16} {:.3}\n", s));
         }
+        for n in &self.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
         out.push_str(&format!(
             "agree: {}/{} metrics; fidelity score {:.3}\n",
             self.agreeing(),
@@ -819,6 +852,7 @@ impl Report {
             "score": self.score,
             "agree": self.agreeing(),
             "metric_count": self.metrics.len(),
+            "notes": self.notes,
             "families": self.families.iter().map(|(f, s)| json!({"family": f, "score": s})).collect::<Vec<_>>(),
             "metrics": self.metrics.iter().map(|m| json!({
                 "family": m.family, "metric": m.metric, "subject": m.subject,
