@@ -329,3 +329,162 @@ pub fn write_run_dir(
     }
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calib::Calibration;
+    use crate::cgroup::GroupStat;
+    use crate::exec::{ChannelConfig, ThreadResult};
+    use crate::sys::ProcTaskStats;
+    use std::collections::BTreeMap;
+
+    fn row(wu_lat: u64, slack: i64, c_period: u64) -> LogRow {
+        LogRow {
+            idx: 0,
+            perf: 20,
+            run: 2000,
+            period: 10_000,
+            start: 1,
+            end: 2,
+            rel_st: 0,
+            slack,
+            c_duration: 2000,
+            c_period,
+            wu_lat,
+        }
+    }
+
+    fn thread(
+        name: &str,
+        index: u32,
+        tid: i32,
+        log: Vec<LogRow>,
+        policy: u64,
+        prio: i64,
+    ) -> ThreadResult {
+        ThreadResult {
+            name: name.into(),
+            index,
+            tid,
+            forked: false,
+            started: true,
+            finished: true,
+            loops: log.len() as u64,
+            log,
+            stats: ProcTaskStats {
+                run_ns: 5_000_000,
+                wait_ns: 100_000,
+                timeslices: 4,
+                voluntary_switches: 3,
+                involuntary_switches: 1,
+                migrations: Some(2),
+                policy: Some(policy),
+                prio: Some(prio),
+                slice_ns: None,
+            },
+            started_ns: 0,
+            ended_ns: 0,
+        }
+    }
+
+    #[test]
+    fn summary_fields_as_the_simulator_names_them() {
+        let w = schedlab_workload::load_rtapp(
+            "t.json",
+            r#"{ "tasks": { "p": { "run": 2000, "timer": { "ref": "unique", "period": 10000 } },
+                 "hog": { "policy": "SCHED_IDLE", "run": 1000 } },
+                 "global": { "duration": 1 } }"#,
+            2,
+        )
+        .unwrap()
+        .workload;
+        let r = ExecResult {
+            calibration: Calibration {
+                ns_per_loop: 100.0,
+                cpu: None,
+                batch_loops: 0,
+                samples: vec![],
+            },
+            t_start_ns: 1_000_000_000,
+            t0_ns: 1_000_100_000,
+            released_ns: 1_000_100_000,
+            end_ns: 2_000_000_000,
+            last_exit_ns: 1_500_123_456,
+            channels: ChannelConfig::default(),
+            cgroup_version: None,
+            groups: vec![GroupStat {
+                path: "/g".into(),
+                dir: "/x".into(),
+                before: BTreeMap::from([("usage_usec".into(), 100), ("nr_throttled".into(), 1)]),
+                after: BTreeMap::from([("usage_usec".into(), 600), ("nr_throttled".into(), 4)]),
+            }],
+            threads: vec![
+                thread(
+                    "p-0",
+                    0,
+                    77,
+                    vec![row(10, 5, 10_000), row(30, -2, 10_000)],
+                    0,
+                    125,
+                ),
+                thread("hog-1", 1, 78, vec![row(0, 0, 0)], 5, 120),
+            ],
+            warnings: vec![],
+        };
+        let s = host_summary(&w, &r, None, None);
+        assert_eq!(s.extra["source"], "host");
+        assert_eq!(s.duration_ns, 1_000_000_000);
+        let p = &s.tasks[0];
+        assert_eq!(
+            (p.name.as_str(), p.pid, p.policy.as_str(), p.nice),
+            ("p-0", 77, "SCHED_NORMAL", 5)
+        );
+        assert_eq!(
+            (
+                p.runtime_ns,
+                p.wait_ns,
+                p.switches,
+                p.migrations,
+                p.wakeups,
+                p.loops
+            ),
+            (5_000_000, 100_000, 4, 2, 3, 2)
+        );
+        let l = &p.wakeup_latency_us;
+        assert_eq!(
+            (l.n, l.min, l.max, l.sum, l.mean, l.stddev),
+            (2, 10, 30, 40, 20.0, 10.0)
+        );
+        assert_eq!(p.extra["deadlines"]["missed"], 1);
+        let h = &s.tasks[1];
+        assert_eq!(
+            (h.policy.as_str(), h.nice, h.wakeup_latency_us.n),
+            ("SCHED_IDLE", 0, 0)
+        );
+        assert!(h.extra.get("deadlines").is_none());
+        assert_eq!(s.groups[0].cpu_stat.usage_usec, 500);
+        assert_eq!(s.groups[0].cpu_stat.nr_throttled, 3);
+        // Every thread finished: hackbench's time, truncated to ms.
+        assert_eq!(s.extra["workload_time_s"], 0.5);
+        assert!(s.cpus.is_empty());
+
+        let d = tempfile::tempdir().unwrap();
+        write_run_dir(d.path(), &w, &r, None).unwrap();
+        let back = schedlab_output::summary::Summary::from_json_str(
+            &std::fs::read_to_string(d.path().join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(back, s);
+        let log = std::fs::read_to_string(d.path().join("rt-app-p-0.log")).unwrap();
+        assert_eq!(
+            schedlab_output::rtapp_log::parse_rtapp_log(&log)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert!(d.path().join("rt-app-hog-1.log").exists());
+        let cs = std::fs::read_to_string(d.path().join("cgroup/g/cpu.stat")).unwrap();
+        assert!(cs.contains("usage_usec 500\n"), "{cs}");
+    }
+}
