@@ -2,7 +2,7 @@
 //! a preset; the figures are events per wall second and simulated seconds
 //! per wall second. Targets are tracked in BENCHMARKS.md, never asserted.
 
-use crate::report::simulate;
+use crate::user;
 use anyhow::Result;
 use clap::Args;
 use schedlab_core::machine::preset;
@@ -10,6 +10,7 @@ use schedlab_core::observe::NullSink;
 use schedlab_core::program::{Op, Policy, TaskSpec, TimerRef, TimerSpec, Workload};
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 use schedlab_core::SimConfig;
+use schedlab_output::results::simulate;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -136,7 +137,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             ..SimConfig::default()
         };
         let t0 = Instant::now();
-        let (_sim, res) = simulate(machine, &w, cfg, NullSink)?;
+        let (_sim, res) = simulate(machine, &w, cfg, NullSink).map_err(|e| user(e.to_string()))?;
         let wall = t0.elapsed().as_secs_f64();
         println!(
             "{:<48} {:>6} {:>12} {:>10.3} {:>12.0} {:>12.3}",

@@ -1,12 +1,23 @@
 //! `schedlab`: the command-line front end. Thin: it parses arguments
-//! (clap), resolves them into a machine, a workload and a `SimConfig`, runs
-//! the library and writes the outputs. Every user error is one line on
-//! stderr and exit status 2; nothing half-written is left behind.
+//! (clap), resolves them into a machine, a workload and a `SimConfig`
+//! (resolve.rs), runs the library, shows a progress bar and prints. What a
+//! run produces and how it is written is the library's
+//! (`schedlab_output::results`, `schedlab_output::tee`). Every user error is
+//! one line on stderr and exit status 2; nothing half-written is left
+//! behind.
+//!
+//! | file | owns |
+//! |---|---|
+//! | main.rs | the subcommands; `report`, `machines`, `features`; error printing, exit codes |
+//! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
+//! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
+//! | compare.rs | `schedlab compare`: runs per side, prints the table |
+//! | bench.rs | `schedlab bench`: the performance cases |
 
 mod bench;
 mod compare;
-mod report;
 mod resolve;
+mod run;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -89,33 +100,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// `schedlab report`: load every run directory, render one page, write it
-/// (temp file, then rename) with the SVG plots beside it.
+/// `schedlab report`: load every run directory, then the library writes
+/// report.html and the SVG plots.
 fn html_report(dirs: &[std::path::PathBuf], out: Option<std::path::PathBuf>) -> Result<ExitCode> {
-    use schedlab_output::report_html::{load_run, render_report, write_plots_svg};
+    use schedlab_output::report_html::{load_run, write_report};
     let mut runs = Vec::new();
     for d in dirs {
         runs.push(load_run(d).map_err(|e| user(e.to_string()))?);
     }
     let out = out.unwrap_or_else(|| dirs[0].clone());
-    std::fs::create_dir_all(&out)
-        .map_err(|e| user(format!("{}: cannot create: {e}", out.display())))?;
-    let html = render_report(&runs);
-    let path = out.join("report.html");
-    let tmp = out.join(".report.html.tmp");
-    std::fs::write(&tmp, html)
-        .map_err(|e| user(format!("{}: cannot write: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, &path)
-        .map_err(|e| user(format!("{}: cannot write: {e}", path.display())))?;
-    let plots = write_plots_svg(&runs, &out)
-        .map_err(|e| user(format!("{}: cannot write plots: {e}", out.display())))?;
+    let (path, plots) = write_report(&runs, &out).map_err(|e| user(e.to_string()))?;
     println!("wrote {} and {} SVG plots", path.display(), plots.len());
     Ok(ExitCode::SUCCESS)
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
-        Cmd::Run(args) => report::run(&args),
+        Cmd::Run(args) => run::run(&args),
         Cmd::Compare(args) => compare::run(&args),
         Cmd::Report { dirs, out } => html_report(&dirs, out),
         Cmd::Machines { name, domains } => {

@@ -12,18 +12,16 @@ use schedlab_core::time::parse_duration;
 use schedlab_core::SimConfig;
 use std::path::{Path, PathBuf};
 
-/// `schedlab run` arguments.
+/// What describes one simulated run, shared by `schedlab run` and
+/// `schedlab compare` (flattened into both).
 #[derive(Args, Debug, Clone)]
-pub struct RunArgs {
+pub struct SimArgs {
     /// Workload: an rt-app JSON file, or a generator spec such as
     /// `oltp:workers=64,cpu_us=80,io_us=120`.
     pub workload: String,
     /// Machine: a preset name (see `schedlab machines`) or `sysfs:DIR`.
     #[arg(long, default_value = "vm-2cpu")]
     pub machine: String,
-    /// Feature switches: NAME, NO_NAME, comma-separated.
-    #[arg(long, default_value = "")]
-    pub features: String,
     /// Master seed; runs differ only by it.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -37,10 +35,27 @@ pub struct RunArgs {
     /// Preemption model: none, voluntary, full, lazy.
     #[arg(long, default_value = "full")]
     pub preempt: String,
+    /// Task-group settings, `PATH:FILE=VALUE[:FILE=VALUE...]` with cgroup
+    /// v2/v1 cpu file names; commas in VALUE stand for spaces
+    /// (`/capped:cpu.max=20000,100000`). Repeatable; applied on top of the
+    /// workload's settings, creating the group if needed.
+    #[arg(long = "cgroup", value_name = "PATH:FILE=VALUE")]
+    pub cgroup: Vec<String>,
+}
+
+/// `schedlab run` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The run.
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Feature switches: NAME, NO_NAME, comma-separated.
+    #[arg(long, default_value = "")]
+    pub features: String,
     /// Output directory (written atomically).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Also write trace.txt (ftrace text).
+    /// Also write trace.txt (ftrace text), trace.dat and trace.pftrace.
     #[arg(long)]
     pub trace: bool,
     /// Verify the model's invariants after every event.
@@ -49,12 +64,6 @@ pub struct RunArgs {
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Task-group settings, `PATH:FILE=VALUE[:FILE=VALUE...]` with cgroup
-    /// v2/v1 cpu file names; commas in VALUE stand for spaces
-    /// (`/capped:cpu.max=20000,100000`). Repeatable; applied on top of the
-    /// workload's settings, creating the group if needed.
-    #[arg(long = "cgroup", value_name = "PATH:FILE=VALUE")]
-    pub cgroup: Vec<String>,
 }
 
 struct FsReader(PathBuf);
@@ -105,7 +114,7 @@ pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
 
 /// Reads and lowers the workload of a run, then applies its `--cgroup`
 /// settings ([`cgroups`]).
-pub fn run_workload(a: &RunArgs, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+pub fn run_workload(a: &SimArgs, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
     let (mut w, warnings) = workload(&a.workload, nr_cpus)?;
     cgroups(&mut w, &a.cgroup)?;
     Ok((w, warnings))
@@ -122,9 +131,10 @@ pub fn cgroups(w: &mut Workload, args: &[String]) -> Result<()> {
     cgroup::apply_overrides(w, &parsed).map_err(|e| user(format!("--cgroup: {e}")))
 }
 
-/// Resolves the run configuration; checks the run has an end.
-pub fn config(a: &RunArgs, w: &Workload) -> Result<SimConfig> {
-    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+/// Resolves the run configuration (with the feature switches `features`
+/// and `--check`); checks the run has an end.
+pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<SimConfig> {
+    let features = Features::parse(features).map_err(|e| user(format!("--features: {e}")))?;
     let preempt = PreemptModel::parse(&a.preempt).ok_or_else(|| {
         user(format!(
             "--preempt: unknown model '{}' (none, voluntary, full, lazy)",
@@ -157,7 +167,7 @@ pub fn config(a: &RunArgs, w: &Workload) -> Result<SimConfig> {
         preempt,
         duration_ns,
         features,
-        check: a.check,
+        check,
         ..SimConfig::default()
     })
 }

@@ -4,7 +4,9 @@
 //! comparison table that scheduler patch postings use (architecture.md
 //! section 2), as text ([`render_table`]) and as JSON ([`render_json`]),
 //! plus the statistics ([`Stats::of`]), the signed percentage ([`pct_delta`])
-//! and the significance test ([`significant`]) behind them.
+//! and the significance test ([`significant`]) behind them, and the
+//! metrics `schedlab compare` shows, built from each run's
+//! [`Headline`] ([`headline_metrics`]).
 //!
 //! Format source: `docs/formats.md` section 7 (mmtests `compare-kernels.sh` /
 //! `compare-mmtests.pl`, `MMTests::Stat`). Nothing is copied from mmtests;
@@ -69,6 +71,8 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
+
+use crate::results::Headline;
 
 /// Which direction of a metric is an improvement (formats.md 7.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -357,6 +361,75 @@ pub struct Metric {
     pub better: Better,
     /// Samples, one vector per variant, in the order of `variant_names`.
     pub per_variant: Vec<Vec<f64>>,
+}
+
+/// The metrics `schedlab compare` tabulates, from the headline figures of
+/// each variant's runs (`per_variant[variant][run]`), in row order:
+///
+/// | metric | unit | better | from [`Headline`] | when |
+/// |---|---|---|---|---|
+/// | `time_s` | s | lower | `workload_time_us` / 10⁶ | every run has one (hackbench) |
+/// | `throttled_ms` | ms | lower | `throttled_ns` / 10⁶ | every run has a quota |
+/// | `nr_throttled` | n | lower | `nr_throttled` | every run has a quota |
+/// | `wu_lat_mean_us` | us | lower | `wakeup_latency.mean` | some run has samples |
+/// | `wu_lat_max_us` | us | lower | `wakeup_latency.max` | some run has samples |
+/// | `wu_lat_samples` | n | higher | `wakeup_latency.n` | some run has samples |
+/// | `runtime_ms` | ms | higher | `runtime_ns` / 10⁶ | always |
+/// | `switches` | n | lower | `switches` | always |
+/// | `migrations` | n | lower | `migrations` | always |
+/// | `loops_per_s` | 1/s | higher | `loops` ÷ `duration_ns` in s (at least 10⁻⁹ s) | always |
+pub fn headline_metrics(per_variant: &[Vec<Headline>]) -> Vec<Metric> {
+    let metric = |name: &str, unit: &str, better: Better, f: &dyn Fn(&Headline) -> f64| Metric {
+        name: name.into(),
+        unit: unit.into(),
+        better,
+        per_variant: per_variant
+            .iter()
+            .map(|runs| runs.iter().map(f).collect())
+            .collect(),
+    };
+    let all = || per_variant.iter().flatten();
+    let mut metrics = Vec::new();
+    // hackbench-like runs: their own completion time first, as mmtests'
+    // hackbench tables show it (seconds, lower is better).
+    if all().all(|r| r.workload_time_us.is_some()) {
+        metrics.push(metric("time_s", "s", Better::Lower, &|r| {
+            r.workload_time_us.unwrap_or(0) as f64 / 1e6
+        }));
+    }
+    if all().all(|r| r.throttled_ns.is_some() && r.nr_throttled.is_some()) {
+        metrics.push(metric("throttled_ms", "ms", Better::Lower, &|r| {
+            r.throttled_ns.unwrap_or(0) as f64 / 1e6
+        }));
+        metrics.push(metric("nr_throttled", "n", Better::Lower, &|r| {
+            r.nr_throttled.unwrap_or(0) as f64
+        }));
+    }
+    if all().any(|r| r.wakeup_latency.n > 0) {
+        metrics.push(metric("wu_lat_mean_us", "us", Better::Lower, &|r| {
+            r.wakeup_latency.mean
+        }));
+        metrics.push(metric("wu_lat_max_us", "us", Better::Lower, &|r| {
+            r.wakeup_latency.max as f64
+        }));
+        metrics.push(metric("wu_lat_samples", "n", Better::Higher, &|r| {
+            r.wakeup_latency.n as f64
+        }));
+    }
+    metrics.push(metric("runtime_ms", "ms", Better::Higher, &|r| {
+        r.runtime_ns as f64 / 1e6
+    }));
+    metrics.push(metric("switches", "n", Better::Lower, &|r| {
+        r.switches as f64
+    }));
+    metrics.push(metric("migrations", "n", Better::Lower, &|r| {
+        r.migrations as f64
+    }));
+    metrics.push(metric("loops_per_s", "1/s", Better::Higher, &|r| {
+        let secs = r.duration_ns as f64 / 1e9;
+        r.loops as f64 / secs.max(1e-9)
+    }));
+    metrics
 }
 
 /// The numbers of one metric: per variant, its statistics, the percentage

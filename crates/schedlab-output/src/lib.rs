@@ -4,16 +4,17 @@
 //! section 2), each in the format scheduler engineers already use:
 //!
 //! ```text
-//!  engine ──Sink──► ftrace_text::SpooledTraceWriter ──► trace.txt
-//!         ──Sink──► trace_dat::TraceDatWriter ────────► trace.dat
-//!         ──Sink──► pftrace::PftraceWriter ───────────► trace.pftrace
-//!  run result ────► summary::Summary ─────────────────► summary.json
-//!             ────► schedstat ────────────────────────► schedstat
-//!             ────► cgroup ───────────────────────────► cgroup/<path>/cpu.stat
+//!  engine ──Sink──► tee::TraceSinks ─┬► ftrace_text::SpooledTraceWriter ► trace.txt
+//!                                    ├► trace_dat::TraceDatWriter ───────► trace.dat
+//!                                    └► pftrace::PftraceWriter ──────────► trace.pftrace
+//!                         (each streams into a spool::Spool until the end)
+//!  finished Sim ──► results::RunResults::collect ──┬► summary::Summary ─► summary.json
+//!                                                  ├► schedstat ────────► schedstat
+//!                                                  ├► cgroup ───────────► cgroup/<path>/cpu.stat
+//!                                                  └► rtapp_log ────────► <log_basename>-<thread>.log
 //!  run dirs   ────► report_html ──────────────────────► report.html, *.svg
-//!  N runs × 2 ────► compare ──────────────────────────► mmtests table
-//!             ────► rtapp_log ────────────────────────► <log_basename>-<thread>.log
-//!             ────► table ────────────────────────────► stdout
+//!  N runs × 2 ────► results::Headline ─► compare ──────► mmtests table
+//!  RunResults ────► table, results::RunResults::text_report ─► what `run` prints
 //!  all files go through outdir::StagedOutDir (all or nothing) or OutDir
 //! ```
 //!
@@ -21,9 +22,12 @@
 //! |---|---|---|
 //! | [`ftrace_text`] | `/sys/kernel/tracing/trace` layout, reader, running-task timeline | formats.md 4 |
 //! | [`rtapp_log`] | rt-app per-thread logs | formats.md 2 |
+//! | [`results`] | a finished run → all of the above; summary.json's field reference | — |
 //! | [`summary`] | `summary.json` | architecture.md 5 |
 //! | [`outdir`] | atomic output directory | architecture.md 2 |
 //! | [`table`] | human tables, `%g` | — |
+//! | [`tee`] | the `--trace` tee of the three trace writers | — |
+//! | [`spool`] | the trace writers' temporary spool files | — |
 //! | [`trace_dat`] | trace-cmd's trace.dat (v6, flyrecord) | formats.md 4.4, trace-cmd.dat docs |
 //! | [`pftrace`] | Perfetto protobuf ftrace bundles | Perfetto's trace proto |
 //! | [`schedstat`] | `/proc/schedstat` v17 writer, v15–17 reader | formats.md 5 |
@@ -42,8 +46,11 @@ pub mod ftrace_text;
 pub mod outdir;
 pub mod pftrace;
 pub mod report_html;
+pub mod results;
 pub mod rtapp_log;
 pub mod schedstat;
+pub mod spool;
 pub mod summary;
 pub mod table;
+pub mod tee;
 pub mod trace_dat;

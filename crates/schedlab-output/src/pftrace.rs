@@ -84,11 +84,12 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use schedlab_core::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
+
+use crate::spool::{FirstError, Spool, SpoolError};
 
 /// The kernel release stated in `SystemInfo.utsname.release`. Any release
 /// from 4.14 on makes Perfetto decode `prev_state` with the `TASK_REPORT`
@@ -428,7 +429,7 @@ struct CpuBundle {
 /// records are dropped, and `finish` returns the error.
 #[derive(Debug)]
 pub struct PftraceWriter {
-    spool: BufWriter<File>,
+    spool: Spool,
     cpus: Vec<CpuBundle>,
     flush_every: usize,
     nr_cpus: Option<u32>,
@@ -436,32 +437,32 @@ pub struct PftraceWriter {
     names: BTreeMap<u32, String>,
     first_time: Option<u64>,
     events: u64,
-    error: Option<io::Error>,
+    error: FirstError,
 }
 
 impl PftraceWriter {
     /// Spools in `dir`; pick a directory on the same file system as the
     /// output (for example
     /// [`StagedOutDir::stage_dir`](crate::outdir::StagedOutDir::stage_dir)).
-    pub fn new_in(dir: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(Self::from_file(tempfile::tempfile_in(dir)?))
+    pub fn new_in(dir: impl AsRef<Path>) -> Result<Self, SpoolError> {
+        Ok(Self::with_spool(Spool::new_in(dir)?))
     }
 
     /// Spools in the system temporary directory.
-    pub fn new() -> io::Result<Self> {
-        Ok(Self::from_file(tempfile::tempfile()?))
+    pub fn new() -> Result<Self, SpoolError> {
+        Ok(Self::with_spool(Spool::new()?))
     }
 
-    fn from_file(f: File) -> Self {
+    fn with_spool(spool: Spool) -> Self {
         PftraceWriter {
-            spool: BufWriter::with_capacity(1 << 16, f),
+            spool,
             cpus: Vec::new(),
             flush_every: DEFAULT_FLUSH_EVENTS,
             nr_cpus: None,
             names: BTreeMap::new(),
             first_time: None,
             events: 0,
-            error: None,
+            error: FirstError::new(),
         }
     }
 
@@ -566,20 +567,22 @@ impl PftraceWriter {
     /// then each CPU's last bundle. Returns the number of ftrace events, or
     /// the first error met while recording.
     pub fn finish<W: Write + ?Sized>(mut self, out: &mut W) -> io::Result<u64> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
+        self.error.take()?;
         out.write_all(&self.header())?;
-        let mut f = self.spool.into_inner().map_err(|e| e.into_error())?;
-        f.seek(SeekFrom::Start(0))?;
-        io::copy(&mut f, out)?;
-        for (cpu, b) in self.cpus.iter().enumerate() {
+        let PftraceWriter {
+            spool,
+            cpus,
+            events,
+            ..
+        } = self;
+        spool.copy_to(out)?;
+        for (cpu, b) in cpus.iter().enumerate() {
             if b.count > 0 {
                 write_bundle_packet(out, cpu as u32, &b.events)?;
             }
         }
         out.flush()?;
-        Ok(self.events)
+        Ok(events)
     }
 }
 
@@ -588,10 +591,9 @@ impl Sink for PftraceWriter {
         true
     }
     fn trace(&mut self, rec: &TraceRecord<'_>) {
-        if self.error.is_none() {
-            if let Err(e) = self.write_record(rec) {
-                self.error = Some(e);
-            }
+        if !self.error.is_set() {
+            let r = self.write_record(rec);
+            self.error.keep(r);
         }
     }
 }

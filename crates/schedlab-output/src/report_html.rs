@@ -115,6 +115,17 @@ pub enum ReportError {
         /// `LINE: problem`.
         message: String,
     },
+    /// The report or its plots could not be written.
+    #[error("{}: {what}: {source}", path.display())]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// `cannot create`, `cannot write`, `cannot write plots`.
+        what: &'static str,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// The wakeup latencies of one task (the `wu_lat` column of its log).
@@ -726,6 +737,27 @@ pub fn svg_util_heatmap(run: &RunData, index: usize) -> String {
         MT + 24.0
     );
     s
+}
+
+/// Writes `report.html` (temp file `.report.html.tmp`, then renamed) and
+/// the SVG plots ([`write_plots_svg`]) into `out_dir`, created if missing.
+/// Returns the report's path and the plots written.
+pub fn write_report(
+    runs: &[RunData],
+    out_dir: &Path,
+) -> Result<(PathBuf, Vec<PathBuf>), ReportError> {
+    let err = |path: &Path, what| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Write { path, what, source }
+    };
+    std::fs::create_dir_all(out_dir).map_err(err(out_dir, "cannot create"))?;
+    let html = render_report(runs);
+    let path = out_dir.join("report.html");
+    let tmp = out_dir.join(".report.html.tmp");
+    std::fs::write(&tmp, html).map_err(err(&tmp, "cannot write"))?;
+    std::fs::rename(&tmp, &path).map_err(err(&path, "cannot write"))?;
+    let plots = write_plots_svg(runs, out_dir).map_err(err(out_dir, "cannot write plots"))?;
+    Ok((path, plots))
 }
 
 /// Writes the plots as standalone SVG files into `out_dir` (created if

@@ -32,7 +32,7 @@ pub type Extra = Map<String, Value>;
 /// The whole file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// schedlab version (`CARGO_PKG_VERSION` of the binary).
+    /// schedlab version (the workspace version, `CARGO_PKG_VERSION`).
     pub schedlab_version: String,
     /// The simulated machine.
     pub machine: MachineSummary,

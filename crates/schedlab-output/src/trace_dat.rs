@@ -107,13 +107,13 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use schedlab_core::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
 
 use crate::ftrace_text::sanitize_comm;
+use crate::spool::{FirstError, Spool, SpoolError};
 
 /// The file magic: `0x17 0x08 0x44` then `tracing`.
 pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
@@ -462,37 +462,37 @@ impl CpuBuf {
 /// records are dropped, and `finish` returns the error.
 #[derive(Debug)]
 pub struct TraceDatWriter {
-    spool: BufWriter<File>,
+    spool: Spool,
     spool_pages: u32,
     cpus: Vec<CpuBuf>,
     cmdlines: BTreeMap<u32, String>,
     /// The record being encoded (reused).
     data: Vec<u8>,
     entries: u64,
-    error: Option<io::Error>,
+    error: FirstError,
 }
 
 impl TraceDatWriter {
     /// Spools in `dir`; pick a directory on the same file system as the
     /// output (for example [`StagedOutDir::stage_dir`](crate::outdir::StagedOutDir::stage_dir)).
-    pub fn new_in(dir: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(Self::from_file(tempfile::tempfile_in(dir)?))
+    pub fn new_in(dir: impl AsRef<Path>) -> Result<Self, SpoolError> {
+        Ok(Self::with_spool(Spool::new_in(dir)?))
     }
 
     /// Spools in the system temporary directory.
-    pub fn new() -> io::Result<Self> {
-        Ok(Self::from_file(tempfile::tempfile()?))
+    pub fn new() -> Result<Self, SpoolError> {
+        Ok(Self::with_spool(Spool::new()?))
     }
 
-    fn from_file(f: File) -> Self {
+    fn with_spool(spool: Spool) -> Self {
         TraceDatWriter {
-            spool: BufWriter::with_capacity(1 << 16, f),
+            spool,
             spool_pages: 0,
             cpus: Vec::new(),
             cmdlines: BTreeMap::new(),
             data: Vec::with_capacity(128),
             entries: 0,
-            error: None,
+            error: FirstError::new(),
         }
     }
 
@@ -599,9 +599,7 @@ impl TraceDatWriter {
     /// named a CPU `>= nr_cpus`, and with the first error met while
     /// spooling, if any.
     pub fn finish<W: Write + ?Sized>(mut self, nr_cpus: u32, out: &mut W) -> io::Result<u64> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
+        self.error.take()?;
         if self.cpus.len() > nr_cpus as usize {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -614,7 +612,7 @@ impl TraceDatWriter {
         for cpu in 0..self.cpus.len() {
             self.flush_page(cpu)?;
         }
-        let mut spool = self.spool.into_inner().map_err(|e| e.into_error())?;
+        let mut spool = self.spool.into_file()?;
 
         let mut h = Vec::with_capacity(16 * 1024);
         h.extend_from_slice(MAGIC);
@@ -687,10 +685,9 @@ impl Sink for TraceDatWriter {
         true
     }
     fn trace(&mut self, rec: &TraceRecord<'_>) {
-        if self.error.is_none() {
-            if let Err(e) = self.write_record(rec) {
-                self.error = Some(e);
-            }
+        if !self.error.is_set() {
+            let r = self.write_record(rec);
+            self.error.keep(r);
         }
     }
 }

@@ -2,13 +2,13 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use schedlab_core::observe::{Sink, TaskView, TraceEvent, TraceRecord};
 
 use super::parse::OwnedRecord;
+use crate::spool::{FirstError, Spool, SpoolError};
 
 /// The ten fixed lines of the header that follow the `entries-in-buffer`
 /// line (formats.md 4.1: nop tracer, irq-info on, 5 flag columns).
@@ -221,7 +221,7 @@ pub struct FtraceTextWriter<W: Write> {
     out: W,
     line: String,
     written: u64,
-    error: Option<io::Error>,
+    error: FirstError,
 }
 
 impl<W: Write> FtraceTextWriter<W> {
@@ -232,7 +232,7 @@ impl<W: Write> FtraceTextWriter<W> {
             out,
             line: String::with_capacity(256),
             written: 0,
-            error: None,
+            error: FirstError::new(),
         }
     }
 
@@ -263,9 +263,7 @@ impl<W: Write> FtraceTextWriter<W> {
     /// Flushes and returns the inner writer and the number of lines, or the
     /// first error met while streaming.
     pub fn finish(mut self) -> io::Result<(W, u64)> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
+        self.error.take()?;
         self.out.flush()?;
         Ok((self.out, self.written))
     }
@@ -276,41 +274,40 @@ impl<W: Write> Sink for FtraceTextWriter<W> {
         true
     }
     fn trace(&mut self, rec: &TraceRecord<'_>) {
-        if self.error.is_none() {
-            if let Err(e) = self.write_record(rec) {
-                self.error = Some(e);
-            }
+        if !self.error.is_set() {
+            let r = self.write_record(rec);
+            self.error.keep(r);
         }
     }
 }
 
-/// The `trace.txt` writer: streams lines into an anonymous temporary file,
-/// then [`finish`](Self::finish) writes the header (which needs the final
-/// count) and copies the body behind it. Memory use is constant.
+/// The `trace.txt` writer: streams lines into a [`Spool`] (an anonymous
+/// temporary file), then [`finish`](Self::finish) writes the header (which
+/// needs the final count) and copies the body behind it. Memory use is
+/// constant.
 ///
 /// The temporary file has no name (`O_TMPFILE` where available), so nothing
 /// is left behind if the process dies.
 #[derive(Debug)]
 pub struct SpooledTraceWriter {
-    inner: FtraceTextWriter<BufWriter<File>>,
+    inner: FtraceTextWriter<Spool>,
 }
 
 impl SpooledTraceWriter {
     /// Spools in `dir`; pick a directory on the same file system as the
     /// output (for example [`StagedOutDir::stage_dir`](crate::outdir::StagedOutDir::stage_dir)).
-    pub fn new_in(dir: impl AsRef<Path>) -> io::Result<Self> {
-        let f = tempfile::tempfile_in(dir)?;
-        Ok(Self::from_file(f))
+    pub fn new_in(dir: impl AsRef<Path>) -> Result<Self, SpoolError> {
+        Ok(Self::with_spool(Spool::new_in(dir)?))
     }
 
     /// Spools in the system temporary directory.
-    pub fn new() -> io::Result<Self> {
-        Ok(Self::from_file(tempfile::tempfile()?))
+    pub fn new() -> Result<Self, SpoolError> {
+        Ok(Self::with_spool(Spool::new()?))
     }
 
-    fn from_file(f: File) -> Self {
+    fn with_spool(spool: Spool) -> Self {
         SpooledTraceWriter {
-            inner: FtraceTextWriter::new(BufWriter::with_capacity(1 << 16, f)),
+            inner: FtraceTextWriter::new(spool),
         }
     }
 
@@ -322,11 +319,9 @@ impl SpooledTraceWriter {
     /// Writes the header for `nr_cpus` CPUs and then the body to `out`;
     /// returns the number of event lines.
     pub fn finish<W: Write + ?Sized>(self, nr_cpus: u32, out: &mut W) -> io::Result<u64> {
-        let (buf, n) = self.inner.finish()?;
-        let mut f = buf.into_inner().map_err(|e| e.into_error())?;
-        f.seek(SeekFrom::Start(0))?;
+        let (spool, n) = self.inner.finish()?;
         write_header(out, n, nr_cpus)?;
-        io::copy(&mut f, out)?;
+        spool.copy_to(out)?;
         out.flush()?;
         Ok(n)
     }

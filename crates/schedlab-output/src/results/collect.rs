@@ -1,35 +1,117 @@
-//! `schedlab run`: simulate, then write summary.json, the rt-app logs and
-//! (with --trace) trace.txt into the output directory, all staged and
-//! renamed into place only when everything is written.
+//! Reading a finished [`Sim`]: every figure of [`RunResults`] is taken
+//! from the simulator's state here, and only here (so a change of the
+//! core's layout touches this one file).
 
-use crate::resolve::{self, RunArgs};
-use crate::user;
-use anyhow::{Context, Result};
 use schedlab_core::features::FeatureValue;
-use schedlab_core::machine::Machine;
-use schedlab_core::observe::{NullSink, Sink};
-use schedlab_core::program::{Policy, Workload};
-use schedlab_core::stats::SampleStats;
-use schedlab_core::{RunResult, Sim, SimConfig};
-use schedlab_output::ftrace_text::SpooledTraceWriter;
-use schedlab_output::outdir::StagedOutDir;
-use schedlab_output::pftrace::PftraceWriter;
-use schedlab_output::rtapp_log::{log_file_name, write_log};
-use schedlab_output::schedstat::{write_schedstat, CpuSchedstat, DomainSchedstat, LbIdleCounters};
-use schedlab_output::summary::{
+use schedlab_core::ids::CpuId;
+use schedlab_core::observe::Sink;
+use schedlab_core::program::{Policy, TaskSpec, Uclamp, Workload, DEFAULT_BW_PERIOD_NS};
+use schedlab_core::stats::{LogRow, SampleStats};
+use schedlab_core::{RunResult, Sim};
+use serde_json::{json, Map, Value};
+
+use super::{Headline, LatencyGroup, RunError, RunResults, ThreadLog};
+use crate::rtapp_log::log_file_name;
+use crate::schedstat::{CpuSchedstat, DomainSchedstat, LbIdleCounters};
+use crate::summary::{
     CpuSummary, GroupCpuStat, GroupSummary, MachineSummary, PathsNs, ProfileSummary, Summary,
     TaskSummary,
 };
-use schedlab_output::table;
-use schedlab_output::trace_dat::TraceDatWriter;
-use serde_json::Value;
-use std::io::Write;
-use std::process::ExitCode;
 
-/// Builds summary.json's content from a finished simulation.
+/// rt-app's default `log_basename`, used when the workload sets none.
+const DEFAULT_LOG_BASENAME: &str = "rt-app";
+
+impl RunResults {
+    /// Everything a finished run leaves behind, read from `sim` after
+    /// `sim.run()` returned `res`; `workload` is the one `sim` was built
+    /// from (it names the log files). Infallible: see [`check_outcome`]
+    /// for whether the run ended well.
+    pub fn collect<S: Sink>(sim: &Sim<S>, res: &RunResult, workload: &Workload) -> RunResults {
+        let summary = summary(sim, res);
+        let cgroup_cpu_stat = summary
+            .groups
+            .iter()
+            .map(|g| (format!("cgroup{}/cpu.stat", g.path), g.cpu_stat.clone()))
+            .collect();
+        let base = if workload.log_basename.is_empty() {
+            DEFAULT_LOG_BASENAME
+        } else {
+            &workload.log_basename
+        };
+        let logs = sim
+            .threads()
+            .iter()
+            .filter(|t| t.existed())
+            .map(|t| ThreadLog {
+                file_name: log_file_name(base, &t.spec.name),
+                rows: t.log.clone(),
+            })
+            .collect();
+        RunResults {
+            summary,
+            schedstat_jiffies: res.end_ns / sim.cfg.tick_ns(),
+            schedstat: schedstat(sim),
+            cgroup_cpu_stat,
+            logs,
+            wakeup_latency: latency_groups(sim),
+            headline: Headline::of(sim, res),
+        }
+    }
+}
+
+/// Whether the run ended well: `Err` for a deadlock (every remaining
+/// thread waits for something no thread will do) or a broken invariant
+/// (`--check`; a bug in the model), in that order.
+pub fn check_outcome<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Result<(), RunError> {
+    if sim.deadlock {
+        return Err(RunError::Deadlock { at_ns: res.end_ns });
+    }
+    if let Some(v) = &res.violation {
+        return Err(RunError::Violation(v.to_string()));
+    }
+    Ok(())
+}
+
+/// hackbench's own time: from the start barrier's release to the last
+/// thread's exit, truncated to µs; `None` unless the run has a start
+/// barrier and every thread exited.
+fn workload_time_us<S: Sink>(sim: &Sim<S>) -> Option<u64> {
+    let rel = sim.t_release?;
+    (sim.live_tasks_left() == 0 && sim.last_exit >= rel).then(|| (sim.last_exit - rel) / 1000)
+}
+
+impl Headline {
+    /// The headline figures of a finished run (what `schedlab compare`
+    /// tabulates), without building the rest of [`RunResults`].
+    pub fn of<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Headline {
+        let threads = sim.threads();
+        let bws: Vec<_> = sim.groups.iter().filter_map(|g| g.bw.as_ref()).collect();
+        let throttled = (!bws.is_empty()).then(|| {
+            (
+                bws.iter().map(|b| b.stats.throttled_ns).sum::<u64>(),
+                bws.iter().map(|b| b.stats.nr_throttled).sum::<u64>(),
+            )
+        });
+        Headline {
+            duration_ns: res.end_ns - sim.t_start,
+            workload_time_us: workload_time_us(sim),
+            throttled_ns: throttled.map(|t| t.0),
+            nr_throttled: throttled.map(|t| t.1),
+            wakeup_latency: SampleStats::of(
+                threads.iter().flat_map(|t| t.wakeup_latency_samples()),
+            ),
+            runtime_ns: threads.iter().map(|t| t.stats.runtime_ns).sum(),
+            switches: threads.iter().map(|t| t.stats.switches).sum(),
+            migrations: threads.iter().map(|t| t.stats.migrations).sum(),
+            loops: threads.iter().map(|t| t.stats.loops).sum(),
+        }
+    }
+}
+
+/// summary.json's content (field meanings: the [module docs](super)).
 pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     let cfg = &sim.cfg;
-    let mut features = serde_json::Map::new();
+    let mut features = Map::new();
     for (n, v) in cfg.features.values() {
         let v = match v {
             FeatureValue::Bool(b) => Value::Bool(b),
@@ -66,7 +148,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             if let Some(p) = t.dl.params.or(t.spec.dl) {
                 ts.extra.insert(
                     "sched_deadline".into(),
-                    serde_json::json!({
+                    json!({
                         "runtime_us": p.runtime_ns / 1000,
                         "deadline_us": p.deadline_ns / 1000,
                         "period_us": p.period_ns / 1000,
@@ -120,20 +202,17 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     s.extra
         .insert("preempt".into(), Value::String(cfg.preempt.name().into()));
     s.extra.insert("events".into(), Value::from(res.events));
-    // hackbench's own time: from the start barrier's release to the last
-    // thread's exit, in seconds with µs resolution (hackbench itself prints
-    // 3 decimals, truncated).
-    if let Some(rel) = sim.t_release {
-        if sim.live_tasks_left() == 0 && sim.last_exit >= rel {
-            let us = (sim.last_exit - rel) / 1000;
-            s.extra.insert(
-                "workload_time_s".into(),
-                Value::from((us / 1000) as f64 / 1000.0),
-            );
-        }
+    // hackbench's own time, in seconds truncated to ms (hackbench itself
+    // prints 3 decimals, truncated).
+    if let Some(us) = workload_time_us(sim) {
+        s.extra.insert(
+            "workload_time_s".into(),
+            Value::from((us / 1000) as f64 / 1000.0),
+        );
     }
     // Throughput: completed iterations (transactions for generators, log
-    // rows for rt-app) of all threads per simulated second.
+    // rows for rt-app) of all threads but OLTP's clients per simulated
+    // second.
     let secs = (res.end_ns - sim.t_start) as f64 / 1e9;
     let loops: u64 = sim
         .threads()
@@ -152,7 +231,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .iter()
         .filter(|t| t.internal)
         .map(|t| {
-            serde_json::json!({"name": t.spec.name, "pid": t.pid,
+            json!({"name": t.spec.name, "pid": t.pid,
                 "runtime_ns": t.stats.runtime_ns, "switches": t.stats.switches})
         })
         .collect();
@@ -161,8 +240,8 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     let w = &sim.waste;
     s.extra
         .insert("wasted_idle_ns".into(), Value::from(w.total()));
-    let mut by_level = serde_json::Map::new();
-    let names = sim.domains.domains(schedlab_core::ids::CpuId(0));
+    let mut by_level = Map::new();
+    let names = sim.domains.domains(CpuId(0));
     for (l, v) in w.per_level.iter().enumerate() {
         let name = names.get(l).map_or("?", |d| d.name);
         by_level.insert(format!("domain{l}:{name}"), Value::from(*v));
@@ -212,12 +291,12 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     }
     s.extra.insert(
         "load_balance".into(),
-        serde_json::json!({"lb_count": lb[0], "lb_balanced": lb[1], "lb_failed": lb[2]}),
+        json!({"lb_count": lb[0], "lb_balanced": lb[1], "lb_failed": lb[2]}),
     );
     let f = &sim.balance_flag;
     s.extra.insert(
         "sched_balance_running".into(),
-        serde_json::json!({"attempts": f.attempts, "acquired": f.acquired, "cpu_ns": f.cost_ns}),
+        json!({"attempts": f.attempts, "acquired": f.acquired, "cpu_ns": f.cost_ns}),
     );
     s
 }
@@ -250,10 +329,7 @@ fn group_summaries<S: Sink>(sim: &Sim<S>) -> Vec<GroupSummary> {
             };
             let max = match &g.bw {
                 Some(b) => format!("{} {}", b.quota / 1000, b.period / 1000),
-                None => format!(
-                    "max {}",
-                    schedlab_core::program::DEFAULT_BW_PERIOD_NS / 1000
-                ),
+                None => format!("max {}", DEFAULT_BW_PERIOD_NS / 1000),
             };
             gs.extra.insert("cpu.max".into(), Value::String(max));
             let burst = g.bw.as_ref().map_or(0, |b| b.burst / 1000);
@@ -272,7 +348,7 @@ pub fn schedstat<S: Sink>(sim: &Sim<S>) -> Vec<CpuSchedstat> {
         .iter()
         .enumerate()
         .map(|(c, st)| {
-            let cpu = schedlab_core::ids::CpuId(c as u32);
+            let cpu = CpuId(c as u32);
             let domains = sim
                 .domains
                 .domains(cpu)
@@ -318,49 +394,10 @@ pub fn schedstat<S: Sink>(sim: &Sim<S>) -> Vec<CpuSchedstat> {
         .collect()
 }
 
-/// The `profile` file: where the CPU time of all CPUs went.
-pub fn profile_text(s: &Summary) -> String {
-    let p = &s.profile;
-    let paths = [
-        ("context_switch", p.paths_ns.context_switch),
-        ("wakeup", p.paths_ns.wakeup),
-        ("balance", p.paths_ns.balance),
-        ("balance_atomic", p.paths_ns.balance_atomic),
-        ("newidle", p.paths_ns.newidle),
-        ("steal", p.paths_ns.steal),
-        ("throttle", p.paths_ns.throttle),
-    ];
-    let total: u64 = p.task_ns + p.idle_ns + paths.iter().map(|x| x.1).sum::<u64>();
-    let pct = |v: u64| {
-        if total == 0 {
-            0.0
-        } else {
-            100.0 * v as f64 / total as f64
-        }
-    };
-    let mut out =
-        String::from("# schedlab profile: CPU time of all CPUs by path (ns, share of the total)\n");
-    out.push_str(&format!(
-        "{:<16} {:>18} {:>9.4}%\n",
-        "task",
-        p.task_ns,
-        pct(p.task_ns)
-    ));
-    out.push_str(&format!(
-        "{:<16} {:>18} {:>9.4}%\n",
-        "idle",
-        p.idle_ns,
-        pct(p.idle_ns)
-    ));
-    for (n, v) in paths {
-        out.push_str(&format!("{n:<16} {v:>18} {:>9.4}%\n", pct(v)));
-    }
-    out.push_str(&format!("{:<16} {:>18} {:>9.4}%\n", "total", total, 100.0));
-    out
-}
-
-fn latency_report<S: Sink>(sim: &Sim<S>) -> String {
-    // Per task name prefix (rt-app task), then all tasks with a timer.
+/// Wakeup latency per rt-app task (thread name without its `-<n>`
+/// suffix), in order of first appearance; threads without timer rows are
+/// left out.
+fn latency_groups<S: Sink>(sim: &Sim<S>) -> Vec<LatencyGroup> {
     let mut groups: Vec<(String, Vec<u64>)> = Vec::new();
     for t in sim.threads().iter().filter(|t| t.existed()) {
         let samples: Vec<u64> = t.wakeup_latency_samples().collect();
@@ -378,229 +415,20 @@ fn latency_report<S: Sink>(sim: &Sim<S>) -> String {
             None => groups.push((key, samples)),
         }
     }
-    let stats: Vec<(String, SampleStats)> = groups
+    groups
         .into_iter()
-        .map(|(k, v)| (k, SampleStats::of(v)))
-        .collect();
-    let mut out = String::new();
-    if stats.is_empty() {
-        return out;
-    }
-    out.push_str("\nwakeup latency (us, rt-app wu_lat)\n");
-    let rows: Vec<(&str, &SampleStats)> = stats.iter().map(|(k, s)| (k.as_str(), s)).collect();
-    out.push_str(&table::latency_table(&rows));
-    for (k, s) in &stats {
-        out.push_str(&format!("{k}: {}\n", table::latency_line(s)));
-    }
-    out
-}
-
-/// Runs the simulation with a given sink.
-pub fn simulate<S: Sink>(
-    m: Machine,
-    w: &Workload,
-    cfg: SimConfig,
-    sink: S,
-) -> Result<(Sim<S>, RunResult)> {
-    let mut sim = Sim::new(m, w, cfg, sink).map_err(|e| user(e.to_string()))?;
-    let res = sim.run();
-    Ok((sim, res))
-}
-
-/// `schedlab run`.
-pub fn run(a: &RunArgs) -> Result<ExitCode> {
-    let m = resolve::machine(&a.machine)?;
-    let (w, warnings) = resolve::run_workload(a, m.nr_cpus())?;
-    let cfg = resolve::config(a, &w)?;
-    if a.trace && a.out.is_none() {
-        return Err(user("--trace needs --out DIR"));
-    }
-    if a.trace {
-        let spool =
-            TraceSinks::new(m.nr_cpus() as u32).context("cannot create the trace spools")?;
-        execute(a, &w, warnings, Sim::new(m, &w, cfg, spool))
-    } else {
-        execute(a, &w, warnings, Sim::new(m, &w, cfg, NullSink))
-    }
-}
-
-fn execute<S: Finish>(
-    a: &RunArgs,
-    w: &Workload,
-    warnings: Vec<String>,
-    sim: Result<Sim<S>, schedlab_core::engine::SimError>,
-) -> Result<ExitCode> {
-    // Set-up errors name the workload file.
-    let mut sim = sim.map_err(|e| user(format!("{}: {e}", a.workload)))?;
-    // Warnings only once the run is known to start, so that an error is
-    // always the only line.
-    if !a.quiet {
-        for wmsg in &warnings {
-            eprintln!("schedlab: {wmsg}");
-        }
-    }
-    let stage = match &a.out {
-        Some(dir) => Some(
-            StagedOutDir::stage(dir)
-                .with_context(|| format!("{}: cannot create", dir.display()))?,
-        ),
-        None => None,
-    };
-    let res = run_with_bar(&mut sim, a.quiet);
-    finish(sim, &res, a, w, stage)?;
-    Ok(exit_for(&res))
-}
-
-/// Runs the simulation, with a progress bar on a terminal (indicatif;
-/// nothing when stderr is not a TTY or with --quiet).
-fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool) -> RunResult {
-    use std::io::IsTerminal;
-    let (Some(end), false, true) = (sim.end, quiet, std::io::stderr().is_terminal()) else {
-        return sim.run();
-    };
-    let start = sim.t_start;
-    let total_ms = (end - start) / 1_000_000;
-    let bar = indicatif::ProgressBar::new(total_ms.max(1));
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise} (eta {eta})",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    let res = sim.run_with_progress(|now| bar.set_position(now.saturating_sub(start) / 1_000_000));
-    bar.finish_and_clear();
-    res
-}
-
-fn exit_for(res: &RunResult) -> ExitCode {
-    if res.violation.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-/// Trace sinks that can be written out at the end.
-pub trait Finish: Sink {
-    /// Writes the trace file into the stage, if this sink has one.
-    fn write_trace(self, nr_cpus: u32, stage: &StagedOutDir) -> Result<()>;
-}
-impl Finish for NullSink {
-    fn write_trace(self, _: u32, _: &StagedOutDir) -> Result<()> {
-        Ok(())
-    }
-}
-/// The three timelines `--trace` writes, fed from one run: ftrace text,
-/// trace-cmd's trace.dat, Perfetto protobuf.
-pub struct TraceSinks {
-    text: SpooledTraceWriter,
-    dat: TraceDatWriter,
-    pftrace: PftraceWriter,
-}
-
-impl TraceSinks {
-    /// Spools in the system's temp directory.
-    pub fn new(nr_cpus: u32) -> std::io::Result<TraceSinks> {
-        Ok(TraceSinks {
-            text: SpooledTraceWriter::new()?,
-            dat: TraceDatWriter::new()?,
-            pftrace: PftraceWriter::new()?.with_nr_cpus(nr_cpus),
+        .map(|(name, v)| LatencyGroup {
+            name,
+            stats: SampleStats::of(v),
         })
-    }
-}
-
-impl Sink for TraceSinks {
-    fn wants_trace(&self) -> bool {
-        true
-    }
-    fn trace(&mut self, rec: &schedlab_core::observe::TraceRecord<'_>) {
-        self.text.trace(rec);
-        self.dat.trace(rec);
-        self.pftrace.trace(rec);
-    }
-}
-
-impl Finish for TraceSinks {
-    fn write_trace(self, nr_cpus: u32, stage: &StagedOutDir) -> Result<()> {
-        let mut f = stage.create_file("trace.txt")?;
-        self.text.finish(nr_cpus, &mut f).context("trace.txt")?;
-        f.flush()?;
-        let mut f = stage.create_file("trace.dat")?;
-        self.dat.finish(nr_cpus, &mut f).context("trace.dat")?;
-        f.flush()?;
-        let mut f = stage.create_file("trace.pftrace")?;
-        self.pftrace.finish(&mut f).context("trace.pftrace")?;
-        f.flush()?;
-        Ok(())
-    }
-}
-
-fn finish<S: Finish>(
-    sim: Sim<S>,
-    res: &RunResult,
-    a: &RunArgs,
-    w: &Workload,
-    stage: Option<StagedOutDir>,
-) -> Result<()> {
-    if sim.deadlock {
-        return Err(user(format!(
-            "{}: every remaining thread waits for something no thread will do (deadlock at {} ns)",
-            a.workload, res.end_ns
-        )));
-    }
-    if let Some(v) = &res.violation {
-        // A broken invariant is a bug in the model: say where, write nothing.
-        eprintln!("schedlab: check failed: {v}");
-        return Ok(());
-    }
-    let s = summary(&sim, res);
-    let mut text = table::task_table(&s.tasks);
-    if !s.groups.is_empty() {
-        text.push('\n');
-        text.push_str(&table::group_table(&s.groups));
-    }
-    text.push_str(&latency_report(&sim));
-    if let Some(stage) = stage {
-        stage.write("summary.json", s.to_json_string().as_bytes())?;
-        stage.write("profile", profile_text(&s).as_bytes())?;
-        let jiffies = res.end_ns / sim.cfg.tick_ns();
-        let nr = sim.machine.nr_cpus();
-        let mut text = Vec::new();
-        write_schedstat(&mut text, jiffies, nr, &schedstat(&sim))?;
-        stage.write("schedstat", &text)?;
-        // cgroupfs layout: cgroup/<path>/cpu.stat.
-        for g in &s.groups {
-            let name = format!("cgroup{}/cpu.stat", g.path);
-            stage.write(
-                &name,
-                schedlab_output::cgroup::write_cpu_stat(&g.cpu_stat).as_bytes(),
-            )?;
-        }
-        let base = if w.log_basename.is_empty() {
-            "rt-app"
-        } else {
-            &w.log_basename
-        };
-        for t in sim.threads().iter().filter(|t| t.existed()) {
-            let name = log_file_name(base, &t.spec.name);
-            stage.write_with(&name, |f| write_log(f, &t.log))?;
-        }
-        let nr = sim.machine.nr_cpus() as u32;
-        sim.into_sink().write_trace(nr, &stage)?;
-        stage.commit()?;
-    }
-    if !a.quiet {
-        print!("{text}");
-    }
-    Ok(())
+        .collect()
 }
 
 /// The task's utilisation clamps as requested (task level, and each phase
 /// that sets one), or `None` when it requests none.
-fn uclamp_json(spec: &schedlab_core::program::TaskSpec) -> Option<Value> {
-    fn one(u: &schedlab_core::program::Uclamp) -> serde_json::Map<String, Value> {
-        let mut m = serde_json::Map::new();
+fn uclamp_json(spec: &TaskSpec) -> Option<Value> {
+    fn one(u: &Uclamp) -> Map<String, Value> {
+        let mut m = Map::new();
         if let Some(v) = u.min {
             m.insert("util_min".into(), Value::from(v));
         }
@@ -609,7 +437,7 @@ fn uclamp_json(spec: &schedlab_core::program::TaskSpec) -> Option<Value> {
         }
         m
     }
-    let phases: serde_json::Map<String, Value> = spec
+    let phases: Map<String, Value> = spec
         .program
         .phases
         .iter()
@@ -630,7 +458,7 @@ fn uclamp_json(spec: &schedlab_core::program::TaskSpec) -> Option<Value> {
 /// that waited on a timer: how many periods, how many were missed (the
 /// work ended after the timer's expiry: negative slack) and the slack's
 /// spread. `None` for threads without timer rows (or without log rows).
-fn deadlines_json(log: &[schedlab_core::stats::LogRow]) -> Option<Value> {
+fn deadlines_json(log: &[LogRow]) -> Option<Value> {
     let slack: Vec<i64> = log
         .iter()
         .filter(|r| r.c_period > 0)
@@ -642,7 +470,7 @@ fn deadlines_json(log: &[schedlab_core::stats::LogRow]) -> Option<Value> {
     }
     let missed = slack.iter().filter(|&&s| s < 0).count();
     let sum: i64 = slack.iter().sum();
-    Some(serde_json::json!({
+    Some(json!({
         "periods": n,
         "missed": missed,
         "slack_us": {

@@ -1,0 +1,109 @@
+//! `schedlab run`: resolve the arguments, simulate (with a progress bar on
+//! a terminal), then hand the finished run to the library
+//! (`schedlab_output::results`), which builds and writes every output file,
+//! and print its text. The output directory is staged before the run and
+//! appears only when everything is written.
+
+use crate::resolve::{self, RunArgs};
+use crate::user;
+use anyhow::{Context, Result};
+use schedlab_core::engine::SimError;
+use schedlab_core::observe::{NullSink, Sink};
+use schedlab_core::program::Workload;
+use schedlab_core::{RunResult, Sim};
+use schedlab_output::outdir::StagedOutDir;
+use schedlab_output::results::{check_outcome, write_run, RunError, RunResults};
+use schedlab_output::tee::{TraceOutput, TraceSinks};
+use std::process::ExitCode;
+
+/// `schedlab run`.
+pub fn run(a: &RunArgs) -> Result<ExitCode> {
+    let m = resolve::machine(&a.sim.machine)?;
+    let (w, warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
+    let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
+    if a.trace && a.out.is_none() {
+        return Err(user("--trace needs --out DIR"));
+    }
+    if a.trace {
+        let tee = TraceSinks::new(m.nr_cpus() as u32)?;
+        execute(a, &w, warnings, Sim::new(m, &w, cfg, tee))
+    } else {
+        execute(a, &w, warnings, Sim::new(m, &w, cfg, NullSink))
+    }
+}
+
+fn execute<S: TraceOutput>(
+    a: &RunArgs,
+    w: &Workload,
+    warnings: Vec<String>,
+    sim: Result<Sim<S>, SimError>,
+) -> Result<ExitCode> {
+    // Set-up errors name the workload file.
+    let mut sim = sim.map_err(|e| user(format!("{}: {e}", a.sim.workload)))?;
+    // Warnings only once the run is known to start, so that an error is
+    // always the only line.
+    if !a.quiet {
+        for wmsg in &warnings {
+            eprintln!("schedlab: {wmsg}");
+        }
+    }
+    let stage = match &a.out {
+        Some(dir) => Some(
+            StagedOutDir::stage(dir)
+                .with_context(|| format!("{}: cannot create", dir.display()))?,
+        ),
+        None => None,
+    };
+    let res = run_with_bar(&mut sim, a.quiet);
+    match check_outcome(&sim, &res) {
+        Ok(()) => {}
+        Err(e @ RunError::Deadlock { .. }) => {
+            return Err(user(format!("{}: {e}", a.sim.workload)));
+        }
+        Err(e @ RunError::Violation(_)) => {
+            // A broken invariant is a bug in the model: say where, write
+            // nothing (the stage is dropped).
+            eprintln!("schedlab: {e}");
+            return Ok(exit_for(&res));
+        }
+    }
+    let results = RunResults::collect(&sim, &res, w);
+    if let Some(stage) = stage {
+        write_run(stage, &results, sim.into_sink())?;
+    }
+    if !a.quiet {
+        print!("{}", results.text_report());
+    }
+    Ok(exit_for(&res))
+}
+
+/// Runs the simulation, with a progress bar on a terminal (indicatif;
+/// nothing when stderr is not a TTY or with --quiet).
+fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool) -> RunResult {
+    use std::io::IsTerminal;
+    let (Some(end), false, true) = (sim.end, quiet, std::io::stderr().is_terminal()) else {
+        return sim.run();
+    };
+    let start = sim.t_start;
+    let total_ms = (end - start) / 1_000_000;
+    let bar = indicatif::ProgressBar::new(total_ms.max(1));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise} (eta {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let res = sim.run_with_progress(|now| bar.set_position(now.saturating_sub(start) / 1_000_000));
+    bar.finish_and_clear();
+    res
+}
+
+/// Exit status 1 when an invariant broke (`--check`), else 0.
+fn exit_for(res: &RunResult) -> ExitCode {
+    if res.violation.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
