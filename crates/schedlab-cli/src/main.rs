@@ -16,6 +16,7 @@
 
 mod bench;
 mod compare;
+mod host;
 mod resolve;
 mod run;
 
@@ -58,6 +59,12 @@ enum Cmd {
     Features,
     /// Run the performance suite and print events/s and simulated s per wall s.
     Bench(bench::BenchArgs),
+    /// Run a workload as real threads on this host's kernel.
+    Exec(host::ExecArgs),
+    /// Run a workload on this host under a tracefs capture (root), keeping the host's facts.
+    Record(host::ExecArgs),
+    /// Simulate a recording's workload on its machine and compare with the real run.
+    Validate(host::ValidateArgs),
 }
 
 /// A user error: printed as one line, exit status 2.
@@ -156,5 +163,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench(args) => bench::run(&args),
+        Cmd::Exec(args) => host::exec(&args),
+        Cmd::Record(args) => host::record(&args),
+        Cmd::Validate(args) => host::validate(&args),
     }
 }
