@@ -50,7 +50,8 @@
 //! Families weigh equally so that shapes with many threads (one run and
 //! period metric each) do not drown the latency tails; a metric that just
 //! agrees scores 0.5, one at twice its tolerance or worse scores 0.
-//! Identical runs score 1.0 ([`score`]).
+//! Identical runs score 1.0 ([`score`]). The same contract, with the
+//! tolerance table, is `docs/fidelity-score.md` (a test keeps the two equal).
 
 use crate::tracestat::{trace_stats, InputError, TraceStats};
 use schedlab_core::stats::LogRow;
@@ -933,6 +934,18 @@ mod tests {
         assert_eq!(score(&[]).1, 0.0);
         for t in TOLERANCES {
             assert!(t.tol > 0.0 && !t.reason.is_empty(), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn the_docs_table_is_this_table() {
+        let doc = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/fidelity-score.md"),
+        )
+        .unwrap();
+        for t in TOLERANCES {
+            let row = format!("| `{}` | `{}` | {} |", t.family, t.metric, t.tol);
+            assert!(doc.contains(&row), "docs/fidelity-score.md lacks {row}");
         }
     }
 
