@@ -200,3 +200,39 @@ fn record_and_validate_a_periodic_workload_on_this_host() {
         t0.elapsed()
     );
 }
+
+#[test]
+fn exec_writes_a_run_directory_that_is_not_a_recording() {
+    const T: &str = "exec_writes_a_run_directory_that_is_not_a_recording";
+    if !cfg!(target_os = "linux") {
+        return loud_skip(T, "not Linux");
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        return loud_skip(T, "not root (the workload sets SCHED_IDLE)");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let wl = d.path().join("w.json");
+    std::fs::write(&wl, PERIODIC_HOG).unwrap();
+    let out = d.path().join("run");
+    let o = schedlab(&[
+        "exec",
+        wl.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--duration",
+        "300ms",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("p-0") && text.contains("SCHED_IDLE"),
+        "{text}"
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["source"], "host");
+    assert_eq!(s["tasks"][2]["policy"], "SCHED_IDLE");
+    assert!(out.join("rt-app-p-1.log").exists());
+    let e = one_line_error(&schedlab(&["validate", out.to_str().unwrap()]));
+    assert!(e.contains("host.json: missing"), "{e}");
+}
