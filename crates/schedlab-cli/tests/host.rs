@@ -9,6 +9,9 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 
+/// The host tests run one at a time (they share the host's CPUs).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn schedlab(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run schedlab")
 }
@@ -93,6 +96,7 @@ const PERIODIC_HOG: &str = r#"{ "tasks": {
 #[test]
 fn record_and_validate_a_periodic_workload_on_this_host() {
     const T: &str = "record_and_validate_a_periodic_workload_on_this_host";
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !cfg!(target_os = "linux") {
         return loud_skip(T, "not Linux");
     }
@@ -204,6 +208,7 @@ fn record_and_validate_a_periodic_workload_on_this_host() {
 #[test]
 fn exec_writes_a_run_directory_that_is_not_a_recording() {
     const T: &str = "exec_writes_a_run_directory_that_is_not_a_recording";
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !cfg!(target_os = "linux") {
         return loud_skip(T, "not Linux");
     }
