@@ -65,19 +65,42 @@ def resolve(mods, segs):
     return None
 
 
+def inline_mod_spans(text):
+    """(start, end) of inline `mod name { ... }` blocks (e.g. `mod tests`),
+    where `super` names the file's own module, not its parent."""
+    spans = []
+    for m in re.finditer(r"\bmod\s+" + IDENT + r"\s*\{", text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+            i += 1
+        spans.append((m.start(), i))
+    return spans
+
+
 def edges_of(mods, key, text, is_mod_rs):
     out = set()
-    # Expand `use crate::a::{b, c::d}` groups at the first level only: each
-    # brace member is a path continuing the prefix.
-    for m in re.finditer(r"\b(crate|super)((?:::" + IDENT + r")+)(::\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\})?", text):
+    inline = inline_mod_spans(text)
+    # `crate::a::b`, `super::a`, `super::*`, and groups `use crate::a::{b,
+    # c::d}` / `use super::{x, y}`: each brace member is a path continuing
+    # the prefix (first level only).
+    for m in re.finditer(r"\b(crate|super)((?:::" + IDENT + r")*)(::\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}|::\*)?", text):
         head = m.group(1)
         segs = m.group(2).split("::")[1:]
+        if not segs and m.group(3) is None:
+            continue  # a bare `crate`/`super` (e.g. `pub(super)`)
         if head == "crate":
             base = []
         else:
             # `super` from foo.rs is foo's parent; from foo/mod.rs too (the
-            # module is foo, its parent is one up). Repeated supers climb.
-            base = list(key[:-1])
+            # module is foo, its parent is one up). Inside an inline
+            # `mod tests { }` it is the file's own module. Repeated supers
+            # climb.
+            inside = any(a <= m.start() < b for a, b in inline)
+            base = list(key) if inside else list(key[:-1])
             while segs and segs[0] == "super":
                 base = base[:-1]
                 segs = segs[1:]

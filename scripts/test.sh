@@ -5,7 +5,8 @@
 # package), builds in release mode (the simulator's tests run simulated
 # seconds), runs the unit, integration and property tests of the whole
 # workspace, the README's main command and the smoke forms of the
-# experiments.
+# experiments, then checks that schedlab-core's module import graph has no
+# circle.
 #
 # Nothing outside the repository is needed. Tests over rt-app's own example
 # files run only where ../shared/fixtures exists beside the repository (CI)
@@ -74,4 +75,7 @@ if [ -d experiments ]; then
     bash "$smoke"
   done
 fi
+echo "== schedlab-core's import graph has no circle (scripts/modgraph.py)"
+python3 scripts/modgraph.py --quiet
+
 echo "== all tests passed"

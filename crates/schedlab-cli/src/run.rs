@@ -7,9 +7,9 @@
 use crate::resolve::{self, RunArgs};
 use crate::user;
 use anyhow::{Context, Result};
-use schedlab_core::engine::SimError;
 use schedlab_core::observe::{NullSink, Sink};
 use schedlab_core::program::Workload;
+use schedlab_core::SimError;
 use schedlab_core::{RunResult, Sim};
 use schedlab_output::outdir::StagedOutDir;
 use schedlab_output::results::{check_outcome, write_run, RunError, RunResults};

@@ -1,33 +1,11 @@
 //! `--check`: invariants verified after every event. A violation is a bug
 //! in the model, reported with the time and the event that exposed it.
 
-use crate::engine::Sim;
 use crate::fair::eevdf;
 use crate::ids::{CpuId, EntityId};
 use crate::observe::Sink;
+use crate::sim::Sim;
 use crate::task::TaskState;
-use crate::time::Nanos;
-
-/// The first broken invariant of a run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
-    /// Simulated time.
-    pub time: Nanos,
-    /// The event just handled.
-    pub event: String,
-    /// What is wrong.
-    pub what: String,
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "invariant violated at {} ns after {}: {}",
-            self.time, self.event, self.what
-        )
-    }
-}
 
 /// Runs every check; the first failure's message.
 pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
@@ -45,7 +23,7 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// runtime handed out in one period (net of slack returned) never exceeds
 /// quota + burst; the throttled list and the queues' flags agree.
 pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for g in &sim.groups {
+    for g in &sim.sched.groups {
         let Some(b) = &g.bw else { continue };
         if b.runtime > b.cap() || b.handed_out > b.cap() {
             return Err(format!(
@@ -58,12 +36,12 @@ pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
         }
         for &q in &g.cfs_rq {
             let listed = b.throttled.contains(&q);
-            if listed != sim.cfs[q.idx()].bw.throttled {
+            if listed != sim.sched.cfs[q.idx()].bw.throttled {
                 return Err(format!(
                     "group {} CPU {}: throttled {} but on the throttled list: {listed}",
                     g.path,
-                    sim.cfs[q.idx()].cpu,
-                    sim.cfs[q.idx()].bw.throttled
+                    sim.sched.cfs[q.idx()].cpu,
+                    sim.sched.cfs[q.idx()].bw.throttled
                 ));
             }
         }
@@ -74,7 +52,7 @@ pub fn bandwidth_within_quota<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// An idle CPU with runnable tasks has a reschedule on its way (else the
 /// tasks would wait for ever: a lost wakeup).
 pub fn idle_cpu_with_work_is_woken<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for rq in &sim.rqs {
+    for rq in &sim.sched.rqs {
         let stuck = if rq.rt.throttled {
             rq.rt.queue.len() as u32
         } else {
@@ -93,12 +71,12 @@ pub fn idle_cpu_with_work_is_woken<S: Sink>(sim: &Sim<S>) -> Result<(), String> 
 /// STEAL's per-LLC overload bitmap holds exactly the CPUs with at least
 /// two runnable fair tasks.
 pub fn overload_bitmaps_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for rq in &sim.rqs {
-        let Some(i) = sim.domains.shortcuts(rq.cpu).llc_shared else {
+    for rq in &sim.sched.rqs {
+        let Some(i) = sim.sched.domains.shortcuts(rq.cpu).llc_shared else {
             continue;
         };
-        let nr = sim.cfs[rq.cfs.idx()].h_nr_runnable;
-        let set = sim.llc_state[i].overload.test(rq.cpu);
+        let nr = sim.sched.cfs[rq.cfs.idx()].h_nr_runnable;
+        let set = sim.sched.llc_state[i].overload.test(rq.cpu);
         if set != (nr >= 2) {
             return Err(format!(
                 "CPU {}: overload bit {set} with {nr} runnable tasks",
@@ -112,13 +90,13 @@ pub fn overload_bitmaps_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// Every queued entity is in exactly one cfs_rq (timeline or curr), and it
 /// is the queue of its task's CPU; sleeping and dead tasks are in none.
 pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    let mut seen: Vec<Option<usize>> = vec![None; sim.ents.len()];
-    for (qi, q) in sim.cfs.iter().enumerate() {
+    let mut seen: Vec<Option<usize>> = vec![None; sim.sched.ents.len()];
+    for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let listed = q
             .timeline
             .iter()
             .map(|&(_, id)| id)
-            .chain(q.curr.filter(|c| sim.ents[c.idx()].on_rq));
+            .chain(q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq));
         for id in listed {
             if let Some(prev) = seen[id.idx()] {
                 return Err(format!(
@@ -135,18 +113,18 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             }
         }
     }
-    let mut running_on: Vec<Option<CpuId>> = vec![None; sim.tasks.len()];
-    for rq in &sim.rqs {
+    let mut running_on: Vec<Option<CpuId>> = vec![None; sim.sched.tasks.len()];
+    for rq in &sim.sched.rqs {
         if let Some(t) = rq.curr {
             if let Some(other) = running_on[t.idx()] {
                 return Err(format!(
                     "task {} runs on CPU {other} and CPU {}",
-                    sim.tasks[t.idx()].spec.name,
+                    sim.sched.tasks[t.idx()].spec.name,
                     rq.cpu
                 ));
             }
             running_on[t.idx()] = Some(rq.cpu);
-            let task = &sim.tasks[t.idx()];
+            let task = &sim.sched.tasks[t.idx()];
             if task.cpu != rq.cpu {
                 return Err(format!(
                     "task {} runs on CPU {} but says CPU {}",
@@ -155,18 +133,18 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             }
         }
     }
-    for task in &sim.tasks {
+    for task in &sim.sched.tasks {
         let q = seen[task.se.idx()];
-        let class = sim.class_of(task.id);
-        if class != crate::core::Class::Fair {
+        let class = sim.sched.class_of(task.id);
+        if class != crate::rq::Class::Fair {
             // RT / deadline: on its CPU's queue of that class iff runnable
             // (a throttled deadline task waits for its timer off-queue).
-            let rq = &sim.rqs[task.cpu.idx()];
+            let rq = &sim.sched.rqs[task.cpu.idx()];
             let on_rt = rq.rt.queue.iter().any(|&(_, _, t)| t == task.id);
             let on_dl = rq.dl.queue.iter().any(|&(_, _, t)| t == task.id);
-            let want_rt = task.state == TaskState::Runnable && class == crate::core::Class::Rt;
+            let want_rt = task.state == TaskState::Runnable && class == crate::rq::Class::Rt;
             let want_dl = task.state == TaskState::Runnable
-                && class == crate::core::Class::Dl
+                && class == crate::rq::Class::Dl
                 && !task.dl.throttled;
             if q.is_some() || on_rt != want_rt || on_dl != want_dl {
                 return Err(format!(
@@ -174,7 +152,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                     class, task.spec.name, task.state, q
                 ));
             }
-            for (c, other) in sim.rqs.iter().enumerate() {
+            for (c, other) in sim.sched.rqs.iter().enumerate() {
                 if c != task.cpu.idx()
                     && (other.rt.queue.iter().any(|&(_, _, t)| t == task.id)
                         || other.dl.queue.iter().any(|&(_, _, t)| t == task.id))
@@ -187,9 +165,9 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             }
             continue;
         }
-        let g = &sim.groups[task.group.idx()];
+        let g = &sim.sched.groups[task.group.idx()];
         let want = g.cfs_rq[task.cpu.idx()].idx();
-        let se = &sim.ents[task.se.idx()];
+        let se = &sim.sched.ents[task.se.idx()];
         if se.cfs_rq.idx() != want
             || se.parent != g.se.get(task.cpu.idx()).copied()
             || se.depth != g.depth
@@ -208,7 +186,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                     ));
                 }
             }
-            TaskState::Sleeping if sim.ents[task.se.idx()].sched_delayed => {
+            TaskState::Sleeping if sim.sched.ents[task.se.idx()].sched_delayed => {
                 if q != Some(want) {
                     return Err(format!(
                         "delayed task {} is not queued on CPU {}",
@@ -223,13 +201,13 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
                         task.spec.name, task.state
                     ));
                 }
-                if sim.ents[task.se.idx()].sched_delayed {
+                if sim.sched.ents[task.se.idx()].sched_delayed {
                     return Err(format!(
                         "task {} is {:?} and marked delayed",
                         task.spec.name, task.state
                     ));
                 }
-                let parked = sim.cfs[want].bw.limbo.contains(&task.id);
+                let parked = sim.sched.cfs[want].bw.limbo.contains(&task.id);
                 if parked != (task.state == TaskState::Throttled) {
                     return Err(format!(
                         "task {} is {:?} but on its queue's limbo list: {parked}",
@@ -246,18 +224,18 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
 /// agree with what is queued.
 pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let legacy = sim.cfg.features.throttle == crate::features::Throttle::Legacy;
-    for (qi, q) in sim.cfs.iter().enumerate() {
+    for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let mut ents: Vec<EntityId> = q.timeline.iter().map(|&(_, id)| id).collect();
-        if let Some(c) = q.curr.filter(|c| sim.ents[c.idx()].on_rq) {
+        if let Some(c) = q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq) {
             ents.push(c);
         }
         let n = ents.len() as u32;
-        let w: u64 = ents.iter().map(|e| sim.ents[e.idx()].weight).sum();
+        let w: u64 = ents.iter().map(|e| sim.sched.ents[e.idx()].weight).sum();
         // Hierarchical counts: tasks queued here plus what queued group
         // entities stand for (above an idle group every task is idle).
         let (mut hq, mut hr, mut hi) = (0u32, 0u32, 0u32);
         for e in &ents {
-            let se = &sim.ents[e.idx()];
+            let se = &sim.sched.ents[e.idx()];
             match se.my_q {
                 None => {
                     hq += 1;
@@ -265,10 +243,10 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
                     hi += se.idle as u32;
                 }
                 Some(c) => {
-                    let cq = &sim.cfs[c.idx()];
+                    let cq = &sim.sched.cfs[c.idx()];
                     hq += cq.h_nr_queued;
                     hr += cq.h_nr_runnable;
-                    hi += if sim.groups[cq.tg.idx()].idle {
+                    hi += if sim.sched.groups[cq.tg.idx()].idle {
                         cq.h_nr_queued
                     } else {
                         cq.h_nr_idle
@@ -277,7 +255,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             }
         }
         let cpu = q.cpu;
-        let path = sim.groups[q.tg.idx()].path.as_str();
+        let path = sim.sched.groups[q.tg.idx()].path.as_str();
         if q.nr_queued != n || q.h_nr_queued != hq || q.h_nr_runnable != hr || q.h_nr_idle != hi {
             return Err(format!(
                 "CPU {cpu} group {path} (cfs_rq {qi}): {n} entities / {hq} tasks / {hr} runnable / {hi} idle queued, but nr_queued {} h_nr_queued {} h_nr_runnable {} h_nr_idle {}",
@@ -291,7 +269,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         if let Some(ge) = q.se {
-            let on = sim.ents[ge.idx()].on_rq;
+            let on = sim.sched.ents[ge.idx()].on_rq;
             let off_by_throttle = legacy && q.bw.throttled;
             if on && n == 0 {
                 return Err(format!(
@@ -305,9 +283,9 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             }
         }
     }
-    for rq in &sim.rqs {
+    for rq in &sim.sched.rqs {
         let cpu = rq.cpu;
-        let root = &sim.cfs[rq.cfs.idx()];
+        let root = &sim.sched.cfs[rq.cfs.idx()];
         let (nrt, ndl) = (rq.rt.queue.len() as u32, rq.dl.queue.len() as u32);
         if rq.nr_running != root.h_nr_queued + nrt + ndl {
             return Err(format!(
@@ -316,7 +294,7 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         match rq.curr {
-            Some(t) if sim.class_of(t) != crate::core::Class::Fair => {
+            Some(t) if sim.sched.class_of(t) != crate::rq::Class::Fair => {
                 if root.curr.is_some() {
                     return Err(format!(
                         "CPU {cpu}: runs an RT/deadline task but the fair root queue has a curr"
@@ -325,15 +303,15 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             }
             Some(t) => {
                 // Every level of the running task's path has it as curr.
-                let mut e = Some(sim.tasks[t.idx()].se);
+                let mut e = Some(sim.sched.tasks[t.idx()].se);
                 while let Some(x) = e {
-                    let qx = sim.se_cfs_rq(x);
-                    if sim.cfs[qx.idx()].curr != Some(x) {
+                    let qx = sim.sched.se_cfs_rq(x);
+                    if sim.sched.cfs[qx.idx()].curr != Some(x) {
                         return Err(format!(
                             "CPU {cpu}: entity {x} of the running task's path is not its queue's curr"
                         ));
                     }
-                    e = sim.se_parent(x);
+                    e = sim.sched.se_parent(x);
                 }
             }
             None => {
@@ -349,8 +327,8 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// The incremental EEVDF sums equal a recomputation, the timeline is keyed
 /// by each entity's real deadline, and queued entities are marked on_rq.
 pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
-    for (qi, q) in sim.cfs.iter().enumerate() {
-        let (s, w) = eevdf::recompute_sums(q, &sim.ents);
+    for (qi, q) in sim.sched.cfs.iter().enumerate() {
+        let (s, w) = eevdf::recompute_sums(q, &sim.sched.ents);
         if (s, w) != (q.sum_w_vruntime, q.sum_weight) {
             return Err(format!(
                 "cfs_rq {qi}: sum_w_vruntime/sum_weight {}/{} but recomputed {s}/{w}",
@@ -358,7 +336,7 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
         for &(d, id) in &q.timeline {
-            let se = &sim.ents[id.idx()];
+            let se = &sim.sched.ents[id.idx()];
             if se.deadline != d || !se.on_rq {
                 return Err(format!(
                     "cfs_rq {qi}: entity {id} keyed at deadline {d} (has {}, on_rq {})",
@@ -373,11 +351,11 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// Per CPU: task time + idle time + scheduler time = elapsed time.
 pub fn cpu_time_adds_up<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let now = sim.now;
-    for (c, rq) in sim.rqs.iter().enumerate() {
-        let st = &sim.cpu_stats[c];
+    for (c, rq) in sim.sched.rqs.iter().enumerate() {
+        let st = &sim.acct.cpu_stats[c];
         let mut busy = st.busy_ns;
         if let Some(t) = rq.curr {
-            let se = &sim.ents[sim.tasks[t.idx()].se.idx()];
+            let se = &sim.sched.ents[sim.sched.tasks[t.idx()].se.idx()];
             busy += now.saturating_sub(se.exec_start);
         }
         let mut idle = st.idle_ns;

@@ -1,539 +1,21 @@
-//! The simulator object and its only loop: pop the earliest event, advance
-//! `now`, hand the event to one core entry point, optionally check
-//! invariants. The engine knows events and time, nothing about EEVDF.
+//! The event loop: pop the earliest event, advance `now`, hand the event
+//! to one entry point of `sched/` (`sched_tick`, `try_to_wake_up`'s remote
+//! half, the bandwidth and RT/deadline timers, ...), optionally check
+//! invariants ([`crate::check`]), and close the accounting at the end.
+//! Set-up is in `sched/init.rs`; the engine knows events and time, nothing
+//! about EEVDF.
 
-use crate::check::{self, Violation};
-use crate::config::SimConfig;
-use crate::event::queue::EventQueue;
+use crate::check;
 use crate::event::Event;
-use crate::fair::eevdf::EevdfParams;
-use crate::fair::pelt::SchedAvg;
-use crate::fair::weight::task_weight;
-use crate::ids::{CfsRqId, CpuId, EntityId, TaskId};
-use crate::machine::domains::SchedDomains;
-use crate::machine::{CpuMask, Machine};
+use crate::ids::CpuId;
 use crate::observe::Sink;
-use crate::program::{Op, Policy, TaskSpec, Workload};
-use crate::rng;
-use crate::rq::{CfsRq, Rq, SchedEntity};
-use crate::stats::{CpuStats, Profile};
-use crate::task::{Pc, Task, TaskState, TimerState};
-use crate::time::{Nanos, NSEC_PER_MSEC};
-use rand::Rng;
+use crate::sim::Violation;
+use crate::stats::WASTE_SAMPLE_NS;
+use crate::time::Nanos;
 
-/// Why a simulation could not be set up.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SimError {
-    /// The workload does not fit the machine (affinity, sizes).
-    #[error("{0}")]
-    Workload(String),
-}
-
-/// A simulation in progress.
-pub struct Sim<S: Sink> {
-    /// Configuration.
-    pub cfg: SimConfig,
-    /// The machine.
-    pub machine: Machine,
-    /// EEVDF knobs derived from cfg and machine.
-    pub(crate) p: EevdfParams,
-    /// Current time.
-    pub now: Nanos,
-    pub(crate) queue: EventQueue,
-    /// Per-CPU runqueues.
-    pub rqs: Vec<Rq>,
-    /// cfs_rq arena.
-    pub cfs: Vec<CfsRq>,
-    /// Entity arena: task entities (index = task id), then group entities.
-    pub ents: Vec<SchedEntity>,
-    /// Task groups; `GroupId(0)` is the root.
-    pub groups: Vec<crate::fair::group::TaskGroup>,
-    /// Tasks.
-    pub tasks: Vec<Task>,
-    /// rt-app timer objects.
-    pub(crate) timers: Vec<TimerState>,
-    /// Per-CPU counters.
-    pub cpu_stats: Vec<CpuStats>,
-    /// Scheduler path costs.
-    pub profile: Profile,
-    /// rt-app's `t_start` (just before thread creation).
-    pub t_start: Nanos,
-    /// rt-app's T0: thread 0's clock read before the start barrier; the
-    /// base of every thread's timers (`t_first = T0 + delay`).
-    pub t0: Option<Nanos>,
-    /// When the start barrier released the threads (hackbench's start).
-    pub t_release: Option<Nanos>,
-    /// When the last thread exited.
-    pub last_exit: Nanos,
-    /// The run stopped because every live thread waited for something that
-    /// could never happen.
-    pub deadlock: bool,
-    /// Channels (pipes/sockets) of the workload.
-    pub(crate) channels: Vec<ChannelState>,
-    /// Mutexes: owner and waiters in arrival order.
-    pub(crate) mutexes: Vec<MutexState>,
-    /// Condition variables: waiters in arrival order.
-    pub(crate) conds: Vec<std::collections::VecDeque<TaskId>>,
-    /// Barriers.
-    pub(crate) barriers: Vec<BarrierState>,
-    /// Semaphores.
-    pub(crate) sems: Vec<SemState>,
-    /// Threads waiting at the start barrier.
-    pub(crate) start_barrier: Vec<TaskId>,
-    /// Threads that have reached the start barrier.
-    pub(crate) barrier_arrived: usize,
-    /// Threads that meet at the start barrier (all but forked ones).
-    pub(crate) startup_threads: usize,
-    /// `Workload::fork_pools`, and how many of each pool have been started.
-    pub(crate) fork_pools: Vec<Vec<u32>>,
-    pub(crate) fork_next: Vec<usize>,
-    /// `Workload::cumulative_slack`.
-    pub(crate) cumulative_slack: bool,
-    /// `Workload::pi_mutexes`.
-    pub(crate) pi_mutexes: bool,
-    /// Tick grid phase.
-    pub(crate) tick_offset: Nanos,
-    /// End of the run (duration), if fixed.
-    pub end: Option<Nanos>,
-    /// Events handled.
-    pub events: u64,
-    /// Tasks not yet dead.
-    pub(crate) live_tasks: usize,
-    pub(crate) swapper_names: Vec<String>,
-    pub(crate) sink: S,
-    pub(crate) violation: Option<Violation>,
-    pub(crate) trace: bool,
-    /// Sched domains of the machine.
-    pub domains: SchedDomains,
-    /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
-    pub sd_state: Vec<Vec<crate::balance::SdState>>,
-    /// `rd->overloaded`: some CPU has more than one runnable task.
-    pub(crate) rd_overloaded: bool,
-    /// CPU time of the newidle passes of the schedule() in progress.
-    pub(crate) newidle_cost: Nanos,
-    /// Counter behind `Task::cfs_tasks_stamp`.
-    pub(crate) cfs_tasks_seq: u64,
-    /// The wasted-CPU metric.
-    pub waste: crate::waste::Waste,
-    /// The global `sched_balance_running` flag.
-    pub balance_flag: crate::atomics::BalanceFlag,
-    /// CPU time of the last balance pass (how long the flag is held).
-    pub(crate) last_pass_cost: Nanos,
-    /// Atomic cost of the newidle passes of the schedule() in progress.
-    pub(crate) newidle_atomic_cost: Nanos,
-    /// NI_RANDOM's draws.
-    pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
-    /// CPU time of the steal attempts of the schedule() in progress.
-    pub(crate) steal_cost: Nanos,
-    /// Arrival stamps of the RT and deadline queues.
-    pub(crate) rt_seq: u64,
-    /// rt-app ftrace categories to mark (`Workload::ftrace`).
-    pub(crate) ftrace: u8,
-    /// Bandwidth-control work per CPU not yet charged (it arises inside
-    /// accounting, where charging would recurse; see `bandwidth.rs`).
-    pub(crate) throttle_cost: Vec<Nanos>,
-    /// A newidle balance is running (its costs are charged after the switch).
-    pub(crate) in_newidle: bool,
-    /// `nohz.next_balance` (jiffies).
-    pub(crate) nohz_next_balance: u64,
-    /// A NOHZ balance kick is on its way.
-    pub(crate) nohz_kick_pending: bool,
-    /// The CPU balancing on behalf of idle CPUs (pays for their passes).
-    pub(crate) ilb_cpu: Option<CpuId>,
-    /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
-    pub llc_state: Vec<LlcState>,
-}
-
-/// A channel's state: messages queued, the reader and writers asleep on it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ChannelState {
-    /// Messages queued.
-    pub msgs: u64,
-    /// Capacity in messages.
-    pub capacity: u64,
-    /// The reader, if it sleeps waiting for a message.
-    pub reader: Option<TaskId>,
-    /// Writers sleeping until there is space.
-    pub writers: Vec<TaskId>,
-}
-
-/// A mutex.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MutexState {
-    /// Holder.
-    pub owner: Option<TaskId>,
-    /// Waiters, first come first served.
-    pub waiters: std::collections::VecDeque<TaskId>,
-}
-
-/// A barrier.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BarrierState {
-    /// Threads that must arrive.
-    pub participants: u32,
-    /// Threads that arrived in this round.
-    pub arrived: Vec<TaskId>,
-}
-
-/// A counting semaphore.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SemState {
-    /// Posts not yet consumed.
-    pub count: u64,
-    /// Waiters.
-    pub waiters: std::collections::VecDeque<TaskId>,
-}
-
-/// `struct sched_domain_shared` of one LLC.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LlcState {
-    /// Some core of the LLC is wholly idle (SMT machines).
-    pub has_idle_cores: bool,
-    /// SIS_UTIL scan depth.
-    pub nr_idle_scan: u32,
-    /// Jiffy of the last scan-depth update.
-    pub scan_jiffy: u64,
-    /// STEAL's `cfs_overload_cpus`: CPUs of the LLC with ≥ 2 runnable tasks.
-    pub overload: CpuMask,
-}
-
-/// What a finished run hands back (the simulator keeps the details; see
-/// [`Sim`]'s public fields).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunResult {
-    /// Simulated time at the end.
-    pub end_ns: Nanos,
-    /// Events handled.
-    pub events: u64,
-    /// First invariant violation, with `--check`.
-    pub violation: Option<Violation>,
-}
-
-/// Longest run accepted (one simulated year; anything near u64 overflows).
-pub const MAX_DURATION_NS: Nanos = 365 * 24 * 3600 * crate::time::NSEC_PER_SEC;
-
-/// Time rt-app's main thread takes to create one thread (`pthread_create`
-/// of a thread with its own stack and attributes). A guess of the order of
-/// tens of µs; it only spaces the creations so that each new thread is
-/// placed while the previous ones already sleep at the start barrier, as in
-/// the real tool.
-pub const RTAPP_THREAD_CREATE_NS: Nanos = 30_000;
-
-/// pid of the first task; rt-app's main thread is `FIRST_PID - 1`.
-pub const FIRST_PID: u32 = 1001;
+use crate::sim::{RunResult, Sim};
 
 impl<S: Sink> Sim<S> {
-    /// Builds a simulation of `workload` on `machine`.
-    pub fn new(
-        machine: Machine,
-        workload: &Workload,
-        cfg: SimConfig,
-        sink: S,
-    ) -> Result<Self, SimError> {
-        let n = machine.nr_cpus();
-        if workload.tasks.is_empty() {
-            return Err(SimError::Workload("the workload has no tasks".into()));
-        }
-        let p = EevdfParams {
-            base_slice_ns: cfg.tunables.base_slice_ns(n),
-            base_slice_normalized_ns: cfg.tunables.base_slice_normalized_ns,
-            tick_ns: cfg.tick_ns(),
-            place_lag: cfg.features.place_lag,
-            place_deadline_initial: cfg.features.place_deadline_initial,
-            run_to_parity: cfg.features.run_to_parity,
-            delay_dequeue: cfg.features.delay_dequeue,
-            delay_zero: cfg.features.delay_zero,
-        };
-        let mut cfs = Vec::with_capacity(n);
-        let mut rqs = Vec::with_capacity(n);
-        for c in 0..n {
-            let cpu = CpuId(c as u32);
-            cfs.push(CfsRq {
-                cpu,
-                ..Default::default()
-            });
-            rqs.push(Rq {
-                cpu,
-                avg_idle: 2 * crate::balance::MIGRATION_COST_NS,
-                max_idle_balance_cost: crate::balance::MIGRATION_COST_NS,
-                cfs: CfsRqId(c as u32),
-                idle_since: Some(0),
-                idle_state: Some(machine.idle_states.len() - 1),
-                tick_stopped: true,
-                ..Default::default()
-            });
-        }
-        let mut ents = Vec::with_capacity(workload.tasks.len());
-        let mut tasks = Vec::with_capacity(workload.tasks.len());
-        crate::dl::admit(workload, n)?;
-        for (i, spec) in workload.tasks.iter().enumerate() {
-            let cpus_allowed = match &spec.cpus {
-                None => CpuMask::full(n),
-                Some(list) => CpuMask::from_cpus(n, list).map_err(|c| {
-                    SimError::Workload(format!(
-                        "task '{}': CPU {c} is not on machine '{}' ({n} CPUs)",
-                        spec.name, machine.name
-                    ))
-                })?,
-            };
-            if cpus_allowed.is_empty() {
-                return Err(SimError::Workload(format!(
-                    "task '{}': empty CPU affinity",
-                    spec.name
-                )));
-            }
-            for ph in &spec.program.phases {
-                if let Some(list) = &ph.cpus {
-                    CpuMask::from_cpus(n, list).map_err(|c| {
-                        SimError::Workload(format!(
-                            "task '{}', phase '{}': CPU {c} is not on machine '{}' ({n} CPUs)",
-                            spec.name, ph.name, machine.name
-                        ))
-                    })?;
-                }
-            }
-            let (e, t) = new_task(
-                TaskId(i as u32),
-                FIRST_PID + i as u32,
-                spec,
-                cpus_allowed,
-                &p,
-                false,
-            );
-            ents.push(e);
-            tasks.push(t);
-        }
-        // rt-app's main thread: creates the threads one after the other
-        // (each creation costs it CPU time), then waits for the end.
-        let mut ops = Vec::with_capacity(2 * workload.tasks.len() + 1);
-        for (i, spec) in workload.tasks.iter().enumerate() {
-            if spec.forked {
-                continue; // started by a fork op, not by the main thread
-            }
-            ops.push(Op::Run {
-                work_ns: RTAPP_THREAD_CREATE_NS,
-                config_us: 0,
-                perf: 0,
-            });
-            ops.push(Op::Spawn { task: i as u32 });
-        }
-        ops.push(Op::Park);
-        let mut main_spec = TaskSpec::looping("rt-app", u32::MAX, Policy::Normal, ops);
-        main_spec.program.loops = Some(1);
-        let main = TaskId(tasks.len() as u32);
-        let (e, mut t) = new_task(main, FIRST_PID - 1, &main_spec, CpuMask::full(n), &p, true);
-        t.barrier_done = true;
-        ents.push(e);
-        tasks.push(t);
-        // Task groups: queues and group entities after the root queues and
-        // the task entities.
-        let groups =
-            crate::group_sched::build_groups(workload, n, p.base_slice_ns, &mut cfs, &mut ents)?;
-        let lookup = |path: &str, what: String| {
-            crate::group_sched::group_by_path(&groups, path).ok_or_else(|| {
-                SimError::Workload(format!("{what}: task group '{path}' is not defined"))
-            })
-        };
-        for (i, spec) in workload.tasks.iter().enumerate() {
-            let g = lookup(&spec.group, format!("task '{}'", spec.name))?;
-            tasks[i].group = g;
-            let grp = &groups[g.idx()];
-            let e = &mut ents[tasks[i].se.idx()];
-            e.cfs_rq = grp.cfs_rq[0];
-            e.parent = grp.se.first().copied();
-            e.depth = grp.depth;
-            for ph in &spec.program.phases {
-                if let Some(path) = &ph.group {
-                    lookup(path, format!("task '{}', phase '{}'", spec.name, ph.name))?;
-                }
-            }
-        }
-        let timers = workload
-            .timers
-            .iter()
-            .map(|t| TimerState {
-                next: None,
-                absolute: t.absolute,
-            })
-            .collect();
-        // Boot-to-boot variation: where the run starts relative to the tick
-        // grid, and a start-up time of 1-2 ms, both drawn from the seed.
-        let tick = cfg.tick_ns();
-        let tick_offset = rng::stream(cfg.seed, "tick-phase").random_range(0..tick);
-        let t_start = NSEC_PER_MSEC + rng::stream(cfg.seed, "start").random_range(0..NSEC_PER_MSEC);
-        let duration = cfg.duration_ns.or(workload.duration_ns);
-        if duration.is_some_and(|d| d > MAX_DURATION_NS) {
-            return Err(SimError::Workload(format!(
-                "the run length is more than the {} s the simulator accepts",
-                MAX_DURATION_NS / crate::time::NSEC_PER_SEC
-            )));
-        }
-        for spec in &workload.tasks {
-            // A program that repeats for ever and whose every op takes no
-            // time would spin at one instant (rt-app `mem: 1`, `run: 0`).
-            let instant = |o: &crate::program::Op| {
-                use crate::program::Op;
-                matches!(
-                    o,
-                    Op::Sleep { ns: 0 }
-                        | Op::Run { work_ns: 0, .. }
-                        | Op::Work { work_ns: 0 }
-                        | Op::Runtime { wall_ns: 0, .. }
-                )
-            };
-            if spec.program.loops.is_none()
-                && spec
-                    .program
-                    .phases
-                    .iter()
-                    .all(|ph| ph.ops.iter().all(instant))
-            {
-                return Err(SimError::Workload(format!(
-                    "task '{}': loops for ever and none of its ops takes any time, so it would spin without end",
-                    spec.name
-                )));
-            }
-            for ph in &spec.program.phases {
-                if ph
-                    .ops
-                    .iter()
-                    .all(|o| matches!(o, crate::program::Op::Sleep { ns: 0 }))
-                {
-                    return Err(SimError::Workload(format!(
-                        "task '{}', phase '{}': every op takes no time (sleep 0), so it would loop without end",
-                        spec.name, ph.name
-                    )));
-                }
-                for op in &ph.ops {
-                    if let crate::program::Op::Fork { pool } = op {
-                        let ok = workload.fork_pools.get(*pool as usize).is_some_and(|p| {
-                            p.iter()
-                                .all(|&c| workload.tasks.get(c as usize).is_some_and(|c| c.forked))
-                        });
-                        if !ok {
-                            return Err(SimError::Workload(format!(
-                                "task '{}', phase '{}': fork pool {pool} is not a pool of forked threads",
-                                spec.name, ph.name
-                            )));
-                        }
-                    }
-                }
-            }
-        }
-        let trace = sink.wants_trace();
-        let domains = SchedDomains::build(&machine, cfg.hz);
-        let startup_threads = workload.tasks.iter().filter(|t| !t.forked).count();
-        let mut sim = Sim {
-            p,
-            now: 0,
-            queue: EventQueue::new(),
-            rqs,
-            cfs,
-            ents,
-            groups,
-            live_tasks: startup_threads,
-            startup_threads,
-            tasks,
-            timers,
-            cpu_stats: vec![CpuStats::default(); n],
-            profile: Profile::default(),
-            t_start,
-            t0: None,
-            start_barrier: Vec::new(),
-            t_release: None,
-            mutexes: vec![MutexState::default(); workload.mutexes as usize],
-            conds: vec![Default::default(); workload.conds as usize],
-            barriers: workload
-                .barriers
-                .iter()
-                .map(|&p| BarrierState {
-                    participants: p,
-                    arrived: Vec::new(),
-                })
-                .collect(),
-            sems: vec![SemState::default(); workload.sems as usize],
-            last_exit: 0,
-            deadlock: false,
-            channels: workload
-                .channels
-                .iter()
-                .map(|c| ChannelState {
-                    capacity: c.capacity_msgs,
-                    ..Default::default()
-                })
-                .collect(),
-            barrier_arrived: 0,
-            fork_pools: workload.fork_pools.clone(),
-            cumulative_slack: workload.cumulative_slack,
-            pi_mutexes: workload.pi_mutexes,
-            fork_next: vec![0; workload.fork_pools.len()],
-            tick_offset,
-            end: duration.map(|d| t_start + d),
-            events: 0,
-            swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
-            sink,
-            violation: None,
-            trace,
-            sd_state: domains
-                .per_cpu
-                .iter()
-                .map(|doms| {
-                    doms.iter()
-                        .map(|sd| crate::balance::SdState {
-                            balance_interval_ms: sd.balance_interval_ms,
-                            ..Default::default()
-                        })
-                        .collect()
-                })
-                .collect(),
-            rd_overloaded: false,
-            newidle_cost: 0,
-            cfs_tasks_seq: 0,
-            waste: Default::default(),
-            balance_flag: Default::default(),
-            last_pass_cost: 0,
-            newidle_atomic_cost: 0,
-            in_newidle: false,
-            steal_cost: 0,
-            rt_seq: 0,
-            ftrace: workload.ftrace,
-            throttle_cost: vec![0; n],
-            ni_rng: rng::stream(cfg.seed, "ni_random"),
-            nohz_next_balance: 0,
-            nohz_kick_pending: false,
-            ilb_cpu: None,
-            llc_state: vec![
-                LlcState {
-                    has_idle_cores: true,
-                    nr_idle_scan: u32::MAX,
-                    scan_jiffy: u64::MAX,
-                    overload: CpuMask::new(n),
-                };
-                domains.llc_shared.len()
-            ],
-            domains,
-            machine,
-            cfg,
-        };
-        sim.queue.push(t_start, Event::TaskStart { task: main });
-        let realtime = |p: Policy| matches!(p, Policy::Fifo | Policy::Rr | Policy::Deadline);
-        if workload.tasks.iter().any(|t| {
-            realtime(t.policy)
-                || t.program
-                    .phases
-                    .iter()
-                    .any(|ph| ph.sched.is_some_and(|(p, _)| realtime(p)))
-        }) {
-            sim.start_rt_period();
-        }
-        sim.queue
-            .push(t_start + crate::waste::WASTE_SAMPLE_NS, Event::WasteSample);
-        if let Some(e) = sim.end {
-            sim.queue.push(e, Event::End);
-        }
-        Ok(sim)
-    }
-
     /// Runs to the end (duration, or every task finished, or the first
     /// invariant violation with `check`).
     pub fn run(&mut self) -> RunResult {
@@ -577,7 +59,7 @@ impl<S: Sink> Sim<S> {
                     break;
                 }
             }
-            if (self.live_tasks == 0 || self.deadlock) && self.end.is_none() {
+            if (self.prog.live_tasks == 0 || self.deadlock) && self.end.is_none() {
                 break;
             }
         }
@@ -596,18 +78,18 @@ impl<S: Sink> Sim<S> {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::Tick { cpu, gen } => {
-                if self.rqs[cpu.idx()].tick_gen == gen {
+                if self.sched.rqs[cpu.idx()].tick_gen == gen {
                     self.sched_tick(cpu);
                 }
             }
             Event::BurstEnd { cpu, gen } => {
-                if self.rqs[cpu.idx()].burst_gen == gen {
+                if self.sched.rqs[cpu.idx()].burst_gen == gen {
                     self.burst_end(cpu);
                 }
             }
             Event::Resched { cpu } => self.resched_event(cpu),
             Event::TaskTimer { task, gen, handler } => {
-                if self.tasks[task.idx()].timer_gen == gen {
+                if self.sched.tasks[task.idx()].timer_gen == gen {
                     self.task_timer(task, handler);
                 }
             }
@@ -621,35 +103,14 @@ impl<S: Sink> Sim<S> {
             Event::RtPeriod => self.rt_period_timer(),
             Event::DlTimer { task, gen } => self.dl_timer(task, gen),
             Event::WasteSample => {
-                if self.queue.is_empty() && self.live_tasks > 0 && self.end.is_none() {
+                if self.queue.is_empty() && self.prog.live_tasks > 0 && self.end.is_none() {
                     // Nothing else can ever happen: every live thread waits
                     // for something no one will do.
                     self.deadlock = true;
-                    if std::env::var_os("SCHEDLAB_DEBUG_DEADLOCK").is_some() {
-                        for t in &self.tasks {
-                            if t.state != crate::task::TaskState::Dead && !t.internal {
-                                eprintln!(
-                                    "{} {:?} cpu {} pc {:?} chan_pos {} budget {} delayed {}",
-                                    t.spec.name,
-                                    t.state,
-                                    t.cpu,
-                                    t.pc,
-                                    t.chan_pos,
-                                    t.chan_budget,
-                                    self.ents[t.se.idx()].sched_delayed
-                                );
-                            }
-                        }
-                        for (i, c) in self.channels.iter().enumerate() {
-                            if c.msgs > 0 || c.reader.is_some() || !c.writers.is_empty() {
-                                eprintln!("chan {i}: {c:?}");
-                            }
-                        }
-                    }
                     return;
                 }
                 self.waste_sample();
-                let at = self.now + crate::waste::WASTE_SAMPLE_NS;
+                let at = self.now + WASTE_SAMPLE_NS;
                 self.queue.push(at, Event::WasteSample);
             }
             Event::End => {}
@@ -659,133 +120,33 @@ impl<S: Sink> Sim<S> {
     /// Closes every open accounting interval at `now`.
     fn finish_accounting(&mut self) {
         let now = self.now;
-        for c in 0..self.rqs.len() {
+        for c in 0..self.sched.rqs.len() {
             let cpu = CpuId(c as u32);
-            if self.rqs[c].curr.is_some() {
+            if self.sched.rqs[c].curr.is_some() {
                 self.update_curr_task(cpu);
             }
-            let rq = &mut self.rqs[c];
+            let rq = &mut self.sched.rqs[c];
             if let Some(s) = rq.idle_since {
                 if now > s {
-                    self.cpu_stats[c].idle_ns += now - s;
+                    self.acct.cpu_stats[c].idle_ns += now - s;
                 }
                 rq.idle_since = Some(now.max(s));
             }
             // Overhead charged beyond the end did not happen within the run.
             if rq.ovh_until > now {
                 let future = rq.ovh_until - now;
-                self.cpu_stats[c].sched_overhead_ns -=
-                    future.min(self.cpu_stats[c].sched_overhead_ns);
+                self.acct.cpu_stats[c].sched_overhead_ns -=
+                    future.min(self.acct.cpu_stats[c].sched_overhead_ns);
                 rq.ovh_until = now;
             }
         }
-        for t in &mut self.tasks {
+        for t in &mut self.sched.tasks {
             if let Some(w) = t.wait_since.take() {
                 if now > w {
                     t.stats.wait_ns += now - w;
-                    self.cpu_stats[t.cpu.idx()].run_delay_ns += now - w;
+                    self.acct.cpu_stats[t.cpu.idx()].run_delay_ns += now - w;
                 }
             }
         }
     }
-
-    /// The workload's threads (the simulator's own helper tasks, such as
-    /// rt-app's main thread, excluded), in workload order. Forked threads
-    /// that were never forked are included: filter with
-    /// [`crate::task::Task::existed`].
-    pub fn threads(&self) -> &[crate::task::Task] {
-        let n = self.tasks.iter().take_while(|t| !t.internal).count();
-        &self.tasks[..n]
-    }
-
-    /// Threads of the workload that have not exited.
-    pub fn live_tasks_left(&self) -> usize {
-        self.live_tasks
-    }
-
-    /// The sink (e.g. to finish a trace file).
-    pub fn sink_mut(&mut self) -> &mut S {
-        &mut self.sink
-    }
-
-    /// Consumes the simulator, returning the sink.
-    pub fn into_sink(self) -> S {
-        self.sink
-    }
-
-    /// Events pushed so far (for benchmarks).
-    pub fn events_pushed(&self) -> u64 {
-        self.queue.pushed()
-    }
-}
-
-/// Builds a task and its scheduling entity.
-fn new_task(
-    id: TaskId,
-    pid: u32,
-    spec: &TaskSpec,
-    cpus_allowed: CpuMask,
-    p: &EevdfParams,
-    internal: bool,
-) -> (SchedEntity, Task) {
-    let w = task_weight(spec.policy, spec.nice);
-    let se = SchedEntity {
-        weight: w,
-        slice: spec.custom_slice_ns.unwrap_or(p.base_slice_ns),
-        custom_slice: spec.custom_slice_ns.is_some(),
-        idle: spec.policy == Policy::Idle,
-        task: Some(id),
-        avg: SchedAvg::default(),
-        ..Default::default()
-    };
-    let task = Task {
-        id,
-        pid,
-        spec: spec.clone(),
-        policy: spec.policy,
-        nice: spec.nice,
-        cpus_allowed,
-        se: EntityId(id.0),
-        state: TaskState::New,
-        cpu: CpuId(0),
-        wait_since: None,
-        pc: Pc::default(),
-        work_left: 0,
-        op_start: 0,
-        runtime_end: 0,
-        wake_expiry: None,
-        wake_is_timer: false,
-        timer_gen: 0,
-        timer_cpu: CpuId(0),
-        timer_expiry: 0,
-        iter: Default::default(),
-        log: Vec::new(),
-        stats: Default::default(),
-        resume: crate::task::Resume::Continue,
-        delay_done: spec.delay_ns == 0,
-        barrier_done: spec.forked,
-        fork_time: None,
-        internal,
-        recent_used_cpu: CpuId(0),
-        wakee: Default::default(),
-        cfs_tasks_stamp: 0,
-        chan_pos: 0,
-        chan_budget: 0,
-        sync_stage: 0,
-        group: crate::ids::GroupId(0),
-        throttle_work: false,
-        prio: crate::fair::weight::kernel_prio(spec.policy, spec.nice),
-        normal_prio: crate::fair::weight::kernel_prio(spec.policy, spec.nice),
-        rt_seq: 0,
-        rr_left: 0,
-        dl: crate::dl::DlState {
-            params: if spec.policy == Policy::Deadline {
-                spec.dl
-            } else {
-                None
-            },
-            ..Default::default()
-        },
-    };
-    (se, task)
 }

@@ -4,8 +4,8 @@
 //! Each entry is a kernel-style name, its default and a one-line description.
 //! The macro generates the [`Features`] struct, its `Default`, the names
 //! table, parsing of `--features NO_PLACE_LAG,NAME=value` and a debugfs-style
-//! listing. Enum-valued switches (like the later `THROTTLE=...`) are declared
-//! in the `enums` part with their own value type.
+//! listing. Enum-valued switches (`LB_SERIALIZE=...`, `THROTTLE=...`) are
+//! declared in the `enums` part with their own value type.
 
 use std::fmt;
 

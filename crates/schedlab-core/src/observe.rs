@@ -2,8 +2,8 @@
 //! per tracepoint, in the push style of ripgrep's `Sink`.
 //!
 //! The engine is generic over the sink, so a run without `--trace` pays only
-//! for an inlined empty call. Writers (ftrace text, later trace.dat and
-//! Perfetto) live in `schedlab-output` and implement this trait.
+//! for an inlined empty call. Writers (ftrace text, trace.dat, Perfetto)
+//! live in `schedlab-output` and implement this trait.
 
 use crate::ids::CpuId;
 use crate::time::Nanos;
@@ -156,7 +156,8 @@ pub trait Sink {
 pub struct NullSink;
 impl Sink for NullSink {}
 
-/// A sink that keeps every record as owned text lines' data (tests).
+/// A sink that only counts the records of each tracepoint (for tests and
+/// quick checks; it keeps no record).
 #[derive(Default, Debug, Clone)]
 pub struct CountingSink {
     /// Number of records per event kind: switch, waking, wakeup, wakeup_new, migrate, print.

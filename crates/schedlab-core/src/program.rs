@@ -481,3 +481,75 @@ impl Program {
         })
     }
 }
+
+/// Smallest runtime accepted (`1 << DL_SCALE` ns).
+pub const DL_MIN_RUNTIME_NS: Nanos = 1024;
+/// `sysctl_sched_dl_period_min` (100 µs).
+pub const DL_PERIOD_MIN_NS: Nanos = 100_000;
+/// `sysctl_sched_dl_period_max` (4 s).
+pub const DL_PERIOD_MAX_NS: Nanos = 4_000_000_000;
+
+/// Checks one parameter set as `sched_setattr` does (`__checkparam_dl`).
+pub fn check_dl_params(p: &DlParams) -> Result<(), String> {
+    if p.runtime_ns < DL_MIN_RUNTIME_NS {
+        return Err(format!("dl-runtime {} ns is below 1024 ns", p.runtime_ns));
+    }
+    if p.deadline_ns < p.runtime_ns {
+        return Err(format!(
+            "dl-deadline {} µs is shorter than dl-runtime {} µs",
+            p.deadline_ns / 1000,
+            p.runtime_ns / 1000
+        ));
+    }
+    if p.period_ns < p.deadline_ns {
+        return Err(format!(
+            "dl-period {} µs is shorter than dl-deadline {} µs",
+            p.period_ns / 1000,
+            p.deadline_ns / 1000
+        ));
+    }
+    if p.period_ns < DL_PERIOD_MIN_NS || p.period_ns > DL_PERIOD_MAX_NS {
+        return Err(format!(
+            "dl-period {} µs is outside 100 µs..4 s",
+            p.period_ns / 1000
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(q: u64, d: u64, per: u64) -> DlParams {
+        DlParams {
+            runtime_ns: q * 1000,
+            deadline_ns: d * 1000,
+            period_ns: per * 1000,
+        }
+    }
+
+    #[test]
+    fn parameter_checks() {
+        assert!(check_dl_params(&p(10_000, 100_000, 100_000)).is_ok());
+        assert!(check_dl_params(&p(10_000, 5_000, 100_000))
+            .unwrap_err()
+            .contains("shorter than dl-runtime"));
+        assert!(check_dl_params(&p(10_000, 100_000, 50_000))
+            .unwrap_err()
+            .contains("shorter than dl-deadline"));
+        assert!(check_dl_params(&p(10, 50, 50))
+            .unwrap_err()
+            .contains("outside"));
+        assert!(check_dl_params(&p(10_000, 100_000, 5_000_000))
+            .unwrap_err()
+            .contains("outside"));
+        assert!(check_dl_params(&DlParams {
+            runtime_ns: 1000,
+            deadline_ns: 1_000_000,
+            period_ns: 1_000_000
+        })
+        .unwrap_err()
+        .contains("1024"));
+    }
+}

@@ -8,6 +8,7 @@
 
 use crate::fair::pelt::SchedAvg;
 use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
+use crate::machine::CpuMask;
 use crate::time::Nanos;
 use std::collections::BTreeSet;
 
@@ -172,7 +173,150 @@ pub struct Rq {
     /// (`cfsb_csd_list`).
     pub cfsb_csd: Vec<CfsRqId>,
     /// The RT runqueue.
-    pub rt: crate::rt::RtRq,
+    pub rt: crate::rq::RtRq,
     /// The deadline runqueue.
-    pub dl: crate::dl::DlRq,
+    pub dl: crate::rq::DlRq,
+}
+
+/// Scheduling class of a task, by its effective prio (`p->sched_class`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// SCHED_DEADLINE (prio < 0).
+    Dl,
+    /// SCHED_FIFO / SCHED_RR, or a task PI-boosted to an RT prio.
+    Rt,
+    /// SCHED_NORMAL / BATCH / IDLE.
+    Fair,
+}
+
+impl Class {
+    /// The class a kernel prio belongs to.
+    #[inline]
+    pub fn of_prio(p: i32) -> Class {
+        if p < 0 {
+            Class::Dl
+        } else if p < MAX_RT_PRIO {
+            Class::Rt
+        } else {
+            Class::Fair
+        }
+    }
+}
+
+/// Kernel prio of the first non-RT priority (`MAX_RT_PRIO`).
+pub const MAX_RT_PRIO: i32 = 100;
+
+/// A CPU's RT runqueue (`struct rt_rq`).
+#[derive(Clone, Debug, Default)]
+pub struct RtRq {
+    /// Runnable RT tasks by (prio, arrival); curr stays in it.
+    pub queue: BTreeSet<(i32, u64, TaskId)>,
+    /// RT runtime used in the current period (`rt_time`).
+    pub rt_time: Nanos,
+    /// Out of RT runtime until the next period (`rt_throttled`).
+    pub throttled: bool,
+}
+
+impl RtRq {
+    /// `highest_prio.curr`: the best queued prio, `MAX_RT_PRIO` if none.
+    pub fn highest_prio(&self) -> i32 {
+        self.queue.first().map_or(MAX_RT_PRIO, |&(p, _, _)| p)
+    }
+}
+
+/// Kernel prio of an RT policy at `rt_priority` (1..99).
+pub fn rt_prio(rt_priority: i32) -> i32 {
+    MAX_RT_PRIO - 1 - rt_priority.clamp(1, 99)
+}
+
+/// A CPU's deadline runqueue (`struct dl_rq`).
+#[derive(Clone, Debug, Default)]
+pub struct DlRq {
+    /// Queued deadline tasks by (absolute deadline, arrival); curr stays.
+    pub queue: BTreeSet<(Nanos, u64, TaskId)>,
+}
+
+/// Run-time state of one sched domain of one CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SdState {
+    /// `last_balance` (jiffies).
+    pub last_balance: u64,
+    /// `balance_interval` (ms).
+    pub balance_interval_ms: u64,
+    /// `nr_balance_failed`.
+    pub nr_balance_failed: u32,
+    /// `max_newidle_lb_cost`.
+    pub max_newidle_lb_cost: Nanos,
+    /// `last_decay_max_lb_cost`.
+    pub last_decay: Nanos,
+    /// schedstat counters by idle type (not idle, idle, newly idle).
+    pub lb: LbCounters,
+    /// `alb_count`: active balances started.
+    pub alb_count: u64,
+    /// `alb_pushed`: tasks moved by active balancing.
+    pub alb_pushed: u64,
+    /// NI_RANDOM: newidle calls since the last halving.
+    pub newidle_call: u32,
+    /// NI_RANDOM: weighted successes since the last halving.
+    pub newidle_success: u32,
+    /// NI_RANDOM: success ratio (0..=1024); starts optimistic at 1024.
+    pub newidle_ratio: u32,
+}
+
+/// The schedstat counters of one domain (by `CpuIdle` index).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LbCounters {
+    /// `lb_count`.
+    pub count: [u64; 3],
+    /// `lb_balanced`.
+    pub balanced: [u64; 3],
+    /// `lb_failed`.
+    pub failed: [u64; 3],
+    /// `lb_imbalance_load`.
+    pub imbalance_load: [u64; 3],
+    /// `lb_imbalance_util`.
+    pub imbalance_util: [u64; 3],
+    /// `lb_imbalance_task`.
+    pub imbalance_task: [u64; 3],
+    /// `lb_gained`.
+    pub gained: [u64; 3],
+    /// `lb_hot_gained`.
+    pub hot_gained: [u64; 3],
+    /// `lb_nobusyq`.
+    pub nobusyq: [u64; 3],
+    /// `lb_nobusyg`.
+    pub nobusyg: [u64; 3],
+}
+
+/// `struct sched_domain_shared` of one LLC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LlcState {
+    /// Some core of the LLC is wholly idle (SMT machines).
+    pub has_idle_cores: bool,
+    /// SIS_UTIL scan depth.
+    pub nr_idle_scan: u32,
+    /// Jiffy of the last scan-depth update.
+    pub scan_jiffy: u64,
+    /// STEAL's `cfs_overload_cpus`: CPUs of the LLC with ≥ 2 runnable tasks.
+    pub overload: CpuMask,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rt_priorities_map_to_kernel_prio() {
+        assert_eq!(rt_prio(99), 0);
+        assert_eq!(rt_prio(1), 98);
+        assert_eq!(rt_prio(10), 89);
+        let mut q = RtRq::default();
+        assert_eq!(q.highest_prio(), MAX_RT_PRIO);
+        q.queue.insert((89, 2, TaskId(0)));
+        q.queue.insert((50, 3, TaskId(1)));
+        q.queue.insert((50, 1, TaskId(2)));
+        // Best prio first, then arrival order within it.
+        assert_eq!(q.highest_prio(), 50);
+        assert_eq!(q.queue.first().unwrap().2, TaskId(2));
+    }
 }

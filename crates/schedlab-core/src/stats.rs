@@ -1,6 +1,6 @@
 //! Counters and per-iteration measurements the run produces.
 
-use crate::time::Nanos;
+use crate::time::{Nanos, NSEC_PER_USEC};
 
 /// One rt-app log row (formats.md 2.3), all times in µs.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -146,4 +146,68 @@ impl SampleStats {
             stddev: var.sqrt(),
         }
     }
+}
+
+/// A scheduler path that costs CPU time (the profile's rows).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// `__schedule` + context switch.
+    ContextSwitch,
+    /// `try_to_wake_up`.
+    Wakeup,
+    /// Periodic balancing (`sched_balance_rq` from the softirq).
+    Balance,
+    /// Newidle balancing.
+    Newidle,
+    /// The `sched_balance_running` cmpxchg and its release.
+    BalanceAtomic,
+    /// STEAL's search and move.
+    Steal,
+    /// CFS bandwidth control's walks and timers.
+    Throttle,
+}
+
+/// Sampling period of the wasted-CPU metric.
+pub const WASTE_SAMPLE_NS: Nanos = 250 * NSEC_PER_USEC;
+
+/// Wasted idle time, per CPU and per domain level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Waste {
+    /// Per CPU.
+    pub per_cpu: Vec<Nanos>,
+    /// Per domain index (0 = lowest level of each CPU).
+    pub per_level: Vec<Nanos>,
+    /// Wasted time of idle CPUs that could help only outside all their
+    /// domains (not possible on a connected machine; kept for honesty).
+    pub beyond_domains: Nanos,
+}
+
+impl Waste {
+    /// Total wasted idle time.
+    pub fn total(&self) -> Nanos {
+        self.per_cpu.iter().sum()
+    }
+}
+
+/// Accounting of a run: per-CPU counters, the profile of scheduler
+/// paths, the wasted-CPU metric, and CPU time of scheduler work not yet
+/// charged (it is charged after the context switch, or where charging
+/// would not recurse).
+#[derive(Clone, Debug, Default)]
+pub struct Accounting {
+    /// CPU time of the newidle passes of the schedule() in progress.
+    pub(crate) newidle_cost: Nanos,
+    /// Atomic cost of the newidle passes of the schedule() in progress.
+    pub(crate) newidle_atomic_cost: Nanos,
+    /// CPU time of the steal attempts of the schedule() in progress.
+    pub(crate) steal_cost: Nanos,
+    /// Bandwidth-control work per CPU not yet charged (it arises inside
+    /// accounting, where charging would recurse; see `sched/bandwidth.rs`).
+    pub(crate) throttle_cost: Vec<Nanos>,
+    /// Per-CPU counters.
+    pub cpu_stats: Vec<CpuStats>,
+    /// Scheduler path costs.
+    pub profile: Profile,
+    /// The wasted-CPU metric.
+    pub waste: Waste,
 }

@@ -3,7 +3,7 @@
 
 use crate::ids::{CpuId, EntityId, TaskId};
 use crate::machine::CpuMask;
-use crate::program::{Policy, TaskSpec};
+use crate::program::{DlParams, Policy, TaskSpec};
 use crate::stats::{LogRow, TaskStats};
 use crate::time::Nanos;
 
@@ -63,15 +63,6 @@ pub struct Iteration {
     pub wu_lat_us: u64,
     /// The iteration had a timer event that slept (a wu_lat sample).
     pub timer_slept: bool,
-}
-
-/// State of one rt-app timer object.
-#[derive(Clone, Debug, Default)]
-pub struct TimerState {
-    /// Next expiry; None until first used.
-    pub next: Option<Nanos>,
-    /// Absolute mode.
-    pub absolute: bool,
 }
 
 /// A task.
@@ -159,7 +150,7 @@ pub struct Task {
     /// SCHED_RR: what is left of the timeslice.
     pub rr_left: Nanos,
     /// Deadline-class state.
-    pub dl: crate::dl::DlState,
+    pub dl: crate::task::DlState,
     /// A throttle task_work is pending: the task parks itself when it next
     /// returns to user space (per-task and unified throttling).
     pub throttle_work: bool,
@@ -212,4 +203,25 @@ impl Task {
     pub fn wakeup_latency_samples(&self) -> impl Iterator<Item = u64> + '_ {
         self.log.iter().filter(|r| r.c_period > 0).map(|r| r.wu_lat)
     }
+}
+
+/// A task's deadline-class state (`struct sched_dl_entity`).
+#[derive(Clone, Debug, Default)]
+pub struct DlState {
+    /// Parameters (None while the task is not a deadline task).
+    pub params: Option<DlParams>,
+    /// Remaining runtime in the current period.
+    pub runtime: i64,
+    /// Absolute deadline.
+    pub deadline: Nanos,
+    /// Out of runtime, waiting for the replenishment timer.
+    pub throttled: bool,
+    /// Generation of the armed replenishment timer.
+    pub timer_gen: u32,
+    /// Arrival stamp in its queue.
+    pub seq: u64,
+    /// Deadlines missed (a replenishment found the deadline already past).
+    pub misses: u64,
+    /// Replenishments.
+    pub periods: u64,
 }

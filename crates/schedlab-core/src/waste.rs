@@ -9,54 +9,39 @@
 //! Sampling keeps the cost independent of the event rate; the figure is an
 //! estimate with a resolution of one period per idle interval.
 
-use crate::engine::Sim;
 use crate::ids::CpuId;
 use crate::machine::CpuMask;
 use crate::observe::Sink;
-use crate::time::{Nanos, NSEC_PER_USEC};
-
-/// Sampling period of the wasted-CPU metric.
-pub const WASTE_SAMPLE_NS: Nanos = 250 * NSEC_PER_USEC;
-
-/// Wasted idle time, per CPU and per domain level.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Waste {
-    /// Per CPU.
-    pub per_cpu: Vec<Nanos>,
-    /// Per domain index (0 = lowest level of each CPU).
-    pub per_level: Vec<Nanos>,
-    /// Wasted time of idle CPUs that could help only outside all their
-    /// domains (not possible on a connected machine; kept for honesty).
-    pub beyond_domains: Nanos,
-}
-
-impl Waste {
-    /// Total wasted idle time.
-    pub fn total(&self) -> Nanos {
-        self.per_cpu.iter().sum()
-    }
-}
+use crate::sim::Sim;
+use crate::stats::WASTE_SAMPLE_NS;
 
 impl<S: Sink> Sim<S> {
     /// One sample of the wasted-CPU metric.
     pub(crate) fn waste_sample(&mut self) {
         let n = self.machine.nr_cpus();
-        if self.waste.per_cpu.is_empty() {
-            self.waste.per_cpu = vec![0; n];
-            let levels = self.domains.per_cpu.iter().map(Vec::len).max().unwrap_or(0);
-            self.waste.per_level = vec![0; levels];
+        if self.acct.waste.per_cpu.is_empty() {
+            self.acct.waste.per_cpu = vec![0; n];
+            let levels = self
+                .sched
+                .domains
+                .per_cpu
+                .iter()
+                .map(Vec::len)
+                .max()
+                .unwrap_or(0);
+            self.acct.waste.per_level = vec![0; levels];
         }
         // CPUs holding waiting tasks that may run anywhere, and the waiting
         // tasks with a restricted affinity.
         let mut waiting_any = CpuMask::new(n);
         let mut restricted: Vec<(CpuId, &CpuMask)> = Vec::new();
-        for rq in &self.rqs {
+        for rq in &self.sched.rqs {
             if rq.nr_running <= rq.curr.is_some() as u32 {
                 continue;
             }
-            let tasks = &self.tasks;
-            let ents = &self.ents;
-            self.for_each_queued_task(rq.cpu, &mut |t| {
+            let tasks = &self.sched.tasks;
+            let ents = &self.sched.ents;
+            self.sched.for_each_queued_task(rq.cpu, &mut |t| {
                 let task = &tasks[t.idx()];
                 if ents[task.se.idx()].sched_delayed {
                     return;
@@ -74,7 +59,7 @@ impl<S: Sink> Sim<S> {
         let mut charges: Vec<(usize, Option<usize>)> = Vec::new();
         for c in 0..n {
             let cpu = CpuId(c as u32);
-            let rq = &self.rqs[c];
+            let rq = &self.sched.rqs[c];
             if rq.curr.is_some() || rq.nr_running > 0 || rq.ttwu_pending > 0 {
                 continue;
             }
@@ -88,6 +73,7 @@ impl<S: Sink> Sim<S> {
                 continue;
             }
             let level = self
+                .sched
                 .domains
                 .domains(cpu)
                 .iter()
@@ -95,10 +81,10 @@ impl<S: Sink> Sim<S> {
             charges.push((c, level));
         }
         for (c, level) in charges {
-            self.waste.per_cpu[c] += WASTE_SAMPLE_NS;
+            self.acct.waste.per_cpu[c] += WASTE_SAMPLE_NS;
             match level {
-                Some(l) => self.waste.per_level[l] += WASTE_SAMPLE_NS,
-                None => self.waste.beyond_domains += WASTE_SAMPLE_NS,
+                Some(l) => self.acct.waste.per_level[l] += WASTE_SAMPLE_NS,
+                None => self.acct.waste.beyond_domains += WASTE_SAMPLE_NS,
             }
         }
     }

@@ -59,7 +59,8 @@ fn capped(path: &str, quota_ms: u64) -> GroupSpec {
 }
 
 fn runtime_of(sim: &Sim<NullSink>, name: &str) -> u64 {
-    sim.tasks
+    sim.sched
+        .tasks
         .iter()
         .find(|t| t.spec.name == name)
         .unwrap()
@@ -88,7 +89,7 @@ fn weights_100_and_300_share_a_cpu_25_75() {
         "group /a got {share_a:.2} % (want 25 ± 2)"
     );
     // Usage is charged to the groups.
-    let ga = sim.groups.iter().find(|g| g.path == "/a").unwrap();
+    let ga = sim.sched.groups.iter().find(|g| g.path == "/a").unwrap();
     assert_eq!(ga.usage_ns, runtime_of(&sim, "ta"));
 }
 
@@ -122,7 +123,7 @@ fn nested_groups_split_then_split_again() {
     assert!((pct[2] - 50.0).abs() < 2.0, "/q got {pct:?}");
     assert!((pct[0] - 25.0).abs() < 2.0, "/p/c1 got {pct:?}");
     // /p's usage includes its children's.
-    let gp = sim.groups.iter().find(|g| g.path == "/p").unwrap();
+    let gp = sim.sched.groups.iter().find(|g| g.path == "/p").unwrap();
     assert_eq!(gp.usage_ns, runtime_of(&sim, "p1") + runtime_of(&sim, "p2"));
 }
 
@@ -137,7 +138,12 @@ fn one_busy_task(mode: Throttle) {
         mode,
         true,
     );
-    let g = sim.groups.iter().find(|g| g.path == "/capped").unwrap();
+    let g = sim
+        .sched
+        .groups
+        .iter()
+        .find(|g| g.path == "/capped")
+        .unwrap();
     let b = g.bw.as_ref().unwrap();
     let wall = (secs * NSEC_PER_SEC) as f64;
     let pct = 100.0 * g.usage_ns as f64 / wall;
@@ -185,7 +191,12 @@ fn two_busy_tasks(mode: Throttle) {
         mode,
         true,
     );
-    let g = sim.groups.iter().find(|g| g.path == "/capped").unwrap();
+    let g = sim
+        .sched
+        .groups
+        .iter()
+        .find(|g| g.path == "/capped")
+        .unwrap();
     let per_period_ms = g.usage_ns as f64 / (secs * 10) as f64 / NSEC_PER_MSEC as f64;
     assert!(
         (per_period_ms - 20.0).abs() < 0.5,
@@ -248,7 +259,7 @@ fn burst_lets_an_idle_group_catch_up() {
     );
     t.group = "/b".into();
     let sim = run("vm-2cpu", vec![t], vec![g], 5, Throttle::PerTask, true);
-    let b = sim.groups[1].bw.as_ref().unwrap();
+    let b = sim.sched.groups[1].bw.as_ref().unwrap();
     assert!(b.stats.nr_bursts > 0, "{:?}", b.stats);
     assert!(b.stats.burst_ns > 0, "{:?}", b.stats);
 }
@@ -295,7 +306,12 @@ fn capped_switches(mode: Throttle) -> usize {
     let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, Switches::default()).unwrap();
     let res = sim.run();
     assert!(res.violation.is_none(), "{:?}", res.violation);
-    let g = sim.groups.iter().find(|g| g.path == "/capped").unwrap();
+    let g = sim
+        .sched
+        .groups
+        .iter()
+        .find(|g| g.path == "/capped")
+        .unwrap();
     let b = g.bw.as_ref().unwrap();
     assert!(b.stats.nr_throttled >= 9, "{mode:?}: {:?}", b.stats);
     let sink = sim.into_sink();
@@ -361,7 +377,7 @@ fn slack_return_keeps_one_ms_and_gives_back_the_rest() {
     };
     let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, NullSink).unwrap();
     sim.run();
-    let g = &sim.groups[1];
+    let g = &sim.sched.groups[1];
     let b = g.bw.as_ref().unwrap();
     assert_eq!(
         b.stats.nr_periods, 0,
@@ -373,7 +389,7 @@ fn slack_return_keeps_one_ms_and_gives_back_the_rest() {
         "pool after the slice and the slack return"
     );
     let q = g.cfs_rq[1];
-    assert_eq!(sim.cfs[q.idx()].bw.remaining, 1_000_000);
+    assert_eq!(sim.sched.cfs[q.idx()].bw.remaining, 1_000_000);
 }
 
 #[test]

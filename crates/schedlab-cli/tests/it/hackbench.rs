@@ -75,9 +75,9 @@ fn senders_block_on_full_channels_and_are_woken() {
 #[test]
 fn steal_moves_work_only_when_switched_on() {
     let base = run("groups=4,fds=10,loops=30", "a7-octa", false);
-    let stolen: u64 = base.cpu_stats.iter().map(|c| c.steal).sum();
+    let stolen: u64 = base.acct.cpu_stats.iter().map(|c| c.steal).sum();
     assert_eq!(stolen, 0, "steals without STEAL");
     let steal = run("groups=4,fds=10,loops=30", "a7-octa", true);
-    let stolen: u64 = steal.cpu_stats.iter().map(|c| c.steal).sum();
+    let stolen: u64 = steal.acct.cpu_stats.iter().map(|c| c.steal).sum();
     assert!(stolen > 0, "an overloaded 8-CPU box never stole");
 }

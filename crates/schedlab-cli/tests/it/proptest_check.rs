@@ -602,7 +602,7 @@ fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
         );
     }
     if window < DURATION_NS {
-        for t in &sim.tasks {
+        for t in &sim.sched.tasks {
             prop_assert_eq!(
                 t.state,
                 TaskState::Dead,
@@ -612,7 +612,7 @@ fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
         }
     }
     let mut busy_sum = 0;
-    for (cpu, st) in sim.cpu_stats.iter().enumerate() {
+    for (cpu, st) in sim.acct.cpu_stats.iter().enumerate() {
         prop_assert_eq!(
             st.busy_ns + st.idle_ns + st.sched_overhead_ns,
             end,
@@ -626,7 +626,7 @@ fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
         busy_sum += st.busy_ns;
     }
     let mut runtime_sum = 0;
-    for t in &sim.tasks {
+    for t in &sim.sched.tasks {
         let s = &t.stats;
         prop_assert!(
             s.runtime_ns <= window,

@@ -43,7 +43,8 @@ fn run(machine: &str, w: &Workload, ms: u64) -> Sim<NullSink> {
 }
 
 fn rt(sim: &Sim<impl Sink>, name: &str) -> u64 {
-    sim.tasks
+    sim.sched
+        .tasks
         .iter()
         .find(|t| t.spec.name == name)
         .unwrap()
@@ -174,7 +175,7 @@ fn rt_throttling_leaves_five_percent_to_fair() {
         (pct - 5.0).abs() < 0.5,
         "fair got {pct:.2} % beside a FIFO hog"
     );
-    assert!(sim.cpu_stats[0].rt_throttled >= 4);
+    assert!(sim.acct.cpu_stats[0].rt_throttled >= 4);
 }
 
 #[test]
@@ -217,7 +218,12 @@ fn deadline_task_gets_its_runtime_every_period() {
         (got - 200.0).abs() <= 10.5,
         "deadline task ran {got:.2} ms in 2 s"
     );
-    let t = sim.tasks.iter().find(|t| t.spec.name == "dl").unwrap();
+    let t = sim
+        .sched
+        .tasks
+        .iter()
+        .find(|t| t.spec.name == "dl")
+        .unwrap();
     assert!(t.dl.periods >= 19, "{:?}", t.dl);
 }
 
@@ -321,7 +327,7 @@ fn priority_inheritance_boosts_the_lock_holder() {
             ..Default::default()
         };
         let sim = run_with("vm-2cpu", &w, 200, sink);
-        let boosts = sim.cpu_stats[0].pi_setprio;
+        let boosts = sim.acct.cpu_stats[0].pi_setprio;
         let s = sim.into_sink();
         // H's first wakeup ends its 10 ms sleep, its second is the unlock.
         assert!(s.wakeups.len() >= 2, "{:?}", s.wakeups);
@@ -429,6 +435,11 @@ fn global_edf_migrates_deadline_tasks_to_meet_their_budgets() {
             "d{i} ran {got} ms of its 1200 ms budget in 2 s"
         );
     }
-    let moved: u64 = sim.cpu_stats.iter().map(|c| c.dl_push + c.dl_pull).sum();
+    let moved: u64 = sim
+        .acct
+        .cpu_stats
+        .iter()
+        .map(|c| c.dl_push + c.dl_pull)
+        .sum();
     assert!(moved > 0, "no deadline task ever moved");
 }

@@ -34,12 +34,12 @@ fn shares(tasks: Vec<TaskSpec>, secs: u64, seed: u64) -> Vec<f64> {
     let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, NullSink).unwrap();
     let res = sim.run();
     assert!(res.violation.is_none(), "{:?}", res.violation);
-    let busy0 = sim.cpu_stats[0].busy_ns;
+    let busy0 = sim.acct.cpu_stats[0].busy_ns;
     assert_eq!(
-        sim.cpu_stats[1].busy_ns, 0,
+        sim.acct.cpu_stats[1].busy_ns, 0,
         "a task pinned to CPU 0 ran on CPU 1"
     );
-    let runtimes: Vec<u64> = sim.tasks.iter().map(|t| t.stats.runtime_ns).collect();
+    let runtimes: Vec<u64> = sim.sched.tasks.iter().map(|t| t.stats.runtime_ns).collect();
     assert_eq!(
         runtimes.iter().sum::<u64>(),
         busy0,

@@ -36,7 +36,6 @@ impl Ord for Entry {
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
     seq: u64,
-    pushed: u64,
 }
 
 impl EventQueue {
@@ -48,7 +47,6 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, time: Nanos, event: Event) {
         self.seq += 1;
-        self.pushed += 1;
         self.heap.push(Entry {
             time,
             seq: self.seq,
@@ -60,10 +58,6 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         self.heap.pop().map(|e| (e.time, e.event))
     }
-    /// Time of the earliest event.
-    pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| e.time)
-    }
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -71,10 +65,6 @@ impl EventQueue {
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
-    }
-    /// Events pushed so far.
-    pub fn pushed(&self) -> u64 {
-        self.pushed
     }
 }
 

@@ -7,7 +7,7 @@
 //! `__return_cfs_rq_runtime`, `do_sched_cfs_slack_timer`,
 //! `distribute_cfs_runtime` (kernel-model.md §12.1–12.2). The simulator
 //! side (timers as events, throttling in the three generations) is in
-//! `bandwidth.rs` at the crate root; this module is pure arithmetic so it
+//! `sched/bandwidth.rs`; this module is pure arithmetic so it
 //! can be checked by hand.
 
 use crate::ids::CfsRqId;

@@ -8,7 +8,7 @@
 //! Every group but the root has, per CPU, a cfs_rq and a group entity
 //! queued on the parent group's cfs_rq of the same CPU; the root group's
 //! queue is the CPU's `rq->cfs`. The simulator-side walks over the
-//! hierarchy live in `group_sched.rs`; this module holds the data and the
+//! hierarchy live in `sched/group.rs`; this module holds the data and the
 //! arithmetic.
 //!
 //! Deviations (weights at user resolution, 1024 = nice 0):

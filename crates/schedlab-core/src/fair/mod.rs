@@ -1,4 +1,8 @@
-//! The fair class (`kernel/sched/fair.c`), split by mechanism.
+//! The fair class's pure policy (`kernel/sched/fair.c`), split by
+//! mechanism. Nothing here knows the simulator: functions take plain
+//! values, one cfs_rq and the entity arena, or a query trait
+//! ([`select::CpuView`]). The simulator code that applies each part is
+//! under `sched/` (see the crate doc for the convention).
 //!
 //! * [`weight`]: nice → weight, weighted time.
 //! * [`eevdf`]: one cfs_rq's virtual time, lag, pick and placement.
@@ -7,6 +11,7 @@
 //! * [`preempt`]: wakeup preemption (`wakeup_preempt_fair`).
 //! * [`group`]: task groups, group shares.
 //! * [`bandwidth`]: CFS bandwidth pool arithmetic.
+//! * [`balance`]: load balancing's decisions and STEAL's rules.
 
 pub mod balance;
 pub mod bandwidth;

@@ -767,10 +767,6 @@ impl SchedDomains {
             .sd_numa
             .map(|k| &self.per_cpu[cpu.idx()][k])
     }
-    /// `sd_llc_shared` of `cpu`: index into [`Self::llc_shared`].
-    pub fn llc_shared_of(&self, cpu: CpuId) -> Option<usize> {
-        self.shortcuts[cpu.idx()].llc_shared
-    }
     /// `cpus_share_cache(a, b)`: same `sd_llc_id`.
     pub fn cpus_share_cache(&self, a: CpuId, b: CpuId) -> bool {
         a == b || self.shortcuts[a.idx()].sd_llc_id == self.shortcuts[b.idx()].sd_llc_id

@@ -322,21 +322,9 @@ impl Machine {
     pub fn core_cpus(&self, core: u32) -> &CpuMask {
         &self.spans.core[core as usize]
     }
-    /// CPUs of cluster `cluster` (machine-wide id).
-    pub fn cluster_cpus(&self, cluster: u32) -> &CpuMask {
-        &self.spans.cluster[cluster as usize]
-    }
-    /// CPUs of LLC `llc` (machine-wide id).
-    pub fn llc_cpus(&self, llc: u32) -> &CpuMask {
-        &self.spans.llc[llc as usize]
-    }
     /// CPUs of NUMA node `node`.
     pub fn node_cpus(&self, node: u32) -> &CpuMask {
         &self.spans.node[node as usize]
-    }
-    /// CPUs of package `package`.
-    pub fn package_cpus(&self, package: u32) -> &CpuMask {
-        &self.spans.package[package as usize]
     }
     /// Largest number of SMT threads in one core (1 without SMT).
     pub fn max_threads_per_core(&self) -> usize {

@@ -85,7 +85,12 @@ impl Headline {
     /// tabulates), without building the rest of [`RunResults`].
     pub fn of<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Headline {
         let threads = sim.threads();
-        let bws: Vec<_> = sim.groups.iter().filter_map(|g| g.bw.as_ref()).collect();
+        let bws: Vec<_> = sim
+            .sched
+            .groups
+            .iter()
+            .filter_map(|g| g.bw.as_ref())
+            .collect();
         let throttled = (!bws.is_empty()).then(|| {
             (
                 bws.iter().map(|b| b.stats.throttled_ns).sum::<u64>(),
@@ -161,13 +166,14 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         })
         .collect();
     let cpus: Vec<CpuSummary> = sim
+        .acct
         .cpu_stats
         .iter()
         .enumerate()
         .map(|(c, st)| CpuSummary::from_stats(c as u32, st))
         .collect();
-    let task_ns = sim.cpu_stats.iter().map(|c| c.busy_ns).sum();
-    let idle_ns = sim.cpu_stats.iter().map(|c| c.idle_ns).sum();
+    let task_ns = sim.acct.cpu_stats.iter().map(|c| c.busy_ns).sum();
+    let idle_ns = sim.acct.cpu_stats.iter().map(|c| c.idle_ns).sum();
     let mut s = Summary {
         schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
         machine: MachineSummary {
@@ -186,13 +192,13 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             task_ns,
             idle_ns,
             paths_ns: PathsNs {
-                context_switch: sim.profile.context_switch_ns,
-                wakeup: sim.profile.wakeup_ns,
-                balance: sim.profile.balance_ns,
-                newidle: sim.profile.newidle_ns,
-                balance_atomic: sim.profile.balance_atomic_ns,
-                steal: sim.profile.steal_ns,
-                throttle: sim.profile.throttle_ns,
+                context_switch: sim.acct.profile.context_switch_ns,
+                wakeup: sim.acct.profile.wakeup_ns,
+                balance: sim.acct.profile.balance_ns,
+                newidle: sim.acct.profile.newidle_ns,
+                balance_atomic: sim.acct.profile.balance_atomic_ns,
+                steal: sim.acct.profile.steal_ns,
+                throttle: sim.acct.profile.throttle_ns,
                 ..Default::default()
             },
             ..Default::default()
@@ -227,6 +233,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     // The simulator's helper tasks (rt-app's main thread): their CPU time is
     // part of the CPUs' busy time.
     let helpers: Vec<Value> = sim
+        .sched
         .tasks
         .iter()
         .filter(|t| t.internal)
@@ -237,11 +244,11 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .collect();
     s.extra.insert("helpers".into(), Value::Array(helpers));
     // Wasted idle time (idle while a CPU it could help had waiting tasks).
-    let w = &sim.waste;
+    let w = &sim.acct.waste;
     s.extra
         .insert("wasted_idle_ns".into(), Value::from(w.total()));
     let mut by_level = Map::new();
-    let names = sim.domains.domains(CpuId(0));
+    let names = sim.sched.domains.domains(CpuId(0));
     for (l, v) in w.per_level.iter().enumerate() {
         let name = names.get(l).map_or("?", |d| d.name);
         by_level.insert(format!("domain{l}:{name}"), Value::from(*v));
@@ -253,7 +260,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             "wasted_idle_ns".into(),
             Value::from(w.per_cpu.get(c).copied().unwrap_or(0)),
         );
-        let st = &sim.cpu_stats[c];
+        let st = &sim.acct.cpu_stats[c];
         cs.extra
             .insert("sched_count".into(), Value::from(st.sched_count));
         cs.extra
@@ -279,7 +286,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     // Load-balance passes of the whole run, by idle type (not idle, idle,
     // newly idle), the totals of /proc/schedstat's per-domain counters.
     let mut lb = [[0u64; 3]; 3];
-    for ss in sim.sd_state.iter().flatten() {
+    for ss in sim.sched.sd_state.iter().flatten() {
         for (row, counts) in lb
             .iter_mut()
             .zip([&ss.lb.count, &ss.lb.balanced, &ss.lb.failed])
@@ -293,7 +300,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         "load_balance".into(),
         json!({"lb_count": lb[0], "lb_balanced": lb[1], "lb_failed": lb[2]}),
     );
-    let f = &sim.balance_flag;
+    let f = &sim.sched.balance_flag;
     s.extra.insert(
         "sched_balance_running".into(),
         json!({"attempts": f.attempts, "acquired": f.acquired, "cpu_ns": f.cost_ns}),
@@ -304,7 +311,8 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
 /// `groups`: every task group but the root, with its cpu.stat figures
 /// and settings.
 fn group_summaries<S: Sink>(sim: &Sim<S>) -> Vec<GroupSummary> {
-    sim.groups
+    sim.sched
+        .groups
         .iter()
         .skip(1)
         .map(|g| {
@@ -344,16 +352,18 @@ fn group_summaries<S: Sink>(sim: &Sim<S>) -> Vec<GroupSummary> {
 
 /// /proc/schedstat (version 17) of a finished run.
 pub fn schedstat<S: Sink>(sim: &Sim<S>) -> Vec<CpuSchedstat> {
-    sim.cpu_stats
+    sim.acct
+        .cpu_stats
         .iter()
         .enumerate()
         .map(|(c, st)| {
             let cpu = CpuId(c as u32);
             let domains = sim
+                .sched
                 .domains
                 .domains(cpu)
                 .iter()
-                .zip(&sim.sd_state[c])
+                .zip(&sim.sched.sd_state[c])
                 .map(|(sd, ss)| {
                     let lb = std::array::from_fn(|i| LbIdleCounters {
                         lb_count: ss.lb.count[i],

@@ -139,11 +139,11 @@ mod text;
 pub use collect::{check_outcome, schedstat, summary};
 pub use text::profile_text;
 
-use schedlab_core::engine::SimError;
 use schedlab_core::machine::Machine;
 use schedlab_core::observe::Sink;
 use schedlab_core::program::Workload;
 use schedlab_core::stats::{LogRow, SampleStats};
+use schedlab_core::SimError;
 use schedlab_core::{RunResult, Sim, SimConfig};
 use std::io;
 

@@ -20,7 +20,7 @@
 //! * SCHED_DEADLINE: `dl-runtime` (required), `dl-period` (default the
 //!   runtime), `dl-deadline` (default the period), each falling back to the
 //!   legacy task-level `runtime` / `period` / `deadline` when absent or 0,
-//!   checked with the kernel's rules ([`schedlab_core::dl::check_params`]);
+//!   checked with the kernel's rules ([`schedlab_core::program::check_dl_params`]);
 //!   a phase that is SCHED_DEADLINE without its own `dl-runtime` keeps the
 //!   parameters in force (the last earlier phase's, else the task's);
 //! * `taskgroup` only with OTHER, BATCH or IDLE, as rt-app requires;
@@ -881,9 +881,9 @@ fn dl_for(
         deadline_ns: ns(deadline_us),
         period_ns: ns(period_us),
     };
-    if let Err(e) = schedlab_core::dl::check_params(&p) {
-        // The key to blame, in check_params' order of rules.
-        let (key, _, pos) = if p.runtime_ns < schedlab_core::dl::DL_MIN_RUNTIME_NS {
+    if let Err(e) = schedlab_core::program::check_dl_params(&p) {
+        // The key to blame, in check_dl_params' order of rules.
+        let (key, _, pos) = if p.runtime_ns < schedlab_core::program::DL_MIN_RUNTIME_NS {
             rt
         } else if p.deadline_ns < p.runtime_ns {
             deadline.or(period).unwrap_or(rt)

@@ -65,7 +65,7 @@
 //!   to it and `dl-deadline` to the period; at task level the legacy
 //!   `runtime` / `period` / `deadline` stand in for an absent or zero
 //!   `dl-*` key. The kernel's `sched_setattr` rules are checked at load
-//!   time ([`schedlab_core::dl::check_params`]: 1024 ns <= runtime <=
+//!   time ([`schedlab_core::program::check_dl_params`]: 1024 ns <= runtime <=
 //!   deadline <= period, 100 µs <= period <= 4 s) and reported at the key
 //!   to blame. `priority` is ignored with a warning. A phase that is
 //!   SCHED_DEADLINE without its own `dl-runtime` keeps the parameters in

@@ -1,7 +1,7 @@
 //! The decisions of `sched_balance_rq` (formerly `load_balance`): group
 //! statistics of a domain, the busiest group, the imbalance and its type,
 //! the busiest queue. Pure functions over [`CpuView`]; moving tasks is the
-//! core's job (`balance.rs`).
+//! simulator's job (`sched/balance/`).
 //!
 //! Kernel reference: fair.c `update_sd_lb_stats`, `update_sg_lb_stats`,
 //! `update_sd_pick_busiest`, `sched_balance_find_src_group`,

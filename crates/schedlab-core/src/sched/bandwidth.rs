@@ -44,13 +44,13 @@
 //! timer's precision guard (quota doubling after 4 overruns in one
 //! callback) never triggers because simulated timers never run late.
 
-use crate::engine::Sim;
 use crate::event::Event;
 use crate::fair::bandwidth::{distribute, BANDWIDTH_SLICE_NS, SLACK_PERIOD_NS};
 use crate::fair::eevdf::{self, EnqueueKind};
 use crate::features::Throttle;
 use crate::ids::{CfsRqId, CpuId, GroupId, TaskId};
 use crate::observe::{PrevState, Sink};
+use crate::sim::Sim;
 use crate::task::TaskState;
 use rand::Rng;
 
@@ -68,8 +68,8 @@ impl<S: Sink> Sim<S> {
     /// Charges the bandwidth work pending on `cpu` (from a safe point:
     /// end of schedule, tick, timer and IPI handlers).
     pub(crate) fn flush_throttle_cost(&mut self, cpu: CpuId, rearm: bool) {
-        let c = std::mem::take(&mut self.throttle_cost[cpu.idx()]);
-        self.charge(cpu, c, crate::core::Path::Throttle, rearm);
+        let c = std::mem::take(&mut self.acct.throttle_cost[cpu.idx()]);
+        self.charge(cpu, c, crate::stats::Path::Throttle, rearm);
     }
 
     /// Cfs_rqs of group `g`'s subtree (one per group on a CPU).
@@ -78,13 +78,13 @@ impl<S: Sink> Sim<S> {
         let mut stack = vec![g];
         while let Some(x) = stack.pop() {
             n += 1;
-            stack.extend(self.groups[x.idx()].children.iter().copied());
+            stack.extend(self.sched.groups[x.idx()].children.iter().copied());
         }
         n
     }
 
     fn bw_mut(&mut self, g: GroupId) -> &mut crate::fair::bandwidth::CfsBandwidth {
-        self.groups[g.idx()]
+        self.sched.groups[g.idx()]
             .bw
             .as_mut()
             .expect("group with bandwidth")
@@ -96,7 +96,7 @@ impl<S: Sink> Sim<S> {
     fn start_cfs_bandwidth(&mut self, g: GroupId, cpu: CpuId) {
         let now = self.now;
         let seed = self.cfg.seed;
-        let path = self.groups[g.idx()].path.clone();
+        let path = self.sched.groups[g.idx()].path.clone();
         let b = self.bw_mut(g);
         if b.period_active {
             return;
@@ -119,12 +119,12 @@ impl<S: Sink> Sim<S> {
     /// `assign_cfs_rq_runtime` toward `target`: true if the queue has
     /// runtime afterwards.
     fn assign_cfs_rq_runtime(&mut self, q: CfsRqId, target: u64) -> bool {
-        let g = self.cfs[q.idx()].tg;
-        let cpu = self.cfs[q.idx()].cpu;
+        let g = self.sched.cfs[q.idx()].tg;
+        let cpu = self.sched.cfs[q.idx()].cpu;
         self.start_cfs_bandwidth(g, cpu);
-        let remaining = self.cfs[q.idx()].bw.remaining;
+        let remaining = self.sched.cfs[q.idx()].bw.remaining;
         let got = self.bw_mut(g).take(remaining, target);
-        let c = &mut self.cfs[q.idx()];
+        let c = &mut self.sched.cfs[q.idx()];
         c.bw.remaining += got as i64;
         c.bw.remaining > 0
     }
@@ -132,7 +132,7 @@ impl<S: Sink> Sim<S> {
     /// `account_cfs_rq_runtime` for `delta` of runtime used on queue `q`
     /// (the caller checked `bw.enabled`).
     pub(crate) fn account_cfs_rq_runtime(&mut self, q: CfsRqId, delta: u64) {
-        let c = &mut self.cfs[q.idx()];
+        let c = &mut self.sched.cfs[q.idx()];
         c.bw.remaining -= delta as i64;
         if c.bw.remaining > 0 || c.bw.throttled {
             return;
@@ -140,9 +140,9 @@ impl<S: Sink> Sim<S> {
         match self.cfg.features.throttle {
             Throttle::Legacy | Throttle::PerTask => {
                 if !self.assign_cfs_rq_runtime(q, BANDWIDTH_SLICE_NS)
-                    && self.cfs[q.idx()].curr.is_some()
+                    && self.sched.cfs[q.idx()].curr.is_some()
                 {
-                    let cpu = self.cfs[q.idx()].cpu;
+                    let cpu = self.sched.cfs[q.idx()].cpu;
                     self.resched_curr(cpu, false, cpu);
                 }
             }
@@ -156,7 +156,7 @@ impl<S: Sink> Sim<S> {
 
     /// `check_cfs_rq_runtime`: true if queue `q` is (now) throttled.
     pub(crate) fn check_cfs_rq_runtime(&mut self, q: CfsRqId) -> bool {
-        let c = &self.cfs[q.idx()];
+        let c = &self.sched.cfs[q.idx()];
         if !c.bw.enabled {
             return false;
         }
@@ -172,7 +172,7 @@ impl<S: Sink> Sim<S> {
     /// `check_enqueue_throttle`: the first entity queued on a queue with no
     /// runtime left and nothing running throttles it at once.
     pub(crate) fn check_enqueue_throttle(&mut self, q: CfsRqId) {
-        let c = &self.cfs[q.idx()];
+        let c = &self.sched.cfs[q.idx()];
         if c.curr.is_some() || c.bw.throttled {
             return;
         }
@@ -184,8 +184,8 @@ impl<S: Sink> Sim<S> {
     /// `return_cfs_rq_runtime`: an empty queue gives back its slack.
     pub(crate) fn return_cfs_rq_runtime(&mut self, q: CfsRqId) {
         let now = self.now;
-        let g = self.cfs[q.idx()].tg;
-        let remaining = self.cfs[q.idx()].bw.remaining;
+        let g = self.sched.cfs[q.idx()].tg;
+        let remaining = self.sched.cfs[q.idx()].bw.remaining;
         let b = self.bw_mut(g);
         let back = b.give_back(remaining);
         if back == 0 {
@@ -199,14 +199,14 @@ impl<S: Sink> Sim<S> {
             self.queue
                 .push(now + SLACK_PERIOD_NS, Event::BwSlack { group: g, gen });
         }
-        self.cfs[q.idx()].bw.remaining -= back as i64;
+        self.sched.cfs[q.idx()].bw.remaining -= back as i64;
     }
 
     /// `throttle_cfs_rq`. Returns true if the queue is throttled.
     fn throttle_cfs_rq(&mut self, q: CfsRqId) -> bool {
         let now = self.now;
         let mode = self.cfg.features.throttle;
-        let running = self.cfs[q.idx()].curr.is_some();
+        let running = self.sched.cfs[q.idx()].curr.is_some();
         // Raced with a refill? The probe asks for 1 ns (a full slice for a
         // running queue under unified throttling).
         let target = if mode == Throttle::Unified && running {
@@ -217,16 +217,16 @@ impl<S: Sink> Sim<S> {
         if self.assign_cfs_rq_runtime(q, target) {
             return false;
         }
-        let g = self.cfs[q.idx()].tg;
-        let cpu = self.cfs[q.idx()].cpu;
+        let g = self.sched.cfs[q.idx()].tg;
+        let cpu = self.sched.cfs[q.idx()].cpu;
         self.bw_mut(g).throttled.push(q);
         self.tg_throttle_down(g, cpu);
-        self.throttle_cost[cpu.idx()] += TG_WALK_NS * self.subtree_size(g);
-        self.cfs[q.idx()].bw.throttled = true;
+        self.acct.throttle_cost[cpu.idx()] += TG_WALK_NS * self.subtree_size(g);
+        self.sched.cfs[q.idx()].bw.throttled = true;
         match mode {
             Throttle::Legacy => {
-                if self.cfs[q.idx()].nr_queued > 0 {
-                    self.cfs[q.idx()].bw.throttled_clock = Some(now);
+                if self.sched.cfs[q.idx()].nr_queued > 0 {
+                    self.sched.cfs[q.idx()].bw.throttled_clock = Some(now);
                 }
                 self.dequeue_throttled_subtree(q);
             }
@@ -234,9 +234,9 @@ impl<S: Sink> Sim<S> {
             Throttle::Unified => {
                 // The running task of this hierarchy parks at return to
                 // user; no reschedule is asked for.
-                if let Some(t) = self.rqs[cpu.idx()].curr {
+                if let Some(t) = self.sched.rqs[cpu.idx()].curr {
                     if self.task_in_hierarchy_of(t, q) {
-                        self.tasks[t.idx()].throttle_work = true;
+                        self.sched.tasks[t.idx()].throttle_work = true;
                         self.post_task_work(cpu);
                     }
                 }
@@ -247,12 +247,14 @@ impl<S: Sink> Sim<S> {
 
     /// Is `t` queued below (or on) queue `q`?
     fn task_in_hierarchy_of(&self, t: TaskId, q: CfsRqId) -> bool {
-        let mut x = Some(self.task_cfs_rq(t));
+        let mut x = Some(self.sched.task_cfs_rq(t));
         while let Some(c) = x {
             if c == q {
                 return true;
             }
-            x = self.cfs[c.idx()].se.map(|ge| self.ents[ge.idx()].cfs_rq);
+            x = self.sched.cfs[c.idx()]
+                .se
+                .map(|ge| self.sched.ents[ge.idx()].cfs_rq);
         }
         false
     }
@@ -261,18 +263,18 @@ impl<S: Sink> Sim<S> {
     fn tg_throttle_down(&mut self, g: GroupId, cpu: CpuId) {
         let mut stack = vec![g];
         while let Some(x) = stack.pop() {
-            let q = self.groups[x.idx()].cfs_rq[cpu.idx()];
-            self.cfs[q.idx()].bw.throttle_count += 1;
-            stack.extend(self.groups[x.idx()].children.iter().copied());
+            let q = self.sched.groups[x.idx()].cfs_rq[cpu.idx()];
+            self.sched.cfs[q.idx()].bw.throttle_count += 1;
+            stack.extend(self.sched.groups[x.idx()].children.iter().copied());
         }
     }
 
     /// What queue `q` adds to its parent's counts: (tasks, runnable, idle);
     /// every task below an idle group counts as idle.
     fn subtree_counts(&self, q: CfsRqId) -> (i32, i32, i32) {
-        let c = &self.cfs[q.idx()];
+        let c = &self.sched.cfs[q.idx()];
         let (dq, dr) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
-        let di = if self.groups[c.tg.idx()].idle {
+        let di = if self.sched.groups[c.tg.idx()].idle {
             dq
         } else {
             c.h_nr_idle as i32
@@ -284,38 +286,38 @@ impl<S: Sink> Sim<S> {
     /// ancestor left empty; take its tasks out of the counts above.
     fn dequeue_throttled_subtree(&mut self, q: CfsRqId) {
         let now = self.now;
-        let cpu = self.cfs[q.idx()].cpu;
-        let Some(ge) = self.cfs[q.idx()].se else {
+        let cpu = self.sched.cfs[q.idx()].cpu;
+        let Some(ge) = self.sched.cfs[q.idx()].se else {
             return;
         };
-        if !self.ents[ge.idx()].on_rq {
+        if !self.sched.ents[ge.idx()].on_rq {
             return; // not queued yet (throttled on its first enqueue)
         }
         let (dq, dr, di) = self.subtree_counts(q);
         let mut e = ge;
         loop {
-            let pq = self.ents[e.idx()].cfs_rq;
+            let pq = self.sched.ents[e.idx()].cfs_rq;
             let (u, _) = eevdf::dequeue_entity(
-                &mut self.cfs[pq.idx()],
-                &mut self.ents,
+                &mut self.sched.cfs[pq.idx()],
+                &mut self.sched.ents,
                 e,
                 false,
                 now,
-                &self.p,
+                &self.sched.p,
             );
             self.account(cpu, u);
-            let pc = &self.cfs[pq.idx()];
+            let pc = &self.sched.cfs[pq.idx()];
             if pc.load_weight > 0 || pc.bw.throttled {
                 break;
             }
             match pc.se {
-                Some(pe) if self.ents[pe.idx()].on_rq => e = pe,
+                Some(pe) if self.sched.ents[pe.idx()].on_rq => e = pe,
                 _ => break,
             }
         }
-        let pq = self.ents[ge.idx()].cfs_rq;
+        let pq = self.sched.ents[ge.idx()].cfs_rq;
         if self.add_h_counts(pq, -dq, -dr, -di) {
-            self.rqs[cpu.idx()].nr_running -= dq as u32;
+            self.sched.rqs[cpu.idx()].nr_running -= dq as u32;
         }
         self.sync_overload(cpu);
     }
@@ -323,17 +325,17 @@ impl<S: Sink> Sim<S> {
     /// `unthrottle_cfs_rq`.
     fn unthrottle_cfs_rq(&mut self, q: CfsRqId) {
         let now = self.now;
-        let cpu = self.cfs[q.idx()].cpu;
+        let cpu = self.sched.cfs[q.idx()].cpu;
         if self.cfg.features.throttle == Throttle::Unified {
             self.update_curr_task(cpu);
         }
-        let c = &self.cfs[q.idx()];
+        let c = &self.sched.cfs[q.idx()];
         if !c.bw.throttled || c.bw.remaining <= 0 {
             return;
         }
         let g = c.tg;
-        let clock = self.cfs[q.idx()].bw.throttled_clock.take();
-        self.cfs[q.idx()].bw.throttled = false;
+        let clock = self.sched.cfs[q.idx()].bw.throttled_clock.take();
+        self.sched.cfs[q.idx()].bw.throttled = false;
         {
             let b = self.bw_mut(g);
             if let Some(t0) = clock {
@@ -344,28 +346,28 @@ impl<S: Sink> Sim<S> {
         let mut limbo = Vec::new();
         let mut stack = vec![g];
         while let Some(x) = stack.pop() {
-            let cq = self.groups[x.idx()].cfs_rq[cpu.idx()];
-            let c = &mut self.cfs[cq.idx()];
+            let cq = self.sched.groups[x.idx()].cfs_rq[cpu.idx()];
+            let c = &mut self.sched.cfs[cq.idx()];
             c.bw.throttle_count -= 1;
             if c.bw.throttle_count == 0 {
                 limbo.append(&mut c.bw.limbo);
             }
-            stack.extend(self.groups[x.idx()].children.iter().copied());
+            stack.extend(self.sched.groups[x.idx()].children.iter().copied());
         }
-        self.throttle_cost[cpu.idx()] +=
+        self.acct.throttle_cost[cpu.idx()] +=
             TG_WALK_NS * self.subtree_size(g) + self.machine.costs.wakeup_ns * limbo.len() as u64;
         match self.cfg.features.throttle {
             Throttle::Legacy => self.enqueue_unthrottled_subtree(q),
             Throttle::PerTask | Throttle::Unified => {
                 for t in limbo {
                     self.enqueue_task(t, cpu, EnqueueKind::Wakeup);
-                    let task = &mut self.tasks[t.idx()];
+                    let task = &mut self.sched.tasks[t.idx()];
                     task.state = TaskState::Runnable;
                     task.wait_since = Some(now);
                 }
             }
         }
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if rq.curr.is_none() && rq.nr_running > 0 {
             self.resched_curr(cpu, false, cpu);
         }
@@ -375,43 +377,43 @@ impl<S: Sink> Sim<S> {
     /// subtree's tasks back into the counts above.
     fn enqueue_unthrottled_subtree(&mut self, q: CfsRqId) {
         let now = self.now;
-        let cpu = self.cfs[q.idx()].cpu;
-        let Some(ge) = self.cfs[q.idx()].se else {
+        let cpu = self.sched.cfs[q.idx()].cpu;
+        let Some(ge) = self.sched.cfs[q.idx()].se else {
             return;
         };
-        if self.cfs[q.idx()].nr_queued == 0 || self.ents[ge.idx()].on_rq {
+        if self.sched.cfs[q.idx()].nr_queued == 0 || self.sched.ents[ge.idx()].on_rq {
             return;
         }
         self.update_curr_task(cpu);
         let (dq, dr, di) = self.subtree_counts(q);
         let mut e = ge;
         loop {
-            if self.ents[e.idx()].on_rq {
+            if self.sched.ents[e.idx()].on_rq {
                 break;
             }
-            let pq = self.ents[e.idx()].cfs_rq;
+            let pq = self.sched.ents[e.idx()].cfs_rq;
             let u = eevdf::enqueue_entity(
-                &mut self.cfs[pq.idx()],
-                &mut self.ents,
+                &mut self.sched.cfs[pq.idx()],
+                &mut self.sched.ents,
                 e,
                 EnqueueKind::Wakeup,
                 now,
-                &self.p,
+                &self.sched.p,
             );
             self.account(cpu, u);
-            if self.cfs[pq.idx()].bw.throttled {
+            if self.sched.cfs[pq.idx()].bw.throttled {
                 break;
             }
-            match self.cfs[pq.idx()].se {
+            match self.sched.cfs[pq.idx()].se {
                 Some(pe) => e = pe,
                 None => break,
             }
         }
-        let pq = self.ents[ge.idx()].cfs_rq;
+        let pq = self.sched.ents[ge.idx()].cfs_rq;
         if self.add_h_counts(pq, dq, dr, di) {
-            self.rqs[cpu.idx()].nr_running += dq as u32;
-            if self.rqs[cpu.idx()].nr_running >= 2 {
-                self.rd_overloaded = true;
+            self.sched.rqs[cpu.idx()].nr_running += dq as u32;
+            if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+                self.sched.rd_overloaded = true;
             }
         }
         self.sync_overload(cpu);
@@ -420,10 +422,10 @@ impl<S: Sink> Sim<S> {
     /// Posts the running task's pending throttle task_work for when it is
     /// back in user space (after the scheduler work in progress).
     pub(crate) fn post_task_work(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
-        if !self.tasks[t.idx()].throttle_work {
+        if !self.sched.tasks[t.idx()].throttle_work {
             return;
         }
         let at = self.run_start(cpu);
@@ -433,7 +435,7 @@ impl<S: Sink> Sim<S> {
     /// The TaskWork event: the task is in user space now unless it is in
     /// the middle of a syscall (then it runs the work when it leaves).
     pub(crate) fn task_work(&mut self, cpu: CpuId, t: TaskId) {
-        if self.rqs[cpu.idx()].curr != Some(t) || !self.tasks[t.idx()].throttle_work {
+        if self.sched.rqs[cpu.idx()].curr != Some(t) || !self.sched.tasks[t.idx()].throttle_work {
             return;
         }
         if self.in_kernel(t) {
@@ -446,24 +448,24 @@ impl<S: Sink> Sim<S> {
     /// limbo list if its hierarchy is still throttled, and schedule.
     /// Returns true when it parked.
     pub(crate) fn throttle_task_work(&mut self, cpu: CpuId, t: TaskId) -> bool {
-        self.tasks[t.idx()].throttle_work = false;
-        let q = self.task_cfs_rq(t);
-        if self.cfs[q.idx()].bw.throttle_count == 0 {
+        self.sched.tasks[t.idx()].throttle_work = false;
+        let q = self.sched.task_cfs_rq(t);
+        if self.sched.cfs[q.idx()].bw.throttle_count == 0 {
             return false;
         }
         let now = self.now;
         self.dequeue_task(t, false);
-        self.tasks[t.idx()].state = TaskState::Throttled;
-        self.cfs[q.idx()].bw.limbo.push(t);
+        self.sched.tasks[t.idx()].state = TaskState::Throttled;
+        self.sched.cfs[q.idx()].bw.limbo.push(t);
         // record_throttle_clock: the throttled ancestors' time starts with
         // the first task actually parked.
         let mut x = Some(q);
         while let Some(c) = x {
-            let cc = &mut self.cfs[c.idx()];
+            let cc = &mut self.sched.cfs[c.idx()];
             if cc.bw.throttled && cc.bw.throttled_clock.is_none() {
                 cc.bw.throttled_clock = Some(now);
             }
-            x = cc.se.map(|ge| self.ents[ge.idx()].cfs_rq);
+            x = cc.se.map(|ge| self.sched.ents[ge.idx()].cfs_rq);
         }
         self.schedule(cpu, PrevState::Runnable);
         true
@@ -520,14 +522,14 @@ impl<S: Sink> Sim<S> {
         }
         if self.cfg.features.throttle == Throttle::Unified {
             for &q in &list {
-                let cpu = self.cfs[q.idx()].cpu;
+                let cpu = self.sched.cfs[q.idx()].cpu;
                 self.update_curr_task(cpu);
             }
         }
         let remaining: Vec<i64> = list
             .iter()
             .map(|q| {
-                let c = &self.cfs[q.idx()];
+                let c = &self.sched.cfs[q.idx()];
                 if c.bw.csd_pending {
                     1 // already has runtime, waiting for its IPI
                 } else {
@@ -544,21 +546,21 @@ impl<S: Sink> Sim<S> {
             b.handed_out += before - pool;
         }
         let timer_cpu = self.bw_mut(g).timer_cpu; // where the hrtimer runs
-        self.throttle_cost[timer_cpu.idx()] += TG_WALK_NS * list.len() as u64;
+        self.acct.throttle_cost[timer_cpu.idx()] += TG_WALK_NS * list.len() as u64;
         for (&q, &amt) in list.iter().zip(&got) {
             if amt == 0 {
                 continue;
             }
-            self.cfs[q.idx()].bw.remaining += amt as i64;
-            if self.cfs[q.idx()].bw.remaining <= 0 {
+            self.sched.cfs[q.idx()].bw.remaining += amt as i64;
+            if self.sched.cfs[q.idx()].bw.remaining <= 0 {
                 continue;
             }
-            let cpu = self.cfs[q.idx()].cpu;
+            let cpu = self.sched.cfs[q.idx()].cpu;
             if cpu == timer_cpu {
                 self.unthrottle_cfs_rq(q);
-            } else if !self.cfs[q.idx()].bw.csd_pending {
-                self.cfs[q.idx()].bw.csd_pending = true;
-                let rq = &mut self.rqs[cpu.idx()];
+            } else if !self.sched.cfs[q.idx()].bw.csd_pending {
+                self.sched.cfs[q.idx()].bw.csd_pending = true;
+                let rq = &mut self.sched.rqs[cpu.idx()];
                 let first = rq.cfsb_csd.is_empty();
                 rq.cfsb_csd.push(q);
                 if first {
@@ -574,9 +576,9 @@ impl<S: Sink> Sim<S> {
 
     /// `__cfsb_csd_unthrottle` on `cpu`.
     pub(crate) fn cfsb_csd(&mut self, cpu: CpuId) {
-        let list = std::mem::take(&mut self.rqs[cpu.idx()].cfsb_csd);
+        let list = std::mem::take(&mut self.sched.rqs[cpu.idx()].cfsb_csd);
         for q in list {
-            self.cfs[q.idx()].bw.csd_pending = false;
+            self.sched.cfs[q.idx()].bw.csd_pending = false;
             self.unthrottle_cfs_rq(q);
         }
         self.flush_throttle_cost(cpu, true);

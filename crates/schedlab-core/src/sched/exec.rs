@@ -7,8 +7,6 @@
 //! context at the time the task really has the CPU (after the context
 //! switch cost), so measured latencies include the scheduler's own costs.
 
-use crate::core::Class;
-use crate::engine::Sim;
 use crate::fair::eevdf;
 use crate::fair::eevdf::EnqueueKind;
 use crate::fair::weight::task_weight;
@@ -16,6 +14,8 @@ use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
+use crate::rq::Class;
+use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
 use crate::time::{Nanos, NSEC_PER_USEC};
@@ -28,12 +28,12 @@ impl<S: Sink> Sim<S> {
     /// The running task of `cpu` reached the end of its burst (or got the
     /// CPU with something to do).
     pub(crate) fn burst_end(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
         self.update_curr_task(cpu);
         let now = self.now;
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         match task.resume {
             Resume::Op => {
                 // Progress is linear, so an early event means the burst was
@@ -76,14 +76,14 @@ impl<S: Sink> Sim<S> {
     /// Is the task inside a syscall (spending a channel operation's CPU
     /// time)? Everything else the simulated tasks do runs in user space.
     pub(crate) fn in_kernel(&self, t: TaskId) -> bool {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         task.resume == Resume::Continue && task.chan_budget > 0 && task.work_left > 0
     }
 
     /// Accounts the finished op into the iteration and moves the program on.
     fn op_done(&mut self, t: TaskId) {
         let now = self.now;
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         match task.current_op().cloned() {
             Some(Op::Run {
                 config_us, perf, ..
@@ -109,7 +109,7 @@ impl<S: Sink> Sim<S> {
     /// Closes the iteration: one rt-app log row; then the loop counters.
     /// rt-app's markers at the start of an iteration (and of the thread).
     fn mark_iteration_start(&mut self, cpu: CpuId, t: TaskId) {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let (pc, main) = (task.pc.clone(), task.internal);
         if pc.task_loop == 0 && pc.phase == 0 && pc.phase_iter == 0 {
             let (cat, text) = if main {
@@ -132,7 +132,7 @@ impl<S: Sink> Sim<S> {
     /// rt-app's markers at the end of an iteration (stats, then loop end).
     fn mark_iteration_end(&mut self, t: TaskId) {
         let now = self.now;
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         if !task.internal {
             let cpu = task.cpu;
             let (it, pc) = (task.iter.clone(), task.pc.clone());
@@ -158,11 +158,11 @@ impl<S: Sink> Sim<S> {
 
     fn end_iteration(&mut self, t: TaskId) {
         let now = self.now;
-        if self.trace && self.ftrace & (FTRACE_LOOP | FTRACE_STATS) != 0 {
+        if self.trace && self.prog.ftrace & (FTRACE_LOOP | FTRACE_STATS) != 0 {
             self.mark_iteration_end(t);
         }
         let t_start = self.t_start;
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         let it = std::mem::take(&mut task.iter);
         let keep = task.spec.log_rows;
         let row = LogRow {
@@ -205,7 +205,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn run_program(&mut self, cpu: CpuId, t: TaskId) {
         loop {
             let now = self.now;
-            let task = &mut self.tasks[t.idx()];
+            let task = &mut self.sched.tasks[t.idx()];
             task.resume = Resume::Op;
             if !task.barrier_done {
                 task.barrier_done = true;
@@ -213,12 +213,12 @@ impl<S: Sink> Sim<S> {
                     return;
                 }
             }
-            let task = &self.tasks[t.idx()];
+            let task = &self.sched.tasks[t.idx()];
             // Timers start at T0 (or, for a forked thread, when it was
             // forked) plus the thread's delay.
             let base = task.fork_time.or(self.t0).unwrap_or(self.t_start);
             let t_first = base + task.spec.delay_ns;
-            let task = &mut self.tasks[t.idx()];
+            let task = &mut self.sched.tasks[t.idx()];
             if !task.delay_done {
                 task.delay_done = true;
                 // clock_nanosleep(TIMER_ABSTIME) to T0 + delay; returns at
@@ -236,34 +236,34 @@ impl<S: Sink> Sim<S> {
                 if self.apply_phase_attrs(cpu, t) {
                     return; // migrated; it carries on where it lands
                 }
-                if self.trace && self.ftrace != 0 {
+                if self.trace && self.prog.ftrace != 0 {
                     self.mark_iteration_start(cpu, t);
                 }
-                let task = &mut self.tasks[t.idx()];
+                let task = &mut self.sched.tasks[t.idx()];
                 task.pc.iter_open = true;
                 task.iter = Iteration {
                     start: now,
                     ..Default::default()
                 };
             }
-            let task = &mut self.tasks[t.idx()];
+            let task = &mut self.sched.tasks[t.idx()];
             let op = task
                 .current_op()
                 .cloned()
                 .expect("a phase has at least one op");
             let fresh = !task.pc.op_started;
             task.pc.op_started = true;
-            if fresh && self.trace && self.ftrace & FTRACE_EVENT != 0 {
+            if fresh && self.trace && self.prog.ftrace & FTRACE_EVENT != 0 {
                 let pc = &task.pc;
                 if let Some(m) = task.spec.program.phases[pc.phase].marks.get(pc.op) {
                     let text = format!("rtapp_event: id={} type={} desc={}", pc.op, m.kind, m.desc);
                     self.mark(cpu, FTRACE_EVENT, || text);
                 }
             }
-            let task = &mut self.tasks[t.idx()];
+            let task = &mut self.sched.tasks[t.idx()];
             match op {
                 Op::Work { work_ns } => {
-                    let task = &mut self.tasks[t.idx()];
+                    let task = &mut self.sched.tasks[t.idx()];
                     if fresh && work_ns > 0 {
                         task.work_left = work_ns;
                         task.resume = Resume::Continue;
@@ -283,7 +283,7 @@ impl<S: Sink> Sim<S> {
                 | Op::SemPost { .. }
                 | Op::SemWait { .. } => {
                     if fresh {
-                        self.tasks[t.idx()].sync_stage = 0;
+                        self.sched.tasks[t.idx()].sync_stage = 0;
                     }
                     if self.sync_op(cpu, t, &op) {
                         return; // blocked
@@ -292,8 +292,8 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Send { first, count } => {
                     if fresh {
-                        self.tasks[t.idx()].chan_pos = 0;
-                        self.tasks[t.idx()].chan_budget = 0;
+                        self.sched.tasks[t.idx()].chan_pos = 0;
+                        self.sched.tasks[t.idx()].chan_budget = 0;
                     }
                     if self.channel_send(cpu, t, first, count) {
                         return; // paying for the writes, or blocked
@@ -302,8 +302,8 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Recv { chan, msgs } => {
                     if fresh {
-                        self.tasks[t.idx()].chan_pos = msgs;
-                        self.tasks[t.idx()].chan_budget = 0;
+                        self.sched.tasks[t.idx()].chan_pos = msgs;
+                        self.sched.tasks[t.idx()].chan_budget = 0;
                     }
                     if self.channel_recv(cpu, t, chan) {
                         return;
@@ -332,12 +332,12 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Timer { timer, period_ns } => {
                     task.iter.c_period_us += us(period_ns);
-                    let ts = &mut self.timers[timer.0 as usize];
+                    let ts = &mut self.prog.timers[timer.0 as usize];
                     let next = ts.next.unwrap_or(t_first) + period_ns;
                     ts.next = Some(next);
-                    let task = &mut self.tasks[t.idx()];
+                    let task = &mut self.sched.tasks[t.idx()];
                     let s = (next as i64 - now as i64) / NSEC_PER_USEC as i64;
-                    task.iter.slack_us = if self.cumulative_slack {
+                    task.iter.slack_us = if self.prog.cumulative_slack {
                         task.iter.slack_us + s
                     } else {
                         s
@@ -347,55 +347,60 @@ impl<S: Sink> Sim<S> {
                         return;
                     }
                     // Overrun: no sleep; relative timers re-anchor.
-                    if !ts_absolute(&self.timers[timer.0 as usize]) {
-                        self.timers[timer.0 as usize].next = Some(now);
+                    if !ts_absolute(&self.prog.timers[timer.0 as usize]) {
+                        self.prog.timers[timer.0 as usize].next = Some(now);
                     }
-                    self.tasks[t.idx()].iter.wu_lat_us = 0;
+                    self.sched.tasks[t.idx()].iter.wu_lat_us = 0;
                     self.op_done(t);
                 }
                 Op::Spawn { task } => {
                     self.op_done(t);
                     self.wake_up_new_task(TaskId(task), cpu);
-                    if self.rqs[cpu.idx()].curr != Some(t) {
+                    if self.sched.rqs[cpu.idx()].curr != Some(t) {
                         return; // cannot happen before the next schedule, but be safe
                     }
                 }
                 Op::Fork { pool } => {
                     self.op_done(t);
                     let p = pool as usize;
-                    let Some(&child) = self.fork_pools[p].get(self.fork_next[p]) else {
+                    let Some(&child) = self.prog.fork_pools[p].get(self.prog.fork_next[p]) else {
                         continue; // pool used up: rt-app forks no more
                     };
-                    self.fork_next[p] += 1;
-                    self.live_tasks += 1;
-                    self.tasks[child as usize].fork_time = Some(now);
+                    self.prog.fork_next[p] += 1;
+                    self.prog.live_tasks += 1;
+                    self.sched.tasks[child as usize].fork_time = Some(now);
                     self.wake_up_new_task(TaskId(child), cpu);
-                    if self.rqs[cpu.idx()].curr != Some(t) {
+                    if self.sched.rqs[cpu.idx()].curr != Some(t) {
                         return; // the child preempted its parent at once
                     }
                 }
                 Op::Park => {
-                    let task = &mut self.tasks[t.idx()];
+                    let task = &mut self.sched.tasks[t.idx()];
                     task.resume = Resume::Continue;
                     self.dequeue_task(t, true);
-                    self.tasks[t.idx()].state = TaskState::Sleeping;
+                    self.sched.tasks[t.idx()].state = TaskState::Sleeping;
                     self.schedule(cpu, PrevState::Sleeping);
                     return;
                 }
                 Op::Yield => {
                     self.op_done(t);
                     self.update_curr_task(cpu);
-                    match self.class_of(t) {
+                    match self.sched.class_of(t) {
                         Class::Fair => {
-                            let q = self.task_cfs_rq(t).idx();
-                            eevdf::yield_entity(&mut self.cfs[q], &mut self.ents, now, &self.p);
+                            let q = self.sched.task_cfs_rq(t).idx();
+                            eevdf::yield_entity(
+                                &mut self.sched.cfs[q],
+                                &mut self.sched.ents,
+                                now,
+                                &self.sched.p,
+                            );
                         }
                         // yield_task_rt: to the tail of its priority.
                         Class::Rt => self.requeue_rt_tail(t),
                         // yield_task_dl: the rest of the runtime is given up.
                         Class::Dl => self.yield_dl(cpu, t),
                     }
-                    self.tasks[t.idx()].resume = Resume::Continue;
+                    self.sched.tasks[t.idx()].resume = Resume::Continue;
                     // If it is re-picked, schedule() armed its burst end after
                     // the scheduler's own time: it carries on from there.
                     self.schedule(cpu, PrevState::Runnable);
@@ -409,7 +414,7 @@ impl<S: Sink> Sim<S> {
     /// thread but the last sleeps there; the last one wakes them all (in
     /// task context, from its CPU). Returns true when `t` went to sleep.
     fn start_barrier_wait(&mut self, cpu: CpuId, t: TaskId) -> bool {
-        if self.tasks[t.idx()].spec.index == 0 || self.t0.is_none() {
+        if self.sched.tasks[t.idx()].spec.index == 0 || self.t0.is_none() {
             if self.t0.is_none() {
                 let t0 = self.now / 1000;
                 self.mark(cpu, FTRACE_MAIN, || {
@@ -418,18 +423,18 @@ impl<S: Sink> Sim<S> {
             }
             self.t0.get_or_insert(self.now);
         }
-        self.barrier_arrived += 1;
-        if self.barrier_arrived < self.startup_threads {
-            self.start_barrier.push(t);
-            let task = &mut self.tasks[t.idx()];
+        self.prog.barrier_arrived += 1;
+        if self.prog.barrier_arrived < self.prog.startup_threads {
+            self.prog.start_barrier.push(t);
+            let task = &mut self.sched.tasks[t.idx()];
             task.resume = Resume::Continue;
             self.dequeue_task(t, true);
-            self.tasks[t.idx()].state = TaskState::Sleeping;
+            self.sched.tasks[t.idx()].state = TaskState::Sleeping;
             self.schedule(cpu, PrevState::Sleeping);
             return true;
         }
         self.t_release = Some(self.now);
-        for w in std::mem::take(&mut self.start_barrier) {
+        for w in std::mem::take(&mut self.prog.start_barrier) {
             self.try_to_wake_up(w, cpu, true, false);
         }
         false
@@ -439,12 +444,12 @@ impl<S: Sink> Sim<S> {
     /// `expiry` is in the future.
     fn block(&mut self, cpu: CpuId, t: TaskId, expiry: Nanos, is_timer: bool, resume: Resume) {
         debug_assert!(expiry > self.now, "blocking until a time that has passed");
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.wake_expiry = Some(expiry);
         task.wake_is_timer = is_timer;
         task.resume = resume;
         self.dequeue_task(t, true);
-        self.tasks[t.idx()].state = TaskState::Sleeping;
+        self.sched.tasks[t.idx()].state = TaskState::Sleeping;
         self.arm_task_timer(t, expiry);
         self.schedule(cpu, PrevState::Sleeping);
     }
@@ -453,8 +458,8 @@ impl<S: Sink> Sim<S> {
         self.mark(cpu, FTRACE_TASK, || "rtapp_task: event=end".to_string());
         self.last_exit = self.now;
         self.dequeue_task(t, false);
-        self.tasks[t.idx()].state = TaskState::Dead;
-        self.live_tasks -= 1;
+        self.sched.tasks[t.idx()].state = TaskState::Dead;
+        self.prog.live_tasks -= 1;
         self.schedule(cpu, PrevState::Dead);
     }
 
@@ -463,19 +468,19 @@ impl<S: Sink> Sim<S> {
     /// this CPU.
     fn apply_phase_attrs(&mut self, cpu: CpuId, t: TaskId) -> bool {
         let n = self.machine.nr_cpus();
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let phase = &task.spec.program.phases[task.pc.phase];
         let (sched, slice_ns, dl) = (phase.sched, phase.slice_ns, phase.dl);
         let cpus = phase.cpus.clone();
         let group = phase.group.clone();
         let (cur_policy, cur_nice) = (task.policy, task.nice);
         if let Some(path) = group {
-            let g =
-                crate::group_sched::group_by_path(&self.groups, &path).expect("checked at set-up");
+            let g = crate::sched::group::group_by_path(&self.sched.groups, &path)
+                .expect("checked at set-up");
             self.move_task_group(cpu, t, g);
         }
         if let Some((policy, nice)) = sched {
-            let fair_now = cur_policy.is_fair() && self.class_of(t) == Class::Fair;
+            let fair_now = cur_policy.is_fair() && self.sched.class_of(t) == Class::Fair;
             if policy.is_fair() && fair_now {
                 if (policy, nice) != (cur_policy, cur_nice) {
                     self.set_fair_policy(cpu, t, policy, nice);
@@ -483,31 +488,31 @@ impl<S: Sink> Sim<S> {
                 self.set_fair_slice(cpu, t, slice_ns);
             } else if (policy, nice) != (cur_policy, cur_nice)
                 || (policy == crate::program::Policy::Deadline
-                    && dl != self.tasks[t.idx()].dl.params)
+                    && dl != self.sched.tasks[t.idx()].dl.params)
             {
                 self.sched_setscheduler(cpu, t, policy, nice, dl);
-                if policy.is_fair() && self.class_of(t) == Class::Fair {
+                if policy.is_fair() && self.sched.class_of(t) == Class::Fair {
                     self.set_fair_slice(cpu, t, slice_ns);
                 }
             }
         }
         let Some(list) = cpus else { return false };
         let mask = CpuMask::from_cpus(n, &list).expect("checked at set-up");
-        if mask == self.tasks[t.idx()].cpus_allowed {
+        if mask == self.sched.tasks[t.idx()].cpus_allowed {
             return false;
         }
-        self.tasks[t.idx()].cpus_allowed = mask.clone();
+        self.sched.tasks[t.idx()].cpus_allowed = mask.clone();
         if mask.test(cpu) {
             return false;
         }
         // Move the running task (the stopper's move_queued_task).
         let now = self.now;
         self.dequeue_task(t, false);
-        self.tasks[t.idx()].resume = Resume::Continue;
+        self.sched.tasks[t.idx()].resume = Resume::Continue;
         self.schedule(cpu, PrevState::Preempted);
         let dest = self.select_task_rq_fork(t, cpu);
         self.migrate_to(t, cpu, dest);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.state = TaskState::Runnable;
         task.wait_since = Some(now);
         true
@@ -522,18 +527,25 @@ impl<S: Sink> Sim<S> {
         nice: i32,
     ) {
         let now = self.now;
-        let q = self.task_cfs_rq(t);
-        let se = self.tasks[t.idx()].se;
+        let q = self.sched.task_cfs_rq(t);
+        let se = self.sched.tasks[t.idx()].se;
         self.update_curr_task(cpu);
         let w = task_weight(policy, nice);
-        eevdf::reweight_entity(&mut self.cfs[q.idx()], &mut self.ents, se, w, now, &self.p);
-        let was_idle = self.ents[se.idx()].idle;
+        eevdf::reweight_entity(
+            &mut self.sched.cfs[q.idx()],
+            &mut self.sched.ents,
+            se,
+            w,
+            now,
+            &self.sched.p,
+        );
+        let was_idle = self.sched.ents[se.idx()].idle;
         let idle = policy == crate::program::Policy::Idle;
-        self.ents[se.idx()].idle = idle;
-        if self.ents[se.idx()].on_rq && was_idle != idle {
+        self.sched.ents[se.idx()].idle = idle;
+        if self.sched.ents[se.idx()].on_rq && was_idle != idle {
             self.add_h_counts(q, 0, 0, if idle { 1 } else { -1 });
         }
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.policy = policy;
         task.nice = nice;
     }
@@ -543,19 +555,26 @@ impl<S: Sink> Sim<S> {
     /// kernel dequeues and re-enqueues the task around the change, which
     /// keeps its lag and gives it a fresh deadline one (new) slice ahead.
     fn set_fair_slice(&mut self, cpu: CpuId, t: TaskId, slice_ns: Option<Nanos>) {
-        let se = self.tasks[t.idx()].se;
+        let se = self.sched.tasks[t.idx()].se;
         let (slice, custom) = match slice_ns {
             Some(ns) => (ns, true),
-            None => (self.p.base_slice_ns, false),
+            None => (self.sched.p.base_slice_ns, false),
         };
-        let e = &self.ents[se.idx()];
+        let e = &self.sched.ents[se.idx()];
         if (e.slice, e.custom_slice) == (slice, custom) {
             return;
         }
         // Phase attributes are applied by the running task itself.
-        let q = self.task_cfs_rq(t).idx();
+        let q = self.sched.task_cfs_rq(t).idx();
         self.update_curr_task(cpu);
-        eevdf::set_curr_slice(&self.cfs[q], &mut self.ents, se, slice, custom, &self.p);
+        eevdf::set_curr_slice(
+            &self.sched.cfs[q],
+            &mut self.sched.ents,
+            se,
+            slice,
+            custom,
+            &self.sched.p,
+        );
     }
 
     /// Puts a dequeued, not running task on `dest` and wakes that CPU.
@@ -564,7 +583,7 @@ impl<S: Sink> Sim<S> {
     }
 }
 
-fn ts_absolute(ts: &crate::task::TimerState) -> bool {
+fn ts_absolute(ts: &crate::runtime::TimerState) -> bool {
     ts.absolute
 }
 
@@ -585,35 +604,21 @@ impl<S: Sink> Sim<S> {
     fn channel_send(&mut self, cpu: CpuId, t: TaskId, first: u32, count: u32) -> bool {
         let cost = self.machine.costs.pipe_msg_ns;
         loop {
-            let pos = self.tasks[t.idx()].chan_pos as u32;
+            let pos = self.sched.tasks[t.idx()].chan_pos as u32;
             if pos >= count {
                 return false;
             }
-            if self.tasks[t.idx()].chan_budget == 0 {
-                let mut k = 0;
-                for j in pos..count {
-                    let c = &self.channels[(first + j) as usize];
-                    if c.msgs >= c.capacity {
-                        break;
-                    }
-                    k += 1;
-                    if c.reader.is_some() {
-                        break;
-                    }
-                }
+            if self.sched.tasks[t.idx()].chan_budget == 0 {
+                let k = self.prog.writes_in_one_go(first, pos, count);
                 self.pay(cpu, t, k.max(1), cost);
                 return true;
             }
             let ch = (first + pos) as usize;
-            let c = &mut self.channels[ch];
-            if c.msgs >= c.capacity {
-                c.writers.push(t);
+            let Ok(reader) = self.prog.channels[ch].send(t) else {
                 self.block_on_channel(cpu, t);
                 return true;
-            }
-            c.msgs += 1;
-            let reader = c.reader.take();
-            let task = &mut self.tasks[t.idx()];
+            };
+            let task = &mut self.sched.tasks[t.idx()];
             task.chan_pos += 1;
             task.chan_budget -= 1;
             if let Some(r) = reader {
@@ -626,12 +631,12 @@ impl<S: Sink> Sim<S> {
     /// waiting, then take them and wake the writers waiting for space; block
     /// while the channel is empty. Returns true when the task stopped.
     fn channel_recv(&mut self, cpu: CpuId, t: TaskId, chan: u32) -> bool {
-        let left = self.tasks[t.idx()].chan_pos;
+        let left = self.sched.tasks[t.idx()].chan_pos;
         if left == 0 {
             return false;
         }
-        let budget = self.tasks[t.idx()].chan_budget;
-        let c = &mut self.channels[chan as usize];
+        let budget = self.sched.tasks[t.idx()].chan_budget;
+        let c = &mut self.prog.channels[chan as usize];
         if budget == 0 {
             if c.msgs == 0 {
                 c.reader = Some(t);
@@ -642,10 +647,8 @@ impl<S: Sink> Sim<S> {
             self.pay(cpu, t, k, self.machine.costs.pipe_msg_ns);
             return true;
         }
-        let k = c.msgs.min(budget);
-        c.msgs -= k;
-        let writers = std::mem::take(&mut c.writers);
-        let task = &mut self.tasks[t.idx()];
+        let (k, writers) = c.recv(budget);
+        let task = &mut self.sched.tasks[t.idx()];
         task.chan_pos -= k;
         task.chan_budget = 0;
         for w in writers {
@@ -659,8 +662,8 @@ impl<S: Sink> Sim<S> {
     fn pay(&mut self, cpu: CpuId, t: TaskId, n: u64, per_op: Nanos) {
         // Entering the kernel from user space: a pending throttle task_work
         // ran on the way out of the previous syscall.
-        if self.tasks[t.idx()].throttle_work {
-            let task = &mut self.tasks[t.idx()];
+        if self.sched.tasks[t.idx()].throttle_work {
+            let task = &mut self.sched.tasks[t.idx()];
             task.resume = Resume::Continue;
             task.work_left = 0;
             task.chan_budget = 0;
@@ -668,7 +671,7 @@ impl<S: Sink> Sim<S> {
                 return;
             }
         }
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.work_left = n * per_op;
         task.chan_budget = n;
         task.resume = Resume::Continue;
@@ -678,12 +681,12 @@ impl<S: Sink> Sim<S> {
     /// Blocks the running task on a channel (no timer); a channel operation
     /// wakes it and it retries its op.
     fn block_on_channel(&mut self, cpu: CpuId, t: TaskId) {
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.resume = Resume::Continue;
         task.wake_expiry = None;
         task.wake_is_timer = false;
         self.dequeue_task(t, true);
-        self.tasks[t.idx()].state = TaskState::Sleeping;
+        self.sched.tasks[t.idx()].state = TaskState::Sleeping;
         self.schedule(cpu, PrevState::Sleeping);
     }
 }
@@ -710,18 +713,18 @@ impl<S: Sink> Sim<S> {
             }
             Op::Wait { cond, mutex } => self.cond_wait(cpu, t, cond, mutex, 0),
             Op::Sync { cond, mutex } => {
-                if self.tasks[t.idx()].sync_stage == 0 {
+                if self.sched.tasks[t.idx()].sync_stage == 0 {
                     self.cond_signal(cpu, cond, false);
                 }
                 self.cond_wait(cpu, t, cond, mutex, 0)
             }
             Op::Suspend { cond, mutex } => {
                 // lock(m); wait(c, m); unlock(m)
-                if self.tasks[t.idx()].sync_stage < 10 {
+                if self.sched.tasks[t.idx()].sync_stage < 10 {
                     if self.mutex_lock(cpu, t, mutex) {
                         return true;
                     }
-                    self.tasks[t.idx()].sync_stage = 10;
+                    self.sched.tasks[t.idx()].sync_stage = 10;
                 }
                 if self.cond_wait(cpu, t, cond, mutex, 10) {
                     return true;
@@ -739,18 +742,15 @@ impl<S: Sink> Sim<S> {
                 false
             }
             Op::Barrier { barrier } => {
-                let task = &mut self.tasks[t.idx()];
+                let task = &mut self.sched.tasks[t.idx()];
                 if task.sync_stage == 1 {
                     return false; // released
                 }
-                let b = &mut self.barriers[barrier as usize];
-                b.arrived.push(t);
-                if (b.arrived.len() as u32) < b.participants {
+                let Some(waiters) = self.prog.barriers[barrier as usize].arrive(t) else {
                     task.sync_stage = 1;
                     self.block_sync(cpu, t);
                     return true;
-                }
-                let waiters = std::mem::take(&mut b.arrived);
+                };
                 for w in waiters.into_iter().filter(|&w| w != t) {
                     self.try_to_wake_up(w, cpu, true, false);
                 }
@@ -760,21 +760,16 @@ impl<S: Sink> Sim<S> {
                 // glibc: the value goes up and one waiter is woken; the
                 // token is not reserved for it, so a thread that reaches
                 // sem_wait first takes it (the waiter then waits again).
-                let s = &mut self.sems[sem as usize];
-                s.count += 1;
-                if let Some(w) = s.waiters.pop_front() {
+                if let Some(w) = self.prog.sems[sem as usize].post() {
                     self.try_to_wake_up(w, cpu, true, false);
                 }
                 false
             }
             Op::SemWait { sem } => {
                 // Also the retry of a woken waiter.
-                let s = &mut self.sems[sem as usize];
-                if s.count > 0 {
-                    s.count -= 1;
+                if self.prog.sems[sem as usize].wait(t) {
                     return false;
                 }
-                s.waiters.push_back(t);
                 self.block_sync(cpu, t);
                 true
             }
@@ -789,23 +784,19 @@ impl<S: Sink> Sim<S> {
     /// that locks first takes it (barging), sending the waiter back to the
     /// end of the queue.
     fn mutex_lock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) -> bool {
-        let m = &mut self.mutexes[mutex as usize];
-        match m.owner {
-            Some(o) if o == t => false,
-            None => {
-                m.owner = Some(t);
-                false
-            }
-            Some(owner) => {
-                m.waiters.push_back(t);
-                if self.pi_mutexes {
+        match self.prog.mutexes[mutex as usize].lock(t) {
+            Ok(()) => false,
+            Err(owner) => {
+                if self.prog.pi_mutexes {
                     // rt_mutex: waiters by priority (FIFO among equals), and
                     // the owner inherits the top waiter's priority.
-                    let prio = |s: &Self, x: TaskId| s.tasks[x.idx()].prio;
-                    let mut w: Vec<TaskId> =
-                        self.mutexes[mutex as usize].waiters.drain(..).collect();
+                    let prio = |s: &Self, x: TaskId| s.sched.tasks[x.idx()].prio;
+                    let mut w: Vec<TaskId> = self.prog.mutexes[mutex as usize]
+                        .waiters
+                        .drain(..)
+                        .collect();
                     w.sort_by_key(|&x| prio(self, x));
-                    self.mutexes[mutex as usize].waiters = w.into();
+                    self.prog.mutexes[mutex as usize].waiters = w.into();
                     self.pi_adjust_chain(owner, cpu);
                 }
                 self.block_sync(cpu, t);
@@ -815,13 +806,11 @@ impl<S: Sink> Sim<S> {
     }
 
     fn mutex_unlock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) {
-        let m = &mut self.mutexes[mutex as usize];
-        if m.owner != Some(t) {
+        let pi = self.prog.pi_mutexes;
+        let Some(next) = self.prog.mutexes[mutex as usize].unlock(t, pi) else {
             return; // unlocking a mutex one does not hold: rt-app's bug, ignored
-        }
-        let next = m.waiters.pop_front();
-        m.owner = if self.pi_mutexes { next } else { None };
-        if self.pi_mutexes {
+        };
+        if self.prog.pi_mutexes {
             // The releaser drops what it inherited through this mutex; the
             // new owner inherits from the waiters left.
             self.pi_adjust_chain(t, cpu);
@@ -835,13 +824,7 @@ impl<S: Sink> Sim<S> {
     }
 
     fn cond_signal(&mut self, cpu: CpuId, cond: u32, all: bool) {
-        let c = &mut self.conds[cond as usize];
-        let woken: Vec<TaskId> = if all {
-            std::mem::take(c).into()
-        } else {
-            c.pop_front().into_iter().collect()
-        };
-        for w in woken {
+        for w in self.prog.cond_signal(cond, all) {
             self.try_to_wake_up(w, cpu, true, false);
         }
     }
@@ -849,29 +832,29 @@ impl<S: Sink> Sim<S> {
     /// `pthread_cond_wait`: stages base+0 release and wait, base+1 woken
     /// (take the mutex back), base+2 done. True while blocked.
     fn cond_wait(&mut self, cpu: CpuId, t: TaskId, cond: u32, mutex: u32, base: u8) -> bool {
-        let stage = self.tasks[t.idx()].sync_stage;
+        let stage = self.sched.tasks[t.idx()].sync_stage;
         if stage <= base {
             self.mutex_unlock(cpu, t, mutex);
-            self.conds[cond as usize].push_back(t);
-            self.tasks[t.idx()].sync_stage = base + 1;
+            self.prog.conds[cond as usize].push_back(t);
+            self.sched.tasks[t.idx()].sync_stage = base + 1;
             self.block_sync(cpu, t);
             return true;
         }
         if stage == base + 1 {
-            self.tasks[t.idx()].sync_stage = base + 2;
+            self.sched.tasks[t.idx()].sync_stage = base + 2;
         }
         // Stage base+2: (re)take the mutex until it is ours.
         self.mutex_lock(cpu, t, mutex)
     }
 
     fn block_sync(&mut self, cpu: CpuId, t: TaskId) {
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.resume = Resume::Continue;
         task.wake_expiry = None;
         task.wake_is_timer = false;
         task.work_left = 0;
         self.dequeue_task(t, true);
-        self.tasks[t.idx()].state = TaskState::Sleeping;
+        self.sched.tasks[t.idx()].state = TaskState::Sleeping;
         self.schedule(cpu, PrevState::Sleeping);
     }
 }

@@ -19,41 +19,18 @@
 //! exactly the time the scheduler takes. Idle-exit and IPI latencies are
 //! delays, not CPU time.
 
-use crate::engine::Sim;
 use crate::event::Event;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
-use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
 use crate::features::PreemptModel;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
+use crate::rq::Class;
+use crate::sched::fair::FairPick;
+use crate::sim::Sim;
+use crate::stats::Path;
 use crate::task::{Resume, TaskState};
 use crate::time::Nanos;
-
-/// Scheduling class of a task, by its effective prio (`p->sched_class`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Class {
-    /// SCHED_DEADLINE (prio < 0).
-    Dl,
-    /// SCHED_FIFO / SCHED_RR, or a task PI-boosted to an RT prio.
-    Rt,
-    /// SCHED_NORMAL / BATCH / IDLE.
-    Fair,
-}
-
-impl Class {
-    /// The class a kernel prio belongs to.
-    #[inline]
-    pub fn of_prio(p: i32) -> Class {
-        if p < 0 {
-            Class::Dl
-        } else if p < crate::rt::MAX_RT_PRIO {
-            Class::Rt
-        } else {
-            Class::Fair
-        }
-    }
-}
 
 /// A tracepoint to emit, by ids.
 enum Tp {
@@ -70,25 +47,6 @@ enum Tp {
     Print(String),
 }
 
-/// A scheduler path that costs CPU time (the profile's rows).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Path {
-    /// `__schedule` + context switch.
-    ContextSwitch,
-    /// `try_to_wake_up`.
-    Wakeup,
-    /// Periodic balancing (`sched_balance_rq` from the softirq).
-    Balance,
-    /// Newidle balancing.
-    Newidle,
-    /// The `sched_balance_running` cmpxchg and its release.
-    BalanceAtomic,
-    /// STEAL's search and move.
-    Steal,
-    /// CFS bandwidth control's walks and timers.
-    Throttle,
-}
-
 impl<S: Sink> Sim<S> {
     // ---------------------------------------------------------------- tracing
 
@@ -96,7 +54,7 @@ impl<S: Sink> Sim<S> {
         if !self.trace {
             return;
         }
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let nr = if rq.need_resched {
             b'N'
         } else if rq.need_resched_lazy {
@@ -111,7 +69,7 @@ impl<S: Sink> Sim<S> {
         } else {
             [b'd', nr, if irq { b'h' } else { b'.' }, b'2', b'.']
         };
-        let (tasks, names) = (&self.tasks, &self.swapper_names);
+        let (tasks, names) = (&self.sched.tasks, &self.swapper_names);
         let view = |t: Option<TaskId>, c: CpuId| match t {
             Some(t) => {
                 let task = &tasks[t.idx()];
@@ -172,7 +130,7 @@ impl<S: Sink> Sim<S> {
     /// A `trace_marker` write by the running task of `cpu` (rt-app's
     /// markers of the categories in `global.ftrace`).
     pub(crate) fn mark(&mut self, cpu: CpuId, category: u8, text: impl FnOnce() -> String) {
-        if self.trace && self.ftrace & category != 0 {
+        if self.trace && self.prog.ftrace & category != 0 {
             let t = text();
             self.emit(cpu, false, Tp::Print(t));
         }
@@ -186,19 +144,19 @@ impl<S: Sink> Sim<S> {
             }
             return;
         }
-        if let Some(t) = self.rqs[cpu.idx()].curr {
-            let task = &mut self.tasks[t.idx()];
+        if let Some(t) = self.sched.rqs[cpu.idx()].curr {
+            let task = &mut self.sched.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
             // (The root group's usage is the CPUs' busy time; not kept.)
             let mut g = Some(task.group).filter(|g| g.0 != 0);
             let kernel = g.is_some() && self.in_kernel(t);
-            let cs = &mut self.cpu_stats[cpu.idx()];
+            let cs = &mut self.acct.cpu_stats[cpu.idx()];
             cs.busy_ns += u.delta_exec;
             cs.rq_cpu_time_ns += u.delta_exec;
             // cgroup cpu usage is hierarchical.
             while let Some(gi) = g {
-                let grp = &mut self.groups[gi.idx()];
+                let grp = &mut self.sched.groups[gi.idx()];
                 grp.usage_ns += u.delta_exec;
                 if kernel {
                     grp.system_ns += u.delta_exec;
@@ -215,55 +173,13 @@ impl<S: Sink> Sim<S> {
     /// task's own time accounted to it (and its groups), each level's to
     /// that level's bandwidth.
     pub(crate) fn update_curr_task(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
-        match self.class_of(t) {
+        match self.sched.class_of(t) {
             Class::Fair => self.update_curr_fair(cpu, t),
             Class::Rt => self.update_curr_rt(cpu),
             Class::Dl => self.update_curr_dl(cpu),
-        }
-    }
-
-    /// The class of `t` (from its effective prio).
-    #[inline]
-    pub(crate) fn class_of(&self, t: TaskId) -> Class {
-        Class::of_prio(self.tasks[t.idx()].prio)
-    }
-
-    /// `update_curr` of the fair class for the running fair task `t`.
-    fn update_curr_fair(&mut self, cpu: CpuId, t: TaskId) {
-        let mut e = self.tasks[t.idx()].se;
-        let mut total = CurrUpdate::default();
-        let mut first = true;
-        loop {
-            let q = self.se_cfs_rq(e);
-            let u = eevdf::update_curr(&mut self.cfs[q.idx()], &mut self.ents, self.now, &self.p);
-            if first {
-                total.delta_exec = u.delta_exec;
-                first = false;
-            }
-            total.resched |= u.resched;
-            if u.delta_exec > 0 && self.cfs[q.idx()].bw.enabled {
-                self.account_cfs_rq_runtime(q, u.delta_exec);
-            }
-            match self.se_parent(e) {
-                Some(p) => e = p,
-                None => break,
-            }
-        }
-        self.account(cpu, total);
-    }
-
-    /// `update_load_avg` for a task's entities and their queues (and the
-    /// group entities' weights, `update_cfs_group`).
-    fn update_load_avg(&mut self, t: TaskId) {
-        let path = self.task_path(t);
-        for (i, &e) in path.as_slice().iter().enumerate() {
-            if i > 0 {
-                self.update_cfs_group(e);
-            }
-            self.update_load_avg_se(e);
         }
     }
 
@@ -271,7 +187,7 @@ impl<S: Sink> Sim<S> {
     /// the scheduler work already pending there (not the task's time).
     #[inline]
     pub(crate) fn run_start(&self, cpu: CpuId) -> Nanos {
-        self.now.max(self.rqs[cpu.idx()].ovh_until)
+        self.now.max(self.sched.rqs[cpu.idx()].ovh_until)
     }
 
     /// Charges `cost` of scheduler CPU time to `cpu` at `now`.
@@ -280,41 +196,41 @@ impl<S: Sink> Sim<S> {
             return;
         }
         match path {
-            Path::ContextSwitch => self.profile.context_switch_ns += cost,
-            Path::Wakeup => self.profile.wakeup_ns += cost,
-            Path::Balance => self.profile.balance_ns += cost,
-            Path::Newidle => self.profile.newidle_ns += cost,
-            Path::BalanceAtomic => self.profile.balance_atomic_ns += cost,
-            Path::Steal => self.profile.steal_ns += cost,
-            Path::Throttle => self.profile.throttle_ns += cost,
+            Path::ContextSwitch => self.acct.profile.context_switch_ns += cost,
+            Path::Wakeup => self.acct.profile.wakeup_ns += cost,
+            Path::Balance => self.acct.profile.balance_ns += cost,
+            Path::Newidle => self.acct.profile.newidle_ns += cost,
+            Path::BalanceAtomic => self.acct.profile.balance_atomic_ns += cost,
+            Path::Steal => self.acct.profile.steal_ns += cost,
+            Path::Throttle => self.acct.profile.throttle_ns += cost,
         }
-        self.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
+        self.acct.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
-        if self.rqs[cpu.idx()].curr.is_some() {
+        if self.sched.rqs[cpu.idx()].curr.is_some() {
             self.update_curr_task(cpu);
-            let rq = &mut self.rqs[cpu.idx()];
+            let rq = &mut self.sched.rqs[cpu.idx()];
             let start = now.max(rq.ovh_until);
             rq.ovh_until = start + cost;
             let until = rq.ovh_until;
             let curr = rq.curr.unwrap();
-            if self.class_of(curr) == Class::Fair {
-                let path = self.task_path(curr);
+            if self.sched.class_of(curr) == Class::Fair {
+                let path = self.sched.task_path(curr);
                 for &se in path.as_slice() {
-                    let e = &mut self.ents[se.idx()];
+                    let e = &mut self.sched.ents[se.idx()];
                     e.exec_start = e.exec_start.max(until);
                 }
             } else {
-                let e = &mut self.ents[self.tasks[curr.idx()].se.idx()];
+                let e = &mut self.sched.ents[self.sched.tasks[curr.idx()].se.idx()];
                 e.exec_start = e.exec_start.max(until);
             }
             if rearm {
                 self.arm_burst(cpu);
             }
         } else {
-            let rq = &mut self.rqs[cpu.idx()];
+            let rq = &mut self.sched.rqs[cpu.idx()];
             let start = now.max(rq.ovh_until);
             if let Some(s) = rq.idle_since {
-                self.cpu_stats[cpu.idx()].idle_ns += start.saturating_sub(s);
+                self.acct.cpu_stats[cpu.idx()].idle_ns += start.saturating_sub(s);
             }
             rq.ovh_until = start + cost;
             rq.idle_since = Some(rq.ovh_until);
@@ -325,7 +241,7 @@ impl<S: Sink> Sim<S> {
 
     fn next_tick_after(&self, t: Nanos) -> Nanos {
         let tick = self.cfg.tick_ns();
-        let off = self.tick_offset;
+        let off = self.sched.tick_offset;
         if t < off {
             return off;
         }
@@ -334,7 +250,7 @@ impl<S: Sink> Sim<S> {
 
     fn start_tick(&mut self, cpu: CpuId) {
         let at = self.next_tick_after(self.now);
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = false;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
         let gen = rq.tick_gen;
@@ -342,43 +258,43 @@ impl<S: Sink> Sim<S> {
     }
 
     fn stop_tick(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = true;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
     }
 
     /// `sched_tick`: lazy upgrade, `task_tick_fair`, re-arm.
     pub(crate) fn sched_tick(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu.idx()].curr else {
+        let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             // A tick on an idle CPU (the tick was kept for a short idle
             // period): idle balancing, then stop the tick if the CPU now
             // expects a long sleep.
-            let next_timer = self.rqs[cpu.idx()].timers.first().map(|&(t, _)| t);
+            let next_timer = self.sched.rqs[cpu.idx()].timers.first().map(|&(t, _)| t);
             let long = next_timer.is_none_or(|t| t.saturating_sub(self.now) >= self.cfg.tick_ns());
             if long {
                 self.stop_tick(cpu);
             } else {
                 let at = self.now + self.cfg.tick_ns();
-                let gen = self.rqs[cpu.idx()].tick_gen;
+                let gen = self.sched.rqs[cpu.idx()].tick_gen;
                 self.queue.push(at, Event::Tick { cpu, gen });
             }
             self.sched_balance_trigger(cpu);
             self.reidle_keep_tick(cpu);
             return;
         };
-        if self.rqs[cpu.idx()].need_resched_lazy {
-            self.rqs[cpu.idx()].need_resched = true;
+        if self.sched.rqs[cpu.idx()].need_resched_lazy {
+            self.sched.rqs[cpu.idx()].need_resched = true;
             self.post_resched(cpu, self.now);
         }
         self.update_curr_task(cpu);
-        match self.class_of(t) {
-            Class::Fair => self.update_load_avg(t),
+        match self.sched.class_of(t) {
+            Class::Fair => self.task_tick_fair(t),
             Class::Rt => self.task_tick_rt(cpu, t),
             Class::Dl => {}
         }
         self.update_idle_cpu_scan(cpu);
         let at = self.now + self.cfg.tick_ns();
-        let gen = self.rqs[cpu.idx()].tick_gen;
+        let gen = self.sched.rqs[cpu.idx()].tick_gen;
         self.queue.push(at, Event::Tick { cpu, gen });
         self.sched_balance_trigger(cpu);
         self.nohz_balancer_kick(cpu);
@@ -392,7 +308,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn resched_curr(&mut self, cpu: CpuId, lazy: bool, from: CpuId) {
         let local = cpu == from;
         let ipi = self.machine.costs.ipi_latency_ns;
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.curr.is_none() {
             rq.need_resched = true;
             let t = if local { self.now } else { self.now + ipi };
@@ -416,7 +332,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn post_resched(&mut self, cpu: CpuId, t: Nanos) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.resched_posted.is_some_and(|p| p <= t) {
             return;
         }
@@ -425,7 +341,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn resched_event(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.resched_posted.is_some_and(|p| p <= self.now) {
             rq.resched_posted = None;
         }
@@ -455,7 +371,7 @@ impl<S: Sink> Sim<S> {
     /// When code triggered by an interrupt at `t` runs on `cpu`: at once if
     /// the CPU is awake, after the exit latency of its idle state if not.
     pub(crate) fn irq_time(&mut self, cpu: CpuId, t: Nanos) -> Nanos {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.curr.is_some() {
             return t;
         }
@@ -474,7 +390,7 @@ impl<S: Sink> Sim<S> {
     /// (the governor's main rule) and stop the tick.
     fn enter_idle(&mut self, cpu: CpuId) {
         let now = self.now;
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         let next_timer = rq.timers.first().map(|&(t, _)| t);
         let predicted = next_timer.map_or(Nanos::MAX, |t| t.saturating_sub(now));
         rq.idle_state = Some(self.machine.idle_state_for(predicted));
@@ -489,7 +405,7 @@ impl<S: Sink> Sim<S> {
         // idle load balancing.
         if predicted >= self.cfg.tick_ns() {
             self.stop_tick(cpu);
-        } else if self.rqs[cpu.idx()].tick_stopped {
+        } else if self.sched.rqs[cpu.idx()].tick_stopped {
             self.start_tick(cpu);
         }
         self.update_idle_core(cpu);
@@ -498,14 +414,14 @@ impl<S: Sink> Sim<S> {
     /// After an idle tick: back to sleep unless work arrived; the tick
     /// state is left as the tick handler set it.
     fn reidle_keep_tick(&mut self, cpu: CpuId) {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if rq.curr.is_none()
             && rq.nr_running == 0
             && rq.ttwu_pending == 0
             && rq.resched_posted.is_none()
         {
             let now = self.now;
-            let rq = &mut self.rqs[cpu.idx()];
+            let rq = &mut self.sched.rqs[cpu.idx()];
             let predicted = rq
                 .timers
                 .first()
@@ -518,7 +434,7 @@ impl<S: Sink> Sim<S> {
     /// An idle CPU that handled an interrupt goes back to sleep if it has
     /// nothing to run.
     pub(crate) fn reidle(&mut self, cpu: CpuId) {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if rq.curr.is_none()
             && rq.nr_running == 0
             && rq.ttwu_pending == 0
@@ -533,12 +449,12 @@ impl<S: Sink> Sim<S> {
     /// Arms the running task's next burst end (also used to run the program
     /// at the moment the task gets the CPU).
     pub(crate) fn arm_burst(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu.idx()];
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.burst_gen = rq.burst_gen.wrapping_add(1);
         let Some(t) = rq.curr else { return };
         let gen = rq.burst_gen;
-        let task = &self.tasks[t.idx()];
-        let start = self.ents[task.se.idx()].exec_start.max(self.now);
+        let task = &self.sched.tasks[t.idx()];
+        let start = self.sched.ents[task.se.idx()].exec_start.max(self.now);
         let at = match task.resume {
             Resume::Op => match task.current_op() {
                 Some(crate::program::Op::Run { .. }) => start + task.work_left,
@@ -555,8 +471,8 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn schedule(&mut self, cpu: CpuId, prev_state: PrevState) {
         let now = self.now;
         let c = cpu.idx();
-        self.cpu_stats[c].sched_count += 1;
-        let rq = &mut self.rqs[c];
+        self.acct.cpu_stats[c].sched_count += 1;
+        let rq = &mut self.sched.rqs[c];
         rq.need_resched = false;
         rq.need_resched_lazy = false;
         let prev = rq.curr;
@@ -569,15 +485,15 @@ impl<S: Sink> Sim<S> {
         // balance_rt: an RT prev whose priority is no longer the CPU's best
         // (it blocked, or lost to a lower one) pulls from overloaded CPUs.
         if let Some(p) = prev {
-            if self.class_of(p) == Class::Rt
-                && self.rqs[c].rt.highest_prio() > self.tasks[p.idx()].prio
+            if self.sched.class_of(p) == Class::Rt
+                && self.sched.rqs[c].rt.highest_prio() > self.sched.tasks[p.idx()].prio
             {
                 self.pull_rt_task(cpu);
             }
             // balance_dl: likewise when the earliest deadline got later.
-            if self.class_of(p) == Class::Dl {
-                let pd = self.tasks[p.idx()].dl.deadline;
-                let still_first = self.rqs[c]
+            if self.sched.class_of(p) == Class::Dl {
+                let pd = self.sched.tasks[p.idx()].dl.deadline;
+                let still_first = self.sched.rqs[c]
                     .dl
                     .queue
                     .first()
@@ -596,28 +512,11 @@ impl<S: Sink> Sim<S> {
             if let Some(t) = self.pick_rt(cpu) {
                 break Some(t);
             }
-            let Some((t, throttled)) = self.pick_task_fair(cpu) else {
-                // Nothing queued: newidle balance before going idle, and
-                // pick again if it pulled something.
-                if !tried_newidle {
-                    tried_newidle = true;
-                    if self.sched_balance_newidle(cpu) || self.try_steal(cpu) {
-                        continue;
-                    }
-                }
-                break None;
-            };
-            let se = self.tasks[t.idx()].se;
-            if self.ents[se.idx()].sched_delayed {
-                self.dequeue_task(t, false);
-                continue;
+            match self.pick_next_task_fair(cpu, &mut tried_newidle) {
+                FairPick::Task(t) => break Some(t),
+                FairPick::Again => continue,
+                FairPick::Idle => break None,
             }
-            if throttled {
-                // Per-task throttling: the task parks itself on its way
-                // back to user space (task_throttle_setup_work).
-                self.tasks[t.idx()].throttle_work = true;
-            }
-            break Some(t);
         };
         if next.is_some() && next == prev {
             // Re-picked: no switch (put_prev_set_next_task returns early), but
@@ -631,13 +530,13 @@ impl<S: Sink> Sim<S> {
         }
         // Put prev (the fair class keeps curr per level; RT and deadline
         // queues keep their curr in place).
-        let fair_next = next.filter(|&n| self.class_of(n) == Class::Fair);
-        let fair_prev = prev.filter(|&p| self.class_of(p) == Class::Fair);
+        let fair_next = next.filter(|&n| self.sched.class_of(n) == Class::Fair);
+        let fair_prev = prev.filter(|&p| self.sched.class_of(p) == Class::Fair);
         if let Some(p) = prev {
             if fair_prev.is_some() {
-                self.put_prev_path(p, fair_next);
+                self.put_prev_task_fair(p, fair_next);
             }
-            let task = &mut self.tasks[p.idx()];
+            let task = &mut self.sched.tasks[p.idx()];
             if task.state == TaskState::Runnable {
                 task.wait_since = Some(now);
                 if prev_state == PrevState::Preempted {
@@ -647,12 +546,13 @@ impl<S: Sink> Sim<S> {
         }
         // Set next.
         if let Some(n) = next {
-            self.cfs_tasks_seq += 1;
-            self.tasks[n.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
+            self.sched.cfs_tasks_seq += 1;
+            self.sched.tasks[n.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
             if fair_next.is_some() {
-                self.set_next_path(n, fair_prev);
+                self.set_next_task_fair(n, fair_prev);
             } else {
-                self.ents[self.tasks[n.idx()].se.idx()].exec_start = self.run_start(cpu);
+                self.sched.ents[self.sched.tasks[n.idx()].se.idx()].exec_start =
+                    self.run_start(cpu);
             }
         }
         self.emit(
@@ -664,30 +564,30 @@ impl<S: Sink> Sim<S> {
                 next,
             },
         );
-        self.rqs[c].curr = next;
-        self.rqs[c].last_switch = now;
+        self.sched.rqs[c].curr = next;
+        self.sched.rqs[c].last_switch = now;
         match next {
             Some(n) => {
-                let rq = &mut self.rqs[c];
+                let rq = &mut self.sched.rqs[c];
                 if let Some(s) = rq.idle_since.take() {
-                    self.cpu_stats[c].idle_ns += now.saturating_sub(s);
+                    self.acct.cpu_stats[c].idle_ns += now.saturating_sub(s);
                 }
                 rq.idle_state = None;
                 rq.awake_at = None;
                 let stopped = rq.tick_stopped;
-                let task = &mut self.tasks[n.idx()];
+                let task = &mut self.sched.tasks[n.idx()];
                 if let Some(w) = task.wait_since.take() {
                     task.stats.wait_ns += now - w;
-                    self.cpu_stats[c].run_delay_ns += now - w;
+                    self.acct.cpu_stats[c].run_delay_ns += now - w;
                 }
                 task.stats.switches += 1;
-                self.cpu_stats[c].pcount += 1;
+                self.acct.cpu_stats[c].pcount += 1;
                 if stopped {
                     self.start_tick(cpu);
                 }
             }
             None => {
-                self.cpu_stats[c].sched_goidle += 1;
+                self.acct.cpu_stats[c].sched_goidle += 1;
                 self.enter_idle(cpu);
             }
         }
@@ -696,99 +596,23 @@ impl<S: Sink> Sim<S> {
         if let Some(ab) = active {
             self.complete_active_balance(cpu, ab);
         }
-        let nc = std::mem::take(&mut self.newidle_cost);
+        let nc = std::mem::take(&mut self.acct.newidle_cost);
         self.charge(cpu, nc, Path::Newidle, false);
-        let na = std::mem::take(&mut self.newidle_atomic_cost);
+        let na = std::mem::take(&mut self.acct.newidle_atomic_cost);
         self.charge(cpu, na, Path::BalanceAtomic, false);
-        let sc = std::mem::take(&mut self.steal_cost);
+        let sc = std::mem::take(&mut self.acct.steal_cost);
         self.charge(cpu, sc, Path::Steal, false);
         self.flush_throttle_cost(cpu, false);
         self.arm_burst(cpu);
         self.post_task_work(cpu);
         // post_schedule: push the RT and deadline tasks this CPU cannot
         // run now.
-        if self.rqs[c].rt.queue.len() >= 2 {
+        if self.sched.rqs[c].rt.queue.len() >= 2 {
             self.push_rt_tasks(cpu);
         }
-        if self.rqs[c].dl.queue.len() >= 2 {
+        if self.sched.rqs[c].dl.queue.len() >= 2 {
             self.push_dl_tasks(cpu);
         }
-    }
-
-    /// `pick_task_fair`: from `rq->cfs` down through group entities to a
-    /// task. Bandwidth is checked at each level on the way: legacy
-    /// throttling dequeues a level that ran out and restarts the pick;
-    /// per-task and unified throttling report whether any level of the
-    /// chosen hierarchy is throttled.
-    fn pick_task_fair(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
-        let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
-        'again: loop {
-            let mut q = self.rqs[cpu.idx()].cfs;
-            let mut throttled = false;
-            loop {
-                if self.cfs[q.idx()].bw.enabled {
-                    let t = self.check_cfs_rq_runtime(q);
-                    if t && legacy {
-                        continue 'again;
-                    }
-                    throttled |= t;
-                }
-                let e = eevdf::pick_eevdf(&self.cfs[q.idx()], &self.ents, true)?;
-                match self.ents[e.idx()].my_q {
-                    Some(child) => q = child,
-                    None => {
-                        return Some((self.ents[e.idx()].task.expect("task entity"), throttled))
-                    }
-                }
-            }
-        }
-    }
-
-    /// `put_prev_task_fair` for `prev`, up to the level it shares with
-    /// `next` (the rest of the path stays curr).
-    pub(crate) fn put_prev_path(&mut self, prev: TaskId, next: Option<TaskId>) {
-        let now = self.now;
-        let pp = self.task_path(prev);
-        let keep = match next {
-            Some(n) if pp.as_slice().len() > 1 => {
-                common_suffix(pp.as_slice(), self.task_path(n).as_slice())
-            }
-            _ => 0,
-        };
-        let ents = pp.as_slice();
-        for &e in &ents[..ents.len() - keep] {
-            let q = self.se_cfs_rq(e);
-            let u = eevdf::put_prev_entity(&mut self.cfs[q.idx()], &mut self.ents, now, &self.p);
-            debug_assert_eq!(u.delta_exec, 0, "update_curr_task ran first");
-            let _ = u;
-            if self.cfs[q.idx()].bw.enabled
-                && self.cfg.features.throttle == crate::features::Throttle::Legacy
-            {
-                self.check_cfs_rq_runtime(q);
-            }
-        }
-        self.update_load_avg(prev);
-    }
-
-    /// `set_next_task_fair` for `next`, down from the level it shares with
-    /// `prev`.
-    pub(crate) fn set_next_path(&mut self, next: TaskId, prev: Option<TaskId>) {
-        debug_assert_eq!(self.class_of(next), Class::Fair);
-        let np = self.task_path(next);
-        let keep = match prev {
-            Some(p) if np.as_slice().len() > 1 => {
-                common_suffix(np.as_slice(), self.task_path(p).as_slice())
-            }
-            _ => 0,
-        };
-        let ents = np.as_slice();
-        // Scheduler work still pending on this CPU is not the task's time.
-        let start = self.run_start(self.tasks[next.idx()].cpu);
-        for &e in ents[..ents.len() - keep].iter().rev() {
-            let q = self.se_cfs_rq(e);
-            eevdf::set_next_entity(&mut self.cfs[q.idx()], &mut self.ents, e, start, &self.p);
-        }
-        self.update_load_avg(next);
     }
 
     // ------------------------------------------------------ enqueue/dequeue
@@ -797,8 +621,8 @@ impl<S: Sink> Sim<S> {
     /// `cpu`, then each group entity above that is not queued yet, and add
     /// the task to every level's counts.
     pub(crate) fn enqueue_task(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
-        debug_assert_eq!(self.tasks[t.idx()].cpu, cpu);
-        match self.class_of(t) {
+        debug_assert_eq!(self.sched.tasks[t.idx()].cpu, cpu);
+        match self.sched.class_of(t) {
             Class::Fair => self.enqueue_task_fair(t, cpu, kind),
             Class::Rt => {
                 self.update_curr_task(cpu);
@@ -814,184 +638,34 @@ impl<S: Sink> Sim<S> {
     /// Takes `t` off its CPU's queue of its class (see
     /// [`Self::dequeue_task_fair`] for the fair class's delayed dequeue).
     pub(crate) fn dequeue_task(&mut self, t: TaskId, sleep: bool) -> Dequeued {
-        match self.class_of(t) {
+        match self.sched.class_of(t) {
             Class::Fair => self.dequeue_task_fair(t, sleep),
             Class::Rt => {
-                self.update_curr_task(self.tasks[t.idx()].cpu);
+                self.update_curr_task(self.sched.tasks[t.idx()].cpu);
                 self.dequeue_rt(t);
                 Dequeued::Gone
             }
             Class::Dl => {
-                self.update_curr_task(self.tasks[t.idx()].cpu);
+                self.update_curr_task(self.sched.tasks[t.idx()].cpu);
                 self.dequeue_dl(t);
                 Dequeued::Gone
             }
         }
     }
 
-    fn enqueue_task_fair(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
-        let now = self.now;
-        // Every level's running entity is brought up to date first, so the
-        // per-level update_curr calls below find nothing to charge.
-        self.update_curr_task(cpu);
-        let se = self.tasks[t.idx()].se;
-        let tq = self.task_cfs_rq(t);
-        // Bring the queue's PELT up to date, attach a fresh/migrated entity.
-        {
-            let cfs = &mut self.cfs[tq.idx()];
-            cfs.avg.update(
-                now,
-                cfs.load_weight,
-                cfs.h_nr_queued as u64,
-                cfs.curr.is_some(),
-                1,
-            );
-            let e = &mut self.ents[se.idx()];
-            if e.avg.last_update_time == 0 {
-                e.avg.last_update_time = now & !1023;
-                cfs.avg.attach(&e.avg);
-            }
-        }
-        let mut e = se;
-        let mut k = kind;
-        loop {
-            if self.ents[e.idx()].on_rq {
-                break;
-            }
-            let q = self.se_cfs_rq(e);
-            let u =
-                eevdf::enqueue_entity(&mut self.cfs[q.idx()], &mut self.ents, e, k, now, &self.p);
-            self.account(cpu, u);
-            if self.cfs[q.idx()].nr_queued == 1 && self.cfs[q.idx()].bw.enabled {
-                self.check_enqueue_throttle(q);
-            }
-            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
-                break;
-            }
-            k = EnqueueKind::Wakeup;
-            match self.se_parent(e) {
-                Some(p) => e = p,
-                None => break,
-            }
-        }
-        let idle = self.ents[se.idx()].idle as i32;
-        let reached_root = self.add_h_counts(tq, 1, 1, idle);
-        self.cfs_tasks_seq += 1;
-        self.tasks[t.idx()].cfs_tasks_stamp = self.cfs_tasks_seq;
-        if reached_root {
-            self.rqs[cpu.idx()].nr_running += 1;
-            if self.rqs[cpu.idx()].nr_running >= 2 {
-                self.rd_overloaded = true;
-            }
-        }
-        self.update_load_avg(t);
-        self.sync_overload(cpu);
-    }
-
-    /// Takes `t` off its CPU's queue (it stays curr until the next
-    /// schedule). A `sleep` of an ineligible task is delayed
-    /// (DELAY_DEQUEUE): it stays queued but no longer counts as runnable.
-    /// Group entities whose queue becomes empty leave their parents.
-    fn dequeue_task_fair(&mut self, t: TaskId, sleep: bool) -> Dequeued {
-        let now = self.now;
-        let cpu = self.tasks[t.idx()].cpu;
-        self.update_curr_task(cpu);
-        let tq = self.task_cfs_rq(t);
-        let se = self.tasks[t.idx()].se;
-        self.update_load_avg(t);
-        let was_delayed = self.ents[se.idx()].sched_delayed;
-        let (u, d) = eevdf::dequeue_entity(
-            &mut self.cfs[tq.idx()],
-            &mut self.ents,
-            se,
-            sleep,
-            now,
-            &self.p,
-        );
-        self.account(cpu, u);
-        if d == Dequeued::Delayed {
-            self.add_h_counts(tq, 0, -1, 0);
-            self.sync_overload(cpu);
-            return d;
-        }
-        // Group entities whose queue went empty leave their parent.
-        let mut q = tq;
-        loop {
-            if self.cfs[q.idx()].nr_queued == 0 && self.cfs[q.idx()].bw.enabled {
-                self.return_cfs_rq_runtime(q);
-            }
-            if self.cfs[q.idx()].load_weight > 0 || self.cfs[q.idx()].nr_queued > 0 {
-                break;
-            }
-            if self.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
-                break;
-            }
-            let Some(ge) = self.cfs[q.idx()].se else {
-                break;
-            };
-            if !self.ents[ge.idx()].on_rq {
-                break;
-            }
-            let pq = self.ents[ge.idx()].cfs_rq;
-            let (u, _) = eevdf::dequeue_entity(
-                &mut self.cfs[pq.idx()],
-                &mut self.ents,
-                ge,
-                false,
-                now,
-                &self.p,
-            );
-            self.account(cpu, u);
-            q = pq;
-        }
-        let dr = if was_delayed { 0 } else { -1 };
-        let idle = -(self.ents[se.idx()].idle as i32);
-        if self.add_h_counts(tq, -1, dr, idle) {
-            self.rqs[cpu.idx()].nr_running -= 1;
-        }
-        // PELT of the levels it left.
-        let path = self.task_path(t);
-        for &e in path.as_slice() {
-            let q = self.se_cfs_rq(e);
-            let cfs = &mut self.cfs[q.idx()];
-            cfs.avg.update(
-                now,
-                cfs.load_weight,
-                cfs.h_nr_runnable as u64,
-                cfs.curr.is_some(),
-                1,
-            );
-        }
-        self.sync_overload(cpu);
-        d
-    }
-
-    /// Takes a task's PELT load off the fair queue it is attached to (a
-    /// migration or a switch away from the fair class); it is attached
-    /// again at its next fair enqueue.
-    fn detach_task_load(&mut self, t: TaskId) {
-        let se = self.tasks[t.idx()].se;
-        if self.ents[se.idx()].avg.last_update_time != 0 {
-            let q = self.task_cfs_rq(t).idx();
-            let avg = self.ents[se.idx()].avg.clone();
-            self.cfs[q].avg.detach(&avg);
-            self.ents[se.idx()].avg.last_update_time = 0;
-        }
-    }
-
     /// Moves a task that is on no runqueue to `dest` (`set_task_cpu`).
     pub(crate) fn set_task_cpu(&mut self, t: TaskId, dest: CpuId, from_cpu: CpuId) {
-        let orig = self.tasks[t.idx()].cpu;
+        let orig = self.sched.tasks[t.idx()].cpu;
         if orig == dest {
             return;
         }
         self.emit(from_cpu, false, Tp::Migrate(t, orig, dest));
         // PELT: detach from the old queue; attach at the next enqueue.
         self.detach_task_load(t);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.cpu = dest;
         task.stats.migrations += 1;
-        self.set_task_rq(t);
+        self.sched.set_task_rq(t);
     }
 
     // ---------------------------------------------------------------- wakeup
@@ -1004,56 +678,56 @@ impl<S: Sink> Sim<S> {
         in_task: bool,
         sync: bool,
     ) {
-        debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Sleeping);
-        let target0 = self.tasks[t.idx()].cpu;
+        debug_assert_eq!(self.sched.tasks[t.idx()].state, TaskState::Sleeping);
+        let target0 = self.sched.tasks[t.idx()].cpu;
         self.emit(waker_cpu, !in_task, Tp::Waking(t, target0));
-        self.tasks[t.idx()].stats.wakeups += 1;
-        self.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
+        self.sched.tasks[t.idx()].stats.wakeups += 1;
+        self.acct.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
         let cost = self.machine.costs.wakeup_ns;
         self.charge(waker_cpu, cost, Path::Wakeup, true);
-        let se = self.tasks[t.idx()].se;
-        if self.ents[se.idx()].sched_delayed {
+        let se = self.sched.tasks[t.idx()].se;
+        if self.sched.ents[se.idx()].sched_delayed {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
             // where it is and check preemption there.
-            let cpu = self.tasks[t.idx()].cpu;
+            let cpu = self.sched.tasks[t.idx()].cpu;
             self.update_curr_task(cpu);
-            let q = self.task_cfs_rq(t);
+            let q = self.sched.task_cfs_rq(t);
             let u = eevdf::requeue_delayed_entity(
-                &mut self.cfs[q.idx()],
-                &mut self.ents,
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
                 se,
                 self.now,
-                &self.p,
+                &self.sched.p,
             );
             self.account(cpu, u);
             self.add_h_counts(q, 0, 1, 0);
             self.sync_overload(cpu);
-            let task = &mut self.tasks[t.idx()];
+            let task = &mut self.sched.tasks[t.idx()];
             task.state = TaskState::Runnable;
             task.wait_since = Some(self.now);
             self.emit(waker_cpu, !in_task, Tp::Wakeup(t, cpu));
             // (The kernel's ttwu_runnable would also kick the CPU if it is
             // idle; the model has never done so here. Left as it is.)
-            if self.rqs[cpu.idx()].curr.is_some() {
+            if self.sched.rqs[cpu.idx()].curr.is_some() {
                 self.wakeup_preempt(cpu, t, waker_cpu, in_task, false);
             }
             return;
         }
-        let target = match self.class_of(t) {
-            Class::Fair => self.select_wakeup_cpu(t, waker_cpu, sync),
+        let target = match self.sched.class_of(t) {
+            Class::Fair => self.select_task_rq_fair(t, waker_cpu, sync),
             Class::Rt => self.select_task_rq_rt(t, waker_cpu),
             Class::Dl => self.select_task_rq_dl(t),
         };
         if target == waker_cpu {
-            self.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
+            self.acct.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
         }
         self.set_task_cpu(t, target, waker_cpu);
         if target == waker_cpu || self.machine.share_llc(target, waker_cpu) {
             self.ttwu_do_activate(t, target, waker_cpu, in_task, EnqueueKind::Wakeup);
         } else {
             // TTWU_QUEUE: the target enqueues it in its IPI handler.
-            self.tasks[t.idx()].state = TaskState::Waking;
-            self.rqs[target.idx()].ttwu_pending += 1;
+            self.sched.tasks[t.idx()].state = TaskState::Waking;
+            self.sched.rqs[target.idx()].ttwu_pending += 1;
             let at = self.now + self.machine.costs.ipi_latency_ns;
             let at = self.irq_time(target, at);
             self.queue.push(
@@ -1067,7 +741,7 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn remote_wakeup(&mut self, cpu: CpuId, t: TaskId) {
-        self.rqs[cpu.idx()].ttwu_pending -= 1;
+        self.sched.rqs[cpu.idx()].ttwu_pending -= 1;
         self.ttwu_do_activate(t, cpu, cpu, false, EnqueueKind::Wakeup);
         self.reidle(cpu);
     }
@@ -1083,7 +757,7 @@ impl<S: Sink> Sim<S> {
     ) {
         self.update_avg_idle(cpu);
         self.enqueue_task(t, cpu, kind);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.state = TaskState::Runnable;
         task.wait_since = Some(self.now);
         if kind == EnqueueKind::Initial {
@@ -1094,7 +768,9 @@ impl<S: Sink> Sim<S> {
         self.wakeup_preempt(cpu, t, exec_cpu, in_task, kind == EnqueueKind::Initial);
     }
 
-    /// `wakeup_preempt` → `wakeup_preempt_fair`.
+    /// `wakeup_preempt`: a woken or newly queued task against the running
+    /// one; across classes the higher class wins, within the fair class
+    /// [`Sim::wakeup_preempt_fair`] decides.
     pub(crate) fn wakeup_preempt(
         &mut self,
         cpu: CpuId,
@@ -1103,7 +779,7 @@ impl<S: Sink> Sim<S> {
         in_task: bool,
         fork: bool,
     ) {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let Some(curr) = rq.curr else {
             // The idle class is below every other: an idle CPU runs the
             // newcomer.
@@ -1113,7 +789,7 @@ impl<S: Sink> Sim<S> {
         if curr == t {
             return;
         }
-        let (wc, cc) = (self.class_of(t), self.class_of(curr));
+        let (wc, cc) = (self.sched.class_of(t), self.sched.class_of(curr));
         let rank = |c: Class| match c {
             Class::Dl => 0,
             Class::Rt => 1,
@@ -1123,69 +799,49 @@ impl<S: Sink> Sim<S> {
             let preempt = match (wc, cc) {
                 _ if rank(wc) < rank(cc) => true,
                 _ if rank(wc) > rank(cc) => false,
-                (Class::Rt, _) => self.tasks[t.idx()].prio < self.tasks[curr.idx()].prio,
-                _ => self.tasks[t.idx()].dl.deadline < self.tasks[curr.idx()].dl.deadline,
+                (Class::Rt, _) => {
+                    self.sched.tasks[t.idx()].prio < self.sched.tasks[curr.idx()].prio
+                }
+                _ => {
+                    self.sched.tasks[t.idx()].dl.deadline < self.sched.tasks[curr.idx()].dl.deadline
+                }
             };
             if preempt {
                 self.resched_curr(cpu, false, exec_cpu);
-            } else if wc == Class::Rt && self.rqs[cpu.idx()].rt.queue.len() >= 2 {
+            } else if wc == Class::Rt && self.sched.rqs[cpu.idx()].rt.queue.len() >= 2 {
                 // task_woken_rt: it cannot run here now; push it away.
                 self.push_rt_tasks(cpu);
-            } else if wc == Class::Dl && self.rqs[cpu.idx()].dl.queue.len() >= 2 {
+            } else if wc == Class::Dl && self.sched.rqs[cpu.idx()].dl.queue.len() >= 2 {
                 // task_woken_dl.
                 self.push_dl_tasks(cpu);
             }
             return;
         }
-        if rq.need_resched || !self.cfg.features.wakeup_preemption {
-            return;
-        }
-        if self.tasks[t.idx()].state == TaskState::Throttled {
-            return;
-        }
-        self.update_curr_task(cpu);
-        let (se, pse) = self.find_matching_se(self.tasks[curr.idx()].se, self.tasks[t.idx()].se);
-        let q = self.se_cfs_rq(se).idx();
-        let ctx = WakeupCtx {
-            wakee_policy: self.tasks[t.idx()].policy,
-            fork,
-            in_task,
-            preempt_short: self.cfg.features.preempt_short,
-            run_to_parity: self.cfg.features.run_to_parity,
-        };
-        match preempt::wakeup_preempt_fair(&self.cfs[q], &self.ents, se, pse, &ctx) {
-            PreemptDecision::Preempt { cancel_protect } => {
-                if cancel_protect {
-                    eevdf::cancel_protect_slice(&mut self.ents, se);
-                }
-                self.resched_curr(cpu, true, exec_cpu);
-            }
-            PreemptDecision::ShrinkProtect => {
-                eevdf::update_protect_slice(&self.cfs[q], &mut self.ents, se)
-            }
-            PreemptDecision::None => {}
-        }
+        self.wakeup_preempt_fair(cpu, t, curr, exec_cpu, in_task, fork);
     }
 
     /// `wake_up_new_task`: first placement (fork slow path) and wakeup.
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId, this: CpuId) {
         let cpu = self.select_task_rq_fork(t, this);
-        self.tasks[t.idx()].cpu = cpu;
-        self.set_task_rq(t);
+        self.sched.tasks[t.idx()].cpu = cpu;
+        self.sched.set_task_rq(t);
         // post_init_entity_util_avg: a new task looks heavy (load = weight)
         // and gets half the spare capacity of its CPU as util.
-        let q = self.task_cfs_rq(t).idx();
-        let se = self.tasks[t.idx()].se;
-        let (cfs_util, cfs_load) = (self.cfs[q].avg.util_avg, self.cfs[q].avg.load_avg);
+        let q = self.sched.task_cfs_rq(t).idx();
+        let se = self.sched.tasks[t.idx()].se;
+        let (cfs_util, cfs_load) = (
+            self.sched.cfs[q].avg.util_avg,
+            self.sched.cfs[q].avg.load_avg,
+        );
         let cap = (1024u64.saturating_sub(cfs_util)) / 2;
-        let w = self.ents[se.idx()].weight;
+        let w = self.sched.ents[se.idx()].weight;
         let util = if cfs_util > 0 {
             (cfs_util * w / (cfs_load + 1)).min(cap)
         } else {
             cap
         };
         let div = PELT_MIN_DIVIDER;
-        self.ents[se.idx()].avg = SchedAvg {
+        self.sched.ents[se.idx()].avg = SchedAvg {
             load_sum: div,
             load_avg: w,
             util_avg: util,
@@ -1200,97 +856,33 @@ impl<S: Sink> Sim<S> {
     /// `select_task_rq` with `WF_FORK` (also used to move a task whose
     /// affinity no longer allows its CPU), by class.
     pub(crate) fn select_task_rq_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
-        match self.class_of(t) {
-            Class::Fair => self.select_fork_cpu(t, this),
+        match self.sched.class_of(t) {
+            Class::Fair => self.select_task_rq_fair_fork(t, this),
             Class::Rt => {
                 // A new task's CPU is not meaningful yet: start from `this`.
-                self.tasks[t.idx()].cpu = this;
+                self.sched.tasks[t.idx()].cpu = this;
                 self.select_task_rq_rt(t, this)
             }
             Class::Dl => {
-                self.tasks[t.idx()].cpu = this;
+                self.sched.tasks[t.idx()].cpu = this;
                 self.select_task_rq_dl(t)
             }
         }
-    }
-
-    /// `__sched_setscheduler` on the running task `t` of `cpu`: a new
-    /// policy, priority (nice for fair policies, rt_priority for FIFO/RR)
-    /// and deadline parameters. The task leaves its class's queue, changes,
-    /// and is queued in its (possibly new) class; a reschedule lets the pick
-    /// decide. A priority-inheritance boost stays in force.
-    pub(crate) fn sched_setscheduler(
-        &mut self,
-        cpu: CpuId,
-        t: TaskId,
-        policy: crate::program::Policy,
-        nice: i32,
-        dl: Option<crate::program::DlParams>,
-    ) {
-        debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
-        let task = &self.tasks[t.idx()];
-        let dl = dl.or(task.dl.params).or(task.spec.dl);
-        if policy == crate::program::Policy::Deadline && dl.is_none() {
-            return; // no parameters: sched_setattr fails with EINVAL
-        }
-        self.update_curr_task(cpu);
-        let old = self.class_of(t);
-        if old == Class::Fair {
-            self.put_prev_path(t, None);
-        }
-        self.dequeue_task(t, false);
-        let se = self.tasks[t.idx()].se;
-        if old == Class::Fair {
-            self.detach_task_load(t); // switched_from_fair
-        }
-        let boost = self.pi_prio(t);
-        let task = &mut self.tasks[t.idx()];
-        task.policy = policy;
-        task.nice = nice;
-        task.normal_prio = crate::fair::weight::kernel_prio(policy, nice);
-        task.prio = task.normal_prio.min(boost);
-        // A pending replenishment timer of the old parameters is void.
-        task.dl.throttled = false;
-        task.dl.timer_gen = task.dl.timer_gen.wrapping_add(1);
-        if policy == crate::program::Policy::Deadline {
-            task.dl.params = dl;
-            task.dl.deadline = 0;
-            task.dl.runtime = 0;
-        } else {
-            task.dl.params = None;
-        }
-        let e = &mut self.ents[se.idx()];
-        if policy.is_fair() {
-            e.weight = crate::fair::weight::task_weight(policy, nice);
-        }
-        e.idle = policy == crate::program::Policy::Idle;
-        let new = self.class_of(t);
-        let kind = if new == Class::Dl {
-            EnqueueKind::Wakeup
-        } else {
-            EnqueueKind::Migrate
-        };
-        self.enqueue_task(t, cpu, kind);
-        if new == Class::Fair {
-            self.set_next_path(t, None);
-        } else {
-            self.ents[se.idx()].exec_start = self.run_start(cpu);
-        }
-        self.resched_curr(cpu, false, cpu);
     }
 
     /// The priority `t` inherits from the waiters of the PI mutexes it
     /// holds (`i32::MAX` when none). A deadline waiter lends the highest
     /// RT priority (deviation: the kernel lends its deadline parameters).
     pub(crate) fn pi_prio(&self, t: TaskId) -> i32 {
-        if !self.pi_mutexes {
+        if !self.prog.pi_mutexes {
             return i32::MAX;
         }
-        self.mutexes
+        self.prog
+            .mutexes
             .iter()
             .filter(|m| m.owner == Some(t))
             .flat_map(|m| m.waiters.iter())
-            .map(|&w| self.tasks[w.idx()].prio.max(0))
+            .map(|&w| self.sched.tasks[w.idx()].prio.max(0))
             .min()
             .unwrap_or(i32::MAX)
     }
@@ -1300,19 +892,24 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn pi_adjust_chain(&mut self, t: TaskId, from: CpuId) {
         let mut x = t;
         for _ in 0..MAX_PI_CHAIN {
-            let want = self.tasks[x.idx()].normal_prio.min(self.pi_prio(x));
-            if want == self.tasks[x.idx()].prio {
+            let want = self.sched.tasks[x.idx()].normal_prio.min(self.pi_prio(x));
+            if want == self.sched.tasks[x.idx()].prio {
                 return;
             }
             self.rt_mutex_setprio(x, want, from);
             // Blocked on another PI mutex? Re-sort it and go on to its owner.
-            let Some(mi) = self.mutexes.iter().position(|m| m.waiters.contains(&x)) else {
+            let Some(mi) = self
+                .prog
+                .mutexes
+                .iter()
+                .position(|m| m.waiters.contains(&x))
+            else {
                 return;
             };
-            let mut w: Vec<TaskId> = self.mutexes[mi].waiters.drain(..).collect();
-            w.sort_by_key(|&y| self.tasks[y.idx()].prio);
-            self.mutexes[mi].waiters = w.into();
-            match self.mutexes[mi].owner {
+            let mut w: Vec<TaskId> = self.prog.mutexes[mi].waiters.drain(..).collect();
+            w.sort_by_key(|&y| self.sched.tasks[y.idx()].prio);
+            self.prog.mutexes[mi].waiters = w.into();
+            match self.prog.mutexes[mi].owner {
                 Some(o) => x = o,
                 None => return,
             }
@@ -1322,7 +919,7 @@ impl<S: Sink> Sim<S> {
     /// `rt_mutex_setprio`: change `t`'s effective priority (boost or
     /// deboost), moving it between classes if the class changes.
     pub(crate) fn rt_mutex_setprio(&mut self, t: TaskId, prio: i32, from: CpuId) {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         if task.prio == prio {
             return;
         }
@@ -1330,14 +927,14 @@ impl<S: Sink> Sim<S> {
         if Class::of_prio(task.prio) == Class::Fair && Class::of_prio(prio) == Class::Fair {
             // Between fair priorities only p->prio changes: the fair class
             // takes its weight from the static priority.
-            self.tasks[t.idx()].prio = prio;
-            self.cpu_stats[cpu.idx()].pi_setprio += 1;
+            self.sched.tasks[t.idx()].prio = prio;
+            self.acct.cpu_stats[cpu.idx()].pi_setprio += 1;
             return;
         }
-        let running = self.rqs[cpu.idx()].curr == Some(t);
+        let running = self.sched.rqs[cpu.idx()].curr == Some(t);
         let queued = task.state == TaskState::Runnable;
-        let old = self.class_of(t);
-        if !queued && old == Class::Fair && self.ents[task.se.idx()].sched_delayed {
+        let old = self.sched.class_of(t);
+        if !queued && old == Class::Fair && self.sched.ents[task.se.idx()].sched_delayed {
             // A delayed fair entity finishes its dequeue before the class
             // changes (DEQUEUE_DELAYED).
             self.dequeue_task(t, false);
@@ -1346,14 +943,14 @@ impl<S: Sink> Sim<S> {
             if running {
                 self.update_curr_task(cpu);
                 if old == Class::Fair {
-                    self.put_prev_path(t, None);
+                    self.put_prev_task_fair(t, None);
                 }
             }
             self.dequeue_task(t, false);
         }
-        self.tasks[t.idx()].prio = prio;
-        let new = self.class_of(t);
-        let se = self.tasks[t.idx()].se;
+        self.sched.tasks[t.idx()].prio = prio;
+        let new = self.sched.class_of(t);
+        let se = self.sched.tasks[t.idx()].se;
         if queued && old == Class::Fair && new != Class::Fair {
             self.detach_task_load(t); // switched_from_fair
         }
@@ -1361,9 +958,9 @@ impl<S: Sink> Sim<S> {
             self.enqueue_task(t, cpu, EnqueueKind::Migrate);
             if running {
                 if new == Class::Fair {
-                    self.set_next_path(t, None);
+                    self.set_next_task_fair(t, None);
                 } else {
-                    self.ents[se.idx()].exec_start = self.run_start(cpu);
+                    self.sched.ents[se.idx()].exec_start = self.run_start(cpu);
                 }
                 self.resched_curr(cpu, false, from);
             } else {
@@ -1372,7 +969,7 @@ impl<S: Sink> Sim<S> {
                 self.wakeup_preempt(cpu, t, from, true, false);
             }
         }
-        self.cpu_stats[cpu.idx()].pi_setprio += 1;
+        self.acct.cpu_stats[cpu.idx()].pi_setprio += 1;
     }
 
     // ----------------------------------------------------------- timers
@@ -1381,13 +978,13 @@ impl<S: Sink> Sim<S> {
     /// slack: the timer fires at the first hrtimer interrupt of that CPU
     /// after `expiry` (the tick, while it runs) or at `expiry + slack`.
     pub(crate) fn arm_task_timer(&mut self, t: TaskId, expiry: Nanos) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let slack = self.cfg.tunables.timer_slack_ns;
         let hard = expiry + slack;
         let mut fire = hard;
-        if !self.rqs[cpu.idx()].tick_stopped {
-            let tick = if expiry <= self.tick_offset {
-                self.tick_offset
+        if !self.sched.rqs[cpu.idx()].tick_stopped {
+            let tick = if expiry <= self.sched.tick_offset {
+                self.sched.tick_offset
             } else {
                 self.next_tick_after(expiry - 1)
             };
@@ -1396,12 +993,12 @@ impl<S: Sink> Sim<S> {
             }
         }
         let fire = fire.max(self.now);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.timer_gen = task.timer_gen.wrapping_add(1);
         task.timer_cpu = cpu;
         task.timer_expiry = expiry;
         let gen = task.timer_gen;
-        self.rqs[cpu.idx()].timers.insert((hard, t));
+        self.sched.rqs[cpu.idx()].timers.insert((hard, t));
         self.queue.push(
             fire,
             Event::TaskTimer {
@@ -1413,14 +1010,14 @@ impl<S: Sink> Sim<S> {
     }
 
     pub(crate) fn task_timer(&mut self, t: TaskId, handler: bool) {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let cpu = task.timer_cpu;
         let hard = task.timer_expiry + self.cfg.tunables.timer_slack_ns;
         let gen = task.timer_gen;
         if !handler {
             // Coalesced with a tick that did not happen (CPU went idle):
             // the hardware timer fires at the hard expiry.
-            if self.now < hard && self.rqs[cpu.idx()].tick_stopped {
+            if self.now < hard && self.sched.rqs[cpu.idx()].tick_stopped {
                 self.queue.push(
                     hard,
                     Event::TaskTimer {
@@ -1444,8 +1041,8 @@ impl<S: Sink> Sim<S> {
                 return;
             }
         }
-        self.rqs[cpu.idx()].timers.remove(&(hard, t));
-        let task = &mut self.tasks[t.idx()];
+        self.sched.rqs[cpu.idx()].timers.remove(&(hard, t));
+        let task = &mut self.sched.tasks[t.idx()];
         task.timer_gen = task.timer_gen.wrapping_add(1);
         self.try_to_wake_up(t, cpu, false, false);
         self.reidle(cpu);
@@ -1456,7 +1053,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn move_task(&mut self, t: TaskId, from: CpuId, dest: CpuId, kind: EnqueueKind) {
         self.set_task_cpu(t, dest, from);
         self.enqueue_task(t, dest, kind);
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         task.state = TaskState::Runnable;
         task.wait_since = Some(self.now);
         self.wakeup_preempt(dest, t, from, true, false);
@@ -1466,12 +1063,3 @@ impl<S: Sink> Sim<S> {
 /// Longest priority-inheritance chain followed (`max_lock_depth` is 1024;
 /// rt-app's workloads never come close).
 const MAX_PI_CHAIN: usize = 64;
-
-/// How many entities at the top of two bottom-up paths are the same.
-fn common_suffix(a: &[crate::ids::EntityId], b: &[crate::ids::EntityId]) -> usize {
-    a.iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count()
-}

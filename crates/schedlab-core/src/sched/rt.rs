@@ -31,17 +31,15 @@
 //! cgroup), no `rto_push_ipi` chain (pulls look at every overloaded CPU
 //! directly), costs of push/pull are not charged.
 
-use crate::core::Class;
-use crate::engine::Sim;
 use crate::event::Event;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
 use crate::program::Policy;
+use crate::rq::Class;
+use crate::rq::MAX_RT_PRIO;
+use crate::sim::Sim;
 use crate::time::Nanos;
-use std::collections::BTreeSet;
 
-/// Kernel prio of the first non-RT priority (`MAX_RT_PRIO`).
-pub const MAX_RT_PRIO: i32 = 100;
 /// `sched_rr_timeslice` (`RR_TIMESLICE`, 100 ms).
 pub const RR_TIMESLICE_NS: Nanos = 100_000_000;
 /// `sched_rt_period_us`.
@@ -49,76 +47,53 @@ pub const RT_PERIOD_NS: Nanos = 1_000_000_000;
 /// `sched_rt_runtime_us`.
 pub const RT_RUNTIME_NS: Nanos = 950_000_000;
 
-/// A CPU's RT runqueue (`struct rt_rq`).
-#[derive(Clone, Debug, Default)]
-pub struct RtRq {
-    /// Runnable RT tasks by (prio, arrival); curr stays in it.
-    pub queue: BTreeSet<(i32, u64, TaskId)>,
-    /// RT runtime used in the current period (`rt_time`).
-    pub rt_time: Nanos,
-    /// Out of RT runtime until the next period (`rt_throttled`).
-    pub throttled: bool,
-}
-
-impl RtRq {
-    /// `highest_prio.curr`: the best queued prio, `MAX_RT_PRIO` if none.
-    pub fn highest_prio(&self) -> i32 {
-        self.queue.first().map_or(MAX_RT_PRIO, |&(p, _, _)| p)
-    }
-}
-
-/// Kernel prio of an RT policy at `rt_priority` (1..99).
-pub fn rt_prio(rt_priority: i32) -> i32 {
-    MAX_RT_PRIO - 1 - rt_priority.clamp(1, 99)
-}
-
 impl<S: Sink> Sim<S> {
     fn rt_key(&self, t: TaskId) -> (i32, u64, TaskId) {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         (task.prio, task.rt_seq, t)
     }
 
     /// `enqueue_task_rt` at the tail of its priority.
     pub(crate) fn enqueue_rt(&mut self, t: TaskId, cpu: CpuId) {
-        self.rt_seq += 1;
-        let task = &mut self.tasks[t.idx()];
-        task.rt_seq = self.rt_seq;
+        self.sched.rt_seq += 1;
+        let task = &mut self.sched.tasks[t.idx()];
+        task.rt_seq = self.sched.rt_seq;
         if task.rr_left == 0 {
             task.rr_left = RR_TIMESLICE_NS;
         }
         let key = self.rt_key(t);
-        let fresh = self.rqs[cpu.idx()].rt.queue.insert(key);
+        let fresh = self.sched.rqs[cpu.idx()].rt.queue.insert(key);
         debug_assert!(fresh, "RT task queued twice");
-        self.rqs[cpu.idx()].nr_running += 1;
-        if self.rqs[cpu.idx()].nr_running >= 2 {
-            self.rd_overloaded = true;
+        self.sched.rqs[cpu.idx()].nr_running += 1;
+        if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+            self.sched.rd_overloaded = true;
         }
     }
 
     /// `dequeue_task_rt`.
     pub(crate) fn dequeue_rt(&mut self, t: TaskId) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let key = self.rt_key(t);
-        let was = self.rqs[cpu.idx()].rt.queue.remove(&key);
+        let was = self.sched.rqs[cpu.idx()].rt.queue.remove(&key);
         debug_assert!(was, "RT task not queued");
-        self.rqs[cpu.idx()].nr_running -= 1;
+        self.sched.rqs[cpu.idx()].nr_running -= 1;
     }
 
     /// `requeue_task_rt`: to the tail of its priority (RR slice end, yield).
     pub(crate) fn requeue_rt_tail(&mut self, t: TaskId) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let key = self.rt_key(t);
-        if self.rqs[cpu.idx()].rt.queue.remove(&key) {
-            self.rt_seq += 1;
-            self.tasks[t.idx()].rt_seq = self.rt_seq;
+        if self.sched.rqs[cpu.idx()].rt.queue.remove(&key) {
+            self.sched.rt_seq += 1;
+            self.sched.tasks[t.idx()].rt_seq = self.sched.rt_seq;
             let key = self.rt_key(t);
-            self.rqs[cpu.idx()].rt.queue.insert(key);
+            self.sched.rqs[cpu.idx()].rt.queue.insert(key);
         }
     }
 
     /// `pick_task_rt`.
     pub(crate) fn pick_rt(&self, cpu: CpuId) -> Option<TaskId> {
-        let rt = &self.rqs[cpu.idx()].rt;
+        let rt = &self.sched.rqs[cpu.idx()].rt;
         if rt.throttled {
             return None;
         }
@@ -131,11 +106,11 @@ impl<S: Sink> Sim<S> {
         let Some((_, delta)) = self.update_curr_common(cpu) else {
             return;
         };
-        let rt = &mut self.rqs[cpu.idx()].rt;
+        let rt = &mut self.sched.rqs[cpu.idx()].rt;
         rt.rt_time += delta;
         if !rt.throttled && rt.rt_time > RT_RUNTIME_NS {
             rt.throttled = true;
-            self.cpu_stats[cpu.idx()].rt_throttled += 1;
+            self.acct.cpu_stats[cpu.idx()].rt_throttled += 1;
             self.resched_curr(cpu, false, cpu);
         }
     }
@@ -143,10 +118,10 @@ impl<S: Sink> Sim<S> {
     /// `update_curr_common`: charge the running (RT or deadline) task up to
     /// now. Returns the task and the time charged, if any.
     pub(crate) fn update_curr_common(&mut self, cpu: CpuId) -> Option<(TaskId, Nanos)> {
-        let t = self.rqs[cpu.idx()].curr?;
-        let se = self.tasks[t.idx()].se;
+        let t = self.sched.rqs[cpu.idx()].curr?;
+        let se = self.sched.tasks[t.idx()].se;
         let now = self.now;
-        let e = &mut self.ents[se.idx()];
+        let e = &mut self.sched.ents[se.idx()];
         if now <= e.exec_start {
             return None;
         }
@@ -166,7 +141,7 @@ impl<S: Sink> Sim<S> {
     /// `task_tick_rt`: the RR timeslice.
     pub(crate) fn task_tick_rt(&mut self, cpu: CpuId, t: TaskId) {
         let tick = self.cfg.tick_ns();
-        let task = &mut self.tasks[t.idx()];
+        let task = &mut self.sched.tasks[t.idx()];
         if task.policy != Policy::Rr {
             return;
         }
@@ -176,7 +151,7 @@ impl<S: Sink> Sim<S> {
         }
         task.rr_left = RR_TIMESLICE_NS;
         let prio = task.prio;
-        let others = self.rqs[cpu.idx()]
+        let others = self.sched.rqs[cpu.idx()]
             .rt
             .queue
             .iter()
@@ -191,9 +166,9 @@ impl<S: Sink> Sim<S> {
     /// queued RT prio, `MAX_RT_PRIO` when it runs fair work or nothing.
     /// A CPU running a deadline task counts as better than any RT prio.
     fn cpupri(&self, cpu: CpuId) -> i32 {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         if let Some(c) = rq.curr {
-            if self.class_of(c) == Class::Dl {
+            if self.sched.class_of(c) == Class::Dl {
                 return -1;
             }
         }
@@ -203,7 +178,7 @@ impl<S: Sink> Sim<S> {
     /// `find_lowest_rq`: an allowed CPU of the lowest priority class below
     /// `t`'s prio, nearest to `t`'s CPU; None if there is none.
     pub(crate) fn find_lowest_rq(&self, t: TaskId, this: CpuId) -> Option<CpuId> {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let prev = task.cpu;
         let mut best = task.prio; // must be strictly lower priority (higher number)
         let mut mask: Vec<CpuId> = Vec::new();
@@ -223,7 +198,7 @@ impl<S: Sink> Sim<S> {
         if mask.contains(&prev) {
             return Some(prev);
         }
-        for sd in self.domains.domains(prev) {
+        for sd in self.sched.domains.domains(prev) {
             if mask.contains(&this) && sd.span.test(this) {
                 return Some(this);
             }
@@ -236,16 +211,16 @@ impl<S: Sink> Sim<S> {
 
     /// `select_task_rq_rt` for a wakeup or fork of `t`.
     pub(crate) fn select_task_rq_rt(&self, t: TaskId, this: CpuId) -> CpuId {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let cpu = if task.cpus_allowed.test(task.cpu) {
             task.cpu
         } else {
             task.cpus_allowed.first().expect("non-empty affinity")
         };
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         let curr_blocks = rq.curr.is_some_and(|c| {
-            let ct = &self.tasks[c.idx()];
-            match self.class_of(c) {
+            let ct = &self.sched.tasks[c.idx()];
+            match self.sched.class_of(c) {
                 Class::Dl => true,
                 Class::Rt => ct.cpus_allowed.weight() < 2 || ct.prio <= task.prio,
                 Class::Fair => false,
@@ -264,58 +239,59 @@ impl<S: Sink> Sim<S> {
     /// The task `push_rt_task` would move from `cpu`: the best queued RT
     /// task that is not running and may run elsewhere.
     fn pushable_rt(&self, cpu: CpuId) -> Option<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         rq.rt
             .queue
             .iter()
             .map(|&(_, _, t)| t)
-            .find(|&t| rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.weight() > 1)
+            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.weight() > 1)
     }
 
     /// `push_rt_tasks`: move waiting RT tasks of an overloaded `cpu` to
     /// CPUs where they would run at once.
     pub(crate) fn push_rt_tasks(&mut self, cpu: CpuId) {
         for _ in 0..self.machine.nr_cpus() {
-            if self.rqs[cpu.idx()].rt.queue.len() < 2 {
+            if self.sched.rqs[cpu.idx()].rt.queue.len() < 2 {
                 return;
             }
             let Some(p) = self.pushable_rt(cpu) else {
                 return;
             };
             // Only if it cannot run here now.
-            let curr_prio = self.rqs[cpu.idx()]
+            let curr_prio = self.sched.rqs[cpu.idx()]
                 .curr
-                .map_or(MAX_RT_PRIO + 40, |c| self.tasks[c.idx()].prio);
-            if self.tasks[p.idx()].prio < curr_prio && !self.rqs[cpu.idx()].rt.throttled {
+                .map_or(MAX_RT_PRIO + 40, |c| self.sched.tasks[c.idx()].prio);
+            if self.sched.tasks[p.idx()].prio < curr_prio && !self.sched.rqs[cpu.idx()].rt.throttled
+            {
                 return; // it will preempt curr here
             }
             let Some(dst) = self.find_lowest_rq(p, cpu) else {
                 return;
             };
-            if dst == cpu || self.cpupri(dst) <= self.tasks[p.idx()].prio {
+            if dst == cpu || self.cpupri(dst) <= self.sched.tasks[p.idx()].prio {
                 return;
             }
             self.move_rt_task(p, cpu, dst);
-            self.cpu_stats[cpu.idx()].rt_push += 1;
+            self.acct.cpu_stats[cpu.idx()].rt_push += 1;
         }
     }
 
     /// `pull_rt_task`: `this` is about to run something of lower priority;
     /// take the best waiting RT task it can run from an overloaded CPU.
     pub(crate) fn pull_rt_task(&mut self, this: CpuId) {
-        if self.rqs[this.idx()].rt.throttled {
+        if self.sched.rqs[this.idx()].rt.throttled {
             return;
         }
-        let mine = self.rqs[this.idx()].rt.highest_prio();
+        let mine = self.sched.rqs[this.idx()].rt.highest_prio();
         let mut best: Option<(i32, TaskId, CpuId)> = None;
         for c in 0..self.machine.nr_cpus() {
             let src = CpuId(c as u32);
-            if src == this || self.rqs[c].rt.queue.len() < 2 {
+            if src == this || self.sched.rqs[c].rt.queue.len() < 2 {
                 continue;
             }
-            let rq = &self.rqs[c];
+            let rq = &self.sched.rqs[c];
             for &(p, _, t) in &rq.rt.queue {
-                if rq.curr == Some(t) || !self.tasks[t.idx()].cpus_allowed.test(this) {
+                if rq.curr == Some(t) || !self.sched.tasks[t.idx()].cpus_allowed.test(this) {
                     continue;
                 }
                 if p < mine && best.is_none_or(|(bp, _, _)| p < bp) {
@@ -326,7 +302,7 @@ impl<S: Sink> Sim<S> {
         }
         if let Some((_, t, src)) = best {
             self.move_rt_task(t, src, this);
-            self.cpu_stats[this.idx()].rt_pull += 1;
+            self.acct.cpu_stats[this.idx()].rt_pull += 1;
         }
     }
 
@@ -336,10 +312,10 @@ impl<S: Sink> Sim<S> {
         self.dequeue_rt(t);
         self.set_task_cpu(t, dst, src);
         self.enqueue_rt(t, dst);
-        let rq = &self.rqs[dst.idx()];
+        let rq = &self.sched.rqs[dst.idx()];
         let preempt = match rq.curr {
             None => true,
-            Some(c) => self.tasks[t.idx()].prio < self.tasks[c.idx()].prio,
+            Some(c) => self.sched.tasks[t.idx()].prio < self.sched.tasks[c.idx()].prio,
         };
         if preempt {
             self.resched_curr(dst, false, src);
@@ -357,13 +333,13 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn rt_period_timer(&mut self) {
         for c in 0..self.machine.nr_cpus() {
             let cpu = CpuId(c as u32);
-            if self.rqs[c]
+            if self.sched.rqs[c]
                 .curr
-                .is_some_and(|t| self.class_of(t) == Class::Rt)
+                .is_some_and(|t| self.sched.class_of(t) == Class::Rt)
             {
                 self.update_curr_rt(cpu);
             }
-            let rt = &mut self.rqs[c].rt;
+            let rt = &mut self.sched.rqs[c].rt;
             rt.rt_time = rt.rt_time.saturating_sub(RT_RUNTIME_NS);
             if rt.throttled && rt.rt_time < RT_RUNTIME_NS {
                 rt.throttled = false;
@@ -374,25 +350,5 @@ impl<S: Sink> Sim<S> {
         }
         let at = self.now + RT_PERIOD_NS;
         self.queue.push(at, Event::RtPeriod);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rt_priorities_map_to_kernel_prio() {
-        assert_eq!(rt_prio(99), 0);
-        assert_eq!(rt_prio(1), 98);
-        assert_eq!(rt_prio(10), 89);
-        let mut q = RtRq::default();
-        assert_eq!(q.highest_prio(), MAX_RT_PRIO);
-        q.queue.insert((89, 2, TaskId(0)));
-        q.queue.insert((50, 3, TaskId(1)));
-        q.queue.insert((50, 1, TaskId(2)));
-        // Best prio first, then arrival order within it.
-        assert_eq!(q.highest_prio(), 50);
-        assert_eq!(q.queue.first().unwrap().2, TaskId(2));
     }
 }

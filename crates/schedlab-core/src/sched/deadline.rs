@@ -35,129 +35,23 @@
 //! reclaiming, no `dl_server` for fair tasks; the replenishment timer has
 //! no slack; push/pull costs are not charged.
 
-use crate::core::Class;
-use crate::engine::{Sim, SimError};
 use crate::event::Event;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
-use crate::program::{DlParams, Policy, Workload};
+use crate::program::DlParams;
+use crate::rq::Class;
+use crate::sim::Sim;
+use crate::task::DlState;
 use crate::time::Nanos;
-use std::collections::BTreeSet;
-
-/// Smallest runtime accepted (`1 << DL_SCALE` ns).
-pub const DL_MIN_RUNTIME_NS: Nanos = 1024;
-/// `sysctl_sched_dl_period_min` (100 µs).
-pub const DL_PERIOD_MIN_NS: Nanos = 100_000;
-/// `sysctl_sched_dl_period_max` (4 s).
-pub const DL_PERIOD_MAX_NS: Nanos = 4_000_000_000;
-
-/// A CPU's deadline runqueue (`struct dl_rq`).
-#[derive(Clone, Debug, Default)]
-pub struct DlRq {
-    /// Queued deadline tasks by (absolute deadline, arrival); curr stays.
-    pub queue: BTreeSet<(Nanos, u64, TaskId)>,
-}
-
-/// A task's deadline-class state (`struct sched_dl_entity`).
-#[derive(Clone, Debug, Default)]
-pub struct DlState {
-    /// Parameters (None while the task is not a deadline task).
-    pub params: Option<DlParams>,
-    /// Remaining runtime in the current period.
-    pub runtime: i64,
-    /// Absolute deadline.
-    pub deadline: Nanos,
-    /// Out of runtime, waiting for the replenishment timer.
-    pub throttled: bool,
-    /// Generation of the armed replenishment timer.
-    pub timer_gen: u32,
-    /// Arrival stamp in its queue.
-    pub seq: u64,
-    /// Deadlines missed (a replenishment found the deadline already past).
-    pub misses: u64,
-    /// Replenishments.
-    pub periods: u64,
-}
-
-/// Checks one parameter set as `sched_setattr` does (`__checkparam_dl`).
-pub fn check_params(p: &DlParams) -> Result<(), String> {
-    if p.runtime_ns < DL_MIN_RUNTIME_NS {
-        return Err(format!("dl-runtime {} ns is below 1024 ns", p.runtime_ns));
-    }
-    if p.deadline_ns < p.runtime_ns {
-        return Err(format!(
-            "dl-deadline {} µs is shorter than dl-runtime {} µs",
-            p.deadline_ns / 1000,
-            p.runtime_ns / 1000
-        ));
-    }
-    if p.period_ns < p.deadline_ns {
-        return Err(format!(
-            "dl-period {} µs is shorter than dl-deadline {} µs",
-            p.period_ns / 1000,
-            p.deadline_ns / 1000
-        ));
-    }
-    if p.period_ns < DL_PERIOD_MIN_NS || p.period_ns > DL_PERIOD_MAX_NS {
-        return Err(format!(
-            "dl-period {} µs is outside 100 µs..4 s",
-            p.period_ns / 1000
-        ));
-    }
-    Ok(())
-}
-
-/// Admission control over a whole workload: each deadline task counts
-/// with the largest bandwidth it ever asks for.
-pub fn admit(w: &Workload, ncpu: usize) -> Result<(), SimError> {
-    let mut total = 0.0f64;
-    for t in &w.tasks {
-        let mut sets: Vec<&DlParams> = Vec::new();
-        if t.policy == Policy::Deadline {
-            match &t.dl {
-                Some(p) => sets.push(p),
-                None => {
-                    return Err(SimError::Workload(format!(
-                        "task '{}': SCHED_DEADLINE without dl-runtime (sched_setattr would fail with EINVAL)",
-                        t.name
-                    )))
-                }
-            }
-        }
-        for ph in &t.program.phases {
-            if let (Some((Policy::Deadline, _)), Some(p)) = (ph.sched, &ph.dl) {
-                sets.push(p);
-            }
-        }
-        let mut bw = 0.0f64;
-        for p in sets {
-            check_params(p).map_err(|e| {
-                SimError::Workload(format!(
-                    "task '{}': {e} (sched_setattr would fail with EINVAL)",
-                    t.name
-                ))
-            })?;
-            bw = bw.max(p.runtime_ns as f64 / p.period_ns as f64);
-        }
-        total += bw;
-    }
-    let cap = 0.95 * ncpu as f64;
-    if total > cap + 1e-9 {
-        return Err(SimError::Workload(format!(
-            "SCHED_DEADLINE admission control: the deadline tasks ask for {total:.3} CPUs of bandwidth, more than 95 % of {ncpu} CPUs ({cap:.2}); sched_setattr would fail with EBUSY"
-        )));
-    }
-    Ok(())
-}
 
 impl<S: Sink> Sim<S> {
     fn dl_key(&self, t: TaskId) -> (Nanos, u64, TaskId) {
-        let d = &self.tasks[t.idx()].dl;
+        let d = &self.sched.tasks[t.idx()].dl;
         (d.deadline, d.seq, t)
     }
 
     fn dl_params(&self, t: TaskId) -> DlParams {
-        self.tasks[t.idx()]
+        self.sched.tasks[t.idx()]
             .dl
             .params
             .expect("deadline task has parameters")
@@ -167,7 +61,7 @@ impl<S: Sink> Sim<S> {
     fn update_dl_entity(&mut self, t: TaskId) {
         let now = self.now;
         let p = self.dl_params(t);
-        let d = &mut self.tasks[t.idx()].dl;
+        let d = &mut self.sched.tasks[t.idx()].dl;
         let overflow = |d: &DlState| {
             // r / (d − t) > Q / P  ⇔  r·P > (d − t)·Q
             let left = d.runtime.max(0) as u128 * p.period_ns as u128;
@@ -193,7 +87,7 @@ impl<S: Sink> Sim<S> {
     fn replenish_dl(&mut self, t: TaskId) {
         let now = self.now;
         let p = self.dl_params(t);
-        let d = &mut self.tasks[t.idx()].dl;
+        let d = &mut self.sched.tasks[t.idx()].dl;
         d.periods += 1;
         while d.runtime <= 0 {
             d.deadline += p.period_ns;
@@ -210,7 +104,7 @@ impl<S: Sink> Sim<S> {
     /// `enqueue_task_dl`; `wakeup` applies the CBS wakeup rule. A throttled
     /// task is not queued (its timer will).
     pub(crate) fn enqueue_dl(&mut self, t: TaskId, cpu: CpuId, wakeup: bool) {
-        if self.tasks[t.idx()].dl.throttled {
+        if self.sched.tasks[t.idx()].dl.throttled {
             return;
         }
         if wakeup {
@@ -220,35 +114,39 @@ impl<S: Sink> Sim<S> {
     }
 
     fn insert_dl(&mut self, t: TaskId, cpu: CpuId) {
-        self.rt_seq += 1;
-        self.tasks[t.idx()].dl.seq = self.rt_seq;
+        self.sched.rt_seq += 1;
+        self.sched.tasks[t.idx()].dl.seq = self.sched.rt_seq;
         let key = self.dl_key(t);
-        let fresh = self.rqs[cpu.idx()].dl.queue.insert(key);
+        let fresh = self.sched.rqs[cpu.idx()].dl.queue.insert(key);
         debug_assert!(fresh, "deadline task queued twice");
-        self.rqs[cpu.idx()].nr_running += 1;
-        if self.rqs[cpu.idx()].nr_running >= 2 {
-            self.rd_overloaded = true;
+        self.sched.rqs[cpu.idx()].nr_running += 1;
+        if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+            self.sched.rd_overloaded = true;
         }
     }
 
     /// `dequeue_task_dl` (a throttled task is already off the queue).
     pub(crate) fn dequeue_dl(&mut self, t: TaskId) {
-        let cpu = self.tasks[t.idx()].cpu;
+        let cpu = self.sched.tasks[t.idx()].cpu;
         let key = self.dl_key(t);
-        if self.rqs[cpu.idx()].dl.queue.remove(&key) {
-            self.rqs[cpu.idx()].nr_running -= 1;
+        if self.sched.rqs[cpu.idx()].dl.queue.remove(&key) {
+            self.sched.rqs[cpu.idx()].nr_running -= 1;
         }
     }
 
     /// Is `t` on its CPU's deadline queue?
     pub(crate) fn dl_queued(&self, t: TaskId) -> bool {
-        let cpu = self.tasks[t.idx()].cpu;
-        self.rqs[cpu.idx()].dl.queue.contains(&self.dl_key(t))
+        let cpu = self.sched.tasks[t.idx()].cpu;
+        self.sched.rqs[cpu.idx()].dl.queue.contains(&self.dl_key(t))
     }
 
     /// `pick_task_dl`: earliest deadline.
     pub(crate) fn pick_dl(&self, cpu: CpuId) -> Option<TaskId> {
-        self.rqs[cpu.idx()].dl.queue.first().map(|&(_, _, t)| t)
+        self.sched.rqs[cpu.idx()]
+            .dl
+            .queue
+            .first()
+            .map(|&(_, _, t)| t)
     }
 
     /// `update_curr_dl`: charge the running deadline task; out of runtime
@@ -257,8 +155,8 @@ impl<S: Sink> Sim<S> {
         let Some((t, delta)) = self.update_curr_common(cpu) else {
             return;
         };
-        self.tasks[t.idx()].dl.runtime -= delta as i64;
-        if self.tasks[t.idx()].dl.runtime <= 0 && !self.tasks[t.idx()].dl.throttled {
+        self.sched.tasks[t.idx()].dl.runtime -= delta as i64;
+        if self.sched.tasks[t.idx()].dl.runtime <= 0 && !self.sched.tasks[t.idx()].dl.throttled {
             self.dl_throttle(t, cpu);
         }
     }
@@ -271,7 +169,7 @@ impl<S: Sink> Sim<S> {
         if queued {
             self.dequeue_dl(t);
         }
-        let d = &self.tasks[t.idx()].dl;
+        let d = &self.sched.tasks[t.idx()].dl;
         // The next period starts at deadline − D + P.
         let act = d.deadline - p.deadline_ns + p.period_ns;
         if act <= self.now {
@@ -280,7 +178,7 @@ impl<S: Sink> Sim<S> {
                 self.insert_dl(t, cpu);
             }
         } else {
-            let d = &mut self.tasks[t.idx()].dl;
+            let d = &mut self.sched.tasks[t.idx()].dl;
             d.throttled = true;
             d.timer_gen = d.timer_gen.wrapping_add(1);
             let gen = d.timer_gen;
@@ -292,15 +190,15 @@ impl<S: Sink> Sim<S> {
     /// `dl_task_timer`: replenish and, if the task is runnable, queue it
     /// and preempt a later deadline.
     pub(crate) fn dl_timer(&mut self, t: TaskId, gen: u32) {
-        let d = &self.tasks[t.idx()].dl;
+        let d = &self.sched.tasks[t.idx()].dl;
         if d.timer_gen != gen || !d.throttled {
             return;
         }
-        self.tasks[t.idx()].dl.throttled = false;
+        self.sched.tasks[t.idx()].dl.throttled = false;
         self.replenish_dl(t);
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let runnable =
-            task.state == crate::task::TaskState::Runnable && self.class_of(t) == Class::Dl;
+            task.state == crate::task::TaskState::Runnable && self.sched.class_of(t) == Class::Dl;
         if !runnable {
             return;
         }
@@ -312,12 +210,12 @@ impl<S: Sink> Sim<S> {
 
     /// Does `t` preempt the current task of `cpu`?
     pub(crate) fn check_preempt_dl(&mut self, cpu: CpuId, t: TaskId, from: CpuId) {
-        let preempt = match self.rqs[cpu.idx()].curr {
+        let preempt = match self.sched.rqs[cpu.idx()].curr {
             None => true,
             Some(c) if c == t => false,
             Some(c) => {
-                self.class_of(c) != Class::Dl
-                    || self.tasks[t.idx()].dl.deadline < self.tasks[c.idx()].dl.deadline
+                self.sched.class_of(c) != Class::Dl
+                    || self.sched.tasks[t.idx()].dl.deadline < self.sched.tasks[c.idx()].dl.deadline
             }
         };
         if preempt {
@@ -327,17 +225,17 @@ impl<S: Sink> Sim<S> {
 
     /// `select_task_rq_dl` / `find_later_rq`.
     pub(crate) fn select_task_rq_dl(&self, t: TaskId) -> CpuId {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let prev = if task.cpus_allowed.test(task.cpu) {
             task.cpu
         } else {
             task.cpus_allowed.first().expect("non-empty affinity")
         };
         let busy_with_dl = |c: CpuId| {
-            self.rqs[c.idx()]
+            self.sched.rqs[c.idx()]
                 .curr
-                .filter(|&x| self.class_of(x) == Class::Dl)
-                .map(|x| self.tasks[x.idx()].dl.deadline)
+                .filter(|&x| self.sched.class_of(x) == Class::Dl)
+                .map(|x| self.sched.tasks[x.idx()].dl.deadline)
         };
         let my_deadline = match task.dl.deadline {
             0 => self.now + self.dl_params(t).deadline_ns,
@@ -350,10 +248,10 @@ impl<S: Sink> Sim<S> {
         }
         // A CPU without a deadline task, idle ones first, nearest first.
         let mut free: Option<CpuId> = None;
-        for sd in self.domains.domains(prev) {
+        for sd in self.sched.domains.domains(prev) {
             for c in sd.span.iter().filter(|&c| task.cpus_allowed.test(c)) {
-                if busy_with_dl(c).is_none() && self.rqs[c.idx()].dl.queue.is_empty() {
-                    if self.rqs[c.idx()].curr.is_none() {
+                if busy_with_dl(c).is_none() && self.sched.rqs[c.idx()].dl.queue.is_empty() {
+                    if self.sched.rqs[c.idx()].curr.is_none() {
                         return c;
                     }
                     free.get_or_insert(c);
@@ -375,22 +273,22 @@ impl<S: Sink> Sim<S> {
     /// nearest to `from` first), else the one whose running deadline task
     /// has the latest deadline, if later than `t`'s.
     fn find_later_rq(&self, t: TaskId, from: CpuId) -> Option<CpuId> {
-        let task = &self.tasks[t.idx()];
+        let task = &self.sched.tasks[t.idx()];
         let running_dl = |c: CpuId| {
-            self.rqs[c.idx()]
+            self.sched.rqs[c.idx()]
                 .curr
-                .filter(|&x| self.class_of(x) == Class::Dl)
-                .map(|x| self.tasks[x.idx()].dl.deadline)
+                .filter(|&x| self.sched.class_of(x) == Class::Dl)
+                .map(|x| self.sched.tasks[x.idx()].dl.deadline)
         };
         let mut free: Option<CpuId> = None;
-        for sd in self.domains.domains(from) {
+        for sd in self.sched.domains.domains(from) {
             for c in sd
                 .span
                 .iter()
                 .filter(|&c| c != from && task.cpus_allowed.test(c))
             {
-                if running_dl(c).is_none() && self.rqs[c.idx()].dl.queue.is_empty() {
-                    if self.rqs[c.idx()].curr.is_none() {
+                if running_dl(c).is_none() && self.sched.rqs[c.idx()].dl.queue.is_empty() {
+                    if self.sched.rqs[c.idx()].curr.is_none() {
                         return Some(c);
                     }
                     free.get_or_insert(c);
@@ -412,29 +310,30 @@ impl<S: Sink> Sim<S> {
     /// The deadline task `push_dl_task` would move from `cpu`: the queued,
     /// not running one with the earliest deadline that may run elsewhere.
     fn pushable_dl(&self, cpu: CpuId) -> Option<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
+        let rq = &self.sched.rqs[cpu.idx()];
         rq.dl
             .queue
             .iter()
             .map(|&(_, _, t)| t)
-            .find(|&t| rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.weight() > 1)
+            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.weight() > 1)
     }
 
     /// `push_dl_tasks`: move queued deadline tasks that cannot run on
     /// `cpu` now to CPUs where they would (global EDF).
     pub(crate) fn push_dl_tasks(&mut self, cpu: CpuId) {
         for _ in 0..self.machine.nr_cpus() {
-            if self.rqs[cpu.idx()].dl.queue.len() < 2 {
+            if self.sched.rqs[cpu.idx()].dl.queue.len() < 2 {
                 return;
             }
             let Some(p) = self.pushable_dl(cpu) else {
                 return;
             };
-            let runs_here = match self.rqs[cpu.idx()].curr {
+            let runs_here = match self.sched.rqs[cpu.idx()].curr {
                 None => true,
                 Some(c) => {
-                    self.class_of(c) != Class::Dl
-                        || self.tasks[p.idx()].dl.deadline < self.tasks[c.idx()].dl.deadline
+                    self.sched.class_of(c) != Class::Dl
+                        || self.sched.tasks[p.idx()].dl.deadline
+                            < self.sched.tasks[c.idx()].dl.deadline
                 }
             };
             if runs_here {
@@ -444,7 +343,7 @@ impl<S: Sink> Sim<S> {
                 return;
             };
             self.move_dl_task(p, cpu, dst);
-            self.cpu_stats[cpu.idx()].dl_push += 1;
+            self.acct.cpu_stats[cpu.idx()].dl_push += 1;
         }
     }
 
@@ -452,16 +351,20 @@ impl<S: Sink> Sim<S> {
     /// deadline (or no deadline task); take the queued deadline task with
     /// the earliest deadline that could run here from an overloaded CPU.
     pub(crate) fn pull_dl_task(&mut self, this: CpuId) {
-        let mine = self.rqs[this.idx()].dl.queue.first().map(|&(d, _, _)| d);
+        let mine = self.sched.rqs[this.idx()]
+            .dl
+            .queue
+            .first()
+            .map(|&(d, _, _)| d);
         let mut best: Option<(Nanos, TaskId, CpuId)> = None;
         for c in 0..self.machine.nr_cpus() {
             let src = CpuId(c as u32);
-            if src == this || self.rqs[c].dl.queue.len() < 2 {
+            if src == this || self.sched.rqs[c].dl.queue.len() < 2 {
                 continue;
             }
-            let rq = &self.rqs[c];
+            let rq = &self.sched.rqs[c];
             let cand = rq.dl.queue.iter().find(|&&(_, _, t)| {
-                rq.curr != Some(t) && self.tasks[t.idx()].cpus_allowed.test(this)
+                rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.test(this)
             });
             if let Some(&(d, _, t)) = cand {
                 if mine.is_none_or(|m| d < m) && best.is_none_or(|(bd, _, _)| d < bd) {
@@ -471,7 +374,7 @@ impl<S: Sink> Sim<S> {
         }
         if let Some((_, t, src)) = best {
             self.move_dl_task(t, src, this);
-            self.cpu_stats[this.idx()].dl_pull += 1;
+            self.acct.cpu_stats[this.idx()].dl_pull += 1;
         }
     }
 
@@ -488,46 +391,9 @@ impl<S: Sink> Sim<S> {
     /// `yield_task_dl`: give up the rest of this period's runtime.
     pub(crate) fn yield_dl(&mut self, cpu: CpuId, t: TaskId) {
         self.update_curr_dl(cpu);
-        if !self.tasks[t.idx()].dl.throttled {
-            self.tasks[t.idx()].dl.runtime = 0;
+        if !self.sched.tasks[t.idx()].dl.throttled {
+            self.sched.tasks[t.idx()].dl.runtime = 0;
             self.dl_throttle(t, cpu);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(q: u64, d: u64, per: u64) -> DlParams {
-        DlParams {
-            runtime_ns: q * 1000,
-            deadline_ns: d * 1000,
-            period_ns: per * 1000,
-        }
-    }
-
-    #[test]
-    fn parameter_checks() {
-        assert!(check_params(&p(10_000, 100_000, 100_000)).is_ok());
-        assert!(check_params(&p(10_000, 5_000, 100_000))
-            .unwrap_err()
-            .contains("shorter than dl-runtime"));
-        assert!(check_params(&p(10_000, 100_000, 50_000))
-            .unwrap_err()
-            .contains("shorter than dl-deadline"));
-        assert!(check_params(&p(10, 50, 50))
-            .unwrap_err()
-            .contains("outside"));
-        assert!(check_params(&p(10_000, 100_000, 5_000_000))
-            .unwrap_err()
-            .contains("outside"));
-        assert!(check_params(&DlParams {
-            runtime_ns: 1000,
-            deadline_ns: 1_000_000,
-            period_ns: 1_000_000
-        })
-        .unwrap_err()
-        .contains("1024"));
     }
 }

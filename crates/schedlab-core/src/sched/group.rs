@@ -1,5 +1,4 @@
-//! Group scheduling on the simulator: building the task-group hierarchy
-//! from the workload, walking a task's entities from its own queue up to
+//! Group scheduling on the simulator: walking a task's entities from its own queue up to
 //! `rq->cfs`, hierarchical task counts, group entity weights
 //! (`update_cfs_group`), group load publishing and `task_h_load`, and
 //! moving a task between groups (`sched_move_task`).
@@ -7,7 +6,7 @@
 //! Kernel reference: fair.c `for_each_sched_entity`, `find_matching_se`,
 //! `update_cfs_group`, `update_tg_load_avg`, `task_h_load`,
 //! core.c `sched_move_task` (kernel-model.md §13). The arithmetic is in
-//! `fair::group`; bandwidth control in `bandwidth.rs`.
+//! `fair::group`; bandwidth control in `sched/bandwidth.rs`.
 //!
 //! Deviations:
 //! * Group entities are never delayed (DELAY_DEQUEUE acts on task entities
@@ -18,14 +17,12 @@
 //!   `load_avg` (as without CONFIG_FAIR_GROUP_SCHED); tasks in groups use
 //!   `task_h_load`.
 
-use crate::engine::{Sim, SimError};
-use crate::fair::bandwidth::CfsBandwidth;
 use crate::fair::eevdf::{self, EnqueueKind};
 use crate::fair::group::{calc_group_shares, tg_load_delta, TaskGroup};
 use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
 use crate::observe::Sink;
-use crate::program::Workload;
-use crate::rq::{CfsRq, SchedEntity};
+use crate::rq::Class;
+use crate::sim::{SchedState, Sim};
 use crate::task::TaskState;
 
 /// Deepest hierarchy accepted (levels below the root).
@@ -46,103 +43,6 @@ impl SePath {
     }
 }
 
-/// Builds the groups of a workload: the root group over the CPUs' root
-/// queues, then, per listed group and CPU, a queue and a group entity.
-/// Returns the groups; queues and entities are appended to the arenas.
-pub(crate) fn build_groups(
-    workload: &Workload,
-    n: usize,
-    base_slice: crate::time::Nanos,
-    cfs: &mut Vec<CfsRq>,
-    ents: &mut Vec<SchedEntity>,
-) -> Result<Vec<TaskGroup>, SimError> {
-    let mut groups = vec![TaskGroup {
-        path: "/".into(),
-        parent: None,
-        depth: 0,
-        shares: 1024,
-        idle: false,
-        cfs_rq: (0..n).map(|c| CfsRqId(c as u32)).collect(),
-        se: Vec::new(),
-        load_avg: 0,
-        bw: None,
-        usage_ns: 0,
-        system_ns: 0,
-        children: Vec::new(),
-    }];
-    for spec in &workload.groups {
-        if groups.iter().any(|g| g.path == spec.path) {
-            return Err(SimError::Workload(format!(
-                "task group '{}' is listed twice",
-                spec.path
-            )));
-        }
-        let parent_path = spec.parent_path();
-        let Some(parent) = groups.iter().position(|g| g.path == parent_path) else {
-            return Err(SimError::Workload(format!(
-                "task group '{}': its parent '{parent_path}' is not listed before it",
-                spec.path
-            )));
-        };
-        let depth = groups[parent].depth + 1;
-        if depth as usize > MAX_GROUP_DEPTH {
-            return Err(SimError::Workload(format!(
-                "task group '{}': more than {MAX_GROUP_DEPTH} levels deep",
-                spec.path
-            )));
-        }
-        let id = GroupId(groups.len() as u32);
-        let mut g = TaskGroup {
-            path: spec.path.clone(),
-            parent: Some(GroupId(parent as u32)),
-            depth,
-            shares: spec.shares,
-            idle: spec.idle,
-            cfs_rq: Vec::with_capacity(n),
-            se: Vec::with_capacity(n),
-            load_avg: 0,
-            bw: spec
-                .quota_ns
-                .map(|q| CfsBandwidth::new(q, spec.period_ns, spec.burst_ns)),
-            usage_ns: 0,
-            system_ns: 0,
-            children: Vec::new(),
-        };
-        let w = g.effective_shares();
-        for c in 0..n {
-            let q = CfsRqId(cfs.len() as u32);
-            let e = EntityId(ents.len() as u32);
-            let parent_q = groups[parent].cfs_rq[c];
-            let parent_se = groups[parent].se.get(c).copied();
-            cfs.push(CfsRq {
-                cpu: CpuId(c as u32),
-                tg: id,
-                se: Some(e),
-                bw: crate::rq::CfsRqBandwidth {
-                    enabled: g.bw.is_some(),
-                    ..Default::default()
-                },
-                ..Default::default()
-            });
-            ents.push(SchedEntity {
-                weight: w,
-                slice: base_slice,
-                cfs_rq: parent_q,
-                my_q: Some(q),
-                parent: parent_se,
-                depth: depth - 1,
-                idle: g.idle,
-                ..Default::default()
-            });
-            g.cfs_rq.push(q);
-            g.se.push(e);
-        }
-        groups[parent].children.push(id);
-        groups.push(g);
-    }
-    Ok(groups)
-}
-
 /// The group a path names.
 pub(crate) fn group_by_path(groups: &[TaskGroup], path: &str) -> Option<GroupId> {
     groups
@@ -151,7 +51,8 @@ pub(crate) fn group_by_path(groups: &[TaskGroup], path: &str) -> Option<GroupId>
         .map(|i| GroupId(i as u32))
 }
 
-impl<S: Sink> Sim<S> {
+/// Walks of the entity hierarchy that need nothing but the scheduler state.
+impl SchedState {
     /// The queue task `t`'s entity sits on: its group's queue on its CPU.
     #[inline]
     pub(crate) fn task_cfs_rq(&self, t: TaskId) -> CfsRqId {
@@ -234,132 +135,6 @@ impl<S: Sink> Sim<S> {
         (se, pse)
     }
 
-    /// Adds to the hierarchical task counts from queue `q` upward. Above an
-    /// idle group every task counts as idle. Under legacy throttling the
-    /// walk stops at a throttled queue (its group entity is off its parent).
-    /// Returns true when the walk reached the root (the caller changes
-    /// `rq->nr_running`).
-    pub(crate) fn add_h_counts(&mut self, mut q: CfsRqId, dq: i32, dr: i32, mut di: i32) -> bool {
-        let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
-        loop {
-            let c = &mut self.cfs[q.idx()];
-            c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(dq);
-            c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(dr);
-            c.h_nr_idle = c.h_nr_idle.wrapping_add_signed(di);
-            if self.groups[c.tg.idx()].idle {
-                di = dq;
-            }
-            if legacy && c.bw.throttled {
-                return false;
-            }
-            match c.se {
-                None => return true,
-                Some(ge) => q = self.ents[ge.idx()].cfs_rq,
-            }
-        }
-    }
-
-    /// PELT of entity `e` and of the queue it sits on, up to `now`.
-    pub(crate) fn update_load_avg_se(&mut self, e: EntityId) {
-        let now = self.now;
-        let q = self.se_cfs_rq(e);
-        let (running, runnable) = {
-            let cfs = &self.cfs[q.idx()];
-            let se = &self.ents[e.idx()];
-            let runnable = match se.my_q {
-                Some(mq) => self.cfs[mq.idx()].h_nr_runnable as u64,
-                None => se.on_rq as u64,
-            };
-            (cfs.curr == Some(e), runnable)
-        };
-        let se = &mut self.ents[e.idx()];
-        let on = se.on_rq as u64;
-        se.avg.update(now, on, runnable.min(1), running, se.weight);
-        let cfs = &mut self.cfs[q.idx()];
-        cfs.avg.update(
-            now,
-            cfs.load_weight,
-            cfs.h_nr_queued as u64,
-            cfs.curr.is_some(),
-            1,
-        );
-        self.update_tg_load_avg(q);
-    }
-
-    /// `update_tg_load_avg`: publish a group queue's load into its group.
-    fn update_tg_load_avg(&mut self, q: CfsRqId) {
-        let c = &self.cfs[q.idx()];
-        if c.se.is_none() {
-            return;
-        }
-        if let Some(d) = tg_load_delta(
-            c.avg.load_avg,
-            c.tg_load_avg_contrib,
-            self.now,
-            c.last_tg_update,
-        ) {
-            let tg = c.tg;
-            let c = &mut self.cfs[q.idx()];
-            c.tg_load_avg_contrib = c.avg.load_avg;
-            c.last_tg_update = self.now;
-            let g = &mut self.groups[tg.idx()];
-            g.load_avg = g.load_avg.saturating_add_signed(d);
-        }
-    }
-
-    /// `update_cfs_group`: recompute group entity `ge`'s weight from its
-    /// queue's load and reweight it on its parent queue.
-    pub(crate) fn update_cfs_group(&mut self, ge: EntityId) {
-        let Some(gq) = self.ents[ge.idx()].my_q else {
-            return;
-        };
-        let c = &self.cfs[gq.idx()];
-        let g = &self.groups[c.tg.idx()];
-        let shares = calc_group_shares(
-            g.effective_shares(),
-            c.load_weight,
-            c.avg.load_avg,
-            g.load_avg,
-            c.tg_load_avg_contrib,
-        );
-        if shares == self.ents[ge.idx()].weight {
-            return;
-        }
-        let pq = self.ents[ge.idx()].cfs_rq;
-        eevdf::reweight_entity(
-            &mut self.cfs[pq.idx()],
-            &mut self.ents,
-            ge,
-            shares,
-            self.now,
-            &self.p,
-        );
-    }
-
-    /// `task_h_load`: the share of its CPU's root load a task stands for.
-    pub(crate) fn task_h_load(&self, t: TaskId) -> u64 {
-        let se = self.tasks[t.idx()].se;
-        let load = self.ents[se.idx()].avg.load_avg;
-        let mut q = self.task_cfs_rq(t);
-        if self.cfs[q.idx()].se.is_none() {
-            return load;
-        }
-        // h_load(q) = h_load(parent) × ge.load_avg / (parent.load_avg + 1),
-        // h_load(root) = root.load_avg; computed top-down along the path.
-        let mut chain = Vec::with_capacity(4);
-        while let Some(ge) = self.cfs[q.idx()].se {
-            chain.push((q, ge));
-            q = self.ents[ge.idx()].cfs_rq;
-        }
-        let mut h = self.cfs[q.idx()].avg.load_avg as u128;
-        let mut parent_load = self.cfs[q.idx()].avg.load_avg as u128;
-        for &(cq, ge) in chain.iter().rev() {
-            h = h * self.ents[ge.idx()].avg.load_avg as u128 / (parent_load + 1);
-            parent_load = self.cfs[cq.idx()].avg.load_avg as u128;
-        }
-        (load as u128 * h / (parent_load + 1)) as u64
-    }
-
     /// Queued tasks of `cpu` that are not running (the kernel's
     /// `cfs_tasks` minus curr), found by walking the queues.
     pub(crate) fn queued_tasks(&self, cpu: CpuId) -> Vec<TaskId> {
@@ -374,7 +149,7 @@ impl<S: Sink> Sim<S> {
         self.walk_queue(self.rqs[cpu.idx()].cfs, f);
     }
 
-    fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
+    pub(crate) fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
         let c = &self.cfs[q.idx()];
         for &(_, e) in &c.timeline {
             let se = &self.ents[e.idx()];
@@ -391,28 +166,162 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// The class of `t` (from its effective prio).
+    #[inline]
+    pub(crate) fn class_of(&self, t: TaskId) -> Class {
+        Class::of_prio(self.tasks[t.idx()].prio)
+    }
+}
+
+impl<S: Sink> Sim<S> {
+    /// Adds to the hierarchical task counts from queue `q` upward. Above an
+    /// idle group every task counts as idle. Under legacy throttling the
+    /// walk stops at a throttled queue (its group entity is off its parent).
+    /// Returns true when the walk reached the root (the caller changes
+    /// `rq->nr_running`).
+    pub(crate) fn add_h_counts(&mut self, mut q: CfsRqId, dq: i32, dr: i32, mut di: i32) -> bool {
+        let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
+        loop {
+            let c = &mut self.sched.cfs[q.idx()];
+            c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(dq);
+            c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(dr);
+            c.h_nr_idle = c.h_nr_idle.wrapping_add_signed(di);
+            if self.sched.groups[c.tg.idx()].idle {
+                di = dq;
+            }
+            if legacy && c.bw.throttled {
+                return false;
+            }
+            match c.se {
+                None => return true,
+                Some(ge) => q = self.sched.ents[ge.idx()].cfs_rq,
+            }
+        }
+    }
+
+    /// PELT of entity `e` and of the queue it sits on, up to `now`.
+    pub(crate) fn update_load_avg_se(&mut self, e: EntityId) {
+        let now = self.now;
+        let q = self.sched.se_cfs_rq(e);
+        let (running, runnable) = {
+            let cfs = &self.sched.cfs[q.idx()];
+            let se = &self.sched.ents[e.idx()];
+            let runnable = match se.my_q {
+                Some(mq) => self.sched.cfs[mq.idx()].h_nr_runnable as u64,
+                None => se.on_rq as u64,
+            };
+            (cfs.curr == Some(e), runnable)
+        };
+        let se = &mut self.sched.ents[e.idx()];
+        let on = se.on_rq as u64;
+        se.avg.update(now, on, runnable.min(1), running, se.weight);
+        let cfs = &mut self.sched.cfs[q.idx()];
+        cfs.avg.update(
+            now,
+            cfs.load_weight,
+            cfs.h_nr_queued as u64,
+            cfs.curr.is_some(),
+            1,
+        );
+        self.update_tg_load_avg(q);
+    }
+
+    /// `update_tg_load_avg`: publish a group queue's load into its group.
+    fn update_tg_load_avg(&mut self, q: CfsRqId) {
+        let c = &self.sched.cfs[q.idx()];
+        if c.se.is_none() {
+            return;
+        }
+        if let Some(d) = tg_load_delta(
+            c.avg.load_avg,
+            c.tg_load_avg_contrib,
+            self.now,
+            c.last_tg_update,
+        ) {
+            let tg = c.tg;
+            let c = &mut self.sched.cfs[q.idx()];
+            c.tg_load_avg_contrib = c.avg.load_avg;
+            c.last_tg_update = self.now;
+            let g = &mut self.sched.groups[tg.idx()];
+            g.load_avg = g.load_avg.saturating_add_signed(d);
+        }
+    }
+
+    /// `update_cfs_group`: recompute group entity `ge`'s weight from its
+    /// queue's load and reweight it on its parent queue.
+    pub(crate) fn update_cfs_group(&mut self, ge: EntityId) {
+        let Some(gq) = self.sched.ents[ge.idx()].my_q else {
+            return;
+        };
+        let c = &self.sched.cfs[gq.idx()];
+        let g = &self.sched.groups[c.tg.idx()];
+        let shares = calc_group_shares(
+            g.effective_shares(),
+            c.load_weight,
+            c.avg.load_avg,
+            g.load_avg,
+            c.tg_load_avg_contrib,
+        );
+        if shares == self.sched.ents[ge.idx()].weight {
+            return;
+        }
+        let pq = self.sched.ents[ge.idx()].cfs_rq;
+        eevdf::reweight_entity(
+            &mut self.sched.cfs[pq.idx()],
+            &mut self.sched.ents,
+            ge,
+            shares,
+            self.now,
+            &self.sched.p,
+        );
+    }
+
+    /// `task_h_load`: the share of its CPU's root load a task stands for.
+    pub(crate) fn task_h_load(&self, t: TaskId) -> u64 {
+        let se = self.sched.tasks[t.idx()].se;
+        let load = self.sched.ents[se.idx()].avg.load_avg;
+        let mut q = self.sched.task_cfs_rq(t);
+        if self.sched.cfs[q.idx()].se.is_none() {
+            return load;
+        }
+        // h_load(q) = h_load(parent) × ge.load_avg / (parent.load_avg + 1),
+        // h_load(root) = root.load_avg; computed top-down along the path.
+        let mut chain = Vec::with_capacity(4);
+        while let Some(ge) = self.sched.cfs[q.idx()].se {
+            chain.push((q, ge));
+            q = self.sched.ents[ge.idx()].cfs_rq;
+        }
+        let mut h = self.sched.cfs[q.idx()].avg.load_avg as u128;
+        let mut parent_load = self.sched.cfs[q.idx()].avg.load_avg as u128;
+        for &(cq, ge) in chain.iter().rev() {
+            h = h * self.sched.ents[ge.idx()].avg.load_avg as u128 / (parent_load + 1);
+            parent_load = self.sched.cfs[cq.idx()].avg.load_avg as u128;
+        }
+        (load as u128 * h / (parent_load + 1)) as u64
+    }
+
     /// `sched_move_task`: the running task `t` of `cpu` moves to group `g`
     /// (rt-app's phase-level `taskgroup`). It is taken off its hierarchy,
     /// re-queued in the new one and stays curr; a reschedule lets the pick
     /// decide between it and the rest.
     pub(crate) fn move_task_group(&mut self, cpu: CpuId, t: TaskId, g: GroupId) {
-        if self.tasks[t.idx()].group == g {
+        if self.sched.tasks[t.idx()].group == g {
             return;
         }
-        debug_assert_eq!(self.rqs[cpu.idx()].curr, Some(t));
+        debug_assert_eq!(self.sched.rqs[cpu.idx()].curr, Some(t));
         self.update_curr_task(cpu);
-        let fair = self.class_of(t) == crate::core::Class::Fair;
+        let fair = self.sched.class_of(t) == crate::rq::Class::Fair;
         if fair {
-            self.put_prev_path(t, None);
+            self.put_prev_task_fair(t, None);
         }
         self.dequeue_task(t, false);
-        self.tasks[t.idx()].group = g;
-        self.set_task_rq(t);
+        self.sched.tasks[t.idx()].group = g;
+        self.sched.set_task_rq(t);
         self.enqueue_task(t, cpu, EnqueueKind::Migrate);
         if fair {
-            self.set_next_path(t, None);
+            self.set_next_task_fair(t, None);
         }
-        debug_assert_eq!(self.tasks[t.idx()].state, TaskState::Runnable);
+        debug_assert_eq!(self.sched.tasks[t.idx()].state, TaskState::Runnable);
         self.resched_curr(cpu, true, cpu);
     }
 }

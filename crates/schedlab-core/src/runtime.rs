@@ -1,0 +1,256 @@
+//! The behaviour programs' runtime: the objects rt-app's threads (and
+//! hackbench's) synchronise on — channels, mutexes, condition variables,
+//! barriers, semaphores, timers — the fork pools and the start barrier.
+//! Plain state with the bookkeeping half of each operation; the
+//! interpreter (`sched/exec.rs`) does the blocking and waking.
+
+use crate::ids::TaskId;
+use crate::program::Workload;
+use crate::time::Nanos;
+use std::collections::VecDeque;
+
+/// The program runtime of one simulation.
+#[derive(Clone, Debug, Default)]
+pub struct Runtime {
+    /// rt-app timer objects.
+    pub(crate) timers: Vec<TimerState>,
+    /// Channels (pipes/sockets) of the workload.
+    pub(crate) channels: Vec<ChannelState>,
+    /// Mutexes: owner and waiters in arrival order.
+    pub(crate) mutexes: Vec<MutexState>,
+    /// Condition variables: waiters in arrival order.
+    pub(crate) conds: Vec<VecDeque<TaskId>>,
+    /// Barriers.
+    pub(crate) barriers: Vec<BarrierState>,
+    /// Semaphores.
+    pub(crate) sems: Vec<SemState>,
+    /// Threads waiting at the start barrier.
+    pub(crate) start_barrier: Vec<TaskId>,
+    /// Threads that have reached the start barrier.
+    pub(crate) barrier_arrived: usize,
+    /// Threads that meet at the start barrier (all but forked ones).
+    pub(crate) startup_threads: usize,
+    /// `Workload::fork_pools`, and how many of each pool have been started.
+    pub(crate) fork_pools: Vec<Vec<u32>>,
+    pub(crate) fork_next: Vec<usize>,
+    /// `Workload::cumulative_slack`.
+    pub(crate) cumulative_slack: bool,
+    /// `Workload::pi_mutexes`.
+    pub(crate) pi_mutexes: bool,
+    /// rt-app ftrace categories to mark (`Workload::ftrace`).
+    pub(crate) ftrace: u8,
+    /// Tasks not yet dead.
+    pub(crate) live_tasks: usize,
+}
+
+/// State of one rt-app timer object.
+#[derive(Clone, Debug, Default)]
+pub struct TimerState {
+    /// Next expiry; None until first used.
+    pub next: Option<Nanos>,
+    /// Absolute mode.
+    pub absolute: bool,
+}
+
+/// A channel's state: messages queued, the reader and writers asleep on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelState {
+    /// Messages queued.
+    pub msgs: u64,
+    /// Capacity in messages.
+    pub capacity: u64,
+    /// The reader, if it sleeps waiting for a message.
+    pub reader: Option<TaskId>,
+    /// Writers sleeping until there is space.
+    pub writers: Vec<TaskId>,
+}
+
+/// A mutex.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MutexState {
+    /// Holder.
+    pub owner: Option<TaskId>,
+    /// Waiters, first come first served.
+    pub waiters: VecDeque<TaskId>,
+}
+
+/// A barrier.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BarrierState {
+    /// Threads that must arrive.
+    pub participants: u32,
+    /// Threads that arrived in this round.
+    pub arrived: Vec<TaskId>,
+}
+
+/// A counting semaphore.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SemState {
+    /// Posts not yet consumed.
+    pub count: u64,
+    /// Waiters.
+    pub waiters: VecDeque<TaskId>,
+}
+
+impl Runtime {
+    /// The runtime objects a workload declares, all idle.
+    pub fn new(workload: &Workload) -> Runtime {
+        let startup_threads = workload.tasks.iter().filter(|t| !t.forked).count();
+        Runtime {
+            timers: workload
+                .timers
+                .iter()
+                .map(|t| TimerState {
+                    next: None,
+                    absolute: t.absolute,
+                })
+                .collect(),
+            channels: workload
+                .channels
+                .iter()
+                .map(|c| ChannelState {
+                    capacity: c.capacity_msgs,
+                    ..Default::default()
+                })
+                .collect(),
+            mutexes: vec![MutexState::default(); workload.mutexes as usize],
+            conds: vec![Default::default(); workload.conds as usize],
+            barriers: workload
+                .barriers
+                .iter()
+                .map(|&p| BarrierState {
+                    participants: p,
+                    arrived: Vec::new(),
+                })
+                .collect(),
+            sems: vec![SemState::default(); workload.sems as usize],
+            start_barrier: Vec::new(),
+            barrier_arrived: 0,
+            startup_threads,
+            fork_pools: workload.fork_pools.clone(),
+            fork_next: vec![0; workload.fork_pools.len()],
+            cumulative_slack: workload.cumulative_slack,
+            pi_mutexes: workload.pi_mutexes,
+            ftrace: workload.ftrace,
+            live_tasks: startup_threads,
+        }
+    }
+
+    /// How many writes of one send round (one message to each of the
+    /// channels `first + pos .. first + count`) can be paid for in one go:
+    /// the run ends at the first write that finds its channel full, and
+    /// includes the first that will wake a sleeping reader.
+    pub fn writes_in_one_go(&self, first: u32, pos: u32, count: u32) -> u64 {
+        let mut k = 0;
+        for j in pos..count {
+            let c = &self.channels[(first + j) as usize];
+            if c.msgs >= c.capacity {
+                break;
+            }
+            k += 1;
+            if c.reader.is_some() {
+                break;
+            }
+        }
+        k
+    }
+
+    /// Condition variable `cond` signalled (`all`: broadcast): the waiters
+    /// to wake, in arrival order.
+    pub fn cond_signal(&mut self, cond: u32, all: bool) -> Vec<TaskId> {
+        let c = &mut self.conds[cond as usize];
+        if all {
+            std::mem::take(c).into()
+        } else {
+            c.pop_front().into_iter().collect()
+        }
+    }
+}
+
+/// A write found its channel full (the writer is queued on it).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ChannelFull;
+
+impl ChannelState {
+    /// `writer` writes one message: the reader to wake, if one sleeps; or
+    /// [`ChannelFull`] when there is no space (`writer` then waits).
+    pub fn send(&mut self, writer: TaskId) -> Result<Option<TaskId>, ChannelFull> {
+        if self.msgs >= self.capacity {
+            self.writers.push(writer);
+            return Err(ChannelFull);
+        }
+        self.msgs += 1;
+        Ok(self.reader.take())
+    }
+
+    /// Takes up to `budget` messages: how many, and the writers waiting
+    /// for space (all woken).
+    pub fn recv(&mut self, budget: u64) -> (u64, Vec<TaskId>) {
+        let k = self.msgs.min(budget);
+        self.msgs -= k;
+        (k, std::mem::take(&mut self.writers))
+    }
+}
+
+impl MutexState {
+    /// `t` locks: `Ok` if it holds the mutex now (or already did),
+    /// `Err(owner)` when it has to wait (it is queued last).
+    pub fn lock(&mut self, t: TaskId) -> Result<(), TaskId> {
+        match self.owner {
+            Some(o) if o == t => Ok(()),
+            None => {
+                self.owner = Some(t);
+                Ok(())
+            }
+            Some(owner) => {
+                self.waiters.push_back(t);
+                Err(owner)
+            }
+        }
+    }
+
+    /// `t` unlocks: `None` if it does not hold the mutex (nothing
+    /// happens); else the first waiter, to wake. With `handoff` (PI
+    /// mutexes) that waiter owns the mutex already; without, the mutex is
+    /// free and the waiter competes for it again.
+    pub fn unlock(&mut self, t: TaskId, handoff: bool) -> Option<Option<TaskId>> {
+        if self.owner != Some(t) {
+            return None;
+        }
+        let next = self.waiters.pop_front();
+        self.owner = if handoff { next } else { None };
+        Some(next)
+    }
+}
+
+impl BarrierState {
+    /// `t` arrives: `None` while others are still expected (`t` waits),
+    /// else the threads that waited, to release (`t` included).
+    pub fn arrive(&mut self, t: TaskId) -> Option<Vec<TaskId>> {
+        self.arrived.push(t);
+        if (self.arrived.len() as u32) < self.participants {
+            return None;
+        }
+        Some(std::mem::take(&mut self.arrived))
+    }
+}
+
+impl SemState {
+    /// `sem_post`: the count goes up; the waiter to wake, if any (the
+    /// token is not reserved for it).
+    pub fn post(&mut self) -> Option<TaskId> {
+        self.count += 1;
+        self.waiters.pop_front()
+    }
+
+    /// `sem_wait`: true if `t` took a token, false if it has to wait (it
+    /// is queued).
+    pub fn wait(&mut self, t: TaskId) -> bool {
+        if self.count > 0 {
+            self.count -= 1;
+            return true;
+        }
+        self.waiters.push_back(t);
+        false
+    }
+}

@@ -1,0 +1,129 @@
+//! Newidle balancing (`sched_balance_newidle`): a CPU about to go idle
+//! pulls work, gated by `avg_idle` against each domain's cost, with
+//! NI_RANDOM's success-ratio draws; and `update_avg_idle`.
+
+use crate::fair::balance::lb::{self, CpuIdle};
+use crate::ids::CpuId;
+use crate::machine::domains::SD_BALANCE_NEWIDLE;
+use crate::observe::Sink;
+use crate::sim::Sim;
+use crate::time::{Nanos, NSEC_PER_SEC};
+use rand::Rng;
+
+impl<S: Sink> Sim<S> {
+    /// `sched_balance_newidle`: before `cpu` goes idle, try to pull a task.
+    /// Returns true when something was pulled; its cost is left in
+    /// `self.acct.newidle_cost` for the caller to charge after the switch.
+    pub(crate) fn sched_balance_newidle(&mut self, cpu: CpuId) -> bool {
+        let rq = &self.sched.rqs[cpu.idx()];
+        if rq.ttwu_pending > 0 {
+            return false;
+        }
+        self.sched.rqs[cpu.idx()].newidle_stamp = Some(self.now);
+        let ndom = self.sched.domains.domains(cpu).len();
+        if ndom == 0 {
+            return false;
+        }
+        let avg_idle = self.sched.rqs[cpu.idx()].avg_idle;
+        if !lb::newidle_worth_it(
+            self.sched.rd_overloaded,
+            avg_idle,
+            0,
+            self.sched.sd_state[cpu.idx()][0].max_newidle_lb_cost,
+        ) {
+            return false;
+        }
+        let mut curr_cost: Nanos = 0;
+        let mut pulled = 0;
+        let mut cont = true;
+        let mut next_balance = u64::MAX;
+        self.sched.in_newidle = true;
+        for sdi in 0..ndom {
+            let interval = self.sd_interval(cpu, sdi, false);
+            next_balance =
+                next_balance.min(self.sched.sd_state[cpu.idx()][sdi].last_balance + interval);
+            if !lb::newidle_worth_it(
+                true,
+                avg_idle,
+                curr_cost,
+                self.sched.sd_state[cpu.idx()][sdi].max_newidle_lb_cost,
+            ) {
+                break;
+            }
+            if self.sched.domains.domains(cpu)[sdi]
+                .flags
+                .contains(SD_BALANCE_NEWIDLE)
+            {
+                // NI_RANDOM: run the pass with a probability that follows
+                // its recent success ratio; successes of a pass that ran
+                // are scaled by the inverse probability.
+                let mut weight = 1;
+                if self.cfg.features.ni_random {
+                    let r: u32 = self.sched.ni_rng.random_range(0..1024);
+                    let w = 1 + self.sched.sd_state[cpu.idx()][sdi].newidle_ratio;
+                    if r > w {
+                        self.update_newidle_stats(cpu, sdi, 0);
+                        continue;
+                    }
+                    weight = (1024 + w / 2) / w;
+                }
+                let before = self.acct.newidle_cost;
+                pulled = self.sched_balance_rq(cpu, sdi, CpuIdle::NewlyIdle, &mut cont);
+                let domain_cost = self.acct.newidle_cost - before;
+                curr_cost += domain_cost;
+                self.update_newidle_cost(cpu, sdi, domain_cost);
+                self.update_newidle_stats(cpu, sdi, if pulled > 0 { weight } else { 0 });
+            }
+            if pulled > 0 || !cont {
+                break;
+            }
+        }
+        self.sched.in_newidle = false;
+        let rq = &mut self.sched.rqs[cpu.idx()];
+        rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
+        rq.next_balance = rq.next_balance.min(next_balance);
+        if pulled > 0 {
+            rq.newidle_stamp = None;
+        }
+        pulled > 0
+    }
+
+    /// Decays `max_newidle_lb_cost` by 253/256 once a second; records a new
+    /// maximum `cost`.
+    pub(crate) fn update_newidle_cost(&mut self, cpu: CpuId, sdi: usize, cost: Nanos) {
+        let now = self.now;
+        let st = &mut self.sched.sd_state[cpu.idx()][sdi];
+        if cost > st.max_newidle_lb_cost {
+            st.max_newidle_lb_cost = cost;
+        } else if now > st.last_decay + NSEC_PER_SEC {
+            st.max_newidle_lb_cost = st.max_newidle_lb_cost * 253 / 256;
+            st.last_decay = now;
+        }
+    }
+
+    /// `update_newidle_stats`: one newidle call of domain `sdi` with
+    /// `success` (already weighted); the ratio is refreshed every 1024 calls
+    /// and the counters halved, so later refreshes come every 512.
+    pub(crate) fn update_newidle_stats(&mut self, cpu: CpuId, sdi: usize, success: u32) {
+        let st = &mut self.sched.sd_state[cpu.idx()][sdi];
+        st.newidle_call += 1;
+        st.newidle_success += success;
+        if st.newidle_call >= 1024 {
+            st.newidle_ratio = st.newidle_success.min(1024);
+            st.newidle_call /= 2;
+            st.newidle_success /= 2;
+        }
+    }
+
+    /// `update_avg(&rq->avg_idle, now − idle_stamp)` at a wakeup onto `cpu`.
+    pub(crate) fn update_avg_idle(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let rq = &mut self.sched.rqs[cpu.idx()];
+        if let Some(stamp) = rq.newidle_stamp.take() {
+            let sample = now.saturating_sub(stamp) as i128;
+            let avg = rq.avg_idle as i128;
+            let new = avg + (sample - avg) / 8;
+            rq.avg_idle = (new.max(0) as Nanos).min(2 * rq.max_idle_balance_cost);
+        }
+    }
+}

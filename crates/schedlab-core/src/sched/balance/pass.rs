@@ -1,0 +1,331 @@
+//! One load-balance pass (`sched_balance_rq`): decide with the pure
+//! [`crate::fair::balance::lb`], then detach and attach tasks
+//! (`detach_tasks`, `can_migrate_task`, `attach_tasks`); and the
+//! SD_SERIALIZE `sched_balance_running` flag.
+
+use super::*;
+use crate::fair::balance::lb::{self, CpuIdle, MigrationType};
+use crate::fair::eevdf::{self, EnqueueKind};
+use crate::features::LbSerialize;
+use crate::ids::{CpuId, TaskId};
+use crate::machine::domains::SD_SERIALIZE;
+use crate::machine::CpuMask;
+use crate::observe::Sink;
+use crate::sim::Sim;
+use crate::stats::Path;
+use crate::task::TaskState;
+use crate::time::Nanos;
+
+impl<S: Sink> Sim<S> {
+    pub(crate) fn jiffies(&self) -> u64 {
+        self.now / self.cfg.tick_ns()
+    }
+
+    /// `sched_balance_rq`: one balance pass of domain `sdi` for `dst`.
+    /// Returns the number of tasks pulled; charges its CPU time to `dst`
+    /// (newidle passes return their cost through `newidle_cost`).
+    pub(crate) fn sched_balance_rq(
+        &mut self,
+        dst: CpuId,
+        sdi: usize,
+        idle: CpuIdle,
+        cont: &mut bool,
+    ) -> u32 {
+        let ii = idle as usize;
+        self.sched.sd_state[dst.idx()][sdi].lb.count[ii] += 1;
+        let sd = &self.sched.domains.domains(dst)[sdi];
+        let mut cost = LB_PASS_NS + LB_PER_CPU_NS * sd.span_weight as u64;
+        // env->cpus: the span, less busiest CPUs found all-pinned.
+        let mut excluded: Option<CpuMask> = None;
+        let mut last: Option<(CpuId, MigrationType)> = None;
+        let mut holds_flag = false;
+        let outcome = 'out: {
+            if !lb::should_we_balance(self, sd, dst, idle) {
+                *cont = false;
+                break 'out None;
+            }
+            // 6.19 order: only the chosen balancer takes the flag, inside the
+            // pass (newidle too); losing the race is a balanced pass.
+            if sd.flags.contains(SD_SERIALIZE)
+                && self.cfg.features.lb_serialize == LbSerialize::BalancerOnly
+            {
+                if !self.balance_flag_acquire(dst) {
+                    break 'out None;
+                }
+                holds_flag = true;
+            }
+            loop {
+                let sd = &self.sched.domains.domains(dst)[sdi];
+                let child_flags = sd.child.map(|c| self.sched.domains.domains(dst)[c].flags);
+                let sds = lb::sd_lb_stats(self, sd, child_flags, dst, excluded.as_ref());
+                if sd.parent.is_none() {
+                    self.sched.rd_overloaded = sds.overloaded;
+                }
+                let Some(src) = lb::find_src_group(sd, idle, &sds) else {
+                    self.sched.sd_state[dst.idx()][sdi].lb.nobusyg[ii] += 1;
+                    break 'out None;
+                };
+                let span = sd.groups[src.group].span.clone();
+                let Some(busiest) =
+                    lb::find_src_rq(self, &span, excluded.as_ref(), src.migration, src.imbalance)
+                else {
+                    self.sched.sd_state[dst.idx()][sdi].lb.nobusyq[ii] += 1;
+                    break 'out None;
+                };
+                let lbc = &mut self.sched.sd_state[dst.idx()][sdi].lb;
+                match src.migration {
+                    MigrationType::Load => lbc.imbalance_load[ii] += src.imbalance,
+                    MigrationType::Util => lbc.imbalance_util[ii] += src.imbalance,
+                    MigrationType::Task => lbc.imbalance_task[ii] += src.imbalance,
+                }
+                last = Some((busiest, src.migration));
+                let (moved, all_pinned) = if self.sched.rqs[busiest.idx()].nr_running > 1 {
+                    self.detach_attach(dst, busiest, sdi, idle, src.migration, src.imbalance)
+                } else {
+                    (0, false)
+                };
+                cost += moved as u64 * LB_MIGRATE_NS;
+                if moved == 0 && all_pinned {
+                    // LBF_ALL_PINNED: try without that CPU.
+                    let cpus = excluded
+                        .get_or_insert_with(|| self.sched.domains.domains(dst)[sdi].span.clone());
+                    cpus.clear(busiest);
+                    if !cpus.intersects(&span) {
+                        break 'out Some(0);
+                    }
+                    continue;
+                }
+                break 'out Some(moved);
+            }
+        };
+        let sdp = &self.sched.domains.domains(dst)[sdi];
+        let (min_iv, max_iv, nice_tries) = (
+            sdp.min_interval_ms,
+            sdp.max_interval_ms,
+            sdp.cache_nice_tries,
+        );
+        let moved = match outcome {
+            None => {
+                let st = &mut self.sched.sd_state[dst.idx()][sdi];
+                st.lb.balanced[ii] += 1;
+                st.nr_balance_failed = 0;
+                if idle != CpuIdle::NewlyIdle {
+                    st.balance_interval_ms = (st.balance_interval_ms * 2).min(max_iv);
+                }
+                0
+            }
+            Some(moved) => {
+                let st = &mut self.sched.sd_state[dst.idx()][sdi];
+                if moved == 0 {
+                    st.lb.failed[ii] += 1;
+                    if idle != CpuIdle::NewlyIdle {
+                        st.nr_balance_failed += 1;
+                        // need_active_balance: a task-count imbalance that
+                        // keeps failing (the task to move is running).
+                        if let Some((busiest, MigrationType::Task)) = last {
+                            if st.nr_balance_failed > nice_tries + 2 {
+                                self.start_active_balance(busiest, dst, sdi);
+                            }
+                        }
+                    }
+                } else {
+                    st.nr_balance_failed = 0;
+                    st.lb.gained[ii] += moved as u64;
+                }
+                let st = &mut self.sched.sd_state[dst.idx()][sdi];
+                if idle != CpuIdle::NewlyIdle {
+                    st.balance_interval_ms = min_iv;
+                }
+                moved
+            }
+        };
+        self.sched.last_pass_cost = cost;
+        if holds_flag {
+            self.balance_flag_release(dst);
+        }
+        if idle == CpuIdle::NewlyIdle {
+            self.acct.newidle_cost += cost;
+        } else {
+            let who = self.sched.ilb_cpu.unwrap_or(dst);
+            self.charge(who, cost, Path::Balance, true);
+        }
+        moved
+    }
+
+    /// cmpxchg on `sched_balance_running` by `cpu` (on behalf of it, when a
+    /// NOHZ balancer walks its domains); the line access is CPU time of the
+    /// CPU doing it. Returns whether the flag was taken.
+    pub(crate) fn balance_flag_acquire(&mut self, cpu: CpuId) -> bool {
+        let who = self.sched.ilb_cpu.unwrap_or(cpu);
+        let (ok, cost) = self
+            .sched
+            .balance_flag
+            .try_acquire(&self.machine, who, self.now);
+        self.charge_atomic(who, cost);
+        self.sched.last_pass_cost = 0;
+        ok
+    }
+
+    /// Releases the flag: held until the holder's pass has run.
+    pub(crate) fn balance_flag_release(&mut self, cpu: CpuId) {
+        let who = self.sched.ilb_cpu.unwrap_or(cpu);
+        let until = self.now + self.sched.last_pass_cost;
+        let cost = self
+            .sched
+            .balance_flag
+            .release(&self.machine, who, self.now, until);
+        self.charge_atomic(who, cost);
+    }
+
+    pub(crate) fn charge_atomic(&mut self, who: CpuId, cost: Nanos) {
+        if self.sched.in_newidle {
+            // A newidle pass: its CPU time is charged with the switch.
+            self.acct.newidle_atomic_cost += cost;
+        } else {
+            self.charge(who, cost, Path::BalanceAtomic, true);
+        }
+    }
+
+    /// `can_migrate_task` for a queued (not running) task.
+    pub(crate) fn can_migrate_task(
+        &self,
+        p: TaskId,
+        src: CpuId,
+        dst: CpuId,
+        sdi: usize,
+        m: MigrationType,
+        pinned: &mut bool,
+    ) -> (bool, bool) {
+        let task = &self.sched.tasks[p.idx()];
+        let se = &self.sched.ents[task.se.idx()];
+        if se.sched_delayed && m != MigrationType::Load {
+            return (false, false);
+        }
+        let st = &self.sched.sd_state[dst.idx()][sdi];
+        let g = &self.sched.groups[task.group.idx()];
+        let q = &self.sched.cfs[g.cfs_rq[src.idx()].idx()];
+        let dq = &self.sched.cfs[g.cfs_rq[dst.idx()].idx()];
+        // throttled_lb_pair: never into a throttled hierarchy (nor, under
+        // legacy throttling, out of one).
+        if dq.bw.throttle_count > 0
+            || (q.bw.throttle_count > 0
+                && self.cfg.features.throttle == crate::features::Throttle::Legacy)
+        {
+            return (false, false);
+        }
+        if st.nr_balance_failed == 0
+            && !eevdf::entity_eligible(q, &self.sched.ents, task.se)
+            && dq.nr_queued > 0
+        {
+            return (false, false);
+        }
+        if !task.cpus_allowed.test(dst) {
+            return (false, false);
+        }
+        *pinned = false;
+        if self.sched.rqs[src.idx()].curr == Some(p) || task.internal {
+            return (false, false);
+        }
+        let sd = &self.sched.domains.domains(dst)[sdi];
+        let hot = lb::task_hot(
+            task.policy == crate::program::Policy::Idle,
+            sd.flags
+                .contains(crate::machine::domains::SD_SHARE_CPUCAPACITY),
+            self.now.saturating_sub(se.exec_start),
+            MIGRATION_COST_NS,
+        );
+        let ok = lb::hot_task_may_move(hot, st.nr_balance_failed, sd.cache_nice_tries);
+        (ok, ok && hot)
+    }
+
+    /// `detach_tasks` + `attach_tasks`. Returns (tasks moved, all pinned).
+    pub(crate) fn detach_attach(
+        &mut self,
+        dst: CpuId,
+        src: CpuId,
+        sdi: usize,
+        idle: CpuIdle,
+        m: MigrationType,
+        imbalance: u64,
+    ) -> (u32, bool) {
+        // Candidates: queued tasks of src, least recently run first (the
+        // tail of cfs_tasks).
+        let mut cands: Vec<(u64, TaskId)> = self
+            .sched
+            .queued_tasks(src)
+            .into_iter()
+            .map(|t| (self.sched.tasks[t.idx()].cfs_tasks_stamp, t))
+            .collect();
+        cands.sort();
+        let loop_max = NR_MIGRATE.min(self.sched.rqs[src.idx()].nr_running);
+        let mut imbalance = imbalance as i128;
+        let mut all_pinned = true;
+        let mut moved = Vec::new();
+        for (i, &(_, p)) in cands.iter().enumerate() {
+            if idle != CpuIdle::NotIdle && self.sched.rqs[src.idx()].nr_running <= 1 {
+                break;
+            }
+            if i as u32 >= loop_max {
+                break;
+            }
+            let (ok, hot) = self.can_migrate_task(p, src, dst, sdi, m, &mut all_pinned);
+            if !ok {
+                continue;
+            }
+            let se = self.sched.tasks[p.idx()].se;
+            match m {
+                MigrationType::Load => {
+                    let load = self.task_h_load(p).max(1);
+                    let nbf = self.sched.sd_state[dst.idx()][sdi]
+                        .nr_balance_failed
+                        .min(63);
+                    if (load >> nbf) as i128 > imbalance {
+                        continue;
+                    }
+                    imbalance -= load as i128;
+                }
+                MigrationType::Util => {
+                    let util = self.sched.ents[se.idx()].avg.util_avg;
+                    if util as i128 > imbalance {
+                        continue;
+                    }
+                    imbalance -= util as i128;
+                }
+                MigrationType::Task => imbalance -= 1,
+            }
+            if hot {
+                self.sched.sd_state[dst.idx()][sdi].lb.hot_gained[idle as usize] += 1;
+            }
+            self.detach_task(p, src, dst);
+            moved.push(p);
+            // CONFIG_PREEMPTION: a newidle pass takes one task.
+            if idle == CpuIdle::NewlyIdle || imbalance <= 0 {
+                break;
+            }
+        }
+        let n = moved.len() as u32;
+        for p in moved {
+            self.attach_task(p, dst);
+        }
+        (n, all_pinned && n == 0)
+    }
+
+    pub(crate) fn detach_task(&mut self, p: TaskId, src: CpuId, dst: CpuId) {
+        let was_delayed = self.sched.ents[self.sched.tasks[p.idx()].se.idx()].sched_delayed;
+        self.dequeue_task(p, false);
+        if was_delayed {
+            // A delayed task that is moved finishes its sleep here.
+            self.sched.tasks[p.idx()].state = TaskState::Sleeping;
+        }
+        let _ = src;
+        self.set_task_cpu(p, dst, dst);
+    }
+
+    pub(crate) fn attach_task(&mut self, p: TaskId, dst: CpuId) {
+        if self.sched.tasks[p.idx()].state == TaskState::Sleeping {
+            return; // was delayed: it sleeps on dst now and wakes there
+        }
+        self.enqueue_task(p, dst, EnqueueKind::Migrate);
+        self.wakeup_preempt(dst, p, dst, false, false);
+    }
+}

@@ -1,0 +1,455 @@
+//! The fair class's operations on the simulator (`kernel/sched/fair.c`'s
+//! `struct sched_class fair_sched_class`): `enqueue_task_fair`,
+//! `dequeue_task_fair`, `pick_next_task_fair` (with `pick_task_fair`),
+//! `put_prev_task_fair`, `set_next_task_fair`, `select_task_rq_fair`,
+//! `task_tick_fair`, `wakeup_preempt_fair` and `update_curr_fair`.
+//!
+//! Each walks the task's entity path through its group hierarchy and
+//! applies the pure policy of [`crate::fair`] (EEVDF queue operations in
+//! [`crate::fair::eevdf`], wakeup preemption in [`crate::fair::preempt`],
+//! placement in [`crate::fair::select`]) to the simulator's arenas.
+
+use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
+use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
+use crate::fair::select::{self, PlaceTask, Waker};
+use crate::ids::{CpuId, TaskId};
+use crate::observe::Sink;
+use crate::rq::Class;
+use crate::sim::Sim;
+use crate::task::TaskState;
+
+/// What `pick_next_task_fair` found.
+pub(crate) enum FairPick {
+    /// Run this task.
+    Task(TaskId),
+    /// The queues changed (a delayed entity was dequeued, or newidle
+    /// balancing pulled a task): pick again, from the highest class.
+    Again,
+    /// Nothing to run: go idle.
+    Idle,
+}
+
+impl<S: Sink> Sim<S> {
+    /// `update_curr` of the fair class for the running fair task `t`.
+    pub(crate) fn update_curr_fair(&mut self, cpu: CpuId, t: TaskId) {
+        let mut e = self.sched.tasks[t.idx()].se;
+        let mut total = CurrUpdate::default();
+        let mut first = true;
+        loop {
+            let q = self.sched.se_cfs_rq(e);
+            let u = eevdf::update_curr(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                self.now,
+                &self.sched.p,
+            );
+            if first {
+                total.delta_exec = u.delta_exec;
+                first = false;
+            }
+            total.resched |= u.resched;
+            if u.delta_exec > 0 && self.sched.cfs[q.idx()].bw.enabled {
+                self.account_cfs_rq_runtime(q, u.delta_exec);
+            }
+            match self.sched.se_parent(e) {
+                Some(p) => e = p,
+                None => break,
+            }
+        }
+        self.account(cpu, total);
+    }
+
+    /// `update_load_avg` for a task's entities and their queues (and the
+    /// group entities' weights, `update_cfs_group`).
+    pub(crate) fn update_load_avg(&mut self, t: TaskId) {
+        let path = self.sched.task_path(t);
+        for (i, &e) in path.as_slice().iter().enumerate() {
+            if i > 0 {
+                self.update_cfs_group(e);
+            }
+            self.update_load_avg_se(e);
+        }
+    }
+
+    pub(crate) fn enqueue_task_fair(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
+        let now = self.now;
+        // Every level's running entity is brought up to date first, so the
+        // per-level update_curr calls below find nothing to charge.
+        self.update_curr_task(cpu);
+        let se = self.sched.tasks[t.idx()].se;
+        let tq = self.sched.task_cfs_rq(t);
+        // Bring the queue's PELT up to date, attach a fresh/migrated entity.
+        {
+            let cfs = &mut self.sched.cfs[tq.idx()];
+            cfs.avg.update(
+                now,
+                cfs.load_weight,
+                cfs.h_nr_queued as u64,
+                cfs.curr.is_some(),
+                1,
+            );
+            let e = &mut self.sched.ents[se.idx()];
+            if e.avg.last_update_time == 0 {
+                e.avg.last_update_time = now & !1023;
+                cfs.avg.attach(&e.avg);
+            }
+        }
+        let mut e = se;
+        let mut k = kind;
+        loop {
+            if self.sched.ents[e.idx()].on_rq {
+                break;
+            }
+            let q = self.sched.se_cfs_rq(e);
+            let u = eevdf::enqueue_entity(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                k,
+                now,
+                &self.sched.p,
+            );
+            self.account(cpu, u);
+            if self.sched.cfs[q.idx()].nr_queued == 1 && self.sched.cfs[q.idx()].bw.enabled {
+                self.check_enqueue_throttle(q);
+            }
+            if self.sched.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
+                break;
+            }
+            k = EnqueueKind::Wakeup;
+            match self.sched.se_parent(e) {
+                Some(p) => e = p,
+                None => break,
+            }
+        }
+        let idle = self.sched.ents[se.idx()].idle as i32;
+        let reached_root = self.add_h_counts(tq, 1, 1, idle);
+        self.sched.cfs_tasks_seq += 1;
+        self.sched.tasks[t.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
+        if reached_root {
+            self.sched.rqs[cpu.idx()].nr_running += 1;
+            if self.sched.rqs[cpu.idx()].nr_running >= 2 {
+                self.sched.rd_overloaded = true;
+            }
+        }
+        self.update_load_avg(t);
+        self.sync_overload(cpu);
+    }
+
+    /// Takes `t` off its CPU's queue (it stays curr until the next
+    /// schedule). A `sleep` of an ineligible task is delayed
+    /// (DELAY_DEQUEUE): it stays queued but no longer counts as runnable.
+    /// Group entities whose queue becomes empty leave their parents.
+    pub(crate) fn dequeue_task_fair(&mut self, t: TaskId, sleep: bool) -> Dequeued {
+        let now = self.now;
+        let cpu = self.sched.tasks[t.idx()].cpu;
+        self.update_curr_task(cpu);
+        let tq = self.sched.task_cfs_rq(t);
+        let se = self.sched.tasks[t.idx()].se;
+        self.update_load_avg(t);
+        let was_delayed = self.sched.ents[se.idx()].sched_delayed;
+        let (u, d) = eevdf::dequeue_entity(
+            &mut self.sched.cfs[tq.idx()],
+            &mut self.sched.ents,
+            se,
+            sleep,
+            now,
+            &self.sched.p,
+        );
+        self.account(cpu, u);
+        if d == Dequeued::Delayed {
+            self.add_h_counts(tq, 0, -1, 0);
+            self.sync_overload(cpu);
+            return d;
+        }
+        // Group entities whose queue went empty leave their parent.
+        let mut q = tq;
+        loop {
+            if self.sched.cfs[q.idx()].nr_queued == 0 && self.sched.cfs[q.idx()].bw.enabled {
+                self.return_cfs_rq_runtime(q);
+            }
+            if self.sched.cfs[q.idx()].load_weight > 0 || self.sched.cfs[q.idx()].nr_queued > 0 {
+                break;
+            }
+            if self.sched.cfs[q.idx()].bw.throttled && self.throttle_legacy() {
+                break;
+            }
+            let Some(ge) = self.sched.cfs[q.idx()].se else {
+                break;
+            };
+            if !self.sched.ents[ge.idx()].on_rq {
+                break;
+            }
+            let pq = self.sched.ents[ge.idx()].cfs_rq;
+            let (u, _) = eevdf::dequeue_entity(
+                &mut self.sched.cfs[pq.idx()],
+                &mut self.sched.ents,
+                ge,
+                false,
+                now,
+                &self.sched.p,
+            );
+            self.account(cpu, u);
+            q = pq;
+        }
+        let dr = if was_delayed { 0 } else { -1 };
+        let idle = -(self.sched.ents[se.idx()].idle as i32);
+        if self.add_h_counts(tq, -1, dr, idle) {
+            self.sched.rqs[cpu.idx()].nr_running -= 1;
+        }
+        // PELT of the levels it left.
+        let path = self.sched.task_path(t);
+        for &e in path.as_slice() {
+            let q = self.sched.se_cfs_rq(e);
+            let cfs = &mut self.sched.cfs[q.idx()];
+            cfs.avg.update(
+                now,
+                cfs.load_weight,
+                cfs.h_nr_runnable as u64,
+                cfs.curr.is_some(),
+                1,
+            );
+        }
+        self.sync_overload(cpu);
+        d
+    }
+
+    /// `pick_task_fair`: from `rq->cfs` down through group entities to a
+    /// task. Bandwidth is checked at each level on the way: legacy
+    /// throttling dequeues a level that ran out and restarts the pick;
+    /// per-task and unified throttling report whether any level of the
+    /// chosen hierarchy is throttled.
+    pub(crate) fn pick_task_fair(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
+        let legacy = self.cfg.features.throttle == crate::features::Throttle::Legacy;
+        'again: loop {
+            let mut q = self.sched.rqs[cpu.idx()].cfs;
+            let mut throttled = false;
+            loop {
+                if self.sched.cfs[q.idx()].bw.enabled {
+                    let t = self.check_cfs_rq_runtime(q);
+                    if t && legacy {
+                        continue 'again;
+                    }
+                    throttled |= t;
+                }
+                let e = eevdf::pick_eevdf(&self.sched.cfs[q.idx()], &self.sched.ents, true)?;
+                match self.sched.ents[e.idx()].my_q {
+                    Some(child) => q = child,
+                    None => {
+                        return Some((
+                            self.sched.ents[e.idx()].task.expect("task entity"),
+                            throttled,
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    /// `pick_next_task_fair`: the fair class's pick for `schedule()`. With
+    /// nothing queued it runs newidle balancing (then STEAL) once per
+    /// `schedule()` (`tried_newidle`) and asks for a new pick if that pulled
+    /// a task; a picked delayed entity finishes its dequeue and the pick
+    /// repeats. `schedule()` itself does the `put_prev_task_fair` /
+    /// `set_next_task_fair` switch.
+    pub(crate) fn pick_next_task_fair(&mut self, cpu: CpuId, tried_newidle: &mut bool) -> FairPick {
+        let Some((t, throttled)) = self.pick_task_fair(cpu) else {
+            // Nothing queued: newidle balance before going idle, and
+            // pick again if it pulled something.
+            if !*tried_newidle {
+                *tried_newidle = true;
+                if self.sched_balance_newidle(cpu) || self.try_steal(cpu) {
+                    return FairPick::Again;
+                }
+            }
+            return FairPick::Idle;
+        };
+        let se = self.sched.tasks[t.idx()].se;
+        if self.sched.ents[se.idx()].sched_delayed {
+            self.dequeue_task(t, false);
+            return FairPick::Again;
+        }
+        if throttled {
+            // Per-task throttling: the task parks itself on its way
+            // back to user space (task_throttle_setup_work).
+            self.sched.tasks[t.idx()].throttle_work = true;
+        }
+        FairPick::Task(t)
+    }
+
+    /// `task_tick_fair` for the running fair task `t` (its runtime was
+    /// already accounted by `sched_tick`'s `update_curr`): PELT and group
+    /// shares along its path.
+    pub(crate) fn task_tick_fair(&mut self, t: TaskId) {
+        self.update_load_avg(t);
+    }
+
+    /// `put_prev_task_fair` for `prev`, up to the level it shares with
+    /// `next` (the rest of the path stays curr).
+    pub(crate) fn put_prev_task_fair(&mut self, prev: TaskId, next: Option<TaskId>) {
+        let now = self.now;
+        let pp = self.sched.task_path(prev);
+        let keep = match next {
+            Some(n) if pp.as_slice().len() > 1 => {
+                common_suffix(pp.as_slice(), self.sched.task_path(n).as_slice())
+            }
+            _ => 0,
+        };
+        let ents = pp.as_slice();
+        for &e in &ents[..ents.len() - keep] {
+            let q = self.sched.se_cfs_rq(e);
+            let u = eevdf::put_prev_entity(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                now,
+                &self.sched.p,
+            );
+            debug_assert_eq!(u.delta_exec, 0, "update_curr_task ran first");
+            let _ = u;
+            if self.sched.cfs[q.idx()].bw.enabled
+                && self.cfg.features.throttle == crate::features::Throttle::Legacy
+            {
+                self.check_cfs_rq_runtime(q);
+            }
+        }
+        self.update_load_avg(prev);
+    }
+
+    /// `set_next_task_fair` for `next`, down from the level it shares with
+    /// `prev`.
+    pub(crate) fn set_next_task_fair(&mut self, next: TaskId, prev: Option<TaskId>) {
+        debug_assert_eq!(self.sched.class_of(next), Class::Fair);
+        let np = self.sched.task_path(next);
+        let keep = match prev {
+            Some(p) if np.as_slice().len() > 1 => {
+                common_suffix(np.as_slice(), self.sched.task_path(p).as_slice())
+            }
+            _ => 0,
+        };
+        let ents = np.as_slice();
+        // Scheduler work still pending on this CPU is not the task's time.
+        let start = self.run_start(self.sched.tasks[next.idx()].cpu);
+        for &e in ents[..ents.len() - keep].iter().rev() {
+            let q = self.sched.se_cfs_rq(e);
+            eevdf::set_next_entity(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                start,
+                &self.sched.p,
+            );
+        }
+        self.update_load_avg(next);
+    }
+
+    /// `select_task_rq_fair` for a wakeup of `t` done on `waker_cpu`, with
+    /// its side effects applied.
+    pub(crate) fn select_task_rq_fair(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) -> CpuId {
+        let (flips, load) = self.record_wakee(waker_cpu, t);
+        let task = &self.sched.tasks[t.idx()];
+        let p = PlaceTask {
+            allowed: &task.cpus_allowed,
+            prev: task.cpu,
+            recent_used_cpu: task.recent_used_cpu,
+            wakee_flips: task.wakee.flips,
+            load: self.sched.ents[task.se.idx()].avg.load_avg,
+        };
+        // WF_SYNC only counts when the waker is a running task.
+        let sync = sync && self.sched.rqs[waker_cpu.idx()].curr.is_some();
+        let w = Waker {
+            cpu: waker_cpu,
+            wakee_flips: flips,
+            load,
+            sync,
+        };
+        let out = select::select_task_rq_wakeup(self, &p, &w);
+        self.sched.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;
+        if let Some(c) = out.clear_idle_cores {
+            if let Some(i) = self.sched.domains.shortcuts(c).llc_shared {
+                self.sched.llc_state[i].has_idle_cores = false;
+            }
+        }
+        out.cpu
+    }
+
+    /// The fork/exec slow path for `t` created on `this`.
+    pub(crate) fn select_task_rq_fair_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
+        let task = &self.sched.tasks[t.idx()];
+        let p = PlaceTask {
+            allowed: &task.cpus_allowed,
+            prev: this,
+            recent_used_cpu: this,
+            wakee_flips: 0,
+            load: self.sched.ents[task.se.idx()].avg.load_avg,
+        };
+        select::select_task_rq_fork(self, &p, this)
+    }
+
+    /// Takes a task's PELT load off the fair queue it is attached to (a
+    /// migration or a switch away from the fair class); it is attached
+    /// again at its next fair enqueue.
+    pub(crate) fn detach_task_load(&mut self, t: TaskId) {
+        let se = self.sched.tasks[t.idx()].se;
+        if self.sched.ents[se.idx()].avg.last_update_time != 0 {
+            let q = self.sched.task_cfs_rq(t).idx();
+            let avg = self.sched.ents[se.idx()].avg.clone();
+            self.sched.cfs[q].avg.detach(&avg);
+            self.sched.ents[se.idx()].avg.last_update_time = 0;
+        }
+    }
+
+    /// `wakeup_preempt_fair`: may the woken fair task `t` preempt the fair
+    /// task `curr` running on `cpu`? (The entities compared are the ones
+    /// that share a queue, `find_matching_se`; the decision is the pure
+    /// [`preempt::wakeup_preempt_fair`].)
+    pub(crate) fn wakeup_preempt_fair(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        curr: TaskId,
+        exec_cpu: CpuId,
+        in_task: bool,
+        fork: bool,
+    ) {
+        if self.sched.rqs[cpu.idx()].need_resched || !self.cfg.features.wakeup_preemption {
+            return;
+        }
+        if self.sched.tasks[t.idx()].state == TaskState::Throttled {
+            return;
+        }
+        self.update_curr_task(cpu);
+        let (se, pse) = self.sched.find_matching_se(
+            self.sched.tasks[curr.idx()].se,
+            self.sched.tasks[t.idx()].se,
+        );
+        let q = self.sched.se_cfs_rq(se).idx();
+        let ctx = WakeupCtx {
+            wakee_policy: self.sched.tasks[t.idx()].policy,
+            fork,
+            in_task,
+            preempt_short: self.cfg.features.preempt_short,
+            run_to_parity: self.cfg.features.run_to_parity,
+        };
+        match preempt::wakeup_preempt_fair(&self.sched.cfs[q], &self.sched.ents, se, pse, &ctx) {
+            PreemptDecision::Preempt { cancel_protect } => {
+                if cancel_protect {
+                    eevdf::cancel_protect_slice(&mut self.sched.ents, se);
+                }
+                self.resched_curr(cpu, true, exec_cpu);
+            }
+            PreemptDecision::ShrinkProtect => {
+                eevdf::update_protect_slice(&self.sched.cfs[q], &mut self.sched.ents, se)
+            }
+            PreemptDecision::None => {}
+        }
+    }
+}
+
+/// How many entities at the top of two bottom-up paths are the same.
+fn common_suffix(a: &[crate::ids::EntityId], b: &[crate::ids::EntityId]) -> usize {
+    a.iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}

@@ -1,0 +1,15 @@
+//! The simulator side of `kernel/sched`: `impl Sim` blocks that apply the
+//! pure policy of [`crate::fair`] (and the RT and deadline rules) to the
+//! simulator's state, one file per kernel mechanism.
+
+pub mod balance;
+pub mod bandwidth;
+pub mod core;
+pub mod deadline;
+mod exec;
+pub mod fair;
+pub mod group;
+mod init;
+pub mod rt;
+mod select;
+pub mod syscalls;

@@ -1,0 +1,167 @@
+//! The simulator object: [`Sim`] and its scheduler-state part
+//! [`SchedState`] (the runtime part is [`crate::runtime::Runtime`], the
+//! accounting part [`crate::stats::Accounting`]). Nothing here has
+//! behaviour: the mechanism files under `sched/` add `impl Sim` blocks, and
+//! the event loop (`engine.rs`) drives them.
+
+use crate::atomics::BalanceFlag;
+use crate::config::SimConfig;
+use crate::event::queue::EventQueue;
+use crate::fair::eevdf::EevdfParams;
+use crate::fair::group::TaskGroup;
+use crate::ids::CpuId;
+use crate::machine::domains::SchedDomains;
+use crate::machine::Machine;
+use crate::observe::Sink;
+use crate::rq::{CfsRq, LlcState, Rq, SchedEntity, SdState};
+use crate::runtime::Runtime;
+use crate::stats::Accounting;
+use crate::task::Task;
+use crate::time::Nanos;
+
+/// Why a simulation could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// The workload does not fit the machine (affinity, sizes).
+    #[error("{0}")]
+    Workload(String),
+}
+
+/// A simulation in progress.
+pub struct Sim<S: Sink> {
+    /// Scheduler state: runqueues, entities, groups, tasks, domains,
+    /// LLC and balance state.
+    pub sched: SchedState,
+    /// The behaviour programs' runtime: channels, locks, conditions,
+    /// barriers, semaphores, timers, fork pools, start barrier.
+    pub prog: Runtime,
+    /// Accounting: CPU stats, the profile, waste, charges pending.
+    pub acct: Accounting,
+    /// Configuration.
+    pub cfg: SimConfig,
+    /// The machine.
+    pub machine: Machine,
+    /// Current time.
+    pub now: Nanos,
+    pub(crate) queue: EventQueue,
+    /// rt-app's `t_start` (just before thread creation).
+    pub t_start: Nanos,
+    /// rt-app's T0: thread 0's clock read before the start barrier; the
+    /// base of every thread's timers (`t_first = T0 + delay`).
+    pub t0: Option<Nanos>,
+    /// When the start barrier released the threads (hackbench's start).
+    pub t_release: Option<Nanos>,
+    /// When the last thread exited.
+    pub last_exit: Nanos,
+    /// The run stopped because every live thread waited for something that
+    /// could never happen.
+    pub deadlock: bool,
+    /// End of the run (duration), if fixed.
+    pub end: Option<Nanos>,
+    /// Events handled.
+    pub events: u64,
+    pub(crate) swapper_names: Vec<String>,
+    pub(crate) sink: S,
+    pub(crate) violation: Option<Violation>,
+    pub(crate) trace: bool,
+}
+
+/// The scheduler's state (what `kernel/sched` keeps in `struct rq`,
+/// `struct task_struct`'s scheduling fields, task groups and sched
+/// domains).
+pub struct SchedState {
+    /// Tasks.
+    pub tasks: Vec<Task>,
+    /// Entity arena: task entities (index = task id), then group entities.
+    pub ents: Vec<SchedEntity>,
+    /// cfs_rq arena.
+    pub cfs: Vec<CfsRq>,
+    /// Per-CPU runqueues.
+    pub rqs: Vec<Rq>,
+    /// Task groups; `GroupId(0)` is the root.
+    pub groups: Vec<TaskGroup>,
+    /// EEVDF knobs derived from cfg and machine.
+    pub(crate) p: EevdfParams,
+    /// Tick grid phase.
+    pub(crate) tick_offset: Nanos,
+    /// Sched domains of the machine.
+    pub domains: SchedDomains,
+    /// Run-time state of every CPU's domains (parallel to `domains.per_cpu`).
+    pub sd_state: Vec<Vec<SdState>>,
+    /// Per-LLC shared state (`sched_domain_shared`), by LlcShared index.
+    pub llc_state: Vec<LlcState>,
+    /// `rd->overloaded`: some CPU has more than one runnable task.
+    pub(crate) rd_overloaded: bool,
+    /// The global `sched_balance_running` flag.
+    pub balance_flag: BalanceFlag,
+    /// CPU time of the last balance pass (how long the flag is held).
+    pub(crate) last_pass_cost: Nanos,
+    /// A newidle balance is running (its costs are charged after the switch).
+    pub(crate) in_newidle: bool,
+    /// NI_RANDOM's draws.
+    pub(crate) ni_rng: rand_chacha::ChaCha8Rng,
+    /// `nohz.next_balance` (jiffies).
+    pub(crate) nohz_next_balance: u64,
+    /// A NOHZ balance kick is on its way.
+    pub(crate) nohz_kick_pending: bool,
+    /// The CPU balancing on behalf of idle CPUs (pays for their passes).
+    pub(crate) ilb_cpu: Option<CpuId>,
+    /// Counter behind `Task::cfs_tasks_stamp`.
+    pub(crate) cfs_tasks_seq: u64,
+    /// Arrival stamps of the RT and deadline queues.
+    pub(crate) rt_seq: u64,
+}
+
+/// What a finished run hands back (the simulator keeps the details; see
+/// [`Sim`]'s public fields).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunResult {
+    /// Simulated time at the end.
+    pub end_ns: Nanos,
+    /// Events handled.
+    pub events: u64,
+    /// First invariant violation, with `--check`.
+    pub violation: Option<Violation>,
+}
+
+/// The first broken invariant of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Simulated time.
+    pub time: Nanos,
+    /// The event just handled.
+    pub event: String,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "invariant violated at {} ns after {}: {}",
+            self.time, self.event, self.what
+        )
+    }
+}
+
+impl<S: Sink> Sim<S> {
+    /// The workload's threads (the simulator's own helper tasks, such as
+    /// rt-app's main thread, excluded), in workload order. Forked threads
+    /// that were never forked are included: filter with
+    /// [`crate::task::Task::existed`].
+    pub fn threads(&self) -> &[Task] {
+        let n = self.sched.tasks.iter().take_while(|t| !t.internal).count();
+        &self.sched.tasks[..n]
+    }
+
+    /// Threads of the workload that have not exited.
+    pub fn live_tasks_left(&self) -> usize {
+        self.prog.live_tasks
+    }
+
+    /// Consumes the simulator, returning the sink.
+    pub fn into_sink(self) -> S {
+        self.sink
+    }
+}
