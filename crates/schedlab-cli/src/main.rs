@@ -17,10 +17,12 @@
 //! | clap_error.rs | clap's argument errors as `schedlab: error:` + `schedlab: hint:` |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
+//! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
 
 mod bench;
 mod clap_error;
 mod compare;
+mod host;
 mod machines;
 mod resolve;
 mod run;
@@ -68,6 +70,12 @@ enum Cmd {
     Features,
     /// Run the performance suite and print events/s and simulated s per wall s.
     Bench(bench::BenchArgs),
+    /// Run a workload as real threads on this host's kernel.
+    Exec(host::ExecArgs),
+    /// Run a workload on this host under a tracefs capture (root), keeping the host's facts.
+    Record(host::ExecArgs),
+    /// Simulate a recording's workload on its machine and compare with the real run.
+    Validate(host::ValidateArgs),
 }
 
 /// A user error: printed as one line, exit status 2.
@@ -168,5 +176,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench(args) => bench::run(&args),
+        Cmd::Exec(args) => host::exec(&args),
+        Cmd::Record(args) => host::record(&args),
+        Cmd::Validate(args) => host::validate(&args),
     }
 }

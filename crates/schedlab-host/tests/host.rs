@@ -320,11 +320,17 @@ fn record_periodic_run() {
     }
     assert!(trace.contains("sched_waking:") && trace.contains("sched_wakeup:"));
     // rt-app's markers, written by the threads themselves.
-    let stats = trace.lines().filter(|l| l.contains("rtapp_stats: period=")).count();
+    let stats = trace
+        .lines()
+        .filter(|l| l.contains("rtapp_stats: period="))
+        .count();
     assert!(stats >= 30, "{stats} rtapp_stats markers");
     assert!(trace.contains("rtapp_main: event=clock_ref data="));
     assert!(trace.contains("rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=0"));
-    assert!(trace.contains("rtapp_event: id=0 type=6 desc=run"), "no run event marker");
+    assert!(
+        trace.contains("rtapp_event: id=0 type=6 desc=run"),
+        "no run event marker"
+    );
     assert!(r.exec.warnings.is_empty(), "{:?}", r.exec.warnings);
     let hj: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("host.json")).unwrap())
@@ -359,6 +365,40 @@ fn record_periodic_run() {
     assert!(sysfs.join("devices/system/cpu/online").exists());
     // No instance left behind.
     assert!(!r.host.trace.instance.exists());
+    // DIR is also a run directory in the simulator's layout.
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["source"], "host");
+    assert_eq!(s["tasks"].as_array().unwrap().len(), 2);
+    for (t, e) in s["tasks"].as_array().unwrap().iter().zip(&r.exec.threads) {
+        assert_eq!(t["pid"].as_i64(), Some(e.tid as i64));
+        let n = t["wakeup_latency_us"]["n"].as_u64().unwrap();
+        assert!(n >= 15, "{t}");
+        assert_eq!(t["deadlines"]["periods"].as_u64(), Some(n));
+        assert!(t["wakeups"].as_u64().unwrap() >= 15, "{t}");
+        assert!(dir.path().join(format!("rt-app-{}.log", e.name)).exists());
+    }
+    let cpus = s["cpus"].as_array().unwrap();
+    assert!(!cpus.is_empty());
+    for c in cpus {
+        let covered = c["busy_ns"].as_u64().unwrap() + c["idle_ns"].as_u64().unwrap();
+        assert!(covered > 250 * MS && covered <= 310 * MS, "{c}");
+    }
+    // The trace's switch-ins of each thread match /proc's switches.
+    let ts =
+        schedlab_host::rundir::run_trace_stats(&r.exec, &dir.path().join("trace.txt")).unwrap();
+    for e in &r.exec.threads {
+        let c = &ts.pids[&(e.tid as u32)];
+        let proc_sw = e.stats.voluntary_switches + e.stats.involuntary_switches;
+        assert!(
+            c.switch_ins + 3 >= proc_sw && c.switch_ins <= proc_sw + 3,
+            "{}: trace {} switch-ins ({} inferred), /proc {proc_sw}",
+            e.name,
+            c.switch_ins,
+            c.inferred
+        );
+    }
 }
 
 #[test]
