@@ -5,23 +5,107 @@
 
 use schedlab_core::program::{GroupSpec, Op, Policy, TaskSpec, Workload};
 use schedlab_host::cgroup::CgroupVersion;
-use schedlab_host::{exec, record, ExecOptions, HostError, RecordOptions};
+use schedlab_host::{ExecOptions, ExecResult, HostError, RecordOptions, RecordResult};
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 const MS: u64 = 1_000_000;
 
+/// A line on the real stderr: the test harness captures `eprintln!` of
+/// passing tests, and a skip or a relaxed check must be seen.
+fn loud(msg: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{msg}\n").as_bytes());
+}
+
 fn host_ok(test: &str) -> bool {
     if !cfg!(target_os = "linux") {
-        eprintln!("!!! SKIPPED {test}: not Linux");
+        loud(&format!("!!! SKIPPED {test}: not Linux"));
         return false;
     }
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("!!! SKIPPED {test}: not root (host tests set policies, cgroups and tracefs)");
+        loud(&format!("!!! SKIPPED {test}: not root (host tests set policies, cgroups and tracefs)"));
         return false;
     }
     true
+}
+
+/// How long a host run may take before the test calls it a hang (a run of
+/// at most 300 ms plus calibration; generous for a loaded 2-vCPU VM).
+const WATCHDOG_S: u64 = 60;
+
+/// Runs `f` on a thread of its own and fails the test if it does not end
+/// within [`WATCHDOG_S`]: a hang in a real run (a thread stuck on a futex)
+/// fails one test instead of stalling the whole suite. Process exit at the
+/// end of the test binary ends the stuck threads.
+fn watchdog<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(WATCHDOG_S)) {
+        Ok(v) => v,
+        Err(_) => panic!("{what} did not finish within {WATCHDOG_S} s: a hang"),
+    }
+}
+
+fn exec(w: &Workload, o: &ExecOptions) -> Result<ExecResult, HostError> {
+    let (w, o) = (w.clone(), o.clone());
+    watchdog("exec", move || schedlab_host::exec(&w, &o))
+}
+
+fn record(w: &Workload, dir: &std::path::Path, o: &RecordOptions) -> Result<RecordResult, HostError> {
+    let (w, d, o) = (w.clone(), dir.to_path_buf(), o.clone());
+    watchdog("record", move || schedlab_host::record(&w, &d, &o))
+}
+
+/// CPU time (ns) all CPUs spent busy, from /proc/stat, and this process's
+/// own CPU time: their difference over a run is what other tasks of the
+/// host took.
+fn busy_ns() -> (u64, u64) {
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let all: u64 = stat
+        .lines()
+        .next()
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .enumerate()
+                // user nice system idle iowait irq softirq steal: not idle (3), not iowait (4)
+                .filter(|&(i, _)| i != 3 && i != 4 && i < 8)
+                .filter_map(|(_, v)| v.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    let me = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let tail = me.rsplit(')').next().unwrap_or("");
+    let f: Vec<u64> = tail.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+    // After the ')' field 3 is state (not numeric), so utime/stime are the
+    // 11th and 12th numbers of the tail.
+    let own = f.get(10).copied().unwrap_or(0) + f.get(11).copied().unwrap_or(0);
+    let to_ns = 1_000_000_000 / hz.max(1);
+    (all * to_ns, own * to_ns)
+}
+
+/// Runs `f` and says whether the host was quiet enough meanwhile for timing
+/// bounds to mean anything: other tasks took under half a CPU on average.
+/// When it was not, the test says so loudly and checks structure only.
+fn quiet_while<T>(test: &str, f: impl FnOnce() -> T) -> (T, bool) {
+    let t0 = std::time::Instant::now();
+    let (a0, m0) = busy_ns();
+    let v = f();
+    let (a1, m1) = busy_ns();
+    let wall = t0.elapsed().as_nanos() as u64;
+    let foreign = (a1 - a0).saturating_sub(m1 - m0) as f64 / wall.max(1) as f64;
+    let quiet = foreign < 0.5;
+    if !quiet {
+        loud(&format!(
+            "!!! {test}: the host was busy (other tasks took {foreign:.2} CPUs during the run): timing bounds not checked, structure only"
+        ));
+    }
+    (v, quiet)
 }
 
 fn load(json: &str) -> Workload {
@@ -53,12 +137,21 @@ fn periodic_two_threads() {
         return;
     }
     let w = load(PERIODIC);
-    let r = exec(&w, &opts(300)).unwrap();
+    let (r, quiet) = quiet_while("periodic_two_threads", || exec(&w, &opts(300)).unwrap());
     assert!(r.calibration.ns_per_loop > 0.0);
     assert_eq!(r.threads.len(), 2);
     for t in &r.threads {
         assert!(t.tid > 0 && t.started, "{t:?}");
         let n = t.log.len();
+        assert!((1..=31).contains(&n), "{}: {n} rows", t.name);
+        for row in &t.log {
+            assert_eq!((row.c_period, row.c_duration), (10_000, 2000));
+            assert!(row.perf > 0);
+            assert!(row.end >= row.start && row.rel_st < 400_000);
+        }
+        if !quiet {
+            continue;
+        }
         assert!((15..=31).contains(&n), "{}: {n} rows", t.name);
         let period = median(t.log.iter().map(|x| x.period).collect());
         let run = median(t.log.iter().map(|x| x.run).collect());
@@ -72,11 +165,6 @@ fn periodic_two_threads() {
             "{}: median run {run}",
             t.name
         );
-        for row in &t.log {
-            assert_eq!((row.c_period, row.c_duration), (10_000, 2000));
-            assert!(row.perf > 0);
-            assert!(row.end >= row.start && row.rel_st < 400_000);
-        }
         // schedstat: ~60 ms of CPU in 300 ms.
         let run_ms = t.stats.run_ns / MS;
         assert!(
@@ -95,7 +183,9 @@ fn periodic_two_threads() {
             t.stats
         );
     }
-    assert!(r.last_exit_ns - r.t_start_ns < 600 * MS);
+    if quiet {
+        assert!(r.last_exit_ns - r.t_start_ns < 600 * MS);
+    }
 }
 
 #[test]
@@ -110,10 +200,14 @@ fn idle_hog_beside_periodic() {
         "hog": { "cpus": [0], "policy": "SCHED_IDLE", "run": 50000 } },
         "global": { "duration": 1, "calibration": "CPU0" } }"#,
     );
-    let r = exec(&w, &opts(300)).unwrap();
+    let (r, quiet) = quiet_while("idle_hog_beside_periodic", || exec(&w, &opts(300)).unwrap());
     let p = &r.threads[0];
     let hog = &r.threads[1];
     assert_eq!(hog.name, "hog-1");
+    assert!(!p.log.is_empty(), "the periodic thread logged nothing");
+    if !quiet {
+        return;
+    }
     assert!((15..=31).contains(&p.log.len()), "{} rows", p.log.len());
     let run = median(p.log.iter().map(|x| x.run).collect());
     assert!(
@@ -122,10 +216,9 @@ fn idle_hog_beside_periodic() {
     );
     let lat = schedlab_host::exec::wu_lat_percentiles(&p.log).unwrap();
     assert!(lat[0] < 5_000, "periodic wake-up latency p50 {} µs", lat[0]);
-    // The hog gets most of what is left of CPU 0.
+    // The hog gets most of what is left of CPU 0; other tasks of the host
+    // (fair, so above it) can still take CPU 0 from it, but it must run.
     let hog_ms = hog.stats.run_ns / MS;
-    // It may starve when the shared VM is busy (other sessions run fair
-    // tasks on CPU 0), but it must have run.
     assert!(hog_ms >= 5, "SCHED_IDLE hog ran {hog_ms} ms of 300");
 }
 
@@ -302,7 +395,7 @@ fn record_periodic_run() {
     let r = match record(&w, dir.path(), &o) {
         Ok(r) => r,
         Err(e @ (HostError::NoTracefs(_) | HostError::NoTraceEvent(_))) => {
-            eprintln!("!!! SKIPPED record_periodic_run: this host cannot trace: {e}");
+            loud(&format!("!!! SKIPPED record_periodic_run: this host cannot trace: {e}"));
             return;
         }
         Err(e) => panic!("{e}"),
@@ -425,7 +518,7 @@ fn policies_nice_slices_are_set() {
         .map(|t| (t.name.clone(), t.stats.policy, t.stats.prio))
         .collect();
     if got.iter().all(|g| g.1.is_none()) {
-        eprintln!("!!! SKIPPED policy checks: /proc/thread-self/sched is not readable here");
+        loud("!!! SKIPPED policy checks: /proc/thread-self/sched is not readable here");
         return;
     }
     let want: [(u64, Option<i64>); 7] = [
