@@ -80,11 +80,12 @@ fn busy_ns() -> (u64, u64) {
         })
         .unwrap_or(0);
     let me = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let tail = me.rsplit(')').next().unwrap_or("");
-    let f: Vec<u64> = tail.split_whitespace().filter_map(|v| v.parse().ok()).collect();
-    // After the ')' field 3 is state (not numeric), so utime/stime are the
-    // 11th and 12th numbers of the tail.
-    let own = f.get(10).copied().unwrap_or(0) + f.get(11).copied().unwrap_or(0);
+    // Fields after the command's ')': state, ppid, pgrp, session, tty_nr,
+    // tpgid (may be -1), flags, minflt, cminflt, majflt, cmajflt, utime,
+    // stime: utime and stime are the 12th and 13th.
+    let f: Vec<&str> = me.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let own = num(11) + num(12);
     let to_ns = 1_000_000_000 / hz.max(1);
     (all * to_ns, own * to_ns)
 }
