@@ -4,20 +4,28 @@
 //! run produces and how it is written is the library's
 //! (`schedlab_output::results`, `schedlab_output::tee`). Every user error is
 //! one line on stderr and exit status 2; nothing half-written is left
-//! behind.
+//! behind; an argument error from clap is that line plus one
+//! `schedlab: hint:` line (clap's tip or the usage), also exit status 2,
+//! while `--help` and `--version` print as clap prints them.
 //!
 //! | file | owns |
 //! |---|---|
-//! | main.rs | the subcommands; `report`, `machines`, `features`; error printing, exit codes |
+//! | main.rs | the subcommands; `report`, `machines` (with `--domains`), `features`; error printing (clap's errors too), exit codes |
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
 //! | preflight.rs | checks before simulating: --out, limits, memory estimate |
+//! | clap_error.rs | clap's argument errors as `schedlab: error:` + `schedlab: hint:` |
+//! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
+//! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
 
 mod bench;
+mod clap_error;
 mod compare;
 mod preflight;
+mod host;
+mod machines;
 mod resolve;
 mod run;
 
@@ -52,14 +60,24 @@ enum Cmd {
     Machines {
         /// A preset name or `sysfs:DIR`.
         name: Option<String>,
-        /// Print the sched domains (per CPU, like the kernel's debug output).
+        /// Print the sched domains (per CPU, like the kernel's debug output;
+        /// above 16 CPUs only CPU 0 and the last CPU unless --cpu is given).
         #[arg(long, requires = "name")]
         domains: bool,
+        /// With --domains: print this CPU's domains (repeatable).
+        #[arg(long = "cpu", value_name = "N", requires = "domains")]
+        cpus: Vec<u32>,
     },
     /// List every scheduler feature switch with its default.
     Features,
     /// Run the performance suite and print events/s and simulated s per wall s.
     Bench(bench::BenchArgs),
+    /// Run a workload as real threads on this host's kernel.
+    Exec(host::ExecArgs),
+    /// Run a workload on this host under a tracefs capture (root), keeping the host's facts.
+    Record(host::ExecArgs),
+    /// Simulate a recording's workload on its machine and compare with the real run.
+    Validate(host::ValidateArgs),
 }
 
 /// A user error: printed as one line, exit status 2.
@@ -86,7 +104,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error::report(e, &<Cli as clap::CommandFactory>::command()),
+    };
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -121,7 +142,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Cmd::Run(args) => run::run(&args),
         Cmd::Compare(args) => compare::run(&args),
         Cmd::Report { dirs, out } => html_report(&dirs, out),
-        Cmd::Machines { name, domains } => {
+        Cmd::Machines {
+            name,
+            domains,
+            cpus,
+        } => {
             match name {
                 None => {
                     for (n, d) in schedlab_core::machine::preset_list() {
@@ -129,12 +154,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     }
                 }
                 Some(n) if domains => {
-                    let m = resolve::machine(&n)?;
-                    let d = schedlab_core::machine::domains::SchedDomains::build(&m, 250);
-                    print!(
-                        "{}",
-                        schedlab_core::machine::domains::describe_domains(&m, &d, None)
-                    );
+                    print!("{}", machines::domains_text(&resolve::machine(&n)?, &cpus)?)
                 }
                 Some(n) => print!("{}", resolve::machine(&n)?.describe()),
             }
@@ -158,5 +178,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench(args) => bench::run(&args),
+        Cmd::Exec(args) => host::exec(&args),
+        Cmd::Record(args) => host::record(&args),
+        Cmd::Validate(args) => host::validate(&args),
     }
 }

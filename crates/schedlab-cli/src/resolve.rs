@@ -62,9 +62,16 @@ pub struct RunArgs {
     /// Replace an existing --out directory of an earlier run, whole.
     #[arg(long)]
     pub force: bool,
-    /// Also write trace.txt (ftrace text), trace.dat and trace.pftrace.
+    /// Also write the scheduler trace, three files in --out DIR:
+    /// trace.txt (ftrace text, as `trace-cmd report` prints it), trace.dat
+    /// (trace-cmd's binary format, for KernelShark) and trace.pftrace
+    /// (Perfetto, for ui.perfetto.dev).
     #[arg(long)]
     pub trace: bool,
+    /// Print one row per thread (default: one row per task name, the
+    /// thread name without its `-<n>` index, e.g. `cfs_thread`).
+    #[arg(long)]
+    pub per_task: bool,
     /// Verify the model's invariants after every event.
     #[arg(long)]
     pub check: bool,
@@ -116,9 +123,16 @@ pub fn machine(spec: &str) -> Result<Machine> {
 
 /// Reads and lowers the workload.
 pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
-    if let Some(r) = schedlab_workload::generators::generator(path, nr_cpus) {
+    use schedlab_workload::generators;
+    if let Some(r) = generators::generator(path, nr_cpus) {
         let loaded = r.map_err(|e| user(e.to_string()))?;
         return Ok((loaded.workload, loaded.warnings));
+    }
+    // `NAME:...` that names no generator and no file: a mistyped generator.
+    if !Path::new(path).exists() {
+        if let Some(msg) = generators::unknown_generator(path) {
+            return Err(user(msg));
+        }
     }
     let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
     let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
@@ -147,10 +161,35 @@ pub fn cgroups(w: &mut Workload, args: &[String]) -> Result<()> {
     cgroup::apply_overrides(w, &parsed).map_err(|e| user(format!("--cgroup: {e}")))
 }
 
+/// Parses a feature list given with `flag`. `NO_NAME` of a switch that
+/// takes values (`NO_THROTTLE`) is answered with those values.
+pub fn parse_features(flag: &str, list: &str) -> Result<Features> {
+    use schedlab_core::features::FEATURE_TABLE;
+    for item in list.split(',').map(str::trim) {
+        let Some(rest) = item.strip_prefix("NO_") else {
+            continue;
+        };
+        if let Some(f) = FEATURE_TABLE
+            .iter()
+            .find(|f| f.name == rest && f.values != ["on", "off"])
+        {
+            return Err(user(format!(
+                "{flag}: {item}: {rest} is not an on/off switch; choose one of its values: {}",
+                f.values
+                    .iter()
+                    .map(|v| format!("{rest}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Features::parse(list).map_err(|e| user(format!("{flag}: {e}")))
+}
+
 /// Resolves the run configuration (with the feature switches `features`
 /// and `--check`); checks the run has an end.
 pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<SimConfig> {
-    let features = Features::parse(features).map_err(|e| user(format!("--features: {e}")))?;
+    let features = parse_features("--features", features)?;
     let preempt = PreemptModel::parse(&a.preempt).ok_or_else(|| {
         user(format!(
             "--preempt: unknown model '{}' (none, voluntary, full, lazy)",

@@ -13,7 +13,7 @@ use schedlab_core::program::Workload;
 use schedlab_core::SimError;
 use schedlab_core::{RunResult, Sim};
 use schedlab_output::outdir::StagedOutDir;
-use schedlab_output::results::{check_outcome, write_run, RunError, RunResults};
+use schedlab_output::results::{check_outcome, write_run, RunError, RunResults, TextOptions};
 use schedlab_output::tee::{TraceOutput, TraceSinks};
 use std::process::ExitCode;
 
@@ -29,11 +29,24 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let (w, warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
     preflight::check_memory(&a.sim.workload, &m, &w, &cfg)?;
+    // How the results are printed (taken before the machine and the
+    // configuration move into the simulator).
+    let opts = TextOptions {
+        per_task: a.per_task,
+        generator: schedlab_workload::generators::generator_name(&a.sim.workload)
+            .map(str::to_string),
+        idle_states: m
+            .idle_states
+            .iter()
+            .map(|s| (s.name.clone(), s.exit_latency_ns))
+            .collect(),
+        timer_slack_ns: cfg.tunables.timer_slack_ns,
+    };
     if a.trace {
         let tee = TraceSinks::new(m.nr_cpus() as u32)?;
-        execute(a, &w, warnings, stage, Sim::new(m, &w, cfg, tee))
+        execute(a, &w, warnings, stage, &opts, Sim::new(m, &w, cfg, tee))
     } else {
-        execute(a, &w, warnings, stage, Sim::new(m, &w, cfg, NullSink))
+        execute(a, &w, warnings, stage, &opts, Sim::new(m, &w, cfg, NullSink))
     }
 }
 
@@ -42,6 +55,7 @@ fn execute<S: TraceOutput>(
     w: &Workload,
     warnings: Vec<String>,
     stage: Option<StagedOutDir>,
+    opts: &TextOptions,
     sim: Result<Sim<S>, SimError>,
 ) -> Result<ExitCode> {
     // Set-up errors name the workload file.
@@ -71,7 +85,7 @@ fn execute<S: TraceOutput>(
         write_run(stage, &results, sim.into_sink())?;
     }
     if !a.quiet {
-        print!("{}", results.text_report());
+        print!("{}", results.text_report_with(opts));
     }
     Ok(exit_for(&res))
 }

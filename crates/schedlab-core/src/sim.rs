@@ -164,4 +164,10 @@ impl<S: Sink> Sim<S> {
     pub fn into_sink(self) -> S {
         self.sink
     }
+
+    /// The sink, to take a finished trace out while keeping the state
+    /// (replay's round-trip tests read both).
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
 }

@@ -92,9 +92,12 @@ pub mod error;
 pub mod exec;
 pub mod facts;
 pub mod record;
+pub mod rundir;
 pub mod sync;
 pub mod sys;
 pub mod timing;
+pub mod tracestat;
+pub mod validate;
 
 pub use error::HostError;
 pub use exec::{exec, CalibrationMode, ChannelConfig, ExecOptions, ExecResult, ThreadResult};

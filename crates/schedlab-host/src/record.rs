@@ -12,7 +12,9 @@
 //! * `host.json`: [`HostFacts`], the capture's settings and per-CPU
 //!   buffer statistics (overruns, dropped events), the calibration, the
 //!   threads (name, index, tid) and each group's `cpu.stat` before/after;
-//! * `sysfs/`: the topology files the simulator's sysfs importer reads.
+//! * `sysfs/`: the topology files the simulator's sysfs importer reads;
+//! * the run directory of [`crate::rundir`]: rt-app logs, `summary.json`
+//!   (`"source": "host"`), `cgroup/<path>/cpu.stat`.
 //!
 //! Known kernel property: about half of the idle → task `sched_switch`
 //! lines can be missing; readers should take the running task from each
@@ -337,6 +339,7 @@ pub fn record(w: &Workload, dir: &Path, opts: &RecordOptions) -> Result<RecordRe
     let host_json_path = dir.join("host.json");
     let text = serde_json::to_string_pretty(&hj).expect("host.json serialises");
     std::fs::write(&host_json_path, text + "\n").map_err(|e| HostError::io(&host_json_path, e))?;
+    crate::rundir::write_run_dir(dir, w, &run, Some(&hj))?;
     Ok(RecordResult {
         exec: run,
         host: hj,

@@ -5,23 +5,108 @@
 
 use schedlab_core::program::{GroupSpec, Op, Policy, TaskSpec, Workload};
 use schedlab_host::cgroup::CgroupVersion;
-use schedlab_host::{exec, record, ExecOptions, HostError, RecordOptions};
+use schedlab_host::{ExecOptions, ExecResult, HostError, RecordOptions, RecordResult};
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 const MS: u64 = 1_000_000;
 
+/// A line on the real stderr: the test harness captures `eprintln!` of
+/// passing tests, and a skip or a relaxed check must be seen.
+fn loud(msg: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{msg}\n").as_bytes());
+}
+
 fn host_ok(test: &str) -> bool {
     if !cfg!(target_os = "linux") {
-        eprintln!("!!! SKIPPED {test}: not Linux");
+        loud(&format!("!!! SKIPPED {test}: not Linux"));
         return false;
     }
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("!!! SKIPPED {test}: not root (host tests set policies, cgroups and tracefs)");
+        loud(&format!("!!! SKIPPED {test}: not root (host tests set policies, cgroups and tracefs)"));
         return false;
     }
     true
+}
+
+/// How long a host run may take before the test calls it a hang (a run of
+/// at most 300 ms plus calibration; generous for a loaded 2-vCPU VM).
+const WATCHDOG_S: u64 = 60;
+
+/// Runs `f` on a thread of its own and fails the test if it does not end
+/// within [`WATCHDOG_S`]: a hang in a real run (a thread stuck on a futex)
+/// fails one test instead of stalling the whole suite. Process exit at the
+/// end of the test binary ends the stuck threads.
+fn watchdog<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(WATCHDOG_S)) {
+        Ok(v) => v,
+        Err(_) => panic!("{what} did not finish within {WATCHDOG_S} s: a hang"),
+    }
+}
+
+fn exec(w: &Workload, o: &ExecOptions) -> Result<ExecResult, HostError> {
+    let (w, o) = (w.clone(), o.clone());
+    watchdog("exec", move || schedlab_host::exec(&w, &o))
+}
+
+fn record(w: &Workload, dir: &std::path::Path, o: &RecordOptions) -> Result<RecordResult, HostError> {
+    let (w, d, o) = (w.clone(), dir.to_path_buf(), o.clone());
+    watchdog("record", move || schedlab_host::record(&w, &d, &o))
+}
+
+/// CPU time (ns) all CPUs spent busy, from /proc/stat, and this process's
+/// own CPU time: their difference over a run is what other tasks of the
+/// host took.
+fn busy_ns() -> (u64, u64) {
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let all: u64 = stat
+        .lines()
+        .next()
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .enumerate()
+                // user nice system idle iowait irq softirq steal: not idle (3), not iowait (4)
+                .filter(|&(i, _)| i != 3 && i != 4 && i < 8)
+                .filter_map(|(_, v)| v.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    let me = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command's ')': state, ppid, pgrp, session, tty_nr,
+    // tpgid (may be -1), flags, minflt, cminflt, majflt, cmajflt, utime,
+    // stime: utime and stime are the 12th and 13th.
+    let f: Vec<&str> = me.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let own = num(11) + num(12);
+    let to_ns = 1_000_000_000 / hz.max(1);
+    (all * to_ns, own * to_ns)
+}
+
+/// Runs `f` and says whether the host was quiet enough meanwhile for timing
+/// bounds to mean anything: other tasks took under half a CPU on average.
+/// When it was not, the test says so loudly and checks structure only.
+fn quiet_while<T>(test: &str, f: impl FnOnce() -> T) -> (T, bool) {
+    let t0 = std::time::Instant::now();
+    let (a0, m0) = busy_ns();
+    let v = f();
+    let (a1, m1) = busy_ns();
+    let wall = t0.elapsed().as_nanos() as u64;
+    let foreign = (a1 - a0).saturating_sub(m1 - m0) as f64 / wall.max(1) as f64;
+    let quiet = foreign < 0.5;
+    if !quiet {
+        loud(&format!(
+            "!!! {test}: the host was busy (other tasks took {foreign:.2} CPUs during the run): timing bounds not checked, structure only"
+        ));
+    }
+    (v, quiet)
 }
 
 fn load(json: &str) -> Workload {
@@ -53,12 +138,21 @@ fn periodic_two_threads() {
         return;
     }
     let w = load(PERIODIC);
-    let r = exec(&w, &opts(300)).unwrap();
+    let (r, quiet) = quiet_while("periodic_two_threads", || exec(&w, &opts(300)).unwrap());
     assert!(r.calibration.ns_per_loop > 0.0);
     assert_eq!(r.threads.len(), 2);
     for t in &r.threads {
         assert!(t.tid > 0 && t.started, "{t:?}");
         let n = t.log.len();
+        assert!((1..=31).contains(&n), "{}: {n} rows", t.name);
+        for row in &t.log {
+            assert_eq!((row.c_period, row.c_duration), (10_000, 2000));
+            assert!(row.perf > 0);
+            assert!(row.end >= row.start && row.rel_st < 400_000);
+        }
+        if !quiet {
+            continue;
+        }
         assert!((15..=31).contains(&n), "{}: {n} rows", t.name);
         let period = median(t.log.iter().map(|x| x.period).collect());
         let run = median(t.log.iter().map(|x| x.run).collect());
@@ -72,11 +166,6 @@ fn periodic_two_threads() {
             "{}: median run {run}",
             t.name
         );
-        for row in &t.log {
-            assert_eq!((row.c_period, row.c_duration), (10_000, 2000));
-            assert!(row.perf > 0);
-            assert!(row.end >= row.start && row.rel_st < 400_000);
-        }
         // schedstat: ~60 ms of CPU in 300 ms.
         let run_ms = t.stats.run_ns / MS;
         assert!(
@@ -95,7 +184,9 @@ fn periodic_two_threads() {
             t.stats
         );
     }
-    assert!(r.last_exit_ns - r.t_start_ns < 600 * MS);
+    if quiet {
+        assert!(r.last_exit_ns - r.t_start_ns < 600 * MS);
+    }
 }
 
 #[test]
@@ -110,10 +201,14 @@ fn idle_hog_beside_periodic() {
         "hog": { "cpus": [0], "policy": "SCHED_IDLE", "run": 50000 } },
         "global": { "duration": 1, "calibration": "CPU0" } }"#,
     );
-    let r = exec(&w, &opts(300)).unwrap();
+    let (r, quiet) = quiet_while("idle_hog_beside_periodic", || exec(&w, &opts(300)).unwrap());
     let p = &r.threads[0];
     let hog = &r.threads[1];
     assert_eq!(hog.name, "hog-1");
+    assert!(!p.log.is_empty(), "the periodic thread logged nothing");
+    if !quiet {
+        return;
+    }
     assert!((15..=31).contains(&p.log.len()), "{} rows", p.log.len());
     let run = median(p.log.iter().map(|x| x.run).collect());
     assert!(
@@ -122,10 +217,9 @@ fn idle_hog_beside_periodic() {
     );
     let lat = schedlab_host::exec::wu_lat_percentiles(&p.log).unwrap();
     assert!(lat[0] < 5_000, "periodic wake-up latency p50 {} µs", lat[0]);
-    // The hog gets most of what is left of CPU 0.
+    // The hog gets most of what is left of CPU 0; other tasks of the host
+    // (fair, so above it) can still take CPU 0 from it, but it must run.
     let hog_ms = hog.stats.run_ns / MS;
-    // It may starve when the shared VM is busy (other sessions run fair
-    // tasks on CPU 0), but it must have run.
     assert!(hog_ms >= 5, "SCHED_IDLE hog ran {hog_ms} ms of 300");
 }
 
@@ -302,7 +396,7 @@ fn record_periodic_run() {
     let r = match record(&w, dir.path(), &o) {
         Ok(r) => r,
         Err(e @ (HostError::NoTracefs(_) | HostError::NoTraceEvent(_))) => {
-            eprintln!("!!! SKIPPED record_periodic_run: this host cannot trace: {e}");
+            loud(&format!("!!! SKIPPED record_periodic_run: this host cannot trace: {e}"));
             return;
         }
         Err(e) => panic!("{e}"),
@@ -320,11 +414,17 @@ fn record_periodic_run() {
     }
     assert!(trace.contains("sched_waking:") && trace.contains("sched_wakeup:"));
     // rt-app's markers, written by the threads themselves.
-    let stats = trace.lines().filter(|l| l.contains("rtapp_stats: period=")).count();
+    let stats = trace
+        .lines()
+        .filter(|l| l.contains("rtapp_stats: period="))
+        .count();
     assert!(stats >= 30, "{stats} rtapp_stats markers");
     assert!(trace.contains("rtapp_main: event=clock_ref data="));
     assert!(trace.contains("rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=0"));
-    assert!(trace.contains("rtapp_event: id=0 type=6 desc=run"), "no run event marker");
+    assert!(
+        trace.contains("rtapp_event: id=0 type=6 desc=run"),
+        "no run event marker"
+    );
     assert!(r.exec.warnings.is_empty(), "{:?}", r.exec.warnings);
     let hj: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("host.json")).unwrap())
@@ -359,6 +459,40 @@ fn record_periodic_run() {
     assert!(sysfs.join("devices/system/cpu/online").exists());
     // No instance left behind.
     assert!(!r.host.trace.instance.exists());
+    // DIR is also a run directory in the simulator's layout.
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["source"], "host");
+    assert_eq!(s["tasks"].as_array().unwrap().len(), 2);
+    for (t, e) in s["tasks"].as_array().unwrap().iter().zip(&r.exec.threads) {
+        assert_eq!(t["pid"].as_i64(), Some(e.tid as i64));
+        let n = t["wakeup_latency_us"]["n"].as_u64().unwrap();
+        assert!(n >= 15, "{t}");
+        assert_eq!(t["deadlines"]["periods"].as_u64(), Some(n));
+        assert!(t["wakeups"].as_u64().unwrap() >= 15, "{t}");
+        assert!(dir.path().join(format!("rt-app-{}.log", e.name)).exists());
+    }
+    let cpus = s["cpus"].as_array().unwrap();
+    assert!(!cpus.is_empty());
+    for c in cpus {
+        let covered = c["busy_ns"].as_u64().unwrap() + c["idle_ns"].as_u64().unwrap();
+        assert!(covered > 250 * MS && covered <= 310 * MS, "{c}");
+    }
+    // The trace's switch-ins of each thread match /proc's switches.
+    let ts =
+        schedlab_host::rundir::run_trace_stats(&r.exec, &dir.path().join("trace.txt")).unwrap();
+    for e in &r.exec.threads {
+        let c = &ts.pids[&(e.tid as u32)];
+        let proc_sw = e.stats.voluntary_switches + e.stats.involuntary_switches;
+        assert!(
+            c.switch_ins + 3 >= proc_sw && c.switch_ins <= proc_sw + 3,
+            "{}: trace {} switch-ins ({} inferred), /proc {proc_sw}",
+            e.name,
+            c.switch_ins,
+            c.inferred
+        );
+    }
 }
 
 #[test]
@@ -385,7 +519,7 @@ fn policies_nice_slices_are_set() {
         .map(|t| (t.name.clone(), t.stats.policy, t.stats.prio))
         .collect();
     if got.iter().all(|g| g.1.is_none()) {
-        eprintln!("!!! SKIPPED policy checks: /proc/thread-self/sched is not readable here");
+        loud("!!! SKIPPED policy checks: /proc/thread-self/sched is not readable here");
         return;
     }
     let want: [(u64, Option<i64>); 7] = [

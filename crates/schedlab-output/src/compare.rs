@@ -599,3 +599,261 @@ pub fn render_json(title: &str, variant_names: &[&str], metrics: &[Metric]) -> V
         "metrics": out_metrics,
     })
 }
+
+/// The `%12.<p>f` precision of a metric in [`render_posting_table`]: four
+/// significant digits of its smallest non-zero statistic (at least 2
+/// decimals, at most 6), so that a 0.021 s time prints as `0.02100`, not
+/// `0.02`.
+pub fn metric_decimals(metric: &Metric) -> usize {
+    let smallest = metric
+        .per_variant
+        .iter()
+        .map(|s| Stats::of(s))
+        .flat_map(|st| [st.min, st.median, st.amean])
+        .filter(|x| x.is_finite() && *x != 0.0)
+        .map(f64::abs)
+        .fold(f64::INFINITY, f64::min);
+    if !smallest.is_finite() {
+        return 2;
+    }
+    let exp = smallest.log10().floor() as i32;
+    (3 - exp).clamp(2, 6) as usize
+}
+
+/// Whether every variant shows the same value (NaN equals NaN here).
+fn same(values: &[f64]) -> bool {
+    values
+        .iter()
+        .all(|v| v == &values[0] || (v.is_nan() && values[0].is_nan()))
+}
+
+/// The comparison table for a patch posting: [`render_table`]'s rows and
+/// cells, with
+///
+/// * `legend` lines under the title (`base: ...`, `new: ...`) so that the
+///   column headers can stay short (`base`, `new`);
+/// * each metric's precision from its magnitude ([`metric_decimals`]);
+/// * unless `all_rows`, rows whose value is the same for every variant
+///   dropped, and a closing line listing the metrics that were constant in
+///   every run (with their value) and how many other rows were dropped.
+pub fn render_posting_table(
+    title: &str,
+    legend: &[String],
+    variant_names: &[&str],
+    metrics: &[Metric],
+    all_rows: bool,
+) -> String {
+    let cells: Vec<MetricCells> = metrics
+        .iter()
+        .map(|m| compute_cells(m, variant_names.len()))
+        .collect();
+    let decimals: Vec<usize> = metrics.iter().map(metric_decimals).collect();
+    // Metrics whose every sample of every variant is the same value.
+    let constant: Vec<bool> = metrics
+        .iter()
+        .map(|m| {
+            let all: Vec<f64> = m.per_variant.iter().flatten().copied().collect();
+            !all.is_empty() && same(&all)
+        })
+        .collect();
+    let shown = |mi: usize, kind: StatKind| -> bool {
+        if all_rows {
+            return true;
+        }
+        if constant[mi] {
+            return false;
+        }
+        let values: Vec<f64> = cells[mi].stats.iter().map(|s| s.get(kind)).collect();
+        !same(&values)
+    };
+    let name_width = metrics
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| StatKind::ALL.into_iter().any(|k| shown(*i, k)))
+        .map(|(_, m)| m.name.len())
+        .max()
+        .unwrap_or(0);
+    let label_width = STAT_LABEL_WIDTH + 1 + name_width;
+
+    let mut out = String::new();
+    out.push_str(title);
+    out.push('\n');
+    for l in legend {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&" ".repeat(label_width));
+    for name in variant_names {
+        let _ = write!(out, "{name:>COLUMN_WIDTH$}");
+    }
+    out.push('\n');
+    let mut dropped = 0usize;
+    for (k, kind) in StatKind::ALL.into_iter().enumerate() {
+        for (mi, (metric, c)) in metrics.iter().zip(&cells).enumerate() {
+            if !shown(mi, kind) {
+                if !constant[mi] {
+                    dropped += 1;
+                }
+                continue;
+            }
+            let _ = write!(
+                out,
+                "{:<STAT_LABEL_WIDTH$} {:<name_width$}",
+                kind.label(),
+                metric.name
+            );
+            for (v, st) in c.stats.iter().enumerate() {
+                // CoefVar is a percentage: two decimals like the deltas.
+                let p = if kind == StatKind::CoefVar {
+                    2
+                } else {
+                    decimals[mi]
+                };
+                out.push_str(&fmt_fixed(st.get(kind), 12, p));
+                let pct = fmt_fixed(c.delta[v][k], 7, 2);
+                let marked = kind == StatKind::AMean && c.d[v].is_some_and(|d| d.abs() > 1.0);
+                if marked {
+                    let _ = write!(out, " *{pct}%*");
+                } else {
+                    let _ = write!(out, " ({pct}%)");
+                }
+            }
+            out.push('\n');
+        }
+    }
+    if !all_rows {
+        let consts: Vec<String> = metrics
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| constant[*i])
+            .map(|(i, m)| {
+                let v = m
+                    .per_variant
+                    .iter()
+                    .flatten()
+                    .next()
+                    .copied()
+                    .unwrap_or(f64::NAN);
+                format!("{} {}", m.name, fmt_fixed(v, 0, decimals[i]))
+            })
+            .collect();
+        if !consts.is_empty() {
+            let _ = writeln!(
+                out,
+                "Same in every run (rows left out): {}",
+                consts.join(", ")
+            );
+        }
+        if dropped > 0 {
+            let _ = writeln!(
+                out,
+                "{dropped} more rows with the same value on every side left out; --all-rows prints every row"
+            );
+        } else if !consts.is_empty() {
+            out.push_str("--all-rows prints every row\n");
+        }
+    }
+    out
+}
+
+/// One task name's (or, per task, one thread's) figures in one run, for
+/// the per-name rows of `schedlab compare` ([`task_metrics`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskFigures {
+    /// Task name (or thread name).
+    pub name: String,
+    /// Σ CPU time of its threads.
+    pub runtime_ns: u64,
+    /// Wakeup latency (µs) of its threads' timer rows.
+    pub wakeup_latency: schedlab_core::stats::SampleStats,
+}
+
+/// The [`TaskFigures`] of a run: one per task name (the default grouping,
+/// [`crate::results::by_name`]; exact latency from the run's raw samples),
+/// or one per thread with `per_task`.
+pub fn task_figures(r: &crate::results::RunResults, per_task: bool) -> Vec<TaskFigures> {
+    use crate::results::by_name::by_name;
+    if per_task {
+        return r
+            .summary
+            .tasks
+            .iter()
+            .map(|t| TaskFigures {
+                name: t.name.clone(),
+                runtime_ns: t.runtime_ns,
+                wakeup_latency: t.wakeup_latency_us.to_stats(),
+            })
+            .collect();
+    }
+    by_name(&r.summary.tasks)
+        .into_iter()
+        .map(|row| {
+            let exact = r.wakeup_latency.iter().find(|g| g.name == row.name);
+            TaskFigures {
+                runtime_ns: row.runtime_ns,
+                wakeup_latency: exact.map_or(row.latency, |g| g.stats.clone()),
+                name: row.name,
+            }
+        })
+        .collect()
+}
+
+/// Per-name metrics (`per_variant[variant][run]` = that run's
+/// [`TaskFigures`]): for each name, in order of first appearance,
+/// `<name>.wu_lat_mean_us` (lower is better; names with timer rows) and
+/// `<name>.runtime_ms` (higher is better). At most `max_names` names;
+/// returns the metrics and the number of names left out. None for a
+/// single name (its rows would repeat the totals).
+pub fn task_metrics(
+    per_variant: &[Vec<Vec<TaskFigures>>],
+    max_names: usize,
+) -> (Vec<Metric>, usize) {
+    let mut names: Vec<&str> = Vec::new();
+    for f in per_variant.iter().flatten().flatten() {
+        if !names.contains(&f.name.as_str()) {
+            names.push(&f.name);
+        }
+    }
+    if names.len() < 2 {
+        return (Vec::new(), 0);
+    }
+    let left_out = names.len().saturating_sub(max_names);
+    names.truncate(max_names);
+    let find = |run: &Vec<TaskFigures>, n: &str| run.iter().find(|f| f.name == n).cloned();
+    let mut metrics = Vec::new();
+    for n in names {
+        let has_lat = per_variant
+            .iter()
+            .flatten()
+            .any(|run| find(run, n).is_some_and(|f| f.wakeup_latency.n > 0));
+        if has_lat {
+            metrics.push(Metric {
+                name: format!("{n}.wu_lat_mean_us"),
+                unit: "us".into(),
+                better: Better::Lower,
+                per_variant: per_variant
+                    .iter()
+                    .map(|runs| {
+                        runs.iter()
+                            .map(|run| find(run, n).map_or(f64::NAN, |f| f.wakeup_latency.mean))
+                            .collect()
+                    })
+                    .collect(),
+            });
+        }
+        metrics.push(Metric {
+            name: format!("{n}.runtime_ms"),
+            unit: "ms".into(),
+            better: Better::Higher,
+            per_variant: per_variant
+                .iter()
+                .map(|runs| {
+                    runs.iter()
+                        .map(|run| find(run, n).map_or(0.0, |f| f.runtime_ns as f64 / 1e6))
+                        .collect()
+                })
+                .collect(),
+        });
+    }
+    (metrics, left_out)
+}

@@ -20,10 +20,13 @@
 //! | `features` | feature flags side by side, differing rows marked |
 //! | `timeline` | zoomable per-CPU timeline (canvas, drawn by the inline script from the `report-data` JSON); `data-tasks` lists the traced tasks, the script sets `data-rendered="N tasks"` and `data-view="T0,T1"` (µs) |
 //! | `timeline-tip` | hover text of the timeline |
-//! | `latency-task` | `<select>`: pooled or one task |
+//! | `latency-task` | `<select>`: sleeping tasks pooled, one task name (all its threads), or one thread |
+//! | `latency-pool` | how many threads the pooled view holds (`data-sleeping`, `data-threads`) |
 //! | `latency-cdf`, `latency-hist` | wakeup-latency CDF and histogram (inline SVG, one curve per run); `data-tasks` lists the tasks with samples |
 //! | `util-heatmap` | per-CPU busy fraction over time, one SVG per run |
-//! | `task-table`, `schedstat-cpu`, `schedstat-domain`, `profile-table`, `group-table` | tables |
+//! | `task-table` | one row per task name and run (threads summed) |
+//! | `task-table-threads` | one row per thread and run, inside `<details id="task-threads">` |
+//! | `schedstat-cpu`, `schedstat-domain`, `profile-table` (one row per path), `group-table` | tables |
 //! | `report-data` | `<script type="application/json">` with the timeline data |
 //!
 //! What is drawn from what:
@@ -32,8 +35,10 @@
 //!   `sched_switch` lines plus the context column; slices are coloured by
 //!   the task's policy as `summary.json` states it (pid 0 is idle, pids not
 //!   in the summary, such as rt-app's main thread, are "other").
-//! * **latency**: the `wu_lat` column of the rt-app logs (µs), per task and
-//!   pooled over all tasks of a run. The x axis is logarithmic; a latency of
+//! * **latency**: the `wu_lat` column of the rt-app logs (µs), per thread,
+//!   per task name and pooled over the threads of a run that sleep (timer
+//!   samples in summary.json, or a non-zero `wu_lat`; never-sleeping
+//!   threads such as SCHED_IDLE hogs are left out of every view). The x axis is logarithmic; a latency of
 //!   0 µs is counted as 1 µs.
 //! * **heatmap**: busy (non-idle) time per CPU per bin from the trace; bins
 //!   are 10 ms, widened so that there are at most [`MAX_HEATMAP_BINS`]. A
@@ -54,6 +59,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::ftrace_text::{parse_ftrace_text, running_task_timeline, OwnedEvent, RunningTimeline};
+use crate::results::by_name::{by_name, task_name};
 use crate::rtapp_log::parse_rtapp_log;
 use crate::schedstat::{parse_schedstat, Schedstat};
 use crate::summary::Summary;
@@ -240,6 +246,10 @@ pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
         lat.sort_unstable();
         by_task.insert(task.to_owned(), lat);
     }
+    // Only tasks that sleep on timers or wait for events have wakeup
+    // latencies: a thread with no timer samples and every wu_lat 0 (a
+    // SCHED_IDLE hog that never sleeps) is left out, else its zeros would
+    // pile up at the low end of the pooled plots.
     let latencies = summary
         .tasks
         .iter()
@@ -248,6 +258,14 @@ pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
                 task: t.name.clone(),
                 wu_lat_us,
             })
+        })
+        .filter(|l| {
+            let n = summary
+                .tasks
+                .iter()
+                .find(|t| t.name == l.task)
+                .map_or(0, |t| t.wakeup_latency_us.n);
+            n > 0 || l.wu_lat_us.iter().any(|&v| v > 0)
         })
         .collect();
 
@@ -372,12 +390,39 @@ fn latency_tasks(runs: &[RunData]) -> Vec<String> {
     out
 }
 
-/// Sorted samples of `task` in `run`, or pooled over its tasks for `None`.
+/// Task names (thread names without their `-<n>` index) of at least two
+/// threads with latency samples, in first-seen order over the runs.
+fn latency_names(runs: &[RunData]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        for t in &r.latencies {
+            let name = task_name(&t.task);
+            let threads = r
+                .latencies
+                .iter()
+                .filter(|o| task_name(&o.task) == name)
+                .count();
+            if threads >= 2 && !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Sorted samples of `task` in `run`: one thread (`task` is a thread's
+/// name), all threads of a task name (`cfs_thread`), or pooled over every
+/// thread with samples (those that sleep) for `None`.
 fn samples(run: &RunData, task: Option<&str>) -> Vec<u64> {
+    let thread = task.is_some_and(|n| run.latencies.iter().any(|t| t.task == n));
     let mut v: Vec<u64> = run
         .latencies
         .iter()
-        .filter(|t| task.is_none_or(|n| n == t.task))
+        .filter(|t| match task {
+            None => true,
+            Some(n) if thread => n == t.task,
+            Some(n) => n == task_name(&t.task),
+        })
         .flat_map(|t| t.wu_lat_us.iter().copied())
         .collect();
     v.sort_unstable();
@@ -483,7 +528,10 @@ pub fn svg_latency_cdf(runs: &[RunData], task: Option<&str>) -> String {
             .max()
             .unwrap_or(1),
     );
-    let title = format!("Wakeup latency CDF: {}", task.unwrap_or("all tasks pooled"));
+    let title = format!(
+        "Wakeup latency CDF: {}",
+        task.unwrap_or("sleeping tasks pooled")
+    );
     let mut s = String::new();
     svg_open(&mut s, "latency-cdf", &title);
     lat_axis(&mut s, dec, "fraction of wakeups ≤ x", 1.0, |f| {
@@ -559,7 +607,7 @@ pub fn svg_latency_hist(runs: &[RunData], task: Option<&str>) -> String {
     let y_max = (top * 10.0).ceil() / 10.0;
     let title = format!(
         "Wakeup latency histogram: {}",
-        task.unwrap_or("all tasks pooled")
+        task.unwrap_or("sleeping tasks pooled")
     );
     let mut s = String::new();
     svg_open(&mut s, "latency-hist", &title);
@@ -878,7 +926,8 @@ body{font:14px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222}
 h1{font-size:20px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:12.5px}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}
-th{background:#f2f2f2}td.l,th.l{text-align:left}
+th{background:#f2f2f2;white-space:normal}td.l,th.l{text-align:left}
+details{margin:6px 0}.wide{max-width:100%;overflow-x:auto}
 tr.diff td{background:#fff4d6}
 .note{color:#8a5a00;background:#fff8e6;padding:4px 8px;border-left:3px solid #e0a000}
 .swatch{display:inline-block;width:11px;height:11px;margin:0 3px 0 10px;vertical-align:-1px}
@@ -1186,16 +1235,37 @@ pub fn render_report(runs: &[RunData]) -> String {
 
     // Latency.
     let lat_tasks = latency_tasks(runs);
-    s.push_str("<h2>Wakeup latency</h2><p>From the <code>wu_lat</code> column of the rt-app logs; one colour per run. Show: ");
-    s.push_str(r#"<select id="latency-task"><option value="">all tasks pooled</option>"#);
+    let lat_names = latency_names(runs);
+    let all_threads: usize = runs
+        .iter()
+        .map(|r| r.summary.tasks.len())
+        .max()
+        .unwrap_or(0);
+    let sleeping: usize = runs.iter().map(|r| r.latencies.len()).max().unwrap_or(0);
+    s.push_str("<h2>Wakeup latency</h2><p>From the <code>wu_lat</code> column of the rt-app logs; one colour per run. Only tasks that sleep on timers or wait for events are plotted: tasks that never sleep (e.g. SCHED_IDLE hogs, whose rows all read 0) are left out. Show: ");
+    s.push_str(r#"<select id="latency-task"><option value="">sleeping tasks pooled</option>"#);
+    for n in &lat_names {
+        let _ = write!(
+            s,
+            r#"<option value="{}">{} (all threads)</option>"#,
+            esc(n),
+            esc(n)
+        );
+    }
     for t in &lat_tasks {
         let _ = write!(s, r#"<option value="{}">{}</option>"#, esc(t), esc(t));
     }
     s.push_str("</select></p>");
     if lat_tasks.is_empty() {
-        s.push_str(r#"<p class="note">No rt-app logs found.</p>"#);
+        s.push_str(r#"<p class="note">No rt-app log rows of sleeping tasks found.</p>"#);
+    } else {
+        let _ = write!(
+            s,
+            r#"<p id="latency-pool" data-sleeping="{sleeping}" data-threads="{all_threads}">Pooled: {sleeping} of {all_threads} threads (the others never slept).</p>"#
+        );
     }
     let mut views: Vec<Option<&str>> = vec![None];
+    views.extend(lat_names.iter().map(|t| Some(t.as_str())));
     views.extend(lat_tasks.iter().map(|t| Some(t.as_str())));
     let tasks_attr = esc(&lat_tasks.join(" "));
     let _ = write!(s, r#"<div id="latency-cdf" data-tasks="{tasks_attr}">"#);
@@ -1228,11 +1298,104 @@ pub fn render_report(runs: &[RunData]) -> String {
     }
     s.push_str("</div>");
 
-    // Tasks.
-    s.push_str("<h2>Tasks</h2>");
+    // Tasks: one row per task name (threads summed), per thread below.
+    s.push_str("<h2>Tasks</h2><p>One row per task name (rt-app's thread name without its <code>-&lt;n&gt;</code> index; sums over its threads, latency over all their samples).</p>");
     table_open(
         &mut s,
         "task-table",
+        2,
+        &[
+            "task",
+            "run",
+            "threads",
+            "policy",
+            "nice",
+            "runtime ms",
+            "wait ms",
+            "switches",
+            "migrations",
+            "wakeups",
+            "loops",
+            "wu_lat n",
+            "mean µs",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+        ],
+    );
+    let per_run_names: Vec<Vec<crate::results::by_name::NameRow>> =
+        runs.iter().map(|r| by_name(&r.summary.tasks)).collect();
+    let mut names_order: Vec<&str> = Vec::new();
+    for rows in &per_run_names {
+        for n in rows {
+            if !names_order.contains(&n.name.as_str()) {
+                names_order.push(&n.name);
+            }
+        }
+    }
+    for name in &names_order {
+        for (i, r) in runs.iter().enumerate() {
+            let Some(n) = per_run_names[i].iter().find(|n| n.name == *name) else {
+                continue;
+            };
+            let mut lat: Vec<u64> = r
+                .latencies
+                .iter()
+                .filter(|l| task_name(&l.task) == *name)
+                .flat_map(|l| l.wu_lat_us.iter().copied())
+                .collect();
+            lat.sort_unstable();
+            let w = &n.latency;
+            let has = w.n > 0;
+            let dash = || "–".to_string();
+            row(
+                &mut s,
+                2,
+                &[
+                    n.name.clone(),
+                    names[i].clone(),
+                    n.threads.to_string(),
+                    n.policy.clone(),
+                    n.nice.clone(),
+                    ms(n.runtime_ns),
+                    ms(n.wait_ns),
+                    n.switches.to_string(),
+                    n.migrations.to_string(),
+                    n.wakeups.to_string(),
+                    n.loops.to_string(),
+                    w.n.to_string(),
+                    if has {
+                        format!("{:.1}", w.mean)
+                    } else {
+                        dash()
+                    },
+                    if has {
+                        opt(percentile(&lat, 0.5))
+                    } else {
+                        dash()
+                    },
+                    if has {
+                        opt(percentile(&lat, 0.9))
+                    } else {
+                        dash()
+                    },
+                    if has {
+                        opt(percentile(&lat, 0.99))
+                    } else {
+                        dash()
+                    },
+                    if has { w.max.to_string() } else { dash() },
+                ],
+                "",
+            );
+        }
+    }
+    s.push_str("</tbody></table>");
+    s.push_str(r#"<details id="task-threads"><summary>One row per thread</summary>"#);
+    table_open(
+        &mut s,
+        "task-table-threads",
         2,
         &[
             "task",
@@ -1241,20 +1404,20 @@ pub fn render_report(runs: &[RunData]) -> String {
             "policy",
             "nice",
             "group",
-            "runtime (ms)",
-            "wait (ms)",
+            "runtime ms",
+            "wait ms",
             "switches",
             "migrations",
             "wakeups",
             "loops",
             "wu_lat n",
-            "mean (µs)",
+            "mean µs",
             "p50",
             "p90",
             "p99",
             "max",
             "missed / periods",
-            "slack min (µs)",
+            "slack min µs",
         ],
     );
     let mut task_names: Vec<&str> = Vec::new();
@@ -1312,7 +1475,7 @@ pub fn render_report(runs: &[RunData]) -> String {
             );
         }
     }
-    s.push_str("</tbody></table><p>p50/p90/p99 are nearest-rank percentiles of the log's wu_lat column (µs); n, mean and max come from summary.json; missed / periods counts the timer periods whose work ended after the expiry (negative slack).</p>");
+    s.push_str("</tbody></table></details><p>p50/p90/p99 are nearest-rank percentiles of the log's wu_lat column (µs); n, mean and max come from summary.json (timer rows); missed / periods counts the timer periods whose work ended after the expiry (negative slack).</p>");
 
     // Groups.
     if runs.iter().any(|r| !r.summary.groups.is_empty()) {
@@ -1353,9 +1516,14 @@ pub fn render_report(runs: &[RunData]) -> String {
 
     // Profile.
     s.push_str("<h2>Profile (CPU time by path)</h2>");
-    let mut heads = vec!["path", "unit"];
-    heads.extend(names.iter().map(String::as_str));
-    table_open(&mut s, "profile-table", 2, &heads);
+    // One row per path; per run its time (ms) and its share of the total.
+    let run_heads: Vec<String> = names
+        .iter()
+        .flat_map(|n| [format!("{n} ms"), format!("{n} %")])
+        .collect();
+    let mut heads = vec!["path"];
+    heads.extend(run_heads.iter().map(String::as_str));
+    table_open(&mut s, "profile-table", 1, &heads);
     let profile_rows = |r: &RunData| -> Vec<(String, u64)> {
         let p = &r.summary.profile;
         let pn = &p.paths_ns;
@@ -1387,18 +1555,16 @@ pub fn render_report(runs: &[RunData]) -> String {
         }
     }
     for path in &paths {
-        let mut share = vec![path.clone(), "% of total".into()];
-        let mut abs = vec![path.clone(), "ms".into()];
+        let mut cells = vec![path.clone()];
         for pr in &per_run {
             let total: u64 = pr.iter().map(|x| x.1).sum();
             let v = pr.iter().find(|x| &x.0 == path).map(|x| x.1);
-            share.push(v.map_or("–".into(), |v| {
+            cells.push(v.map_or("–".into(), ms));
+            cells.push(v.map_or("–".into(), |v| {
                 format!("{:.4}", v as f64 * 100.0 / total.max(1) as f64)
             }));
-            abs.push(v.map_or("–".into(), ms));
         }
-        row(&mut s, 2, &share, "");
-        row(&mut s, 2, &abs, "");
+        row(&mut s, 1, &cells, "");
     }
     s.push_str("</tbody></table>");
     for (i, r) in runs.iter().enumerate() {

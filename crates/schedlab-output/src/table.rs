@@ -184,6 +184,43 @@ pub fn task_table(tasks: &[TaskSummary]) -> String {
     render(&header, &[L, L, R, R, R, R, R, R, R], &rows)
 }
 
+/// The per-task-name table (threads of one rt-app task summed, see
+/// [`crate::results::by_name`]): name, threads, policy, nice, then the
+/// sums of [`task_table`]'s columns.
+pub fn name_table(rows: &[crate::results::by_name::NameRow]) -> String {
+    use Align::{Left as L, Right as R};
+    let header = [
+        "task",
+        "threads",
+        "policy",
+        "nice",
+        "runtime_ms",
+        "wait_ms",
+        "switches",
+        "migrations",
+        "wakeups",
+        "loops",
+    ];
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                t.threads.to_string(),
+                t.policy.clone(),
+                t.nice.clone(),
+                ms3(t.runtime_ns),
+                ms3(t.wait_ns),
+                t.switches.to_string(),
+                t.migrations.to_string(),
+                t.wakeups.to_string(),
+                t.loops.to_string(),
+            ]
+        })
+        .collect();
+    render(&header, &[L, R, L, R, R, R, R, R, R, R], &rows)
+}
+
 /// The task groups' cpu.stat figures: one row per group (usage and
 /// bandwidth counters as cgroupfs shows them, µs).
 pub fn group_table(groups: &[crate::summary::GroupSummary]) -> String {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Open a schedlab report.html in headless Chromium and check it.
 
-Usage: browser_check.py REPORT.html OUT_DIR [--expect-task NAME]...
+Usage: browser_check.py REPORT.html OUT_DIR [--expect-task NAME]... [--width PX]
 
 Chromium is driven through its DevTools protocol (stdlib only: a minimal
 websocket client below). The page is loaded from file://, then:
@@ -15,6 +15,13 @@ websocket client below). The page is loaded from file://, then:
   #latency-hist must exist and list the tasks, #util-heatmap must hold an SVG;
 * a wheel event over the timeline must change its data-view (zoom works),
   and hovering a slice must show a tooltip;
+* layout at a window of --width px (default 1400): no table (the per-thread
+  table opened too) reaches past the window's right edge and the page does
+  not scroll sideways; the profile table lists each path once;
+* the pooled latency plots hold only sleeping tasks: for each run, the n of
+  the pooled CDF's and histogram's legend equals the sum of the task
+  table's `wu_lat n` column (timer samples; tasks that never sleep add 0),
+  and #latency-pool says how many threads were pooled;
 * a full-page screenshot is written to OUT_DIR/report.png.
 
 Prints a JSON result on stdout; exit status 0 when every check passed,
@@ -193,6 +200,60 @@ DOM_PROBE = """(() => {
 })()"""
 
 
+LAYOUT_PROBE = """(() => {
+  const d = document.getElementById("task-threads");
+  if (d) d.open = true;
+  const W = window.innerWidth;
+  const tables = [...document.querySelectorAll("table")].map(t => {
+    const r = t.getBoundingClientRect();
+    return {id: t.id || "(no id)", right: Math.round(r.right), width: Math.round(r.width)};
+  });
+  const legendN = (sel) => [...document.querySelectorAll(sel + ' .lat-view[data-task=""] text')]
+    .map(e => e.textContent).filter(t => /\\(n=\\d+\\)$/.test(t))
+    .map(t => { const m = t.match(/^(.*) \\(n=(\\d+)\\)$/); return [m[1], +m[2]]; });
+  const heads = [...document.querySelectorAll("#task-table thead th")].map(th => th.textContent);
+  const runCol = heads.indexOf("run"), nCol = heads.indexOf("wu_lat n");
+  const tableN = {};
+  for (const tr of document.querySelectorAll("#task-table tbody tr")) {
+    const c = [...tr.children].map(td => td.textContent);
+    tableN[c[runCol]] = (tableN[c[runCol]] || 0) + (+c[nCol] || 0);
+  }
+  const paths = [...document.querySelectorAll("#profile-table tbody tr")].map(tr => tr.children[0].textContent);
+  const pool = document.getElementById("latency-pool");
+  const r = {
+    window: W,
+    page_width: document.documentElement.scrollWidth,
+    tables,
+    cdf_pooled: legendN("#latency-cdf"),
+    hist_pooled: legendN("#latency-hist"),
+    task_table_wu_lat_n: tableN,
+    profile_paths: paths,
+    pool: pool ? [pool.getAttribute("data-sleeping"), pool.getAttribute("data-threads")] : null,
+  };
+  if (d) d.open = false;
+  return r;
+})()"""
+
+
+def check_layout(lay, errors):
+    w = lay["window"]
+    if lay["page_width"] > w:
+        errors.append(f"the page scrolls sideways at {w} px: {lay['page_width']} px wide")
+    for t in lay["tables"]:
+        if t["right"] > w:
+            errors.append(f"table {t['id']} ends at {t['right']} px, past the {w} px window")
+    paths = lay["profile_paths"]
+    if len(paths) != len(set(paths)):
+        errors.append(f"profile table lists a path twice: {paths}")
+    for key in ("cdf_pooled", "hist_pooled"):
+        if not lay[key]:
+            errors.append(f"{key}: no legend with n= in the pooled view")
+        for label, n in lay[key]:
+            want = lay["task_table_wu_lat_n"].get(label)
+            if want is not None and n != want:
+                errors.append(f"{key}: run {label!r} pools n={n} samples, the task table's timer samples sum to {want}")
+
+
 def main():
     args = sys.argv[1:]
     if len(args) < 2:
@@ -201,6 +262,7 @@ def main():
     report = Path(args[0]).resolve()
     out_dir = Path(args[1])
     expect = [args[i + 1] for i, a in enumerate(args) if a == "--expect-task"]
+    width = int(next((args[i + 1] for i, a in enumerate(args) if a == "--width"), "1400"))
     out_dir.mkdir(parents=True, exist_ok=True)
     browser = find_browser()
     if not browser:
@@ -232,7 +294,7 @@ def main():
         page = Page(WebSocket(target["webSocketDebuggerUrl"]))
         for domain in ("Page", "Runtime", "Log", "Network"):
             page.call(f"{domain}.enable")
-        page.call("Emulation.setDeviceMetricsOverride", width=1280, height=900,
+        page.call("Emulation.setDeviceMetricsOverride", width=width, height=900,
                   deviceScaleFactor=1, mobile=False)
         url = report.as_uri()
         page.call("Page.navigate", url=url)
@@ -254,6 +316,9 @@ def main():
             errors.append("latency CDF shows no curve")
         if dom["heatmaps"] == 0:
             errors.append("no utilisation heatmap")
+        layout = page.eval(LAYOUT_PROBE)
+        result["layout"] = layout
+        check_layout(layout, errors)
 
         # Interaction: wheel-zoom over the first canvas, then hover a slice.
         if dom["canvas_box"]:

@@ -371,6 +371,42 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
     })
 }
 
+/// The generators' names, as written before the `:` of a spec.
+pub const GENERATOR_NAMES: &[&str] = &["oltp", "hackbench"];
+
+/// The name of the generator `spec` asks for, if it names one.
+pub fn generator_name(spec: &str) -> Option<&'static str> {
+    let (name, _) = spec.split_once(':')?;
+    GENERATOR_NAMES.iter().copied().find(|g| *g == name)
+}
+
+/// The message for a spec shaped like a generator's (`NAME:key=value,...`,
+/// NAME a plain word) whose NAME is no generator, e.g. a typo such as
+/// `hackbnech:groups=2`, or a generator's name without its colon
+/// (`hackbench`); `None` when `spec` does not look like one (a generator,
+/// or a path). The caller checks first that no file `spec`
+/// exists.
+pub fn unknown_generator(spec: &str) -> Option<String> {
+    // A generator's bare name (`hackbench`) lacks only the colon.
+    if GENERATOR_NAMES.contains(&spec) {
+        return Some(format!(
+            "{spec}: no such file; for the {spec} generator write '{spec}:' (optionally with key=value,...)"
+        ));
+    }
+    let (name, _) = spec.split_once(':')?;
+    let word = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !word || generator_name(spec).is_some() {
+        return None;
+    }
+    Some(format!(
+        "{spec}: unknown generator '{name}' (generators: {}; or an rt-app JSON file)",
+        GENERATOR_NAMES.join(", ")
+    ))
+}
+
 /// Resolves a generator spec (`oltp:...`, `hackbench:...`); None if `spec`
 /// names no generator.
 pub fn generator(spec: &str, nr_cpus: usize) -> Option<Result<Loaded, WorkloadError>> {
@@ -385,6 +421,17 @@ pub fn generator(spec: &str, nr_cpus: usize) -> Option<Result<Loaded, WorkloadEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_generators_are_named() {
+        let m = unknown_generator("hackbnech:groups=2").unwrap();
+        assert!(m.contains("unknown generator 'hackbnech'") && m.contains("oltp, hackbench"));
+        assert!(unknown_generator("hackbench")
+            .unwrap()
+            .contains("'hackbench:'"));
+        assert_eq!(unknown_generator("hackbench:groups=2"), None);
+        assert_eq!(unknown_generator("dir/file.json"), None);
+    }
 
     #[test]
     fn oltp_defaults_scale_with_the_machine() {

@@ -12,6 +12,8 @@
 //! * [`json`] owns the json-c non-strict dialect and nothing rt-app specific.
 //! * [`rtapp`] owns the rt-app grammar (formats.md section 1), and lists
 //!   every place where it deviates from rt-app.
+//! * [`replay`] owns trace replay: an ftrace text trace into a workload
+//!   (`schedlab replay`).
 //! * [`cgroup`] owns task-group paths and the cpu controller's files
 //!   (formats.md section 6), for every source: rt-app `taskgroup` /
 //!   `taskgroups`, generator `cgroup=` parameters, the CLI's `--cgroup`.
@@ -24,6 +26,7 @@ pub mod cgroup;
 pub mod generators;
 pub mod json;
 pub mod limits;
+pub mod replay;
 pub mod rtapp;
 
 use schedlab_core::program::Workload;

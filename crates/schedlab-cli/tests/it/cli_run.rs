@@ -100,14 +100,31 @@ fn run_writes_summary_and_one_log_per_thread() {
 #[test]
 fn stdout_has_task_table_and_wakeup_latency_table() {
     let (_tmp, out, stdout) = run_example(&[]);
+    // By default one row per task name (threads summed), with the number
+    // of threads; no per-thread rows.
+    for (name, threads) in [("cfs_thread", NR_CFS), ("idle_thread", NR_IDLE)] {
+        let row: Vec<&str> = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("task table has no row for {name}:\n{stdout}"))
+            .split_whitespace()
+            .collect();
+        assert_eq!(row[1], threads.to_string(), "threads of {name}: {row:?}");
+    }
     for t in thread_names() {
         assert!(
-            stdout
+            !stdout
                 .lines()
                 .any(|l| l.split_whitespace().next() == Some(&t)),
-            "task table has no row for {t}:\n{stdout}"
+            "a per-thread row for {t} without --per-task:\n{stdout}"
         );
     }
+    // The wakeup-latency figures are printed once (no second `N .. min ..`
+    // line form).
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("cfs_thread: N ")),
+        "latency printed twice:\n{stdout}"
+    );
     // The latency table: a header with the six columns in order, then a row
     // for cfs_thread whose figures pool every cfs thread's samples.
     let header_at = stdout
@@ -161,6 +178,19 @@ fn stdout_has_task_table_and_wakeup_latency_table() {
             .any(|l| l.starts_with("idle_thread")),
         "idle_thread has a latency row:\n{stdout}"
     );
+}
+
+#[test]
+fn per_task_prints_one_row_per_thread() {
+    let (_tmp, _out, stdout) = run_example(&["--per-task"]);
+    for t in thread_names() {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&t)),
+            "task table has no row for {t}:\n{stdout}"
+        );
+    }
 }
 
 #[test]

@@ -24,6 +24,7 @@ mod cgroup_input;
 mod cli_run;
 mod corpus;
 mod determinism;
+mod first_hour;
 mod fixtures;
 mod fork;
 mod golden;

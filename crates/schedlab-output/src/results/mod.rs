@@ -10,7 +10,7 @@
 //!        │     summary            summary.json          (Summary)
 //!        │     schedstat          schedstat             (/proc/schedstat v17)
 //!        │     cgroup_cpu_stat    cgroup/<path>/cpu.stat
-//!        │     logs               <log_basename>-<thread>.log
+//!        │     logs               <log_basename>-<thread>.log (threads with rows)
 //!        │     wakeup_latency     the latency table `run` prints
 //!        │     headline           the figures `compare` tabulates
 //!        ├─ Headline::of(&sim, &res)        (just the headline figures)
@@ -133,11 +133,12 @@
 //! (see [`crate::cgroup`]); `schedstat` is described in
 //! [`crate::schedstat`], the logs in [`crate::rtapp_log`].
 
+pub mod by_name;
 mod collect;
 mod text;
 
 pub use collect::{check_outcome, schedstat, summary};
-pub use text::profile_text;
+pub use text::{profile_text, TextOptions};
 
 use schedlab_core::machine::Machine;
 use schedlab_core::observe::Sink;
@@ -292,7 +293,9 @@ impl RunResults {
                 .write(name, write_cpu_stat(st).as_bytes())
                 .map_err(write_err(name))?;
         }
-        for log in &self.logs {
+        // Only threads with rows get a log file (hackbench's threads, or a
+        // thread that never completed a loop, would leave header-only files).
+        for log in self.logs.iter().filter(|l| !l.rows.is_empty()) {
             stage
                 .write_with(&log.file_name, |f| write_log(f, &log.rows))
                 .map_err(write_err(&log.file_name))?;

@@ -58,11 +58,19 @@ fn collect_gives_the_files_the_cli_writes() {
     // The periodic task's two threads merge into one latency row.
     assert_eq!(r.wakeup_latency.len(), 1);
     assert_eq!(r.wakeup_latency[0].name, "periodic");
+    // By default one row per task name; per thread with `per_task`.
     let text = r.text_report();
     assert!(
-        text.contains("periodic-0") && text.contains("wakeup latency"),
+        text.contains("periodic ")
+            && !text.contains("periodic-0")
+            && text.contains("wakeup latency"),
         "{text}"
     );
+    let per_task = r.text_report_with(&crate::results::TextOptions {
+        per_task: true,
+        ..Default::default()
+    });
+    assert!(per_task.contains("periodic-0"), "{per_task}");
 
     // The whole directory, traces included.
     let tmp = tempfile::tempdir().unwrap();

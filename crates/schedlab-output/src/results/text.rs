@@ -1,8 +1,10 @@
 //! The text of a run: the `profile` file and what `schedlab run` prints.
 
+use super::by_name::by_name;
 use super::RunResults;
 use crate::summary::Summary;
 use crate::table;
+use schedlab_core::stats::SampleStats;
 
 /// The `profile` file: where the CPU time of all CPUs went.
 pub fn profile_text(s: &Summary) -> String {
@@ -45,30 +47,175 @@ pub fn profile_text(s: &Summary) -> String {
     out
 }
 
+/// How `schedlab run` prints a run ([`RunResults::text_report_with`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TextOptions {
+    /// One row per thread instead of one per task name.
+    pub per_task: bool,
+    /// The generator the workload came from (`hackbench`, `oltp`): its
+    /// benchmark's own result line is printed last.
+    pub generator: Option<String>,
+    /// The machine's idle states, `(name, exit latency ns)`, shallowest
+    /// first (for the note on constant wakeup latency).
+    pub idle_states: Vec<(String, u64)>,
+    /// The hrtimer slack of fair tasks (ns).
+    pub timer_slack_ns: u64,
+}
+
+/// A wakeup latency with at least this many samples and no spread gets a
+/// note naming the cause.
+const CONSTANT_LATENCY_MIN_SAMPLES: u64 = 10;
+
 impl RunResults {
-    /// What `schedlab run` prints: the task table, the group table (if any
-    /// group), and the wakeup latency per rt-app task (if any thread waited
-    /// on a timer).
+    /// What `schedlab run` prints by default ([`TextOptions::default`]).
     pub fn text_report(&self) -> String {
+        self.text_report_with(&TextOptions::default())
+    }
+
+    /// What `schedlab run` prints: the task table (one row per task name,
+    /// or per thread with `per_task`), the group table (if any group), the
+    /// wakeup latency (if any thread waited on a timer), notes (constant
+    /// wakeup latency, a benchmark cut short), then the generator's own
+    /// result line (hackbench's `Time:`, OLTP's `tps =`).
+    pub fn text_report_with(&self, o: &TextOptions) -> String {
         let s = &self.summary;
-        let mut text = table::task_table(&s.tasks);
+        let names = by_name(&s.tasks);
+        let mut text = if o.per_task {
+            table::task_table(&s.tasks)
+        } else {
+            let mut t = table::name_table(&names);
+            if names.len() < s.tasks.len() {
+                t.push_str(&format!(
+                    "({} threads in {} rows: one per task name, sums over its threads; --per-task prints one row per thread)\n",
+                    s.tasks.len(),
+                    names.len()
+                ));
+            }
+            t
+        };
         if !s.groups.is_empty() {
             text.push('\n');
             text.push_str(&table::group_table(&s.groups));
         }
-        if self.wakeup_latency.is_empty() {
-            return text;
+        // Latency rows: per task name (exact, from the raw samples) or per
+        // thread; only rows with samples.
+        let rows: Vec<(String, SampleStats)> = if o.per_task {
+            s.tasks
+                .iter()
+                .filter(|t| t.wakeup_latency_us.n > 0)
+                .map(|t| (t.name.clone(), t.wakeup_latency_us.to_stats()))
+                .collect()
+        } else {
+            self.wakeup_latency
+                .iter()
+                .map(|g| (g.name.clone(), g.stats.clone()))
+                .collect()
+        };
+        if !rows.is_empty() {
+            text.push_str("\nwakeup latency (us, rt-app wu_lat)\n");
+            let refs: Vec<(&str, &SampleStats)> =
+                rows.iter().map(|(n, st)| (n.as_str(), st)).collect();
+            text.push_str(&table::latency_table(&refs));
         }
-        text.push_str("\nwakeup latency (us, rt-app wu_lat)\n");
-        let rows: Vec<(&str, &_)> = self
-            .wakeup_latency
-            .iter()
-            .map(|g| (g.name.as_str(), &g.stats))
-            .collect();
-        text.push_str(&table::latency_table(&rows));
-        for g in &self.wakeup_latency {
-            text.push_str(&format!("{}: {}\n", g.name, table::latency_line(&g.stats)));
+        let mut notes = Vec::new();
+        for (name, st) in &rows {
+            if st.n >= CONSTANT_LATENCY_MIN_SAMPLES && st.min == st.max {
+                notes.push(constant_latency_note(name, st, o));
+            }
+        }
+        let result = match o.generator.as_deref() {
+            Some("hackbench") => hackbench_result(s, &mut notes),
+            Some("oltp") => oltp_result(s),
+            _ => None,
+        };
+        if !notes.is_empty() {
+            text.push('\n');
+            for n in notes {
+                text.push_str("note: ");
+                text.push_str(&n);
+                text.push('\n');
+            }
+        }
+        if let Some(line) = result {
+            text.push('\n');
+            text.push_str(&line);
+            text.push('\n');
         }
         text
     }
+}
+
+/// Why a wakeup latency is the same every period.
+fn constant_latency_note(name: &str, st: &SampleStats, o: &TextOptions) -> String {
+    let us = st.min;
+    let slack_us = o.timer_slack_ns / 1000;
+    let mut cause = String::from(
+        "the model has no host noise yet (no interrupts, no other host load, no timer jitter), \
+         so every period's wakeup pays the same fixed costs: the exit latency of the idle state \
+         the CPU was in when the timer fired",
+    );
+    // The deepest state whose exit latency and the slack fit in the figure.
+    let state = o
+        .idle_states
+        .iter()
+        .filter(|(_, exit)| exit / 1000 + slack_us <= us)
+        .max_by_key(|(_, exit)| *exit);
+    match state {
+        Some((state, exit)) if o.timer_slack_ns > 0 => {
+            let exit_us = exit / 1000;
+            cause.push_str(&format!(
+                " (here {state}, {exit_us} us), the {slack_us} us timer slack, and the modelled \
+                 wakeup and context-switch costs ({} us)",
+                us - exit_us - slack_us
+            ));
+        }
+        _ => cause.push_str(", the timer slack, and the modelled wakeup and context-switch costs"),
+    }
+    format!(
+        "{name}: wakeup latency is {us} us in all {} samples (stddev 0): {cause}. \
+         Real hardware spreads it (README: \"Why is a lone periodic task's latency constant?\").",
+        st.n
+    )
+}
+
+/// hackbench's own line, `Time: S.mmm` (seconds, 3 decimals, as hackbench
+/// prints it); when the run ended before every thread finished, a note
+/// saying so instead.
+fn hackbench_result(s: &Summary, notes: &mut Vec<String>) -> Option<String> {
+    if let Some(t) = s.extra.get("workload_time_s").and_then(|v| v.as_f64()) {
+        return Some(format!("Time: {t:.3}"));
+    }
+    let receivers: Vec<_> = s
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("hb-r"))
+        .collect();
+    let done = receivers.iter().filter(|t| t.loops > 0).count();
+    notes.push(format!(
+        "hackbench's Time: is not measured (summary.json has no workload_time_s): the run ended \
+         at {} ms (--duration, or the workload's duration) before every thread finished its \
+         loops ({done} of {} receivers done); hackbench reports a time only for a complete run",
+        ms3(s.duration_ns),
+        receivers.len()
+    ));
+    None
+}
+
+/// OLTP's throughput in pgbench's words: `tps = N` (the backends'
+/// completed transactions per simulated second).
+fn oltp_result(s: &Summary) -> Option<String> {
+    let tps = s.extra.get("throughput_per_s").and_then(|v| v.as_f64())?;
+    let workers = s
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("worker-"))
+        .count();
+    Some(format!(
+        "tps = {tps:.3} (transactions per simulated second: the {workers} workers' completed \
+         transactions; summary.json throughput_per_s)"
+    ))
+}
+
+fn ms3(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1_000_000, (ns % 1_000_000) / 1_000)
 }

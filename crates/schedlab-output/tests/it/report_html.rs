@@ -20,6 +20,9 @@ use serde_json::{json, Value};
 
 const NORMAL: &str = "cfs_thread-0";
 const IDLE: &str = "idle_thread-1";
+/// A SCHED_IDLE hog that never sleeps: log rows with wu_lat 0, no timer
+/// samples in summary.json.
+const HOG: &str = "hog_thread-2";
 
 fn task(pid: u32, comm: &str) -> OwnedTask {
     OwnedTask {
@@ -78,7 +81,11 @@ fn make_run(dir: &Path, variant: u64, with_trace: bool) {
             {"name": IDLE, "pid": 1002, "policy": "SCHED_IDLE", "nice": 0, "group": "/",
              "runtime_ns": 25_000_000u64, "wait_ns": 0, "switches": 5, "migrations": 0,
              "wakeups": 5, "loops": 5,
-             "wakeup_latency_us": {"n": 5, "min": 0, "max": 4000, "sum": 5000, "mean": 1000.0, "stddev": 1.0}}
+             "wakeup_latency_us": {"n": 5, "min": 0, "max": 4000, "sum": 5000, "mean": 1000.0, "stddev": 1.0}},
+            {"name": HOG, "pid": 1003, "policy": "SCHED_IDLE", "nice": 0, "group": "/",
+             "runtime_ns": 1_000_000u64, "wait_ns": 0, "switches": 1, "migrations": 0,
+             "wakeups": 0, "loops": 5,
+             "wakeup_latency_us": {"n": 0, "min": 0, "max": 0, "sum": 0, "mean": 0.0, "stddev": 0.0}}
         ],
         "cpus": [
             {"cpu": 0, "busy_ns": 75_000_000u64, "idle_ns": 25_000_000u64, "sched_overhead_ns": 0},
@@ -95,6 +102,7 @@ fn make_run(dir: &Path, variant: u64, with_trace: bool) {
     for (name, lats) in [
         (NORMAL, [0u64, 10, 20, 30, 40]),
         (IDLE, [0u64, 100, 400, 500, 4000]),
+        (HOG, [0u64; 5]),
     ] {
         let rows: Vec<LogRow> = lats
             .iter()
@@ -337,6 +345,51 @@ fn per_task_cdf_uses_that_task_only() {
     assert!(svg.contains(&format!("Wakeup latency CDF: {NORMAL}")));
 }
 
+#[test]
+fn pooled_latency_leaves_out_tasks_that_never_sleep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = two_runs(tmp.path());
+    assert!(
+        runs[0].latencies.iter().all(|l| l.task != HOG),
+        "the hog's zeros are in the latency data"
+    );
+    let svg = svg_latency_cdf(&runs[..1], None);
+    assert!(svg.contains("traced (n=10)"), "{svg}");
+    let html = render_report(&runs);
+    let cdf = &html[html.find(r#"id="latency-cdf""#).unwrap()..];
+    let tasks = &cdf[..cdf.find('>').unwrap()];
+    assert!(!tasks.contains(HOG) && tasks.contains(NORMAL), "{tasks}");
+    assert!(html.contains(r#"data-sleeping="2" data-threads="3""#));
+}
+
+#[test]
+fn tables_group_by_task_name_and_list_each_profile_path_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = two_runs(tmp.path());
+    let html = render_report(&runs);
+    let table = |id: &str| {
+        let at = html.find(&format!(r#"id="{id}""#)).unwrap();
+        let rest = &html[at..];
+        rest[..rest.find("</table>").unwrap()].to_string()
+    };
+    let names = table("task-table");
+    assert!(
+        names.contains(r#"<td class="l">cfs_thread</td>"#),
+        "{names}"
+    );
+    assert!(
+        !names.contains(NORMAL),
+        "per-thread name in the per-name table"
+    );
+    let threads = table("task-table-threads");
+    assert!(threads.contains(NORMAL) && threads.contains(HOG));
+    let profile = table("profile-table");
+    for path in ["task", "idle", "context_switch", "wakeup"] {
+        let cell = format!(r#"<td class="l">{path}</td>"#);
+        assert_eq!(profile.matches(&cell).count(), 1, "{path} in {profile}");
+    }
+}
+
 // ---------------------------------------------------------------- browser
 
 /// Whether to run browser tests: panics with an install hint when Chromium
@@ -368,9 +421,15 @@ fn browser_available(test: &str) -> bool {
 
 /// Runs browser_check.py; returns (passed, parsed JSON result).
 fn browser_check(report: &Path, out_dir: &Path, tasks: &[&str]) -> (bool, Value) {
+    browser_check_at(report, out_dir, tasks, 1400)
+}
+
+/// [`browser_check`] in a window `width` px wide.
+fn browser_check_at(report: &Path, out_dir: &Path, tasks: &[&str], width: u32) -> (bool, Value) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser_check.py");
     let mut cmd = Command::new("python3");
     cmd.arg(script).arg(report).arg(out_dir);
+    cmd.args(["--width", &width.to_string()]);
     for t in tasks {
         cmd.args(["--expect-task", t]);
     }
@@ -405,6 +464,15 @@ fn browser_renders_report_without_errors() {
     assert_eq!(v["dom"]["canvases"], 1);
     assert_eq!(v["dom"]["heatmaps"], 2);
     assert!(v["tooltip"].as_str().unwrap().contains("pid 100"), "{v:#}");
+    // Layout at 1400 px: checked by the script (tables inside the window,
+    // the pooled plots' n = the task table's timer samples, the hog left
+    // out of the pool).
+    assert_eq!(v["layout"]["window"], 1400);
+    assert_eq!(
+        v["layout"]["cdf_pooled"],
+        json!([["traced", 10], ["untraced", 10]])
+    );
+    assert_eq!(v["layout"]["pool"], json!(["2", "3"]));
     let png = PathBuf::from(v["screenshot"].as_str().unwrap());
     let bytes = std::fs::read(&png).unwrap();
     assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000);
@@ -415,6 +483,25 @@ fn browser_renders_report_without_errors() {
     eprintln!(
         "sample screenshot: {}",
         sample_dir().join("report.png").display()
+    );
+}
+
+#[test]
+fn browser_layout_check_catches_a_table_past_the_window() {
+    if !browser_available("browser_layout_check_catches_a_table_past_the_window") {
+        return;
+    }
+    // Control: the same page in a 500 px window, where the task tables
+    // cannot fit, must fail the layout check.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let runs = two_runs(tmp.path());
+    let report = tmp.path().join("report.html");
+    std::fs::write(&report, render_report(&runs)).unwrap();
+    let (ok, v) = browser_check_at(&report, &tmp.path().join("narrow"), &[], 500);
+    assert!(!ok, "{v:#}");
+    assert!(
+        v["errors"].to_string().contains("past the 500 px window"),
+        "{v:#}"
     );
 }
 

@@ -1,0 +1,243 @@
+//! `schedlab exec`, `record` and `validate`: the workload on this host's
+//! kernel (schedlab-host), and the model checked against it.
+//!
+//! * `exec WORKLOAD [--out DIR]`: runs the workload as real threads; with
+//!   `--out`, DIR is a run directory in the simulator's layout.
+//! * `record WORKLOAD --out DIR`: the same under a tracefs capture; DIR
+//!   also gets trace.txt, host.json, sysfs/ and the workload itself
+//!   (`workload.json`, a copy of the file, or `workload.spec`, the
+//!   generator spec) so `validate` can simulate it again.
+//! * `validate DIR [--seeds N] [--json FILE]`: simulates the recorded
+//!   workload on the recorded machine (`sysfs:DIR/sysfs`), HZ and
+//!   preemption model for seeds 1..N (run directories DIR/sim-seedN/, with
+//!   traces), then compares ([`schedlab_host::validate`]).
+
+use crate::resolve;
+use crate::user;
+use anyhow::Result;
+use clap::Args;
+use schedlab_core::features::{Features, PreemptModel};
+use schedlab_core::program::Workload;
+use schedlab_core::time::parse_duration;
+use schedlab_core::{Sim, SimConfig};
+use schedlab_host::validate::{compare, load_recording, load_sim};
+use schedlab_host::{ChannelConfig, ExecOptions, RecordOptions};
+use schedlab_output::outdir::StagedOutDir;
+use schedlab_output::results::{check_outcome, write_run, RunResults};
+use schedlab_output::tee::TraceSinks;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `schedlab exec` / `schedlab record` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct ExecArgs {
+    /// Workload: an rt-app JSON file or a generator spec (`hackbench:groups=2,ipc=pipe`).
+    pub workload: String,
+    /// Output directory (a run directory in the simulator's layout).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run length (500ms, 2s; bare number = seconds); overrides the workload's.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `schedlab validate` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct ValidateArgs {
+    /// A recording (`schedlab record ... --out DIR`).
+    pub dir: PathBuf,
+    /// Simulated runs to compare with (seeds 1..N).
+    #[arg(long, default_value_t = 3)]
+    pub seeds: u64,
+    /// Also write the report as JSON to FILE (`-`: stdout instead of the table).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Feature switches for the simulation: NAME, NO_NAME, comma-separated.
+    #[arg(long, default_value = "")]
+    pub features: String,
+}
+
+fn host_workload(a: &ExecArgs) -> Result<(Workload, ExecOptions)> {
+    let ncpu = schedlab_host::sys::online_cpus().len().max(1);
+    let (w, warnings) = resolve::workload(&a.workload, ncpu)?;
+    if !a.quiet {
+        for m in warnings {
+            eprintln!("schedlab: {m}");
+        }
+    }
+    let mut o = ExecOptions {
+        channels: ChannelConfig::from_spec(&a.workload),
+        ..Default::default()
+    };
+    if let Some(d) = &a.duration {
+        let ns = parse_duration(d).map_err(|e| user(format!("--duration: {e}")))?;
+        if ns == 0 {
+            return Err(user("--duration: must be greater than zero"));
+        }
+        o.duration_ns = Some(ns);
+    }
+    Ok((w, o))
+}
+
+fn host_err(e: schedlab_host::HostError) -> anyhow::Error {
+    user(e.to_string())
+}
+
+/// `schedlab exec`.
+pub fn exec(a: &ExecArgs) -> Result<ExitCode> {
+    let (w, o) = host_workload(a)?;
+    let r = schedlab_host::exec(&w, &o).map_err(host_err)?;
+    let s = match &a.out {
+        Some(dir) => schedlab_host::rundir::write_run_dir(dir, &w, &r, None).map_err(host_err)?,
+        None => schedlab_host::rundir::host_summary(&w, &r, None, None),
+    };
+    if !a.quiet {
+        for m in &r.warnings {
+            eprintln!("schedlab: {m}");
+        }
+        print!("{}", schedlab_output::table::task_table(&s.tasks));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `schedlab record`.
+pub fn record(a: &ExecArgs) -> Result<ExitCode> {
+    let Some(dir) = &a.out else {
+        return Err(user("record needs --out DIR"));
+    };
+    let (w, o) = host_workload(a)?;
+    let opts = RecordOptions {
+        exec: o.clone(),
+        ..Default::default()
+    };
+    let r = schedlab_host::record(&w, dir, &opts).map_err(host_err)?;
+    // The workload itself, so `validate` can simulate it again.
+    if Path::new(&a.workload).is_file() {
+        std::fs::copy(&a.workload, dir.join("workload.json"))
+            .map_err(|e| user(format!("{}: cannot copy: {e}", a.workload)))?;
+    } else {
+        std::fs::write(dir.join("workload.spec"), format!("{}\n", a.workload))
+            .map_err(|e| user(format!("{}: cannot write: {e}", dir.display())))?;
+    }
+    let args = serde_json::json!({
+        "workload": a.workload,
+        "duration_ns": o.duration_ns,
+    });
+    std::fs::write(
+        dir.join("record.json"),
+        serde_json::to_string_pretty(&args).unwrap_or_default() + "\n",
+    )
+    .map_err(|e| user(format!("{}: cannot write: {e}", dir.display())))?;
+    if !a.quiet {
+        for m in &r.exec.warnings {
+            eprintln!("schedlab: {m}");
+        }
+        let s: schedlab_output::summary::Summary =
+            schedlab_output::summary::Summary::from_json_str(
+                &std::fs::read_to_string(dir.join("summary.json")).unwrap_or_default(),
+            )
+            .unwrap_or_default();
+        print!("{}", schedlab_output::table::task_table(&s.tasks));
+        println!(
+            "recorded {} trace lines into {}",
+            r.host.trace.lines,
+            dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The recorded workload: DIR/workload.json or DIR/workload.spec.
+fn recorded_workload(dir: &Path, nr_cpus: usize) -> Result<Workload> {
+    let json = dir.join("workload.json");
+    let spec = dir.join("workload.spec");
+    let src = if json.is_file() {
+        json.display().to_string()
+    } else if spec.is_file() {
+        let t = std::fs::read_to_string(&spec)
+            .map_err(|e| user(format!("{}: cannot read: {e}", spec.display())))?;
+        let t = t.trim().to_string();
+        if schedlab_workload::generators::generator(&t, nr_cpus).is_none() {
+            return Err(user(format!(
+                "{}:1: '{t}' is not a generator spec",
+                spec.display()
+            )));
+        }
+        t
+    } else {
+        return Err(user(format!(
+            "{}: missing (and no workload.spec): the recording does not say what ran",
+            json.display()
+        )));
+    };
+    Ok(resolve::workload(&src, nr_cpus)?.0)
+}
+
+/// `schedlab validate`.
+pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
+    if a.seeds == 0 {
+        return Err(user("--seeds: must be at least 1"));
+    }
+    // Bad recordings fail here, before any simulation.
+    let real = load_recording(&a.dir).map_err(|e| user(e.to_string()))?;
+    let hp = a.dir.join("host.json");
+    let host: Value = serde_json::from_str(&std::fs::read_to_string(&hp).unwrap_or_default())
+        .map_err(|e| user(format!("{}:{}: {e}", hp.display(), e.line())))?;
+    let hz = host["host"]["hz"]["value"].as_u64().unwrap_or(250) as u32;
+    let preempt_name = host["host"]["preempt"]["value"].as_str().unwrap_or("none");
+    let preempt = PreemptModel::parse(preempt_name).ok_or_else(|| {
+        user(format!(
+            "{}: unknown preemption model '{preempt_name}'",
+            hp.display()
+        ))
+    })?;
+    let sysfs = a.dir.join("sysfs");
+    let machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
+    let w = recorded_workload(&a.dir, machine.nr_cpus())?;
+    // The recorded run's length when it had an end; else the workload's own.
+    let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
+    let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
+    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+    let mut sims = Vec::new();
+    for seed in 1..=a.seeds {
+        let cfg = SimConfig {
+            seed,
+            hz,
+            preempt,
+            duration_ns,
+            features: features.clone(),
+            ..SimConfig::default()
+        };
+        let out = a.dir.join(format!("sim-seed{seed}"));
+        if out.exists() {
+            std::fs::remove_dir_all(&out)
+                .map_err(|e| user(format!("{}: cannot replace: {e}", out.display())))?;
+        }
+        let tee = TraceSinks::new(machine.nr_cpus() as u32)?;
+        let mut sim = Sim::new(machine.clone(), &w, cfg, tee)
+            .map_err(|e| user(format!("{}: {e}", a.dir.display())))?;
+        let res = sim.run();
+        check_outcome(&sim, &res).map_err(|e| user(format!("{}: {e}", a.dir.display())))?;
+        let results = RunResults::collect(&sim, &res, &w);
+        let stage = StagedOutDir::stage(&out)
+            .map_err(|e| user(format!("{}: cannot create: {e}", out.display())))?;
+        write_run(stage, &results, sim.into_sink())?;
+        sims.push(load_sim(&out).map_err(|e| user(e.to_string()))?);
+    }
+    let report = compare(&real, &sims);
+    let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
+    match &a.json {
+        Some(p) if p.as_os_str() == "-" => print!("{json}"),
+        Some(p) => {
+            std::fs::write(p, &json)
+                .map_err(|e| user(format!("{}: cannot write: {e}", p.display())))?;
+            print!("{}", report.to_text());
+        }
+        None => print!("{}", report.to_text()),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,243 @@
+//! `schedlab exec`, `record` and `validate` through the binary: bad
+//! recordings give one line and exit status 2; on a root Linux host with
+//! tracefs a 2 s periodic workload is recorded and validated (elsewhere
+//! that test says loudly that it skipped).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
+
+/// The host tests run one at a time (they share the host's CPUs).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn schedlab(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run schedlab")
+}
+
+fn golden(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/baseline")
+        .join(case)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// One line on stderr, `schedlab: error: ` first, exit status 2.
+fn one_line_error(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("schedlab: error: "), "{err}");
+    assert!(o.stdout.is_empty());
+    err
+}
+
+fn loud_skip(test: &str, why: &str) {
+    let _ = writeln!(std::io::stderr(), "!!! SKIPPED {test}: {why}");
+}
+
+#[test]
+fn bad_recordings_give_one_line_and_status_2() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = d.path().join("rec");
+    copy_dir(&golden("out/periodic-mix"), &rec);
+    let r = rec.to_str().unwrap();
+    // A run directory, but not a recording.
+    let e = one_line_error(&schedlab(&["validate", r, "--seeds", "1"]));
+    assert!(
+        e.contains("host.json: missing") && e.contains("schedlab record"),
+        "{e}"
+    );
+    // Not a directory at all.
+    let e = one_line_error(&schedlab(&["validate", "/nonexistent/rec"]));
+    assert!(e.contains("/nonexistent/rec: not a directory"), "{e}");
+    // host.json broken on line 2.
+    std::fs::write(rec.join("host.json"), "{\n  \"clock\": ,\n}\n").unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("host.json:2: "), "{e}");
+    // A broken trace line: its number.
+    std::fs::write(rec.join("host.json"), "{}\n").unwrap();
+    let tp = rec.join("trace.txt");
+    let mut t = std::fs::read_to_string(&tp).unwrap();
+    let n = t.lines().count() + 1;
+    t.push_str("  p-1001 [000] d..2. 1.5: sched_switch: nonsense\n");
+    std::fs::write(&tp, &t).unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains(&format!("trace.txt:{n}: ")), "{e}");
+    // A sound trace, but no machine and no workload recorded.
+    t.truncate(t.len() - "  p-1001 [000] d..2. 1.5: sched_switch: nonsense\n".len());
+    std::fs::write(&tp, &t).unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("sysfs"), "{e}");
+    // record without --out.
+    let e = one_line_error(&schedlab(&["record", "hackbench:groups=1"]));
+    assert!(e.contains("--out"), "{e}");
+    let e = one_line_error(&schedlab(&["validate", r, "--seeds", "0"]));
+    assert!(e.contains("--seeds"), "{e}");
+}
+
+const PERIODIC_HOG: &str = r#"{ "tasks": {
+    "p": { "instance": 2, "run": 2000, "timer": { "ref": "unique", "period": 10000 } },
+    "hog": { "policy": "SCHED_IDLE", "run": 20000 } },
+  "global": { "duration": 2, "calibration": "CPU0" } }"#;
+
+#[test]
+fn record_and_validate_a_periodic_workload_on_this_host() {
+    const T: &str = "record_and_validate_a_periodic_workload_on_this_host";
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !cfg!(target_os = "linux") {
+        return loud_skip(T, "not Linux");
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        return loud_skip(
+            T,
+            "not root (recording needs tracefs, policies and cgroups)",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    let wl = d.path().join("periodic-hog.json");
+    std::fs::write(&wl, PERIODIC_HOG).unwrap();
+    let rec = d.path().join("rec");
+    let t0 = std::time::Instant::now();
+    let o = schedlab(&[
+        "record",
+        wl.to_str().unwrap(),
+        "--out",
+        rec.to_str().unwrap(),
+        "--duration",
+        "2s",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && (err.contains("tracefs") || err.contains("trace instance")) {
+        return loud_skip(T, &format!("this host cannot trace: {}", err.trim()));
+    }
+    assert!(o.status.success(), "record: {err}");
+    for f in [
+        "host.json",
+        "trace.txt",
+        "summary.json",
+        "workload.json",
+        "rt-app-p-0.log",
+        "rt-app-p-1.log",
+        "rt-app-hog-2.log",
+    ] {
+        assert!(rec.join(f).exists(), "{f} missing");
+    }
+    let json = d.path().join("v.json");
+    let o = schedlab(&[
+        "validate",
+        rec.to_str().unwrap(),
+        "--seeds",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "validate: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("fidelity score"), "{text}");
+    assert!(
+        rec.join("sim-seed1/summary.json").exists() && rec.join("sim-seed2/trace.txt").exists()
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let score = v["score"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&score), "{score}");
+    let fams: Vec<&str> = v["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["family"].as_str().unwrap())
+        .collect();
+    for f in [
+        "wakeup_latency",
+        "missed_periods",
+        "run_period",
+        "switching",
+        "cpu_util",
+    ] {
+        assert!(fams.contains(&f), "family {f} missing: {fams:?}\n{text}");
+    }
+    let metrics = v["metrics"].as_array().unwrap();
+    for (m, subject) in [
+        ("p50", "p SCHED_NORMAL"),
+        ("p90", "p SCHED_NORMAL"),
+        ("p99", "p SCHED_NORMAL"),
+        ("max", "p SCHED_NORMAL"),
+        ("ks", "p SCHED_NORMAL"),
+        ("run_mean", "p-0"),
+        ("period_mean", "p-1"),
+        ("switches_per_s", ""),
+        ("migrations_per_s", ""),
+        ("util", "rank0"),
+    ] {
+        assert!(
+            metrics
+                .iter()
+                .any(|x| x["metric"] == m && x["subject"] == subject && x["distance"].is_number()),
+            "{m} {subject} missing\n{text}"
+        );
+    }
+    // The two seeds each give their own value.
+    assert!(metrics
+        .iter()
+        .all(|x| x["sim_seeds"].as_array().unwrap().len() == 2));
+    let _ = writeln!(
+        std::io::stderr(),
+        "{T}: score {score:.3} in {:?}",
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn exec_writes_a_run_directory_that_is_not_a_recording() {
+    const T: &str = "exec_writes_a_run_directory_that_is_not_a_recording";
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !cfg!(target_os = "linux") {
+        return loud_skip(T, "not Linux");
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        return loud_skip(T, "not root (the workload sets SCHED_IDLE)");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let wl = d.path().join("w.json");
+    std::fs::write(&wl, PERIODIC_HOG).unwrap();
+    let out = d.path().join("run");
+    let o = schedlab(&[
+        "exec",
+        wl.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--duration",
+        "300ms",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("p-0") && text.contains("SCHED_IDLE"),
+        "{text}"
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["source"], "host");
+    assert_eq!(s["tasks"][2]["policy"], "SCHED_IDLE");
+    assert!(out.join("rt-app-p-1.log").exists());
+    let e = one_line_error(&schedlab(&["validate", out.to_str().unwrap()]));
+    assert!(e.contains("host.json: missing"), "{e}");
+}

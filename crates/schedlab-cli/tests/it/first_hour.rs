@@ -1,0 +1,406 @@
+//! What a new user sees in the first hour (issue 19), through the binary:
+//! each generator's own result line, the per-task-name grouping, the
+//! `compare` table, one error line for every argument error, the note on a
+//! constant wakeup latency, and the README's promises.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::common::*;
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// An argument error: exit 2, exactly two lines on stderr (`schedlab:
+/// error: ...` and `schedlab: hint: ...`), nothing on stdout. Returns the
+/// two lines.
+fn assert_arg_error(args: &[&str]) -> (String, String) {
+    let out = schedlab(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+    assert!(out.stdout.is_empty(), "{args:?}: stdout {}", describe(&out));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{args:?}: stderr is not two lines:\n{err}");
+    assert!(lines[0].starts_with("schedlab: error: "), "{err}");
+    assert!(lines[1].starts_with("schedlab: hint: "), "{err}");
+    (lines[0].to_string(), lines[1].to_string())
+}
+
+/// A user error: exit 2, one line on stderr. Returns it.
+fn assert_user_error(args: &[&str]) -> String {
+    let out = schedlab(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.starts_with("schedlab: error: "), "{err}");
+    err
+}
+
+// ------------------------------------------------------------ 1. results
+
+#[test]
+fn hackbench_prints_its_time_line_last() {
+    let out = schedlab(["run", "hackbench:groups=2,loops=20", "--machine", "a7-octa"]);
+    let text = assert_success(&out);
+    let last = text.lines().last().unwrap();
+    let t = last
+        .strip_prefix("Time: ")
+        .unwrap_or_else(|| panic!("{text}"));
+    let (s, ms) = t.split_once('.').unwrap();
+    assert!(
+        s.parse::<u64>().is_ok() && ms.len() == 3 && ms.parse::<u64>().is_ok(),
+        "{last}"
+    );
+}
+
+#[test]
+fn hackbench_cut_short_says_what_it_cut() {
+    let out = schedlab([
+        "run",
+        "hackbench:groups=1,fds=2,loops=20000",
+        "--machine",
+        "vm-2cpu",
+        "--duration",
+        "5ms",
+    ]);
+    let text = assert_success(&out);
+    assert!(!text.lines().any(|l| l.starts_with("Time:")), "{text}");
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("note: hackbench's Time: is not measured"))
+        .unwrap_or_else(|| panic!("no note:\n{text}"));
+    assert!(
+        note.contains("workload_time_s") && note.contains("5.000 ms"),
+        "{note}"
+    );
+    assert!(note.contains("0 of 2 receivers done"), "{note}");
+}
+
+#[test]
+fn oltp_prints_transactions_per_second() {
+    let out = schedlab([
+        "run",
+        "oltp:workers=2,clients=1",
+        "--machine",
+        "vm-2cpu",
+        "--duration",
+        "50ms",
+    ]);
+    let text = assert_success(&out);
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("tps = "), "{text}");
+    assert!(last.contains("transactions per simulated second"), "{last}");
+    let tps: f64 = last["tps = ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(tps > 0.0, "{last}");
+}
+
+#[test]
+fn hackbench_writes_no_header_only_logs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    assert_success(&schedlab([
+        "run",
+        "hackbench:groups=1,fds=2,loops=5",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let logs: Vec<_> = list_files(&out)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    assert!(logs.is_empty(), "header-only logs: {logs:?}");
+}
+
+// ---------------------------------------------------- 2. per-task names
+
+#[test]
+fn run_groups_hackbench_threads_by_task_name() {
+    let out = schedlab([
+        "run",
+        "hackbench:groups=2,fds=3,loops=5",
+        "--machine",
+        "vm-2cpu",
+    ]);
+    let text = assert_success(&out);
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("hb-"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    assert!(rows[0].starts_with("hb-r0 ") && rows[0].split_whitespace().nth(1) == Some("3"));
+    assert!(
+        text.contains("--per-task prints one row per thread"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_has_per_task_name_rows() {
+    let out = schedlab([
+        "compare",
+        example_workload().to_str().unwrap(),
+        "--machine",
+        "a7-octa",
+        "--duration",
+        "200ms",
+        "--runs",
+        "2",
+        "--new",
+        "NO_SCHED_IDLE_AS_IDLE",
+    ]);
+    let text = assert_success(&out);
+    assert!(text.contains("AMean   cfs_thread.wu_lat_mean_us"), "{text}");
+    assert!(text.contains("idle_thread.runtime_ms"), "{text}");
+    assert!(!text.contains("cfs_thread-0"), "{text}");
+}
+
+#[test]
+fn report_groups_by_name_and_pools_only_sleeping_tasks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    assert_success(&schedlab([
+        "run",
+        example_workload().to_str().unwrap(),
+        "--machine",
+        "a7-octa",
+        "--duration",
+        "200ms",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert_success(&schedlab(["report", out.to_str().unwrap()]));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    // 8 cfs threads sleep on timers, the 5 SCHED_IDLE hogs never sleep.
+    assert!(
+        html.contains(r#"data-sleeping="8" data-threads="13""#),
+        "pool"
+    );
+    assert!(html.contains(r#"<td class="l">cfs_thread</td>"#));
+    let cdf = &html[html.find(r#"id="latency-cdf""#).unwrap()..];
+    assert!(!cdf[..cdf.find('>').unwrap()].contains("idle_thread"));
+}
+
+// ------------------------------------------------------------ 3. compare
+
+fn hackbench_compare(extra: &[&str]) -> String {
+    let mut args = vec![
+        "compare",
+        "hackbench:groups=2,loops=20",
+        "--machine",
+        "a7-octa",
+        "--runs",
+        "2",
+        "--new",
+        "STEAL,NO_SIS_UTIL",
+    ];
+    args.extend_from_slice(extra);
+    assert_success(&schedlab(&args))
+}
+
+#[test]
+fn compare_table_is_fit_for_a_patch_posting() {
+    let text = hackbench_compare(&[]);
+    let lines: Vec<&str> = text.lines().collect();
+    // Short column headers with a legend giving the features.
+    assert_eq!(lines[1], "base = default features", "{text}");
+    assert_eq!(lines[2], "new  = STEAL,NO_SIS_UTIL", "{text}");
+    let head: Vec<&str> = lines[3].split_whitespace().collect();
+    assert_eq!(head, ["base", "new"], "{text}");
+    // A time of a few ms keeps four significant digits.
+    let amean = lines
+        .iter()
+        .find(|l| l.starts_with("AMean   time_s"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let v = amean.split_whitespace().nth(2).unwrap();
+    let decimals = v.split_once('.').unwrap().1.len();
+    assert!(decimals >= 4, "{amean}");
+    // runtime is the same in every run: its rows are left out and named.
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.split_whitespace().nth(1) == Some("runtime_ms")),
+        "{text}"
+    );
+    assert!(
+        text.contains("Same in every run (rows left out): runtime_ms"),
+        "{text}"
+    );
+    assert!(text.contains("--all-rows"), "{text}");
+    // --all-rows brings them back.
+    let all = hackbench_compare(&["--all-rows"]);
+    assert!(
+        all.lines().any(|l| l.starts_with("AMean   runtime_ms")),
+        "{all}"
+    );
+}
+
+#[test]
+fn compare_help_says_generator_specs_work() {
+    let out = schedlab(["compare", "--help"]);
+    let text = assert_success(&out);
+    assert!(text.contains("generator spec"), "{text}");
+    assert!(
+        text.contains("--all-rows") && text.contains("--per-task"),
+        "{text}"
+    );
+}
+
+// ------------------------------------------------------- 4. error lines
+
+#[test]
+fn clap_errors_are_one_error_line_and_one_hint() {
+    let (e, h) = assert_arg_error(&["run", "x.json", "--seeed", "3"]);
+    assert!(e.contains("'--seeed'"), "{e}");
+    assert!(h.contains("--seed"), "{h}");
+    let (e, h) = assert_arg_error(&["run"]);
+    assert!(e.contains("<WORKLOAD>"), "{e}");
+    assert!(h.contains("schedlab run --help"), "{h}");
+    let (e, _) = assert_arg_error(&["run", "x.json", "--machine"]);
+    assert!(e.contains("--machine"), "{e}");
+    assert_arg_error(&["frobnicate"]);
+    assert_arg_error(&[]);
+    assert_arg_error(&["compare", "x.json"]);
+    assert_arg_error(&["run", "x.json", "--seed", "minus-one"]);
+}
+
+#[test]
+fn help_and_version_still_print_normally() {
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["--version"],
+        &["help"],
+    ] {
+        let out = schedlab(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
+        assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn negated_enum_feature_shows_the_values() {
+    let wl = example_workload();
+    let e = assert_user_error(&["run", wl.to_str().unwrap(), "--features", "NO_THROTTLE"]);
+    assert!(
+        e.contains("THROTTLE=legacy, THROTTLE=per-task, THROTTLE=unified"),
+        "{e}"
+    );
+    let e = assert_user_error(&["compare", wl.to_str().unwrap(), "--new", "NO_LB_SERIALIZE"]);
+    assert!(
+        e.contains("--new") && e.contains("LB_SERIALIZE=eager"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_generator_is_named_with_the_list() {
+    let e = assert_user_error(&["run", "hackbnech:groups=2"]);
+    assert!(e.contains("unknown generator 'hackbnech'"), "{e}");
+    assert!(e.contains("oltp, hackbench"), "{e}");
+    let e = assert_user_error(&["run", "hackbench"]);
+    assert!(e.contains("write 'hackbench:'"), "{e}");
+}
+
+#[test]
+fn elided_domains_say_what_was_left_out() {
+    let out = schedlab(["machines", "icx-2s-80c-ht", "--domains"]);
+    let text = assert_success(&out);
+    assert!(text.contains("CPU0 attaching") && text.contains("CPU159 attaching"));
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.contains("CPUs 1-158 are left out") && last.contains("--cpu N"),
+        "{last}"
+    );
+    let out = schedlab(["machines", "icx-2s-80c-ht", "--domains", "--cpu", "40"]);
+    let text = assert_success(&out);
+    assert!(text.contains("CPU40 attaching") && !text.contains("CPU0 attaching"));
+    // A small machine prints every CPU and no such line.
+    let text = assert_success(&schedlab(["machines", "a7-octa", "--domains"]));
+    assert!(!text.contains("left out"), "{text}");
+}
+
+#[test]
+fn run_help_names_the_three_trace_files() {
+    let text = assert_success(&schedlab(["run", "--help"]));
+    for f in ["trace.txt", "trace.dat", "trace.pftrace"] {
+        assert!(text.contains(f), "{f} not in run --help:\n{text}");
+    }
+}
+
+#[test]
+fn bench_seconds_sets_every_case() {
+    let text = assert_success(&schedlab(["bench", "--seconds", "1"]));
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('('))
+        .collect();
+    assert_eq!(rows.len(), 5, "{text}");
+    for r in rows {
+        // The `sim s` column follows the 48-character case name.
+        let secs = r[48..].split_whitespace().next().unwrap();
+        assert_eq!(secs, "1", "{r}");
+    }
+    assert!(!text.contains("default lengths"), "{text}");
+}
+
+// --------------------------------------------- 6. constant latency note
+
+#[test]
+fn a_lone_periodic_task_gets_a_note_on_its_constant_latency() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wl = tmp.path().join("lone.json");
+    std::fs::write(
+        &wl,
+        r#"{ "tasks": { "lone": { "loop": -1, "run": 1000, "timer": { "ref": "unique", "period": 10000 } } },
+             "global": { "duration": 1, "calibration": 100 } }"#,
+    )
+    .unwrap();
+    let text = assert_success(&schedlab([
+        "run",
+        wl.to_str().unwrap(),
+        "--machine",
+        "a7-octa",
+    ]));
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("note: lone: wakeup latency is"))
+        .unwrap_or_else(|| panic!("no note:\n{text}"));
+    for part in [
+        "stddev 0",
+        "no host noise",
+        "idle state",
+        "cluster-sleep, 700 us",
+        "50 us timer slack",
+    ] {
+        assert!(note.contains(part), "{part:?} not in {note}");
+    }
+    // The figure is printed once, in the table.
+    assert_eq!(text.matches("763.00").count(), 1, "{text}");
+}
+
+// --------------------------------------------------------------- 5. docs
+
+#[test]
+fn readme_has_the_install_line_and_its_figure_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("cargo install --path crates/schedlab-cli"));
+    let img = readme
+        .split("](")
+        .skip(1)
+        .map(|s| &s[..s.find(')').unwrap()])
+        .find(|p| p.ends_with(".svg") || p.ends_with(".png"))
+        .expect("README shows a figure");
+    assert!(root.join(img).is_file(), "{img} does not exist");
+    assert!(readme.contains("Why is a lone periodic task's latency constant?"));
+}
