@@ -43,7 +43,11 @@ fn leftovers(parent: &Path) -> Vec<String> {
 const OLD: &str = r#"{"tasks": {"old": {"run": 100, "loop": 3}}, "global": {"calibration": 100}}"#;
 /// Many threads (many log files to write) and a run long enough to kill
 /// during the simulation too.
-const NEW: [&str; 3] = ["oltp:workers=3000,clients=0", "--duration", "0.3s"];
+const NEW: [&str; 3] = [
+    "oltp:workers=3000,clients=0,cpu_us=2,io_us=1,think_us=1",
+    "--duration",
+    "0.3s",
+];
 
 #[test]
 fn killed_force_rerun_leaves_the_old_or_the_new_directory_whole() {
@@ -62,7 +66,7 @@ fn killed_force_rerun_leaves_the_old_or_the_new_directory_whole() {
     assert!(o.status.success(), "{}", describe(&o));
     let full = t0.elapsed();
     let new = tree(&p.join("NEWREF"));
-    assert!(new.len() > 3000, "{} files", new.len());
+    assert!(new.len() > 2500, "{} files", new.len());
     assert_ne!(old, new);
 
     let mut outcomes = BTreeMap::new();
