@@ -6,7 +6,7 @@
 
 use crate::resolve::{self, SimArgs};
 use crate::user;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use schedlab_core::observe::NullSink;
 use schedlab_output::compare::{
@@ -58,6 +58,7 @@ fn one_run(a: &CompareArgs, features: &str, seed: u64) -> Result<(Headline, Vec<
     let m = resolve::machine(&sa.machine)?;
     let (w, _) = resolve::run_workload(&sa, m.nr_cpus())?;
     let cfg = resolve::config(&sa, features, false, &w)?;
+    crate::preflight::check_memory(&sa.workload, &m, &w, &cfg)?;
     let (sim, res) =
         simulate(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
     let results = RunResults::collect(&sim, &res, &w);
@@ -72,6 +73,9 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     }
     for (flag, list) in [("--base", &a.base), ("--new", &a.new)] {
         resolve::parse_features(flag, list)?;
+    }
+    if let Some(path) = &a.json {
+        crate::preflight::out_file("--json", path)?;
     }
     let sides = [("base", a.base.as_str()), ("new", a.new.as_str())];
     let mut figures: Vec<Vec<Headline>> = Vec::new();
@@ -116,9 +120,8 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         // The columns are `base` and `new`; their features travel along.
         v["features"] = serde_json::json!({ "base": a.base, "new": a.new });
         let text = serde_json::to_string_pretty(&v)? + "\n";
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text).with_context(|| format!("{}: cannot write", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))?;
+        schedlab_output::outdir::write_file_atomic(path, text.as_bytes())
+            .map_err(|e| user(format!("{}: cannot write: {e}", path.display())))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -14,6 +14,7 @@
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
+//! | preflight.rs | checks before simulating: --out, limits, memory estimate |
 //! | clap_error.rs | clap's argument errors as `schedlab: error:` + `schedlab: hint:` |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
@@ -22,6 +23,7 @@
 mod bench;
 mod clap_error;
 mod compare;
+mod preflight;
 mod host;
 mod machines;
 mod resolve;

@@ -8,7 +8,6 @@ use schedlab_core::features::{Features, PreemptModel};
 use schedlab_core::machine::sysfs::{from_sysfs, SysfsReader};
 use schedlab_core::machine::{preset, Machine, PRESET_NAMES};
 use schedlab_core::program::Workload;
-use schedlab_core::time::parse_duration;
 use schedlab_core::SimConfig;
 use std::path::{Path, PathBuf};
 
@@ -41,6 +40,10 @@ pub struct SimArgs {
     /// workload's settings, creating the group if needed.
     #[arg(long = "cgroup", value_name = "PATH:FILE=VALUE")]
     pub cgroup: Vec<String>,
+    /// Most threads the workload may create; more is refused before
+    /// anything is built (see preflight.rs).
+    #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_TASKS)]
+    pub max_tasks: u64,
 }
 
 /// `schedlab run` arguments.
@@ -52,9 +55,13 @@ pub struct RunArgs {
     /// Feature switches: NAME, NO_NAME, comma-separated.
     #[arg(long, default_value = "")]
     pub features: String,
-    /// Output directory (written atomically).
+    /// Output directory (written atomically; an existing non-empty one is
+    /// refused unless --force).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace an existing --out directory of an earlier run, whole.
+    #[arg(long)]
+    pub force: bool,
     /// Also write the scheduler trace, three files in --out DIR:
     /// trace.txt (ftrace text, as `trace-cmd report` prints it), trace.dat
     /// (trace-cmd's binary format, for KernelShark) and trace.pftrace
@@ -85,6 +92,14 @@ impl SysfsReader for FsReader {
             .collect();
         v.sort();
         Some(v)
+    }
+    fn why_unreadable(&self, rel: &str) -> Option<String> {
+        match std::fs::read(self.0.join(rel)) {
+            Ok(b) if std::str::from_utf8(&b).is_err() => Some("not UTF-8 text".into()),
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => Some(format!("cannot read: {e}")),
+        }
     }
 }
 
@@ -129,6 +144,7 @@ pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
 /// Reads and lowers the workload of a run, then applies its `--cgroup`
 /// settings ([`cgroups`]).
 pub fn run_workload(a: &SimArgs, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+    schedlab_workload::limits::set_max_tasks(a.max_tasks);
     let (mut w, warnings) = workload(&a.workload, nr_cpus)?;
     cgroups(&mut w, &a.cgroup)?;
     Ok((w, warnings))
@@ -184,13 +200,7 @@ pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<
         return Err(user(format!("--hz: {} is outside 100..=10000", a.hz)));
     }
     let duration_ns = match &a.duration {
-        Some(d) => {
-            let ns = parse_duration(d).map_err(|e| user(format!("--duration: {e}")))?;
-            if ns == 0 {
-                return Err(user("--duration: must be greater than zero"));
-            }
-            Some(ns)
-        }
+        Some(d) => Some(crate::preflight::duration_flag(d)?),
         None => None,
     };
     let forever = w.tasks.iter().any(|t| t.program.loops.is_none());

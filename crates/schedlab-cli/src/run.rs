@@ -4,9 +4,10 @@
 //! and print its text. The output directory is staged before the run and
 //! appears only when everything is written.
 
+use crate::preflight;
 use crate::resolve::{self, RunArgs};
 use crate::user;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use schedlab_core::observe::{NullSink, Sink};
 use schedlab_core::program::Workload;
 use schedlab_core::SimError;
@@ -18,12 +19,16 @@ use std::process::ExitCode;
 
 /// `schedlab run`.
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
-    let m = resolve::machine(&a.sim.machine)?;
-    let (w, warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
-    let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
     if a.trace && a.out.is_none() {
         return Err(user("--trace needs --out DIR"));
     }
+    // --out first: a run that cannot write is refused before anything is
+    // read or simulated (the stage is removed on any later error).
+    let stage = preflight::out_dir(a.out.as_deref(), a.force)?;
+    let m = resolve::machine(&a.sim.machine)?;
+    let (w, warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
+    let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
+    preflight::check_memory(&a.sim.workload, &m, &w, &cfg)?;
     // How the results are printed (taken before the machine and the
     // configuration move into the simulator).
     let opts = TextOptions {
@@ -39,9 +44,9 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     if a.trace {
         let tee = TraceSinks::new(m.nr_cpus() as u32)?;
-        execute(a, &w, warnings, &opts, Sim::new(m, &w, cfg, tee))
+        execute(a, &w, warnings, stage, &opts, Sim::new(m, &w, cfg, tee))
     } else {
-        execute(a, &w, warnings, &opts, Sim::new(m, &w, cfg, NullSink))
+        execute(a, &w, warnings, stage, &opts, Sim::new(m, &w, cfg, NullSink))
     }
 }
 
@@ -49,6 +54,7 @@ fn execute<S: TraceOutput>(
     a: &RunArgs,
     w: &Workload,
     warnings: Vec<String>,
+    stage: Option<StagedOutDir>,
     opts: &TextOptions,
     sim: Result<Sim<S>, SimError>,
 ) -> Result<ExitCode> {
@@ -61,13 +67,6 @@ fn execute<S: TraceOutput>(
             eprintln!("schedlab: {wmsg}");
         }
     }
-    let stage = match &a.out {
-        Some(dir) => Some(
-            StagedOutDir::stage(dir)
-                .with_context(|| format!("{}: cannot create", dir.display()))?,
-        ),
-        None => None,
-    };
     let res = run_with_bar(&mut sim, a.quiet);
     match check_outcome(&sim, &res) {
         Ok(()) => {}

@@ -11,11 +11,13 @@
 //!   [`commit`](StagedOutDir::commit) moves them into place; dropping the stage
 //!   without committing deletes it, so a failed run leaves no partial files.
 //!
-//! Commit: if the target does not exist yet, the stage directory itself is
-//! renamed onto it, one atomic step. Otherwise each staged file is renamed
-//! over its target path (each rename atomic; the set is not, but only
-//! complete files are ever moved), and files of earlier runs that this run
-//! did not write are left alone.
+//! Commit replaces the directory whole ([`StagedOutDir::commit`]): a new
+//! target is the renamed stage; an existing one (empty, or a previous run
+//! with `--force`) is swapped with the stage in one atomic
+//! `renameat2(RENAME_EXCHANGE)`. Files are synced once (`syncfs`), not one
+//! fsync each. Stage directories of dead processes are removed by the next
+//! run that stages next to them ([`clean_dead_stages`]).
+//! [`write_file_atomic`] is the single-file form (compare --json, report).
 //!
 //! Names are relative paths such as `summary.json` or
 //! `cgroup/tg1/cpu.stat`; absolute paths and `..` are rejected.
@@ -158,26 +160,156 @@ pub struct StagedOutDir {
     committed: bool,
 }
 
-impl StagedOutDir {
-    /// Starts staging for `path` (created at commit). The stage lives next
-    /// to it, so the final renames stay on one file system.
-    pub fn stage(path: impl AsRef<Path>) -> io::Result<StagedOutDir> {
-        let target = path.as_ref().to_path_buf();
-        let name = target
-            .file_name()
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("output directory '{}' has no name", target.display()),
-                )
-            })?
-            .to_string_lossy()
-            .into_owned();
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
+/// An error that names its path (one line, for the user).
+fn path_err(kind: io::ErrorKind, path: &Path, msg: impl std::fmt::Display) -> io::Error {
+    io::Error::new(kind, format!("{}: {msg}", path.display()))
+}
+
+/// The parent of `target` (`.` for a bare name) and the target's name.
+fn split_target(target: &Path) -> io::Result<(PathBuf, String)> {
+    let name = target
+        .file_name()
+        .ok_or_else(|| {
+            path_err(
+                io::ErrorKind::InvalidInput,
+                target,
+                "an output directory needs a name (not '.', '..' or '/')",
+            )
+        })?
+        .to_string_lossy()
+        .into_owned();
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((parent, name))
+}
+
+/// Is process `pid` alive? (`kill(pid, 0)`: EPERM means it exists.)
+fn pid_alive(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(p, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The pid in `<prefix><pid>-<n>` or `<prefix><pid>`.
+fn pid_of(entry: &str, prefix: &str) -> Option<u32> {
+    let rest = entry.strip_prefix(prefix)?;
+    let pid = rest.split('-').next()?;
+    pid.parse().ok()
+}
+
+/// Removes what dead runs left next to `<parent>/<name>`: stage
+/// directories `.<name>.stage-<pid>-<n>/` and, from an interrupted
+/// replacement without `RENAME_EXCHANGE`, `.<name>.old-<pid>-<n>/` (put
+/// back as `<name>` if that is missing, so the old run reappears whole).
+/// Entries of live processes (pid check) are left alone.
+pub fn clean_dead_stages(parent: &Path, name: &str) {
+    let Ok(rd) = fs::read_dir(parent) else {
+        return;
+    };
+    let stage_prefix = format!(".{name}.stage-");
+    let old_prefix = format!(".{name}.old-");
+    let me = std::process::id();
+    for e in rd.flatten() {
+        let entry = e.file_name().to_string_lossy().into_owned();
+        let (pid, old) = match (pid_of(&entry, &stage_prefix), pid_of(&entry, &old_prefix)) {
+            (Some(p), _) => (p, false),
+            (None, Some(p)) => (p, true),
+            _ => continue,
         };
-        fs::create_dir_all(&parent)?;
+        if pid == me || pid_alive(pid) {
+            continue;
+        }
+        let path = parent.join(&entry);
+        let target = parent.join(name);
+        if old && fs::symlink_metadata(&target).is_err() && fs::rename(&path, &target).is_ok() {
+            continue;
+        }
+        let _ = fs::remove_dir_all(&path);
+    }
+}
+
+/// Is `dir` a directory with no entries?
+fn is_empty_dir(dir: &Path) -> io::Result<bool> {
+    Ok(fs::read_dir(dir)?.next().is_none())
+}
+
+impl StagedOutDir {
+    /// Starts staging for `path` (created at commit), refusing an existing
+    /// non-empty directory: [`stage_with`](Self::stage_with)`(path, false)`.
+    pub fn stage(path: impl AsRef<Path>) -> io::Result<StagedOutDir> {
+        Self::stage_with(path, false)
+    }
+
+    /// Starts staging for `path`, checking first everything that could
+    /// make the commit fail, so that a run is refused before it simulates:
+    ///
+    /// * the parent directory must exist and be writable (the stage is
+    ///   created in it, next to the target, so the final rename stays on
+    ///   one file system);
+    /// * `path` must not be a file (or anything but a directory);
+    /// * an existing non-empty directory is refused unless `replace`
+    ///   (`--force`); even then only a previous run's directory (one with
+    ///   a `summary.json`) is replaced, never an arbitrary one.
+    ///
+    /// Stage directories that dead processes left next to `path` are
+    /// removed first ([`clean_dead_stages`]). Every error names its path.
+    pub fn stage_with(path: impl AsRef<Path>, replace: bool) -> io::Result<StagedOutDir> {
+        let target = path.as_ref().to_path_buf();
+        let (parent, name) = split_target(&target)?;
+        match fs::metadata(&parent) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(path_err(
+                    io::ErrorKind::NotADirectory,
+                    &parent,
+                    "is not a directory (the parent of the output directory)",
+                ))
+            }
+            Err(e) => {
+                return Err(path_err(
+                    e.kind(),
+                    &parent,
+                    format_args!("the parent of the output directory is not usable: {e}"),
+                ))
+            }
+        }
+        clean_dead_stages(&parent, &name);
+        match fs::symlink_metadata(&target) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(path_err(e.kind(), &target, e)),
+            Ok(m) if !m.is_dir() => {
+                return Err(path_err(
+                    io::ErrorKind::AlreadyExists,
+                    &target,
+                    "exists and is not a directory",
+                ))
+            }
+            Ok(_) => {
+                let empty = is_empty_dir(&target).map_err(|e| path_err(e.kind(), &target, e))?;
+                if !empty && !replace {
+                    return Err(path_err(
+                        io::ErrorKind::AlreadyExists,
+                        &target,
+                        "exists and is not empty (--force replaces it)",
+                    ));
+                }
+                if !empty && !target.join("summary.json").is_file() {
+                    return Err(path_err(
+                        io::ErrorKind::AlreadyExists,
+                        &target,
+                        "exists and holds no summary.json: not replacing a directory that is not a schedlab run",
+                    ));
+                }
+            }
+        }
         loop {
             let n = STAGE_SEQ.fetch_add(1, Ordering::Relaxed);
             let stage = parent.join(format!(".{name}.stage-{}-{n}", std::process::id()));
@@ -190,7 +322,13 @@ impl StagedOutDir {
                     })
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
+                Err(e) => {
+                    return Err(path_err(
+                        e.kind(),
+                        &parent,
+                        format_args!("cannot create the output directory here: {e}"),
+                    ))
+                }
             }
         }
     }
@@ -230,36 +368,144 @@ impl StagedOutDir {
         w.flush()
     }
 
-    /// Moves every staged file into the target; returns their relative
-    /// names, sorted.
+    /// Makes the staged directory the target, whole; returns the staged
+    /// files' relative names, sorted.
+    ///
+    /// 1. Sync once: `syncfs` on the stage's file system (one call however
+    ///    many files; if it fails, every file is fsynced in one pass).
+    /// 2. No target: rename the stage onto it.
+    /// 3. A target (an empty directory, or a run being replaced with
+    ///    `--force`): swap the two with `renameat2(RENAME_EXCHANGE)`, one
+    ///    atomic step, then remove the stage, which now holds the old run.
+    ///    Where the file system cannot exchange, the old directory is
+    ///    renamed aside (`.<name>.old-<pid>-<n>`), the stage renamed in, the
+    ///    old removed; a kill between the two renames leaves the old aside,
+    ///    and the next run puts it back ([`clean_dead_stages`]).
+    /// 4. fsync the parent so the renames are durable.
+    ///
+    /// A kill at any moment leaves the old directory or the new one, never
+    /// a mix, plus at most a stage directory the next run removes.
     pub fn commit(mut self) -> io::Result<Vec<PathBuf>> {
         let mut files = Vec::new();
         collect_files(&self.stage, Path::new(""), &mut files)?;
         files.sort();
-        for f in &files {
-            File::open(self.stage.join(f))?.sync_all()?;
-        }
-        let fresh = match fs::symlink_metadata(&self.target) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => true,
-            Err(e) => return Err(e),
-            Ok(_) => false,
-        };
-        if fresh && fs::rename(&self.stage, &self.target).is_ok() {
-            self.committed = true;
-            return Ok(files);
-        }
-        fs::create_dir_all(&self.target)?;
-        for f in &files {
-            let dest = self.target.join(f);
-            if let Some(parent) = dest.parent() {
-                fs::create_dir_all(parent)?;
+        if !syncfs(&self.stage) {
+            for f in &files {
+                File::open(self.stage.join(f))?.sync_all()?;
             }
-            fs::rename(self.stage.join(f), dest)?;
+        }
+        let (parent, name) = split_target(&self.target)?;
+        match fs::symlink_metadata(&self.target) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::rename(&self.stage, &self.target)
+                    .map_err(|e| path_err(e.kind(), &self.target, e))?;
+            }
+            Err(e) => return Err(path_err(e.kind(), &self.target, e)),
+            Ok(m) if !m.is_dir() => {
+                return Err(path_err(
+                    io::ErrorKind::AlreadyExists,
+                    &self.target,
+                    "exists and is not a directory",
+                ))
+            }
+            Ok(_) => {
+                if exchange(&self.stage, &self.target)? {
+                    // The stage now holds the old run.
+                    self.committed = true;
+                    let _ = fs::remove_dir_all(&self.stage);
+                } else {
+                    let n = STAGE_SEQ.fetch_add(1, Ordering::Relaxed);
+                    let aside = parent.join(format!(".{name}.old-{}-{n}", std::process::id()));
+                    fs::rename(&self.target, &aside)
+                        .map_err(|e| path_err(e.kind(), &self.target, e))?;
+                    if let Err(e) = fs::rename(&self.stage, &self.target) {
+                        let _ = fs::rename(&aside, &self.target);
+                        return Err(path_err(e.kind(), &self.target, e));
+                    }
+                    self.committed = true;
+                    let _ = fs::remove_dir_all(&aside);
+                }
+            }
         }
         self.committed = true;
-        let _ = fs::remove_dir_all(&self.stage);
+        if let Ok(d) = File::open(&parent) {
+            let _ = d.sync_all();
+        }
         Ok(files)
     }
+}
+
+/// `syncfs(2)` on the file system holding `dir`; false if it failed.
+fn syncfs(dir: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(d) = File::open(dir) else {
+        return false;
+    };
+    // SAFETY: `d` is an open descriptor for the duration of the call.
+    unsafe { libc::syncfs(d.as_raw_fd()) == 0 }
+}
+
+/// Atomically swaps `a` and `b` (`renameat2(RENAME_EXCHANGE)`). Ok(false)
+/// when the kernel or file system cannot (EINVAL, ENOSYS).
+fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let ca = CString::new(a.as_os_str().as_bytes())
+        .map_err(|_| path_err(io::ErrorKind::InvalidInput, a, "contains a NUL byte"))?;
+    let cb = CString::new(b.as_os_str().as_bytes())
+        .map_err(|_| path_err(io::ErrorKind::InvalidInput, b, "contains a NUL byte"))?;
+    // SAFETY: both are NUL-terminated paths valid for the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => Ok(false),
+        _ => Err(path_err(e.kind(), b, e)),
+    }
+}
+
+/// Writes one file atomically: `.<name>.tmp-<pid>` in the same directory,
+/// fsync, rename onto `path`. On any error the temporary file is removed;
+/// temporaries that dead processes left for the same name (killed between
+/// write and rename) are removed first, after a pid check. For single
+/// files such as `compare --json` and `report.html`. The error does not
+/// name `path`; the caller does.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (parent, name) = split_target(path)?;
+    let prefix = format!(".{name}.tmp-");
+    if let Ok(rd) = fs::read_dir(&parent) {
+        for e in rd.flatten() {
+            let entry = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = pid_of(&entry, &prefix) {
+                if pid != std::process::id() && !pid_alive(pid) {
+                    let _ = fs::remove_file(parent.join(&entry));
+                }
+            }
+        }
+    }
+    let tmp = parent.join(format!("{prefix}{}", std::process::id()));
+    let res = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(())
 }
 
 fn collect_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
@@ -280,5 +526,72 @@ impl Drop for StagedOutDir {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.stage);
         }
+    }
+}
+
+#[cfg(test)]
+mod replace_tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_run_dir_is_replaced_whole_only_with_replace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("D");
+        let s = StagedOutDir::stage(&d).unwrap();
+        s.write("summary.json", b"{}").unwrap();
+        s.write("old-only.log", b"a").unwrap();
+        s.commit().unwrap();
+        let e = StagedOutDir::stage(&d).unwrap_err().to_string();
+        assert!(e.contains("not empty") && e.contains("D"), "{e}");
+        let s = StagedOutDir::stage_with(&d, true).unwrap();
+        s.write("summary.json", b"{\"new\": 1}").unwrap();
+        s.write("cgroup/a/cpu.stat", b"x").unwrap();
+        s.commit().unwrap();
+        assert_eq!(names(&d), ["cgroup", "summary.json"]);
+        assert_eq!(fs::read(d.join("summary.json")).unwrap(), b"{\"new\": 1}");
+        assert_eq!(names(tmp.path()), ["D"], "no stage or old directory left");
+        // Not a run: never replaced, even with replace.
+        let other = tmp.path().join("home");
+        fs::create_dir(&other).unwrap();
+        fs::write(other.join("notes"), "mine").unwrap();
+        let e = StagedOutDir::stage_with(&other, true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no summary.json"), "{e}");
+        // A file, a missing parent.
+        fs::write(tmp.path().join("f"), "x").unwrap();
+        assert!(StagedOutDir::stage_with(tmp.path().join("f"), true).is_err());
+        assert!(StagedOutDir::stage(tmp.path().join("no/parent/d")).is_err());
+    }
+
+    #[test]
+    fn dead_stages_are_cleaned_and_an_interrupted_swap_is_undone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path();
+        // pid_max is at most 2^22: this pid is never alive.
+        let dead = 1u32 << 30;
+        fs::create_dir_all(p.join(format!(".D.stage-{dead}-0/sub"))).unwrap();
+        fs::create_dir_all(p.join(format!(".D.old-{dead}-1"))).unwrap();
+        fs::write(p.join(format!(".D.old-{dead}-1/summary.json")), "old").unwrap();
+        // A live process's stage (ours, pid 1) stays.
+        fs::create_dir_all(p.join(".D.stage-1-0")).unwrap();
+        fs::write(p.join(format!(".x.json.tmp-{dead}")), "x").unwrap();
+        clean_dead_stages(p, "D");
+        assert_eq!(
+            names(p),
+            [".D.stage-1-0", format!(".x.json.tmp-{dead}").as_str(), "D"]
+        );
+        assert_eq!(fs::read_to_string(p.join("D/summary.json")).unwrap(), "old");
+        write_file_atomic(&p.join("x.json"), b"new").unwrap();
+        assert_eq!(names(p), [".D.stage-1-0", "D", "x.json"]);
     }
 }

@@ -787,7 +787,7 @@ pub fn svg_util_heatmap(run: &RunData, index: usize) -> String {
     s
 }
 
-/// Writes `report.html` (temp file `.report.html.tmp`, then renamed) and
+/// Writes `report.html` ([`crate::outdir::write_file_atomic`]) and
 /// the SVG plots ([`write_plots_svg`]) into `out_dir`, created if missing.
 /// Returns the report's path and the plots written.
 pub fn write_report(
@@ -801,9 +801,7 @@ pub fn write_report(
     std::fs::create_dir_all(out_dir).map_err(err(out_dir, "cannot create"))?;
     let html = render_report(runs);
     let path = out_dir.join("report.html");
-    let tmp = out_dir.join(".report.html.tmp");
-    std::fs::write(&tmp, html).map_err(err(&tmp, "cannot write"))?;
-    std::fs::rename(&tmp, &path).map_err(err(&path, "cannot write"))?;
+    crate::outdir::write_file_atomic(&path, html.as_bytes()).map_err(err(&path, "cannot write"))?;
     let plots = write_plots_svg(runs, out_dir).map_err(err(out_dir, "cannot write plots"))?;
     Ok((path, plots))
 }

@@ -14,8 +14,6 @@
 //! Deviations: none known. Rust's float formatting rounds the exact binary
 //! value like glibc's printf does.
 
-use std::fmt::Write as _;
-
 use schedlab_core::stats::SampleStats;
 
 use crate::summary::TaskSummary;
@@ -122,10 +120,20 @@ fn render(header: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
             if i > 0 {
                 l.push_str("  ");
             }
-            let _ = match align[i] {
-                Align::Left => write!(l, "{c:<w$}", w = width[i]),
-                Align::Right => write!(l, "{c:>w$}", w = width[i]),
-            };
+            // Padding by hand: `format!`'s width is a u16 and panics past
+            // 65 535 ("Formatting argument out of range"), and a task name
+            // may be that long.
+            let pad = width[i].saturating_sub(c.chars().count());
+            match align[i] {
+                Align::Left => {
+                    l.push_str(c);
+                    l.extend(std::iter::repeat(' ').take(pad));
+                }
+                Align::Right => {
+                    l.extend(std::iter::repeat(' ').take(pad));
+                    l.push_str(c);
+                }
+            }
         }
         out.push_str(l.trim_end());
         out.push('\n');
@@ -284,4 +292,21 @@ pub fn task_latency_table(tasks: &[TaskSummary]) -> String {
         .map(|(t, s)| (t.name.as_str(), s))
         .collect();
     latency_table(&rows)
+}
+
+#[cfg(test)]
+mod long_cell_tests {
+    use super::*;
+
+    #[test]
+    fn cells_longer_than_a_format_width_do_not_panic() {
+        let long = "x".repeat(70_000);
+        let out = render(
+            &["name", "n"],
+            &[Align::Left, Align::Right],
+            &[vec![long.clone(), "1".into()]],
+        );
+        assert!(out.contains(&long));
+        assert!(out.lines().nth(1).unwrap().ends_with("  1"));
+    }
 }

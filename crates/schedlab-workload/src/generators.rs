@@ -153,11 +153,18 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
     if workers == 0 {
         return Err(err(spec, "workers must be at least 1".into()));
     }
-    if workers + clients > 100_000 {
-        return Err(err(
-            spec,
-            format!("{} threads is absurd (at most 100000)", workers + clients),
-        ));
+    // Checked: `workers=18446744073709551615,clients=1` must not wrap
+    // under the cap.
+    match workers.checked_add(clients) {
+        Some(n) if n <= crate::limits::max_tasks() => {}
+        n => {
+            let n = n.map_or_else(|| format!("{workers} + {clients}"), |n| n.to_string());
+            let (max, hint) = (crate::limits::max_tasks(), crate::limits::max_tasks_hint());
+            return Err(err(
+                spec,
+                format!("{n} threads is absurd (at most {max}; {hint})"),
+            ));
+        }
     }
     for (k, v) in [
         ("cpu_us", cpu_us),
@@ -285,12 +292,25 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             return Err(err(spec, format!("key '{k}': {v} is outside 1..={max}")));
         }
     }
-    if groups * fds * 2 > 100_000 {
+    // Checked arithmetic, although the bounds above keep these small.
+    let tasks = groups.checked_mul(fds).and_then(|x| x.checked_mul(2));
+    match tasks {
+        Some(n) if n <= crate::limits::max_tasks() => {}
+        n => {
+            let n = n.map_or_else(|| format!("{groups} x {fds} x 2"), |n| n.to_string());
+            let (max, hint) = (crate::limits::max_tasks(), crate::limits::max_tasks_hint());
+            return Err(err(
+                spec,
+                format!("{n} tasks is absurd (at most {max}; {hint})"),
+            ));
+        }
+    }
+    let Some(msgs_per_receiver) = fds.checked_mul(loops) else {
         return Err(err(
             spec,
-            format!("{} tasks is absurd (at most 100000)", groups * fds * 2),
+            format!("fds x loops ({fds} x {loops}) overflows"),
         ));
-    }
+    };
     let capacity = if socket {
         (SOCKET_BYTES / (datasize + SOCKET_MSG_TRUESIZE)).max(1)
     } else {
@@ -317,7 +337,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
                 Policy::Normal,
                 vec![Op::Recv {
                     chan: first_chan + r as u32,
-                    msgs: fds * loops,
+                    msgs: msgs_per_receiver,
                 }],
             );
             t.program.loops = Some(1);
@@ -453,6 +473,8 @@ mod tests {
             ("cpu_us=0", "outside"),
             ("workers=1,workers=2", "twice"),
             ("workers=200000", "absurd"),
+            ("workers=18446744073709551615,clients=1", "absurd"),
+            ("workers=1,clients=18446744073709551615", "absurd"),
         ] {
             let e = oltp("oltp:x", rest, 8).unwrap_err().to_string();
             assert!(e.contains(needle), "{rest}: {e}");

@@ -25,6 +25,7 @@
 pub mod cgroup;
 pub mod generators;
 pub mod json;
+pub mod limits;
 pub mod replay;
 pub mod rtapp;
 
@@ -98,6 +99,22 @@ impl WorkloadError {
 ///   below it, and phases that do not set `cpus` in a task where other phases
 ///   do get the task's set (or every CPU), as rt-app does.
 pub fn load_rtapp(file: &str, text: &str, nr_cpus: usize) -> Result<Loaded, WorkloadError> {
+    // A file with more tasks than allowed is refused before it is parsed.
+    if let Some((n, line, col)) = limits::quick_task_count(text) {
+        let max = limits::max_tasks();
+        if n > max {
+            let msg = format!(
+                "key \"tasks\": {n} tasks is more than {max} ({})",
+                limits::max_tasks_hint()
+            );
+            return Err(WorkloadError::new(
+                file,
+                json::Pos { line, col },
+                ErrorKind::Invalid,
+                msg,
+            ));
+        }
+    }
     let opts = json::Options {
         allow_bare_keys: true,
     };

@@ -113,7 +113,7 @@ fn negative_instance_and_absurd_instance() {
         "w.json:4:19: key \"instance\": -1 must not be negative (0 makes a fork template)"
     );
     let (line, _) = fail(&task(r#""instance": 100001, "run": 5"#));
-    assert_eq!(line, "w.json:4:19: key \"instance\": 100001 instances bring the file to more than 100000 threads, which is absurd");
+    assert_eq!(line, "w.json:4:19: key \"instance\": 100001 instances bring the file to more than 100000 threads, which is absurd (--max-tasks raises the limit)");
 }
 
 #[test]

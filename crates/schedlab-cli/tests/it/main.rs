@@ -8,6 +8,8 @@
 //! | `trace` | trace.txt parses, round-trips, and is a consistent CPU timeline |
 //! | `shares` | CPU shares follow the nice/SCHED_IDLE weights (library level) |
 //! | `bad_input` | every user error: exit 2, one line, nothing written |
+//! | `bad_input_table` | issue 18's bad inputs across every reader (rt-app names, generators, flags, sysfs, report, --out) |
+//! | `kill_out` | `run --out D --force` killed at any point leaves D old or new, whole; stages cleaned |
 //! | `cgroup_input` | task groups: `taskgroup(s)`, hackbench `cgroup=`, `--cgroup`; bad values refused |
 //! | `corpus` | the project's own rt-app corpus (`examples/rt-app/`) runs under `--check` |
 //! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
@@ -17,6 +19,7 @@
 mod common;
 
 mod bad_input;
+mod bad_input_table;
 mod cgroup_input;
 mod cli_run;
 mod corpus;
@@ -27,6 +30,7 @@ mod fork;
 mod golden;
 mod groups;
 mod hackbench;
+mod kill_out;
 mod markers;
 mod memrun;
 mod phase_slice;

@@ -55,6 +55,12 @@ pub trait SysfsReader {
     /// The entry names of a directory (any order), or `None` if it is
     /// missing. `""` is the root itself.
     fn list(&self, rel_dir: &str) -> Option<Vec<String>>;
+    /// Why [`read`](Self::read) gave `None` for `rel_path`, when the file is
+    /// there but unusable (`"not UTF-8 text"`, `"cannot read: ..."`);
+    /// `None` means the file is missing. The default knows no better.
+    fn why_unreadable(&self, _rel_path: &str) -> Option<String> {
+        None
+    }
 }
 
 /// An in-memory tree: file path → content; directories are implied by the
@@ -105,6 +111,12 @@ impl SysfsReader for MemReader {
 /// Largest CPU number a list or mask may name (far above any real
 /// `nr_cpu_ids`; stops `0-4000000000` from allocating gigabytes).
 const MAX_CPU_NUMBER: u32 = 1 << 20;
+
+/// Largest idle-state exit latency or target residency accepted (µs): 1 s,
+/// far above any real state (the deepest package states take a few ms).
+/// Larger values are refused at import: ×1000 to ns would overflow, and
+/// an idle exit ending after the run is over breaks the model's clock.
+pub const MAX_IDLE_US: u64 = 1_000_000;
 
 /// Parses the kernel's list format (`0-3,8-11`, `0,64`, empty for none)
 /// into increasing, de-duplicated CPU numbers. A trailing newline is fine.
@@ -234,13 +246,20 @@ impl Importer<'_> {
     fn err(&self, rel: &str, msg: impl AsRef<str>) -> MachineError {
         MachineError::Invalid(format!("{}: {}", self.shown(rel), msg.as_ref()))
     }
-    fn read_opt(&self, rel: &str) -> Option<String> {
-        self.fs
-            .read(&format!("{}{}", self.base, rel))
-            .map(|s| s.trim().to_string())
+    /// An optional file: `None` if missing; an error if it is there but
+    /// unusable (not UTF-8, unreadable), which is not the same as missing.
+    fn read_opt(&self, rel: &str) -> Result<Option<String>, MachineError> {
+        let path = format!("{}{}", self.base, rel);
+        match self.fs.read(&path) {
+            Some(s) => Ok(Some(s.trim().to_string())),
+            None => match self.fs.why_unreadable(&path) {
+                Some(why) => Err(self.err(rel, why)),
+                None => Ok(None),
+            },
+        }
     }
     fn read(&self, rel: &str) -> Result<String, MachineError> {
-        self.read_opt(rel)
+        self.read_opt(rel)?
             .ok_or_else(|| self.err(rel, "missing file"))
     }
     fn list(&self, rel: &str) -> Option<Vec<String>> {
@@ -270,16 +289,20 @@ impl Importer<'_> {
     }
 
     fn online_cpus(&self) -> Result<Vec<u32>, MachineError> {
-        if let Some(text) = self.read_opt("cpu/online") {
+        if let Some(text) = self.read_opt("cpu/online")? {
             return self.parse_list("cpu/online", &text);
         }
-        let mut cpus: Vec<u32> = self
+        let mut cpus: Vec<u32> = Vec::new();
+        for c in self
             .list("cpu")
             .unwrap_or_default()
             .iter()
             .filter_map(|n| numbered(n, "cpu"))
-            .filter(|c| self.read_opt(&format!("cpu/cpu{c}/online")).as_deref() != Some("0"))
-            .collect();
+        {
+            if self.read_opt(&format!("cpu/cpu{c}/online"))?.as_deref() != Some("0") {
+                cpus.push(c);
+            }
+        }
         cpus.sort_unstable();
         Ok(cpus)
     }
@@ -320,7 +343,7 @@ impl Importer<'_> {
         let Some(entries) = self.list("node") else {
             return Ok((vec![0; n], BTreeMap::from([(0, vec![10])])));
         };
-        let ids: Vec<u32> = match self.read_opt("node/online") {
+        let ids: Vec<u32> = match self.read_opt("node/online")? {
             Some(text) => self.parse_list("node/online", &text)?,
             None => {
                 let mut v: Vec<u32> = entries.iter().filter_map(|e| numbered(e, "node")).collect();
@@ -417,6 +440,19 @@ impl Importer<'_> {
         Ok(ids)
     }
 
+    /// An idle state's `latency` or `residency` (µs), at most
+    /// [`MAX_IDLE_US`].
+    fn idle_us(&self, rel: &str) -> Result<u64, MachineError> {
+        let v: u64 = self.read_num(rel)?;
+        if v > MAX_IDLE_US {
+            return Err(self.err(
+                rel,
+                format!("{v} us is more than the {MAX_IDLE_US} us (1 s) an idle state may take"),
+            ));
+        }
+        Ok(v)
+    }
+
     fn idle_states(&self) -> Result<Vec<IdleState>, MachineError> {
         let dir = "cpu/cpu0/cpuidle";
         let Some(entries) = self.list(dir) else {
@@ -433,11 +469,11 @@ impl Importer<'_> {
         let mut out = Vec::new();
         for k in ks {
             let d = format!("{dir}/state{k}");
-            if self.read_opt(&format!("{d}/disable")).as_deref() == Some("1") {
+            if self.read_opt(&format!("{d}/disable"))?.as_deref() == Some("1") {
                 continue;
             }
-            let lat: u64 = self.read_num(&format!("{d}/latency"))?;
-            let res: u64 = self.read_num(&format!("{d}/residency"))?;
+            let lat = self.idle_us(&format!("{d}/latency"))?;
+            let res = self.idle_us(&format!("{d}/residency"))?;
             out.push(IdleState {
                 name: self.read(&format!("{d}/name"))?,
                 exit_latency_ns: lat * NSEC_PER_USEC,
@@ -492,11 +528,11 @@ impl Importer<'_> {
         for i in 0..n {
             let t = format!("cpu/cpu{i}/topology");
             pkg_raw.push(self.read_num::<i64>(&format!("{t}/physical_package_id"))?);
-            let (rel, text) = match self.read_opt(&format!("{t}/core_cpus_list")) {
+            let (rel, text) = match self.read_opt(&format!("{t}/core_cpus_list"))? {
                 Some(s) => (format!("{t}/core_cpus_list"), s),
                 None => {
                     let rel = format!("{t}/thread_siblings_list");
-                    match self.read_opt(&rel) {
+                    match self.read_opt(&rel)? {
                         Some(s) => (rel, s),
                         None => {
                             return Err(self.err(
@@ -510,7 +546,7 @@ impl Importer<'_> {
             core.push(self.span(&rel, &text, n, i)?);
             core_file.push(rel);
             let rel = format!("{t}/cluster_cpus_list");
-            cluster.push(match self.read_opt(&rel) {
+            cluster.push(match self.read_opt(&rel)? {
                 Some(text) => Some((rel.clone(), self.span(&rel, &text, n, i)?)),
                 None => None,
             });
@@ -525,7 +561,7 @@ impl Importer<'_> {
                 }
             }
             let rel = format!("cpu/cpu{i}/cpu_capacity");
-            capacity.push(match self.read_opt(&rel) {
+            capacity.push(match self.read_opt(&rel)? {
                 Some(_) => self.read_num::<u32>(&rel)?,
                 None => 1024,
             });
@@ -669,6 +705,35 @@ mod tests {
 
     fn c(i: u32) -> CpuId {
         CpuId(i)
+    }
+
+    #[test]
+    fn machine_sysfs_huge_idle_values_and_lists_are_refused() {
+        let mut fs = MemReader::new();
+        fs.insert("devices/system/cpu/online", "0");
+        fs.insert("devices/system/cpu/cpu0/topology/core_cpus_list", "0");
+        fs.insert("devices/system/cpu/cpu0/topology/physical_package_id", "0");
+        fs.insert("devices/system/cpu/cpu0/cpuidle/state0/name", "C1");
+        fs.insert(
+            "devices/system/cpu/cpu0/cpuidle/state0/latency",
+            "18446744073709551",
+        );
+        fs.insert("devices/system/cpu/cpu0/cpuidle/state0/residency", "1");
+        let e = from_sysfs("T", &fs).unwrap_err().to_string();
+        assert!(
+            e.contains("state0/latency") && e.contains("18446744073709551"),
+            "{e}"
+        );
+        fs.insert("devices/system/cpu/cpu0/cpuidle/state0/latency", "1");
+        fs.insert(
+            "devices/system/cpu/cpu0/cpuidle/state0/residency",
+            "18446744073709551",
+        );
+        let e = from_sysfs("T", &fs).unwrap_err().to_string();
+        assert!(e.contains("state0/residency"), "{e}");
+        assert!(parse_cpu_list("0-4294967295")
+            .unwrap_err()
+            .contains("too large"));
     }
 
     #[test]

@@ -117,22 +117,26 @@ fn staged_commit_into_a_new_directory() {
 }
 
 #[test]
-fn staged_commit_into_an_existing_directory_replaces_files() {
+fn staged_commit_into_an_existing_directory_replaces_it_whole() {
+    // Issue 18: merging into an existing directory mixed two runs. Now a
+    // non-empty directory is refused without `replace` (--force) and
+    // replaced whole with it: files the new run does not write are gone.
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("out");
     fs::create_dir(&target).unwrap();
     fs::write(target.join("summary.json"), b"old").unwrap();
-    fs::write(target.join("notes.txt"), b"mine").unwrap();
-    let st = StagedOutDir::stage(&target).unwrap();
+    fs::write(target.join("rt-app-old-0.log"), b"old run").unwrap();
+    let e = StagedOutDir::stage(&target).unwrap_err().to_string();
+    assert!(e.contains("not empty"), "{e}");
+    let st = StagedOutDir::stage_with(&target, true).unwrap();
     st.write("summary.json", b"new").unwrap();
     st.write("schedstat", b"version 17\n").unwrap();
     st.commit().unwrap();
     assert_eq!(
         listing(tmp.path()),
-        ["out", "out/notes.txt", "out/schedstat", "out/summary.json"]
+        ["out", "out/schedstat", "out/summary.json"]
     );
     assert_eq!(fs::read(target.join("summary.json")).unwrap(), b"new");
-    assert_eq!(fs::read(target.join("notes.txt")).unwrap(), b"mine");
 }
 
 fn failing_run(target: &Path) -> io::Result<()> {

@@ -49,7 +49,7 @@ use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
 
 use super::memcost;
 use super::raw::{At, Calibration, RawEvent, RawFile, RawPhase, RawSched, RawTask};
-use super::{intern, Cx, DEFAULT_PLOAD_NS, MAX_SLICE_US, MAX_THREADS, MIN_SLICE_US};
+use super::{intern, Cx, DEFAULT_PLOAD_NS, MAX_SLICE_US, MIN_SLICE_US};
 use crate::json::Pos;
 use crate::{ErrorKind, WorkloadError};
 
@@ -110,8 +110,10 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
             let msg = format!("{instances} must not be negative (0 makes a fork template)");
             return Err(cx.key_err(ipos, "instance", ErrorKind::Invalid, &msg));
         }
-        if next_index + instances as u64 > MAX_THREADS {
-            let msg = format!("{instances} instances bring the file to more than {MAX_THREADS} threads, which is absurd");
+        let max_threads = crate::limits::max_tasks();
+        if next_index.saturating_add(instances as u64) > max_threads {
+            let hint = crate::limits::max_tasks_hint();
+            let msg = format!("{instances} instances bring the file to more than {max_threads} threads, which is absurd ({hint})");
             return Err(cx.key_err(ipos, "instance", ErrorKind::Invalid, &msg));
         }
         let spec = TaskLowering::new(cx, task, g.default_policy, nr_cpus)?;
@@ -174,13 +176,14 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
                     Some(passes) => (passes.saturating_mul(per_pass)).min(MAX_FORKS),
                     None => MAX_FORKS,
                 };
-                if next_index + count > MAX_THREADS {
+                let max_threads = crate::limits::max_tasks();
+                if next_index.saturating_add(count) > max_threads {
                     let by = if out.tasks[thread].forked {
                         format!(" (this fork is made by every forked thread \"{}\"; nested forks multiply)", raw.tasks[ti].name)
                     } else {
                         String::new()
                     };
-                    let msg = format!("the {count} threads this fork can create bring the file to more than {MAX_THREADS} threads{by}");
+                    let msg = format!("the {count} threads this fork can create bring the file to more than {max_threads} threads{by}");
                     return Err(cx.key_err(*pos, key, ErrorKind::Invalid, &msg));
                 }
                 let (spec, phases) = &lowered[tt];

@@ -145,7 +145,7 @@ pub const DEFAULT_PLOAD_NS: u64 = 100;
 
 /// Most threads a file may create, at start plus every thread its forks
 /// (nested or not) can create; more is surely a mistake.
-pub const MAX_THREADS: u64 = 100_000;
+pub const MAX_THREADS: u64 = crate::limits::DEFAULT_MAX_TASKS;
 
 /// Kernel bounds of a custom slice (`sched_runtime` on a fair task): 0.1 ms.
 pub const MIN_SLICE_US: u64 = 100;

@@ -269,6 +269,16 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
         match m.key.as_str() {
             "tasks" => {
                 let obj = cx.object("tasks", &m.value)?;
+                // Too many tasks are refused before any is read.
+                let max = crate::limits::max_tasks();
+                if obj.len() as u64 > max {
+                    let msg = format!(
+                        "{} tasks is more than {max} ({})",
+                        obj.len(),
+                        crate::limits::max_tasks_hint()
+                    );
+                    return Err(cx.key_err(m.key_pos, "tasks", ErrorKind::Invalid, &msg));
+                }
                 let list = collapse(cx, obj, |_| false);
                 if list.is_empty() {
                     let msg = "the workload has no tasks";
@@ -293,6 +303,12 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
             "taskgroups" => taskgroups = read_taskgroups(cx, &m.value)?,
             k => return Err(unknown(cx, m.key_pos, k, "the top level")),
         }
+    }
+    // Names become file names: checked here, not when writing after the run.
+    let basename = global.log_basename.as_deref().unwrap_or("rt-app");
+    for t in &tasks {
+        crate::limits::check_log_name(basename, &t.name)
+            .map_err(|e| cx.err(t.pos, ErrorKind::Invalid, e))?;
     }
     super::sync_check::check(cx, &tasks)?;
     check_taskgroup_count(cx, &tasks)?;
@@ -376,7 +392,7 @@ fn unknown(cx: &Cx, pos: Pos, key: &str, place: &str) -> WorkloadError {
 }
 
 /// Longest `global.duration` accepted, in seconds (one year).
-pub const MAX_DURATION_S: i64 = 365 * 24 * 3600;
+pub const MAX_DURATION_S: i64 = crate::limits::MAX_DURATION_S as i64;
 
 fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadError> {
     let mut g = RawGlobal::default();
@@ -414,7 +430,12 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
                     _ => return Err(cx.type_err(k, v, "\"CPU<n>\" or an int")),
                 }
             }
-            "log_basename" => g.log_basename = Some(cx.string(k, v)?.to_string()),
+            "log_basename" => {
+                let b = cx.string(k, v)?;
+                crate::limits::check_file_name_part("log_basename", b)
+                    .map_err(|e| cx.err(v.pos, ErrorKind::Invalid, e))?;
+                g.log_basename = Some(b.to_string());
+            }
             "logdir" | "io_device" => {
                 cx.string(k, v)?;
             }
@@ -486,6 +507,8 @@ fn bad_policy(cx: &Cx, pos: Pos, key: &str, s: &str) -> WorkloadError {
 }
 
 fn read_task(cx: &mut Cx, m: &Member) -> Result<RawTask, WorkloadError> {
+    crate::limits::check_file_name_part("task name", &m.key)
+        .map_err(|e| cx.err(m.key_pos, ErrorKind::Invalid, e))?;
     let members = cx.object(&m.key, &m.value)?;
     let has_phases = members.iter().any(|x| x.key == "phases");
     let level = if has_phases {
@@ -520,6 +543,16 @@ fn read_task(cx: &mut Cx, m: &Member) -> Result<RawTask, WorkloadError> {
             "delay" => task.delay_us = cx.int_in(k, v, 0, MAX_US)? as u64,
             "phases" => {
                 let obj = cx.object(k, v)?;
+                // Too many tasks are refused before any is read.
+                let max = crate::limits::max_tasks();
+                if obj.len() as u64 > max {
+                    let msg = format!(
+                        "{} tasks is more than {max} ({})",
+                        obj.len(),
+                        crate::limits::max_tasks_hint()
+                    );
+                    return Err(cx.key_err(m.key_pos, "tasks", ErrorKind::Invalid, &msg));
+                }
                 let list = collapse(cx, obj, |_| false);
                 if list.is_empty() {
                     return Err(cx.key_err(x.key_pos, k, ErrorKind::Invalid, "no phases"));

@@ -1,0 +1,279 @@
+//! Checks made before anything is simulated (issue 18, "everything that
+//! can fail is checked before simulating"): the `--out` directory, the
+//! limits on tasks and duration, and the memory the run will need.
+//!
+//! ## The memory estimate
+//!
+//! ```text
+//! bytes = BASE
+//!       + tasks × PER_TASK
+//!       + cpus × PER_CPU + cpus³ × DOMAIN_CUBE
+//!       + rows × PER_ROW
+//! rows  = Σ over logging threads of min(duration / shortest iteration,
+//!                                       loops × Σ phase loops)
+//! ```
+//!
+//! A row is one phase iteration of one thread (its rt-app log line, held
+//! in memory until the end of the run). A thread's shortest iteration is
+//! the least, over its phases, of the time the phase's ops take at the
+//! least: the larger of the sum of its `run` work, `runtime` and `sleep`
+//! (they follow one another) and the sum of its timers' periods (each waits
+//! for the next period), with a floor of [`MIN_ITERATION_NS`] for
+//! iterations made only of events that take no simulated time. `duration` is `--duration` or the file's; a run
+//! without one ends when its threads finish, so only the loop counts
+//! bound it. The constants were measured with `/usr/bin/time -v` on the
+//! release binary (see the issue 18 note); the estimate is meant to be
+//! within a factor of two, enough to refuse runs that cannot fit.
+//!
+//! The cubic CPU term is the sched-domain builder's today (measured: 70 MB
+//! at 512 CPUs, 398 MB at 1024, 2.63 GB at 2048 for a flat single-LLC
+//! tree, ×6.6 per doubling); it goes when the builder stops keeping
+//! per-CPU-pair tables (issue 18 item 4).
+//!
+//! A run whose estimate exceeds the memory it can have is refused with the
+//! estimate and its parts: `MemAvailable` of /proc/meminfo, or less if the
+//! address-space limit (`ulimit -v`) is lower.
+
+use crate::user;
+use anyhow::Result;
+use schedlab_core::machine::Machine;
+use schedlab_core::program::{Op, TaskSpec, Workload};
+use schedlab_core::SimConfig;
+use schedlab_output::outdir::StagedOutDir;
+use std::path::Path;
+
+/// Fixed cost of a run (binary, allocator, buffers), bytes.
+const BASE: u64 = 16 << 20;
+/// Per thread: task state, run queues' entities, statistics, its log
+/// vector and name.
+const PER_TASK: u64 = 4 << 10;
+/// Per CPU: run queue, per-CPU statistics, schedstat.
+const PER_CPU: u64 = 64 << 10;
+/// Per CPU³, in sixteenths of a byte: the sched-domain builder (5/16 B,
+/// fitted to the measurements in the module docs).
+const DOMAIN_CUBE_SIXTEENTHS: u64 = 5;
+/// Per log row held in memory (88-byte `LogRow`, its wakeup-latency
+/// sample and the vectors' growth; measured 184 B).
+const PER_ROW: u64 = 192;
+/// Shortest iteration assumed for a phase whose ops take no simulated time.
+pub const MIN_ITERATION_NS: u64 = 10_000;
+
+/// `--duration`: parsed, more than zero, and within the file's limit
+/// (365 days), the error naming the limit.
+pub fn duration_flag(text: &str) -> Result<u64> {
+    use schedlab_core::time::parse_duration;
+    use schedlab_workload::limits::{MAX_DURATION_NS, MAX_DURATION_S};
+    let too_long = || {
+        user(format!(
+            "--duration: {text} is too large: more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
+        ))
+    };
+    let ns = parse_duration(text).map_err(|e| {
+        if e.ends_with("is too large") {
+            too_long()
+        } else {
+            user(format!("--duration: {e}"))
+        }
+    })?;
+    if ns == 0 {
+        return Err(user("--duration: must be greater than zero"));
+    }
+    if ns > MAX_DURATION_NS {
+        return Err(too_long());
+    }
+    Ok(ns)
+}
+
+/// Checks `--out` before anything is read or simulated: parent exists and
+/// is writable, not a file, not a non-empty directory without --force
+/// (see [`StagedOutDir::stage_with`]). The stage is created (and removed
+/// on any later error), so a run that passes can write.
+pub fn out_dir(out: Option<&Path>, force: bool) -> Result<Option<StagedOutDir>> {
+    let Some(dir) = out else {
+        return Ok(None);
+    };
+    let stage = StagedOutDir::stage_with(dir, force).map_err(|e| user(format!("--out: {e}")))?;
+    Ok(Some(stage))
+}
+
+/// Checks a single output file's path (`compare --json`) before the runs:
+/// its directory exists and it is not a directory itself.
+pub fn out_file(flag: &str, path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(user(format!(
+            "{flag}: {}: no such directory (for {})",
+            parent.display(),
+            path.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(user(format!("{flag}: {}: is a directory", path.display())));
+    }
+    Ok(())
+}
+
+/// The shortest simulated time one iteration of `ops` takes.
+fn iteration_floor(ops: &[Op]) -> u64 {
+    let (mut busy, mut timers) = (0u64, 0u64);
+    for op in ops {
+        match op {
+            Op::Run { work_ns, .. } => busy = busy.saturating_add(*work_ns),
+            Op::Runtime { wall_ns, .. } => busy = busy.saturating_add(*wall_ns),
+            Op::Sleep { ns } => busy = busy.saturating_add(*ns),
+            Op::Timer { period_ns, .. } => timers = timers.saturating_add(*period_ns),
+            _ => {}
+        }
+    }
+    busy.max(timers).max(MIN_ITERATION_NS)
+}
+
+/// Rows one thread may log in `duration_ns` (None: until it ends).
+fn rows_of(t: &TaskSpec, duration_ns: Option<u64>) -> u64 {
+    if !t.log_rows {
+        return 0;
+    }
+    let p = &t.program;
+    let shortest = p
+        .phases
+        .iter()
+        .map(|ph| iteration_floor(&ph.ops))
+        .min()
+        .unwrap_or(MIN_ITERATION_NS);
+    let by_time = duration_ns.map(|d| d / shortest);
+    let by_loops = p.loops.map(|l| {
+        l.saturating_mul(
+            p.phases
+                .iter()
+                .map(|ph| ph.loops)
+                .fold(0u64, u64::saturating_add),
+        )
+    });
+    match (by_time, by_loops) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) => a,
+        (None, Some(b)) => b,
+        (None, None) => 0,
+    }
+}
+
+/// The estimate and its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Threads.
+    pub tasks: u64,
+    /// CPUs.
+    pub cpus: u64,
+    /// Log rows held in memory.
+    pub rows: u64,
+    /// Bytes in all.
+    pub bytes: u64,
+}
+
+/// Estimates the memory of a run (module docs).
+pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
+    let duration = cfg.duration_ns.or(w.duration_ns);
+    let tasks = w.tasks.len() as u64;
+    let cpus = m.nr_cpus() as u64;
+    let rows = w
+        .tasks
+        .iter()
+        .map(|t| rows_of(t, duration))
+        .fold(0u64, u64::saturating_add);
+    let bytes = [
+        BASE,
+        tasks.saturating_mul(PER_TASK),
+        cpus.saturating_mul(PER_CPU),
+        cpus.saturating_mul(cpus)
+            .saturating_mul(cpus)
+            .saturating_mul(DOMAIN_CUBE_SIXTEENTHS)
+            / 16,
+        rows.saturating_mul(PER_ROW),
+    ]
+    .into_iter()
+    .fold(0u64, u64::saturating_add);
+    Estimate {
+        tasks,
+        cpus,
+        rows,
+        bytes,
+    }
+}
+
+/// The memory a run can have, bytes: `MemAvailable` (else `MemTotal`) of
+/// /proc/meminfo, capped by `RLIMIT_AS`.
+fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    };
+    let mem = field("MemAvailable:").or_else(|| field("MemTotal:"))?;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into `lim`, which lives for the call.
+    let as_limit = if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+    {
+        lim.rlim_cur
+    } else {
+        u64::MAX
+    };
+    Some(mem.min(as_limit))
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// Refuses a run estimated to need more than the machine's memory.
+pub fn check_memory(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> Result<()> {
+    let e = estimate(m, w, cfg);
+    let Some(total) = machine_memory() else {
+        return Ok(());
+    };
+    if e.bytes > total {
+        return Err(user(format!(
+            "{what}: the run would need about {} of memory ({} threads, {} CPUs, {} log rows held until the end), more than the {} this machine has available: shorten --duration, the workload or the machine",
+            gib(e.bytes),
+            e.tasks,
+            e.cpus,
+            e.rows,
+            gib(total)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::program::Policy;
+
+    #[test]
+    fn rows_follow_duration_and_loops() {
+        let ops = vec![
+            Op::Run {
+                work_ns: 1_000_000,
+                config_us: 1000,
+                perf: 1,
+            },
+            Op::Sleep { ns: 9_000_000 },
+        ];
+        let t = TaskSpec::looping("a", 0, Policy::Normal, ops);
+        // 10 ms a row: 100 rows a second.
+        assert_eq!(rows_of(&t, Some(1_000_000_000_000_000)), 100_000_000);
+        let mut t2 = t.clone();
+        t2.program.loops = Some(5);
+        assert_eq!(rows_of(&t2, Some(1_000_000_000_000_000)), 5);
+        assert_eq!(rows_of(&t2, None), 5);
+        let free = TaskSpec::looping("b", 0, Policy::Normal, vec![Op::Yield]);
+        assert_eq!(rows_of(&free, Some(1_000_000_000)), 100_000);
+    }
+}

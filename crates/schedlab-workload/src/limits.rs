@@ -1,0 +1,199 @@
+//! Limits on what a workload may name and how big it may be, checked by
+//! the readers before anything is simulated (issue 18: "everything that
+//! can fail is checked before simulating").
+//!
+//! Names that become file names: a task name `T` becomes the rt-app log
+//! `<log_basename>-T-<index>.log` (and `-<index>-<nnnn>` for forked
+//! threads) in the output directory, so `T` and `log_basename` must be
+//! usable as one path component: no NUL, no `/`, not `.` or `..`, and
+//! short enough that the longest log file name stays within the 255-byte
+//! `NAME_MAX` of Linux file systems. [`MAX_NAME_BYTES`] is what the two
+//! may take together; the rest (55 bytes) is room for the `-`, the thread
+//! index (at most 6 digits), a fork number and `.log`.
+
+/// Bytes a task name and `log_basename` may take together (each alone
+/// too): 255 (`NAME_MAX`) less room for `-<index>-<fork>.log`.
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// Checks that `name` (what: `task name`, `log_basename`) can be one path
+/// component of an output file name. The message names the problem, not
+/// the place; the caller adds FILE:LINE:COL.
+pub fn check_file_name_part(what: &str, name: &str) -> Result<(), String> {
+    let shown = || {
+        let s: String = name.chars().take(40).collect();
+        let more = if name.chars().count() > 40 { "..." } else { "" };
+        format!("\"{}{more}\"", s.escape_debug())
+    };
+    if name.contains('\0') {
+        return Err(format!("{what} {} contains a NUL byte", shown()));
+    }
+    if name.contains('/') {
+        return Err(format!(
+            "{what} {} contains '/' (it becomes part of a file name)",
+            shown()
+        ));
+    }
+    if name == "." || name == ".." {
+        return Err(format!("{what} must not be \"{name}\""));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "{what} {} is {} bytes, more than the {MAX_NAME_BYTES} a log file name allows",
+            shown(),
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `log_basename` and `task` together leave the longest log
+/// file name within `NAME_MAX`.
+pub fn check_log_name(log_basename: &str, task: &str) -> Result<(), String> {
+    if log_basename.len() + task.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "task name ({} bytes) and log_basename ({} bytes) together are more than the {MAX_NAME_BYTES} bytes a log file name allows",
+            task.len(),
+            log_basename.len()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_cannot_be_file_names_are_refused() {
+        for bad in ["a/b", "..", ".", "a\0b"] {
+            assert!(check_file_name_part("task name", bad).is_err(), "{bad:?}");
+        }
+        let long = "x".repeat(250);
+        let e = check_file_name_part("task name", &long).unwrap_err();
+        assert!(e.contains("250 bytes"), "{e}");
+        assert!(check_file_name_part("task name", "cfs_thread").is_ok());
+        assert!(check_file_name_part("task name", "a..b").is_ok());
+        assert!(check_log_name(&"b".repeat(100), &"t".repeat(101)).is_err());
+        assert!(check_log_name("rt-app", &"t".repeat(194)).is_ok());
+    }
+}
+
+/// The default of [`max_tasks`]: 100 000 threads.
+pub const DEFAULT_MAX_TASKS: u64 = 100_000;
+
+static MAX_TASKS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_TASKS);
+
+/// Most threads a workload may create (an rt-app file with its forks, a
+/// generator): [`DEFAULT_MAX_TASKS`] unless the program raised it with
+/// [`set_max_tasks`] (`schedlab --max-tasks`). The readers refuse more
+/// before building per-task state.
+pub fn max_tasks() -> u64 {
+    MAX_TASKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets [`max_tasks`] for the process (the CLI does this once, from
+/// `--max-tasks`, before reading the workload).
+pub fn set_max_tasks(n: u64) {
+    MAX_TASKS.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The hint appended to a refusal for too many tasks.
+pub fn max_tasks_hint() -> &'static str {
+    "--max-tasks raises the limit"
+}
+
+/// Longest run accepted, from the file (`global.duration`) or the command
+/// line (`--duration`): 365 days, in seconds.
+pub const MAX_DURATION_S: u64 = 365 * 24 * 3600;
+/// [`MAX_DURATION_S`] in ns.
+pub const MAX_DURATION_NS: u64 = MAX_DURATION_S * 1_000_000_000;
+
+/// Counts the members of the top-level `"tasks"` object of an rt-app file
+/// without parsing it (no allocation; one pass over the bytes), so that a
+/// file with a million tasks is refused before its syntax tree is built.
+/// Returns the count and the 1-based line and column of the `tasks` key,
+/// or `None` when there is no such object (the parser reports what is
+/// wrong). Counts the `:` at the object's own depth, outside strings, so
+/// bare keys count too; duplicates count each time.
+pub fn quick_task_count(text: &str) -> Option<(u64, u32, u32)> {
+    let b = text.as_bytes();
+    let (mut line, mut col) = (1u32, 1u32);
+    let mut depth = 0u32;
+    let (mut in_str, mut esc) = (false, false);
+    let mut str_start = (0usize, 1u32, 1u32);
+    let mut bare: Option<(usize, u32, u32)> = None;
+    let mut last_key: Option<(&str, u32, u32)> = None;
+    let mut cur_key: Option<(&str, u32, u32)> = None;
+    let mut tasks: Option<(u32, u32)> = None;
+    let mut count = 0u64;
+    for (i, &c) in b.iter().enumerate() {
+        if in_str {
+            if esc {
+                esc = false;
+            } else if c == b'\\' {
+                esc = true;
+            } else if c == b'"' {
+                in_str = false;
+                if depth == 1 {
+                    last_key = Some((&text[str_start.0 + 1..i], str_start.1, str_start.2));
+                }
+            }
+        } else {
+            let ident = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+            if let Some((s, l, k)) = bare {
+                if !ident {
+                    last_key = Some((&text[s..i], l, k));
+                    bare = None;
+                }
+            }
+            match c {
+                b'"' => {
+                    in_str = true;
+                    str_start = (i, line, col);
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth == 2 && c == b'{' {
+                        if let Some(("tasks", l, k)) = cur_key {
+                            tasks = Some((l, k));
+                        }
+                    }
+                }
+                b'}' | b']' => {
+                    if depth == 2 {
+                        if let Some((l, k)) = tasks {
+                            return Some((count, l, k));
+                        }
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                b':' if depth == 1 => cur_key = last_key,
+                b':' if depth == 2 && tasks.is_some() => count += 1,
+                b',' if depth == 1 => cur_key = None,
+                _ if depth == 1 && bare.is_none() && ident => bare = Some((i, line, col)),
+                _ => {}
+            }
+        }
+        if c == b'\n' {
+            line += 1;
+            col = 1;
+        } else if c & 0xC0 != 0x80 {
+            col += 1;
+        }
+    }
+    tasks.map(|(l, k)| (count, l, k))
+}
+
+#[cfg(test)]
+mod quick_count_tests {
+    use super::quick_task_count;
+
+    #[test]
+    fn counts_the_tasks_members_only() {
+        let t = "{\"global\": {\"a\": 1},\n \"tasks\": {\"x\": {\"run\": 1, \"p\": {\"q\": 2}}, y: {\"s:\": \"}\"}}}";
+        assert_eq!(quick_task_count(t), Some((2, 2, 2)));
+        assert_eq!(quick_task_count("{tasks: {}}"), Some((0, 1, 2)));
+        assert_eq!(quick_task_count("[1]"), None);
+    }
+}
