@@ -1,6 +1,6 @@
 //! `schedlab compare`: N runs of each side (base and new feature sets)
 //! differing only by seed, then the mmtests-style table of the headline
-//! metrics (formats.md §7, architecture.md §2). The figures come from the
+//! metrics (formats-spec.md §7, architecture.md §2). The figures come from the
 //! library (`results::Headline`, `compare::headline_metrics`); this file
 //! resolves the arguments, runs the sides and prints.
 

@@ -4,7 +4,7 @@
 //! A [`Workload`] is a list of [`TaskSpec`]s plus the shared objects they
 //! name (timers). Each task runs a [`Program`]: an ordered list of
 //! [`Phase`]s, each repeated `loops` times, the whole list repeated
-//! `Program::loops` times (rt-app's loop semantics, formats.md 1.6). One
+//! `Program::loops` times (rt-app's loop semantics, formats-spec.md 1.6). One
 //! execution of a phase is one *iteration* and produces one rt-app log row.
 //!
 //! Workload readers build this form before the run; the simulator never sees
@@ -93,7 +93,7 @@ pub enum Op {
         ns: Nanos,
     },
     /// Wait for the next expiry of a periodic timer (rt-app `timer`,
-    /// algorithm of formats.md 1.8).
+    /// algorithm of formats-spec.md 1.8).
     Timer {
         /// Which timer.
         timer: TimerRef,
@@ -245,7 +245,7 @@ pub struct Phase {
 /// What rt-app's `rtapp_event: id= type= desc=` marker says about an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventMark {
-    /// rt-app's event type number (formats.md 1.8).
+    /// rt-app's event type number (formats-spec.md 1.8).
     pub kind: u8,
     /// The event's JSON key.
     pub desc: String,

@@ -2,7 +2,7 @@
 
 use crate::time::{Nanos, NSEC_PER_USEC};
 
-/// One rt-app log row (formats.md 2.3), all times in µs.
+/// One rt-app log row (formats-spec.md 2.3), all times in µs.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct LogRow {
     /// Global thread index.

@@ -44,7 +44,7 @@ pub struct Pc {
     pub done: bool,
 }
 
-/// Accumulators of the current rt-app iteration (formats.md 2.3).
+/// Accumulators of the current rt-app iteration (formats-spec.md 2.3).
 #[derive(Clone, Debug, Default)]
 pub struct Iteration {
     /// Start time.

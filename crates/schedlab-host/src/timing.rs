@@ -1,4 +1,4 @@
-//! rt-app's timer algorithm and per-iteration accounting (formats.md 1.8,
+//! rt-app's timer algorithm and per-iteration accounting (formats-spec.md 1.8,
 //! 2.3), as pure functions of CLOCK_MONOTONIC readings so they can be
 //! tested without a clock. The arithmetic is the simulator's
 //! (`schedlab_core::exec`), with the real clock in place of the model's.
@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(s.slack_us, -1);
     }
 
-    /// formats.md 2.3's worked example: run 2000 µs, 16 ms unique timer,
+    /// formats-spec.md 2.3's worked example: run 2000 µs, 16 ms unique timer,
     /// pLoad 100 ns, t_start = 871200000000 µs, T0 = t_start + 5 µs.
     #[test]
     fn worked_example_row() {

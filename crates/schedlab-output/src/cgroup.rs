@@ -1,4 +1,4 @@
-//! cgroup v2 `cpu.stat` files (formats.md 6): one `key value` line per
+//! cgroup v2 `cpu.stat` files (formats-spec.md 6): one `key value` line per
 //! counter, in the kernel's order, as `cat /sys/fs/cgroup/<path>/cpu.stat`
 //! shows them with the cpu controller enabled (no core scheduling, so no
 //! `core_sched.force_idle_usec`).
@@ -59,7 +59,7 @@ pub fn read_cpu_stat(text: &str) -> Result<GroupCpuStat, String> {
 mod tests {
     use super::*;
 
-    /// formats.md's example, as a real kernel prints it.
+    /// formats-spec.md's example, as a real kernel prints it.
     const REAL: &str = "usage_usec 7341200\nuser_usec 7100011\nsystem_usec 241189\nnr_periods 120\nnr_throttled 37\nthrottled_usec 2290034\nnr_bursts 0\nburst_usec 0\n";
 
     #[test]

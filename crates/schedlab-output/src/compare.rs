@@ -24,14 +24,14 @@
 //!    the metrics (inner loop, in the given order). The label is the
 //!    statistic left-aligned to the longest statistic label (7, `CoefVar`),
 //!    a space, then the metric name left-aligned to the longest metric name
-//!    (formats.md 7.1).
+//!    (formats-spec.md 7.1).
 //! 2. Columns: one per variant, the first is the baseline and always shows
 //!    `(   0.00%)`. Each cell is `%12.<p>f` then ` (%7.2f%%)`, i.e. 23
 //!    characters; on the AMean row a significant difference replaces the
 //!    parentheses by `*`: ` *%7.2f%%*`.
-//! 3. Percentages ([`pct_delta`], formats.md 7.3): positive always means
+//! 3. Percentages ([`pct_delta`], formats-spec.md 7.3): positive always means
 //!    better. Stddev and CoefVar are always "lower is better".
-//! 4. Significance ([`significant`], formats.md 7.4): the `mean ± 1.96·σ`
+//! 4. Significance ([`significant`], formats-spec.md 7.4): the `mean ± 1.96·σ`
 //!    bands of base and new do not overlap (σ is the sample standard
 //!    deviation, not the standard error).
 //!
@@ -74,7 +74,7 @@ use serde_json::{json, Map, Value};
 
 use crate::results::Headline;
 
-/// Which direction of a metric is an improvement (formats.md 7.2).
+/// Which direction of a metric is an improvement (formats-spec.md 7.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Better {
     /// Smaller values are better (hackbench time, latency).
@@ -157,7 +157,7 @@ impl StatKind {
 
     /// The direction used for this statistic's percentage: Stddev and
     /// CoefVar are always "lower is better" (less variation), the others
-    /// follow the metric (formats.md 7.3).
+    /// follow the metric (formats-spec.md 7.3).
     pub fn better(self, metric: Better) -> Better {
         match self {
             StatKind::Stddev | StatKind::CoefVar => Better::Lower,
@@ -173,7 +173,7 @@ const STAT_LABEL_WIDTH: usize = 7;
 pub const COLUMN_WIDTH: usize = 23;
 
 /// `qnorm(1 − 0.05/2)`, the half-width of the significance band in σ
-/// (formats.md 7.4; mmtests asks R, we use the usual rounded value).
+/// (formats-spec.md 7.4; mmtests asks R, we use the usual rounded value).
 pub const SIGNIFICANCE_Q: f64 = 1.96;
 
 /// The eight statistics of one set of samples.
@@ -281,7 +281,7 @@ impl Stats {
     }
 }
 
-/// The percentage column for `stat` (formats.md 7.3): how much better `new`
+/// The percentage column for `stat` (formats-spec.md 7.3): how much better `new`
 /// is than `base`, positive meaning better.
 ///
 /// With `d` = [`StatKind::better`]`(better)`:
@@ -324,7 +324,7 @@ pub fn pct_delta(stat: StatKind, base: f64, new: f64, better: Better) -> f64 {
 }
 
 /// The signed distance between two means in units of their facing band
-/// half-widths (formats.md 7.4):
+/// half-widths (formats-spec.md 7.4):
 ///
 /// ```text
 ///   d = (base.amean − new.amean) / S,   S = q·σ_new + q·σ_base,  q = 1.96
@@ -343,7 +343,7 @@ pub fn significance_d(base: &Stats, new: &Stats) -> f64 {
 }
 
 /// Whether `new`'s AMean differs significantly from `base`'s: the two
-/// `amean ± 1.96·stddev` bands do not overlap (formats.md 7.4). False when
+/// `amean ± 1.96·stddev` bands do not overlap (formats-spec.md 7.4). False when
 /// either mean is NaN.
 pub fn significant(base: &Stats, new: &Stats) -> bool {
     // NaN compares false, so undefined inputs are never significant.
@@ -482,7 +482,7 @@ fn fmt_fixed(x: f64, width: usize, prec: usize) -> String {
     }
 }
 
-/// Renders the comparison table (formats.md 7.1, with the deviations in the
+/// Renders the comparison table (formats-spec.md 7.1, with the deviations in the
 /// module doc): a title line, one header line, then for each statistic in
 /// [`StatKind::ALL`] order one row per metric. Every line ends in `\n`.
 /// `decimals` is the `%12.<p>f` precision of the values; percentages always

@@ -20,19 +20,19 @@
 //!
 //! | module | owns | format source |
 //! |---|---|---|
-//! | [`ftrace_text`] | `/sys/kernel/tracing/trace` layout, reader, running-task timeline | formats.md 4 |
-//! | [`rtapp_log`] | rt-app per-thread logs | formats.md 2 |
+//! | [`ftrace_text`] | `/sys/kernel/tracing/trace` layout, reader, running-task timeline | formats-spec.md 4 |
+//! | [`rtapp_log`] | rt-app per-thread logs | formats-spec.md 2 |
 //! | [`results`] | a finished run → all of the above; summary.json's field reference | — |
 //! | [`summary`] | `summary.json` | architecture.md 5 |
 //! | [`outdir`] | atomic output directory | architecture.md 2 |
 //! | [`table`] | human tables, `%g` | — |
 //! | [`tee`] | the `--trace` tee of the three trace writers | — |
 //! | [`spool`] | the trace writers' temporary spool files | — |
-//! | [`trace_dat`] | trace-cmd's trace.dat (v6, flyrecord) | formats.md 4.4, trace-cmd.dat docs |
+//! | [`trace_dat`] | trace-cmd's trace.dat (v6, flyrecord) | formats-spec.md 4.4, trace-cmd.dat docs |
 //! | [`pftrace`] | Perfetto protobuf ftrace bundles | Perfetto's trace proto |
-//! | [`schedstat`] | `/proc/schedstat` v17 writer, v15–17 reader | formats.md 5 |
-//! | [`cgroup`] | cgroup v2 `cpu.stat` writer and reader | formats.md 6 |
-//! | [`compare`] | mmtests-style comparison statistics and table | formats.md 7 |
+//! | [`schedstat`] | `/proc/schedstat` v17 writer, v15–17 reader | formats-spec.md 5 |
+//! | [`cgroup`] | cgroup v2 `cpu.stat` writer and reader | formats-spec.md 6 |
+//! | [`compare`] | mmtests-style comparison statistics and table | formats-spec.md 7 |
 //! | [`report_html`] | self-contained HTML report and SVG plots | — |
 //!
 //! Nothing here copies kernel, trace-cmd or Perfetto code; formats are

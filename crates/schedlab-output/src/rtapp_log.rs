@@ -15,7 +15,7 @@
 //! Deviations: none in the output. The reader is lenient in one way: it
 //! splits rows on any whitespace, so it also reads logs whose columns have
 //! overflowed their widths; and it skips every `#` line (pre-2017 rt-app
-//! wrote an extra `# Policy : ...` line, formats.md 2.2).
+//! wrote an extra `# Policy : ...` line, formats-spec.md 2.2).
 
 use std::fmt;
 use std::io::{self, Write};
@@ -25,7 +25,7 @@ use schedlab_core::stats::LogRow;
 /// The single header line current rt-app writes (without newline).
 pub const RTAPP_LOG_HEADER: &str = "#idx     perf      run   period           start             end          rel_st      slack c_duration   c_period     wu_lat";
 
-/// The log file name: `<log_basename>-<thread>.log` (formats.md 2.1), for
+/// The log file name: `<log_basename>-<thread>.log` (formats-spec.md 2.1), for
 /// example `rt-app-cfs_thread-0.log`.
 pub fn log_file_name(log_basename: &str, thread: &str) -> String {
     format!("{log_basename}-{thread}.log")

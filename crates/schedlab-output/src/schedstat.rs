@@ -1,4 +1,4 @@
-//! `/proc/schedstat` writer and reader (formats.md section 5, kernel-model.md
+//! `/proc/schedstat` writer and reader (formats-spec.md section 5, kernel-model.md
 //! section 14.1).
 //!
 //! The writer always produces **version 17**:
@@ -12,12 +12,12 @@
 //!
 //! * cpu line (all versions): `yld_count`, legacy `0`, `sched_count`,
 //!   `sched_goidle`, `ttwu_count`, `ttwu_local`, `rq_cpu_time`, `run_delay`,
-//!   `pcount` (formats.md 5.2).
+//!   `pcount` (formats-spec.md 5.2).
 //! * domain line, v17: three groups of the 11 [`LbIdleCounters`] in idle-type
 //!   order **busy, idle, newly idle** ([`IdleType`]), then `alb_count`,
 //!   `alb_failed`, `alb_pushed`, `sbe_count`, `sbe_balanced`, `sbe_pushed`,
 //!   `sbf_count`, `sbf_balanced`, `sbf_pushed`, `ttwu_wake_remote`,
-//!   `ttwu_move_affine`, `ttwu_move_balance` (formats.md 5.3): 45 counters.
+//!   `ttwu_move_affine`, `ttwu_move_balance` (formats-spec.md 5.3): 45 counters.
 //! * `<cpumask>` is the kernel's `%*pb` format ([`format_cpumask`]).
 //!
 //! The reader ([`parse_schedstat`]) accepts versions 15, 16 and 17:
@@ -31,7 +31,7 @@
 //! Whatever the file's version, the parsed [`DomainSchedstat::lb`] is always
 //! indexed by [`IdleType`] (v17 order), so v15 groups are reordered.
 //!
-//! Deviations and choices (documented here, not in formats.md):
+//! Deviations and choices (documented here, not in formats-spec.md):
 //!
 //! * The legacy cpu-line field 2 is written as `0`; the reader accepts any
 //!   value there and drops it (it has no struct field).
@@ -46,7 +46,7 @@
 //!   the name and refuses an empty one or one containing whitespace.
 //! * Field meanings for `lb_nobusyq`/`lb_nobusyg` follow kernel-model.md 14.1
 //!   (`nobusyg`: no busiest group; `nobusyq`: busiest group but no busiest
-//!   queue); formats.md 5.3 words them differently but the order is the same.
+//!   queue); formats-spec.md 5.3 words them differently but the order is the same.
 //! * Out-of-tree extra fields (the STEAL patch's counter, kernel-model.md 11.4)
 //!   are not supported: such lines fail with a field-count error.
 //! * Blank lines are ignored by the reader; the kernel never prints any.

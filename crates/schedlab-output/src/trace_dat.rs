@@ -316,7 +316,7 @@ fn payload_comm<'a>(task: &TaskView<'a>, cpu: u32) -> Cow<'a, str> {
     }
 }
 
-/// Latency flag characters (formats.md 4.1) to the kernel's
+/// Latency flag characters (formats-spec.md 4.1) to the kernel's
 /// `common_flags` bits and preempt count.
 fn common_flags(flags: &[u8; 5]) -> (u8, u8) {
     const IRQS_OFF: u8 = 0x01;

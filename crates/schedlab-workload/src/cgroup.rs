@@ -1,4 +1,4 @@
-//! Task groups: cgroup paths and the cpu controller's files (formats.md §6,
+//! Task groups: cgroup paths and the cpu controller's files (formats-spec.md §6,
 //! kernel-model.md §1.2 and §12.1).
 //!
 //! This module is the one place that knows what a cgroup path may look like

@@ -221,18 +221,18 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
 }
 
 /// Pipe capacity: 16 pages of 4 KiB; 100-byte writes are merged into the
-/// last page, so 655 messages fit (formats.md 3.2).
+/// last page, so 655 messages fit (formats-spec.md 3.2).
 const PIPE_BYTES: u64 = 16 * 4096;
 /// AF_UNIX stream socket: the writer blocks on the send-buffer accounting,
 /// where each small write is its own buffer whose overhead exceeds the
 /// payload. Default `wmem_default` 212992 bytes with ~768 bytes charged per
-/// 100-byte message (a guess: formats.md marks the exact figure
+/// 100-byte message (a guess: formats-spec.md marks the exact figure
 /// unverified) gives 277 messages in flight.
 const SOCKET_BYTES: u64 = 212_992;
 const SOCKET_MSG_TRUESIZE: u64 = 768;
 
 /// `hackbench:groups=G,loops=L,mode=process|thread,ipc=pipe|socket,fds=F,datasize=D,cgroup=PATH`
-/// (rt-tests hackbench, formats.md §3): per group F receivers, each reading
+/// (rt-tests hackbench, formats-spec.md §3): per group F receivers, each reading
 /// F×L messages of D bytes from its own channel, and F senders, each
 /// writing L rounds of one message to every receiver of its group. All
 /// threads are created at start and meet at the start barrier (hackbench's

@@ -1,4 +1,4 @@
-//! A lenient JSON reader for json-c's non-strict dialect (formats.md 1.2).
+//! A lenient JSON reader for json-c's non-strict dialect (formats-spec.md 1.2).
 //!
 //! This module owns the text → tree step and nothing else: it knows no rt-app
 //! keys. It keeps what `serde_json` throws away and rt-app depends on:

@@ -10,12 +10,12 @@
 //! ```
 //!
 //! * [`json`] owns the json-c non-strict dialect and nothing rt-app specific.
-//! * [`rtapp`] owns the rt-app grammar (formats.md section 1), and lists
+//! * [`rtapp`] owns the rt-app grammar (formats-spec.md section 1), and lists
 //!   every place where it deviates from rt-app.
 //! * [`replay`] owns trace replay: an ftrace text trace into a workload
 //!   (`schedlab replay`).
 //! * [`cgroup`] owns task-group paths and the cpu controller's files
-//!   (formats.md section 6), for every source: rt-app `taskgroup` /
+//!   (formats-spec.md section 6), for every source: rt-app `taskgroup` /
 //!   `taskgroups`, generator `cgroup=` parameters, the CLI's `--cgroup`.
 //!
 //! Errors are one line, `FILE:LINE:COL: <problem>`, naming the JSON key where
@@ -92,7 +92,7 @@ impl WorkloadError {
     }
 }
 
-/// Reads an rt-app workload file (formats.md section 1) and lowers it.
+/// Reads an rt-app workload file (formats-spec.md section 1) and lowers it.
 ///
 /// * `file` is only used in messages;
 /// * `nr_cpus` is the simulated machine's CPU count: `cpus` entries must be

@@ -1,4 +1,4 @@
-//! Lowering rules checked on small hand-written files (formats.md 1.3–1.8).
+//! Lowering rules checked on small hand-written files (formats-spec.md 1.3–1.8).
 
 use schedlab_core::program::{DlParams, Op, Policy, TimerRef};
 use schedlab_workload::{load_rtapp, Loaded};
@@ -9,7 +9,7 @@ fn ok(text: &str) -> Loaded {
 
 #[test]
 fn repeated_event_keys_are_separate_events_in_text_order() {
-    // json-c alone would see: run 2000, sleep 500 (formats.md 1.2).
+    // json-c alone would see: run 2000, sleep 500 (formats-spec.md 1.2).
     let l = ok(
         r#"{"tasks": {"t": {"run": 1000, "sleep": 500, "run": 2000}}, "global": {"calibration": 10}}"#,
     );

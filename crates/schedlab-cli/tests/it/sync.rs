@@ -316,7 +316,7 @@ impl schedlab_core::observe::Sink for TimerWakeups {
 
 /// Two threads on two CPUs whose timer event names one shared timer:
 /// rt-app keeps one `next` per timer object and every user advances it by
-/// the period (formats.md 1.8), so the threads are woken on the ticks of
+/// the period (formats-spec.md 1.8), so the threads are woken on the ticks of
 /// one grid T0 + kP, taking turns; with unique timers each thread has its
 /// own grid and both wake on every tick.
 #[test]

@@ -752,7 +752,7 @@ mod tests {
         assert!(parse_cpu_list("0-4000000000")
             .unwrap_err()
             .contains("too large"));
-        // formats.md 8.1 examples.
+        // formats-spec.md 8.1 examples.
         assert_eq!(parse_cpu_mask("0f").unwrap(), vec![0, 1, 2, 3]);
         assert_eq!(
             parse_cpu_mask("00000000,00000303").unwrap(),

@@ -1,6 +1,6 @@
 //! The behaviour-program interpreter: what a task does when it has the CPU.
 //!
-//! It follows rt-app's thread body (formats.md 1.6–1.8, 2.3): phases and
+//! It follows rt-app's thread body (formats-spec.md 1.6–1.8, 2.3): phases and
 //! loops, `run` as a fixed amount of work, `runtime` as wall time, `sleep`,
 //! the `timer` algorithm with its slack and wake-up latency, `yield`, and
 //! one log row per phase iteration. Every op runs in the task's own

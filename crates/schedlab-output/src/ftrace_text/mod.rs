@@ -28,7 +28,7 @@
 //! * **comm sanitising** ([`sanitize_comm`]): whitespace, control characters
 //!   and `=` are replaced with `_`, and an empty comm is written as `<...>`.
 //!   The kernel prints comms raw, but Perfetto splits arguments on spaces and
-//!   `=` (formats.md 4.5), so a raw `Web Content` would be cut.
+//!   `=` (formats-spec.md 4.5), so a raw `Web Content` would be cut.
 //! * **comm length**: the kernel truncates comms to 15 bytes; schedlab keeps
 //!   the full name (core's `TaskView` contract). `%16s` does not truncate, so a
 //!   long comm simply widens its line, which both the kernel's own readers
@@ -38,7 +38,7 @@
 //!   comm the simulator passed.
 //! * **timestamps** are printed in µs, rounded to the nearest µs
 //!   (`(ns + 500) / 1000`), which is what we remember the kernel's
-//!   `ns2usecs` doing; formats.md only says "µs resolution", so this is
+//!   `ns2usecs` doing; formats-spec.md only says "µs resolution", so this is
 //!   **(unverified)**. Note that `schedlab_core::time::fmt_secs_us`
 //!   truncates instead; the two agree on every µs-aligned time.
 

@@ -1,6 +1,6 @@
 //! Reading: ftrace text lines into owned records.
 //!
-//! The line grammar is formats.md 4.1. The context is located the way
+//! The line grammar is formats-spec.md 4.1. The context is located the way
 //! Perfetto's importer does it (4.5): the first `-<pid>` that is followed by
 //! blanks, an optional `(tgid)` and `[<cpu>]` ends the comm, so comms may
 //! contain `-` (`cfs_thread-0-19062`, `memfd:sealed-91-2540`). The optional

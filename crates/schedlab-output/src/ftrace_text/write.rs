@@ -11,7 +11,7 @@ use super::parse::OwnedRecord;
 use crate::spool::{FirstError, Spool, SpoolError};
 
 /// The ten fixed lines of the header that follow the `entries-in-buffer`
-/// line (formats.md 4.1: nop tracer, irq-info on, 5 flag columns).
+/// line (formats-spec.md 4.1: nop tracer, irq-info on, 5 flag columns).
 pub const FTRACE_HEADER_COLUMNS: &str = "\
 #
 #                                _-----=> irqs-off/BH-disabled
@@ -35,7 +35,7 @@ pub fn write_header<W: Write + ?Sized>(out: &mut W, entries: u64, nr_cpus: u32) 
 }
 
 /// The comm as schedlab prints it: whitespace, control characters and `=`
-/// become `_` (Perfetto splits arguments on spaces and `=`, formats.md 4.5);
+/// become `_` (Perfetto splits arguments on spaces and `=`, formats-spec.md 4.5);
 /// an empty comm becomes `<...>` (the kernel's "unknown comm").
 pub fn sanitize_comm(comm: &str) -> Cow<'_, str> {
     if comm.is_empty() {
@@ -105,7 +105,7 @@ pub(super) fn push_prefix(
     let _ = write!(s, "{secs:>5}.{usecs:06}: {event}: ");
 }
 
-/// `sched_switch` payload (formats.md 4.2).
+/// `sched_switch` payload (formats-spec.md 4.2).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn push_switch(
     s: &mut String,

@@ -1,5 +1,5 @@
 //! `compare`: statistics, percentages, significance and the mmtests-style
-//! table (formats.md section 7). Expected values are worked by hand in the
+//! table (formats-spec.md section 7). Expected values are worked by hand in the
 //! comments.
 
 use schedlab_output::compare::*;
@@ -361,7 +361,7 @@ fn table_decimals_apply_to_values_not_percentages() {
         per_variant: vec![vec![0.2380], vec![0.2250]],
     }];
     let got = render_table("hackbench-process-pipes", &["vanilla", "patched"], &m, 4);
-    // 100 − 0.2250·100/0.2380 = 5.46 (formats.md 7.1, Min row).
+    // 100 − 0.2250·100/0.2380 = 5.46 (formats-spec.md 7.1, Min row).
     // n == 1 -> σ = 0 -> d = 0.013 raw difference, not significant.
     let min_row = got.lines().nth(2).unwrap();
     assert_eq!(

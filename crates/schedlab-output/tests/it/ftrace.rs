@@ -37,7 +37,7 @@ fn switch<'a>(prev: TaskView<'a>, st: PrevState, next: TaskView<'a>) -> TraceEve
     }
 }
 
-/// The seven records of formats.md 4.6, as the simulator would report them
+/// The seven records of formats-spec.md 4.6, as the simulator would report them
 /// (idle passed with an arbitrary comm: the writer names it).
 fn example_records() -> Vec<TraceRecord<'static>> {
     let idle = tv(0, "idle", 120);
@@ -104,7 +104,7 @@ fn example_records() -> Vec<TraceRecord<'static>> {
     ]
 }
 
-/// formats.md 4.6, verbatim.
+/// formats-spec.md 4.6, verbatim.
 const EXAMPLE_4_6: &str = "\
 # tracer: nop
 #

@@ -52,7 +52,7 @@ fn real_log_round_trips_byte_identical() {
 
 #[test]
 fn formats_md_example_rows_are_reproduced() {
-    // formats.md 2.3, "Example rows".
+    // formats-spec.md 2.3, "Example rows".
     let want = "\
 #idx     perf      run   period           start             end          rel_st      slack c_duration   c_period     wu_lat
    0       20     2012    16004    871200000012    871200016016              12      13981       2000      16000         11

@@ -132,7 +132,7 @@ fn round_trip_160_cpus_3_domains() {
     round_trip(7, 160, cpus);
 }
 
-/// formats.md 5.3, the v17 example (4 CPUs, 2 cores x 2 SMT threads).
+/// formats-spec.md 5.3, the v17 example (4 CPUs, 2 cores x 2 SMT threads).
 const DOC_EXAMPLE: &str = "\
 version 17
 timestamp 4295012345
@@ -207,7 +207,7 @@ fn doc_example_cpu() -> CpuSchedstat {
 
 #[test]
 fn formats_md_example_is_reproduced_exactly() {
-    // Field counts per formats.md 5: cpu line = 9 counters; v17 domain line
+    // Field counts per formats-spec.md 5: cpu line = 9 counters; v17 domain line
     // = name + mask + 45 counters (33 lb + 12 trailing).
     let counts: Vec<usize> = DOC_EXAMPLE
         .lines()

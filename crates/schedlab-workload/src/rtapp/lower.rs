@@ -3,11 +3,11 @@
 //! This module owns everything that needs the whole file or the machine:
 //!
 //! * threads: global index in text order, instances consecutive, named
-//!   `<task>-<index>` (formats.md 1.8); `instance: 0` tasks are templates
+//!   `<task>-<index>` (formats-spec.md 1.8); `instance: 0` tasks are templates
 //!   and create no thread;
 //! * units: µs → ns, `run t` → `floor(t*1000/pLoad)*pLoad` ns of work with
-//!   `perf = floor(t/pLoad)` (formats.md 1.9, 2.3);
-//! * loops (formats.md 1.6): with `phases`, the task `loop` counts passes
+//!   `perf = floor(t/pLoad)` (formats-spec.md 1.9, 2.3);
+//! * loops (formats-spec.md 1.6): with `phases`, the task `loop` counts passes
 //!   (default for ever) and each phase `loop` defaults to 1; without
 //!   `phases`, the only phase runs `loop` times (absent or -1: for ever);
 //! * timers: a `ref` beginning with `unique` gives one timer per thread,
@@ -1071,7 +1071,7 @@ fn lower_event(
     }
 }
 
-/// rt-app's event type number (formats.md 1.8) for the `rtapp_event`
+/// rt-app's event type number (formats-spec.md 1.8) for the `rtapp_event`
 /// trace marker.
 fn event_type(e: &RawEvent) -> u8 {
     match e {

@@ -1,4 +1,4 @@
-//! CPU cost of rt-app's `memrun` event (formats.md 1.7).
+//! CPU cost of rt-app's `memrun` event (formats-spec.md 1.7).
 //!
 //! The simulator has no caches and no memory system, so a `memrun` is
 //! lowered to plain CPU work ([`schedlab_core::program::Op::Work`], the op

@@ -1,4 +1,4 @@
-//! rt-app workload files (formats.md section 1).
+//! rt-app workload files (formats-spec.md section 1).
 //!
 //! This module owns the rt-app grammar: which keys exist where, how event
 //! keys are recognised (by prefix, in rt-app's resolution order), units and
@@ -16,7 +16,7 @@
 //!   ignores them silently. (The exact key `"runtime"` there is the legacy
 //!   scheduling key and is accepted.)
 //! * **Repeated event keys** are separate events at their text position
-//!   (workgen's rule, formats.md 1.3). **Repeated non-event keys**, and
+//!   (workgen's rule, formats-spec.md 1.3). **Repeated non-event keys**, and
 //!   repeated task or phase names, follow json-c: the *last* value wins at
 //!   the *first* position; each repeat adds a warning (workgen would make the
 //!   first value win for one-line keys).
@@ -119,7 +119,7 @@
 //! pre-made thread may not exceed [`MAX_THREADS`]. A forked thread is named
 //! `<template>-<i>-<nnnn>` with `i` its own global index (after the
 //! start-up threads, in the order the pools are made) and `nnnn` the
-//! fork's count for that event of that thread: formats.md does not say
+//! fork's count for that event of that thread: formats-spec.md does not say
 //! which index rt-app uses there, so this is our choice.
 //!
 //! `util_min` / `util_max` are read (0..=1024, min <= max) and recorded in
@@ -189,7 +189,7 @@ pub enum EventKind {
     Unsupported(&'static str, &'static str),
 }
 
-/// Resolves an event key by prefix, in rt-app's order (formats.md 1.7).
+/// Resolves an event key by prefix, in rt-app's order (formats-spec.md 1.7).
 /// `None`: not an event key.
 pub fn event_kind(key: &str) -> Option<EventKind> {
     use EventKind::*;

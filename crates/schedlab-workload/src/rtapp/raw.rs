@@ -144,7 +144,7 @@ pub enum RawEvent {
     MemRun(RawMemRun),
 }
 
-/// A `memrun` event's object, checked (formats.md 1.7).
+/// A `memrun` event's object, checked (formats-spec.md 1.7).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawMemRun {
     /// `type` (default `"read"`).
@@ -294,7 +294,7 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
             }
             "resources" => {
                 // Legacy declarations of named objects; events create their
-                // objects by name anyway, so it has no effect (formats.md 1.4).
+                // objects by name anyway, so it has no effect (formats-spec.md 1.4).
                 cx.object("resources", &m.value)?;
             }
             // schedlab's extension: real rt-app ignores this key (it would
