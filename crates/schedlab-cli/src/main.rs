@@ -45,6 +45,9 @@ struct Cli {
 enum Cmd {
     /// Simulate a workload on a machine and write its outputs.
     Run(resolve::RunArgs),
+    /// Replay a real ftrace text trace as a workload on any machine and
+    /// features (the same as `run replay:TRACE`; takes `run`'s options).
+    Replay(resolve::RunArgs),
     /// A/B comparison: N runs per side differing only by seed, mmtests table.
     Compare(compare::CompareArgs),
     /// Write one self-contained report.html for one or more run directories.
@@ -140,6 +143,12 @@ fn html_report(dirs: &[std::path::PathBuf], out: Option<std::path::PathBuf>) -> 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Run(args) => run::run(&args),
+        Cmd::Replay(mut args) => {
+            if !args.sim.workload.starts_with("replay:") {
+                args.sim.workload = format!("replay:{}", args.sim.workload);
+            }
+            run::run(&args)
+        }
         Cmd::Compare(args) => compare::run(&args),
         Cmd::Report { dirs, out } => html_report(&dirs, out),
         Cmd::Machines {

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 /// `schedlab compare` (flattened into both).
 #[derive(Args, Debug, Clone)]
 pub struct SimArgs {
-    /// Workload: an rt-app JSON file, or a generator spec such as
-    /// `oltp:workers=64,cpu_us=80,io_us=120`.
+    /// Workload: an rt-app JSON file, a generator spec such as
+    /// `oltp:workers=64,cpu_us=80,io_us=120`, or an ftrace text trace to
+    /// replay (`replay:TRACE.txt`, or any file that starts `# tracer:`).
     pub workload: String,
     /// Machine: a preset name (see `schedlab machines`) or `sysfs:DIR`.
     #[arg(long, default_value = "vm-2cpu")]
@@ -124,6 +125,9 @@ pub fn machine(spec: &str) -> Result<Machine> {
 /// Reads and lowers the workload.
 pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
     use schedlab_workload::generators;
+    if let Some(trace) = path.strip_prefix("replay:") {
+        return replay(trace);
+    }
     if let Some(r) = generators::generator(path, nr_cpus) {
         let loaded = r.map_err(|e| user(e.to_string()))?;
         return Ok((loaded.workload, loaded.warnings));
@@ -136,9 +140,40 @@ pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
     }
     let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
     let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
+    if text.trim_start().starts_with("# tracer:") {
+        return replay_text(path, &text);
+    }
     let loaded =
         schedlab_workload::load_rtapp(path, &text, nr_cpus).map_err(|e| user(e.to_string()))?;
     Ok((loaded.workload, loaded.warnings))
+}
+
+/// A real ftrace text trace (the layout of `/sys/kernel/tracing/trace`) as
+/// a workload: schedlab-workload's replay (run bursts, sleeps, wakeup
+/// dependencies, timers, forks). What it found is said as warnings.
+fn replay(path: &str) -> Result<(Workload, Vec<String>)> {
+    let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
+    let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
+    replay_text(path, &text)
+}
+
+fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
+    use schedlab_workload::replay::{replay_trace, ReplayOptions};
+    let r = replay_trace(text, path, &ReplayOptions::default()).map_err(|e| user(e.to_string()))?;
+    let rep = &r.report;
+    let mut warnings = vec![format!(
+        "{path}: replayed {} tasks from {} event lines ({} used, {} switches inferred from the context column, {:.3} s traced)",
+        r.workload.tasks.len(),
+        rep.lines,
+        rep.events_used,
+        rep.inferred_switches,
+        rep.span_ns as f64 / 1e9
+    )];
+    if !rep.skipped.is_empty() {
+        let list: Vec<String> = rep.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        warnings.push(format!("{path}: events skipped: {}", list.join(", ")));
+    }
+    Ok((r.workload, warnings))
 }
 
 /// Reads and lowers the workload of a run, then applies its `--cgroup`

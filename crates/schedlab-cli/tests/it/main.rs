@@ -35,6 +35,7 @@ mod markers;
 mod memrun;
 mod phase_slice;
 mod proptest_check;
+mod replay_cli;
 mod rt;
 mod shares;
 mod sync;
