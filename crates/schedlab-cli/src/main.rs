@@ -23,9 +23,9 @@
 mod bench;
 mod clap_error;
 mod compare;
-mod preflight;
 mod host;
 mod machines;
+mod preflight;
 mod resolve;
 mod run;
 

@@ -170,7 +170,11 @@ fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
         rep.span_ns as f64 / 1e9
     )];
     if !rep.skipped.is_empty() {
-        let list: Vec<String> = rep.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let list: Vec<String> = rep
+            .skipped
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         warnings.push(format!("{path}: events skipped: {}", list.join(", ")));
     }
     Ok((r.workload, warnings))

@@ -46,7 +46,14 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         let tee = TraceSinks::new(m.nr_cpus() as u32)?;
         execute(a, &w, warnings, stage, &opts, Sim::new(m, &w, cfg, tee))
     } else {
-        execute(a, &w, warnings, stage, &opts, Sim::new(m, &w, cfg, NullSink))
+        execute(
+            a,
+            &w,
+            warnings,
+            stage,
+            &opts,
+            Sim::new(m, &w, cfg, NullSink),
+        )
     }
 }
 

@@ -25,7 +25,9 @@ fn host_ok(test: &str) -> bool {
         return false;
     }
     if unsafe { libc::geteuid() } != 0 {
-        loud(&format!("!!! SKIPPED {test}: not root (host tests set policies, cgroups and tracefs)"));
+        loud(&format!(
+            "!!! SKIPPED {test}: not root (host tests set policies, cgroups and tracefs)"
+        ));
         return false;
     }
     true
@@ -55,7 +57,11 @@ fn exec(w: &Workload, o: &ExecOptions) -> Result<ExecResult, HostError> {
     watchdog("exec", move || schedlab_host::exec(&w, &o))
 }
 
-fn record(w: &Workload, dir: &std::path::Path, o: &RecordOptions) -> Result<RecordResult, HostError> {
+fn record(
+    w: &Workload,
+    dir: &std::path::Path,
+    o: &RecordOptions,
+) -> Result<RecordResult, HostError> {
     let (w, d, o) = (w.clone(), dir.to_path_buf(), o.clone());
     watchdog("record", move || schedlab_host::record(&w, &d, &o))
 }
@@ -83,7 +89,12 @@ fn busy_ns() -> (u64, u64) {
     // Fields after the command's ')': state, ppid, pgrp, session, tty_nr,
     // tpgid (may be -1), flags, minflt, cminflt, majflt, cmajflt, utime,
     // stime: utime and stime are the 12th and 13th.
-    let f: Vec<&str> = me.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let f: Vec<&str> = me
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
     let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     let own = num(11) + num(12);
     let to_ns = 1_000_000_000 / hz.max(1);
@@ -396,7 +407,9 @@ fn record_periodic_run() {
     let r = match record(&w, dir.path(), &o) {
         Ok(r) => r,
         Err(e @ (HostError::NoTracefs(_) | HostError::NoTraceEvent(_))) => {
-            loud(&format!("!!! SKIPPED record_periodic_run: this host cannot trace: {e}"));
+            loud(&format!(
+                "!!! SKIPPED record_periodic_run: this host cannot trace: {e}"
+            ));
             return;
         }
         Err(e) => panic!("{e}"),

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use schedlab_core::Sim;
 use schedlab_core::features::PreemptModel;
 use schedlab_core::machine::preset;
 use schedlab_core::observe::NullSink;
 use schedlab_core::program::{Op, Policy, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::Sim;
 use schedlab_core::SimConfig;
 use schedlab_output::ftrace_text::SpooledTraceWriter;
 use schedlab_workload::replay::{replay_trace, ReplayErrorKind, ReplayOptions};

@@ -81,7 +81,10 @@ fn baseline_output_directories_are_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
     let mut diffs = Vec::new();
     let mut n = 0;
-    for line in cases.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+    for line in cases
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
         let mut words = line.split_whitespace();
         let name = words.next().unwrap();
         let args: Vec<&str> = words.collect();
@@ -109,14 +112,20 @@ fn baseline_output_directories_are_unchanged() {
         let got = list_tree(&out);
         let want = list_tree(&want_dir);
         if got != want {
-            diffs.push(format!("{name}: files differ: got {got:?}, golden {want:?}"));
+            diffs.push(format!(
+                "{name}: files differ: got {got:?}, golden {want:?}"
+            ));
             continue;
         }
         for f in &got {
             let a = std::fs::read(out.join(f)).unwrap();
             let b = std::fs::read(want_dir.join(f)).unwrap();
             if a != b {
-                let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+                let at = a
+                    .iter()
+                    .zip(&b)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(a.len().min(b.len()));
                 diffs.push(format!(
                     "{name}/{f}: differs from byte {at} ({} bytes, golden {})",
                     a.len(),
@@ -136,7 +145,9 @@ fn baseline_output_directories_are_unchanged() {
 /// Relative paths of every file under `dir`, sorted.
 fn list_tree(dir: &Path) -> Vec<String> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd {
             let p = e.unwrap().path();
             if p.is_dir() {

@@ -43,7 +43,10 @@ fn the_real_trace_replays_on_two_and_on_160_cpus() {
             // vm-2cpu the replay misses most periods: the trace's prio
             // field cannot tell SCHED_IDLE from SCHED_NORMAL, so the
             // replayed idle_threads compete as normal tasks.)
-            assert!(t["runtime_ns"].as_u64().unwrap() > 300_000_000, "{machine}: {t}");
+            assert!(
+                t["runtime_ns"].as_u64().unwrap() > 300_000_000,
+                "{machine}: {t}"
+            );
         }
     }
 }
