@@ -37,7 +37,7 @@ use crate::exec::ExecResult;
 use crate::record::HostJson;
 use crate::tracestat::{trace_stats, TraceStats};
 use schedlab_core::program::{Policy, Workload};
-use schedlab_core::stats::{LogRow, SampleStats};
+use schedlab_core::stats::SampleStats;
 use schedlab_output::rtapp_log::{log_file_name, write_log};
 use schedlab_output::summary::{
     CpuSummary, GroupCpuStat, GroupSummary, MachineSummary, ProfileSummary, Summary, TaskSummary,
@@ -58,27 +58,6 @@ pub fn policy_name(n: u64) -> Option<&'static str> {
         6 => "SCHED_DEADLINE",
         _ => return None,
     })
-}
-
-/// rt-app-style deadline figures of the rows that waited on a timer (the
-/// simulator's `deadlines` object).
-pub fn deadlines_json(log: &[LogRow]) -> Option<Value> {
-    let slack: Vec<i64> = log
-        .iter()
-        .filter(|r| r.c_period > 0)
-        .map(|r| r.slack)
-        .collect();
-    let n = slack.len() as i64;
-    if n == 0 {
-        return None;
-    }
-    let missed = slack.iter().filter(|&&s| s < 0).count();
-    let sum: i64 = slack.iter().sum();
-    Some(serde_json::json!({
-        "periods": n,
-        "missed": missed,
-        "slack_us": { "min": slack.iter().min(), "mean": sum / n, "max": slack.iter().max() },
-    }))
 }
 
 /// The run's window on CLOCK_MONOTONIC (ns): t_start → end, or → the last
@@ -160,7 +139,7 @@ pub fn host_summary(
                 wakeup_latency_us: WakeupLatencyUs::from_stats(&lat),
                 extra: Default::default(),
             };
-            if let Some(d) = deadlines_json(&t.log) {
+            if let Some(d) = schedlab_output::results::deadlines_json(&t.log) {
                 ts.extra.insert("deadlines".into(), d);
             }
             if matches!(policy.as_str(), "SCHED_FIFO" | "SCHED_RR") {
@@ -337,6 +316,7 @@ mod tests {
     use crate::cgroup::GroupStat;
     use crate::exec::{ChannelConfig, ThreadResult};
     use crate::sys::ProcTaskStats;
+    use schedlab_core::stats::LogRow;
     use std::collections::BTreeMap;
 
     fn row(wu_lat: u64, slack: i64, c_period: u64) -> LogRow {

@@ -468,7 +468,7 @@ fn uclamp_json(spec: &TaskSpec) -> Option<Value> {
 /// that waited on a timer: how many periods, how many were missed (the
 /// work ended after the timer's expiry: negative slack) and the slack's
 /// spread. `None` for threads without timer rows (or without log rows).
-fn deadlines_json(log: &[LogRow]) -> Option<Value> {
+pub fn deadlines_json(log: &[LogRow]) -> Option<Value> {
     let slack: Vec<i64> = log
         .iter()
         .filter(|r| r.c_period > 0)

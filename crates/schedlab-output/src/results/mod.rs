@@ -137,7 +137,7 @@ pub mod by_name;
 mod collect;
 mod text;
 
-pub use collect::{check_outcome, schedstat, summary};
+pub use collect::{check_outcome, deadlines_json, schedstat, summary};
 pub use text::{profile_text, TextOptions};
 
 use schedlab_core::machine::Machine;
