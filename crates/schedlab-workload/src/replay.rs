@@ -1086,34 +1086,12 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             if ops.is_empty() {
                 continue;
             }
-            phases.push(Phase {
-                name: format!("a{k}"),
-                loops: 1,
-                ops,
-                cpus: None,
-                sched: None,
-                slice_ns: None,
-                uclamp: Default::default(),
-                dl: None,
-                group: None,
-                marks: Vec::new(),
-            });
+            phases.push(activation(format!("a{k}"), ops));
         }
         if phases.is_empty() {
             // Ran for no measurable time: a one-µs run keeps the pid's
             // posts and forks (none here, or it would have ops) valid.
-            phases.push(Phase {
-                name: "a0".into(),
-                loops: 1,
-                ops: vec![run_op(1000, pload)],
-                cpus: None,
-                sched: None,
-                slice_ns: None,
-                uclamp: Default::default(),
-                dl: None,
-                group: None,
-                marks: Vec::new(),
-            });
+            phases.push(activation("a0".into(), vec![run_op(1000, pload)]));
         }
         let (policy, nice) = policy_of(t.prio);
         let mut spec = TaskSpec::looping(name, index[&pid], policy, Vec::new());
@@ -1246,5 +1224,21 @@ fn base_name(comm: &str, pid: u32) -> String {
         format!("pid{pid}")
     } else {
         s
+    }
+}
+
+/// One activation of a replayed task: its ops once, nothing else set.
+fn activation(name: String, ops: Vec<Op>) -> Phase {
+    Phase {
+        name,
+        loops: 1,
+        ops,
+        cpus: None,
+        sched: None,
+        slice_ns: None,
+        uclamp: Default::default(),
+        dl: None,
+        group: None,
+        marks: Vec::new(),
     }
 }
