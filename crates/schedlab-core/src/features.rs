@@ -128,6 +128,35 @@ impl FeatureEnum for Throttle {
     }
 }
 
+/// `FAIR_CLASS`: the fair class's pick and preemption generation (not a
+/// kernel sched_feat: the kernel switched from CFS to EEVDF in 6.6 with
+/// 147f3efaa241 "sched/fair: Implement an EEVDF-like scheduling policy").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FairClass {
+    /// 6.6+: EEVDF (lag, eligibility, virtual deadlines), `fair/eevdf`.
+    Eevdf,
+    /// Up to 6.5: CFS (min_vruntime, sched_latency period, wakeup
+    /// granularity, buddies), `fair/cfs`.
+    Cfs,
+}
+
+impl FeatureEnum for FairClass {
+    const VALUES: &'static [&'static str] = &["eevdf", "cfs"];
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "eevdf" => FairClass::Eevdf,
+            "cfs" => FairClass::Cfs,
+            _ => return None,
+        })
+    }
+    fn name(self) -> &'static str {
+        match self {
+            FairClass::Eevdf => "eevdf",
+            FairClass::Cfs => "cfs",
+        }
+    }
+}
+
 /// The value of one switch, for listings and summary.json.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FeatureValue {
@@ -239,12 +268,28 @@ sched_features! {
         NI_RANDOM: ni_random = true;
         /// When newidle balance pulls nothing, steal a task from an overloaded CPU of the LLC (RFC).
         STEAL: steal = false;
+        /// CFS (FAIR_CLASS=cfs): a waking sleeper's vruntime credit is half of sched_latency instead of all of it.
+        GENTLE_FAIR_SLEEPERS: gentle_fair_sleepers = true;
+        /// CFS: a new task starts one virtual slice after min_vruntime (it owes the period it joins).
+        START_DEBIT: start_debit = true;
+        /// CFS: the pick prefers the task woken last if that is not unfair (off in every CFS release).
+        NEXT_BUDDY: next_buddy = false;
+        /// CFS: the pick prefers the task a wakeup preempted, to return the CPU to it.
+        LAST_BUDDY: last_buddy = true;
+        /// CFS (5.13+): the period counts every task of the CPU (h_nr_running), not those of one queue.
+        ALT_PERIOD: alt_period = true;
+        /// CFS (5.13+): a slice is never below min_granularity.
+        BASE_SLICE: base_slice = true;
+        /// Before 5.19: bound the LLC scan of select_idle_cpu by avg_idle against the scan cost, at least 4 CPUs (read when SIS_UTIL is off).
+        SIS_PROP: sis_prop = false;
     }
     enums {
         /// When balancing an SD_SERIALIZE (NUMA) domain takes the global sched_balance_running flag: eager (<=6.18), when-due (posted patch), balancer-only (6.19).
         LB_SERIALIZE: lb_serialize: LbSerialize = LbSerialize::BalancerOnly, "balancer-only";
         /// How CFS bandwidth control throttles a group out of runtime: legacy (whole hierarchy at pick, <=6.17), per-task (at return to user, 6.18+), unified (decided in runtime accounting, 2026 proposal).
         THROTTLE: throttle: Throttle = Throttle::PerTask, "per-task";
+        /// The fair class's pick and preemption: eevdf (6.6+) or cfs (up to 6.5: sched_latency period, check_preempt_tick, wakeup granularity, buddies). Set by --kernel.
+        FAIR_CLASS: fair_class: FairClass = FairClass::Eevdf, "eevdf";
     }
 }
 
@@ -267,7 +312,12 @@ impl Features {
     /// the defaults. Boolean switches take `1|0|on|off|true|false` as a
     /// value. Giving one switch twice with different values is an error.
     pub fn parse(list: &str) -> Result<Features, FeatureError> {
-        let mut f = Features::default();
+        Features::default().apply(list)
+    }
+
+    /// [`Features::parse`] on top of `self` (a release's defaults).
+    pub fn apply(&self, list: &str) -> Result<Features, FeatureError> {
+        let mut f = self.clone();
         let mut seen: Vec<(String, String)> = Vec::new();
         let valid = || {
             FEATURE_TABLE

@@ -79,6 +79,8 @@ pub mod sim;
 pub mod stats;
 pub mod task;
 pub mod time;
+pub mod tunables;
+pub mod kernels;
 pub mod waste;
 
 pub use config::SimConfig;

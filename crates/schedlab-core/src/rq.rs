@@ -82,6 +82,14 @@ pub struct CfsRq {
     pub sum_w_vruntime: i128,
     /// Σ w over `timeline`.
     pub sum_weight: u64,
+    /// CFS (`FAIR_CLASS=cfs`): the queue's monotonic `min_vruntime`.
+    pub min_vruntime: i64,
+    /// CFS: the next buddy (`cfs_rq->next`).
+    pub next: Option<EntityId>,
+    /// CFS: the last buddy (`cfs_rq->last`).
+    pub last: Option<EntityId>,
+    /// CFS: the skip buddy (`cfs_rq->skip`, set by yield).
+    pub skip: Option<EntityId>,
     /// PELT of the queue.
     pub avg: SchedAvg,
     /// Task group owning the queue (the root group for `rq->cfs`).

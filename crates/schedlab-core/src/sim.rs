@@ -82,6 +82,8 @@ pub struct SchedState {
     pub groups: Vec<TaskGroup>,
     /// EEVDF knobs derived from cfg and machine.
     pub(crate) p: EevdfParams,
+    /// CFS knobs derived from cfg and machine (read under `FAIR_CLASS=cfs`).
+    pub(crate) cfs_p: crate::fair::cfs::CfsParams,
     /// Tick grid phase.
     pub(crate) tick_offset: Nanos,
     /// Sched domains of the machine.

@@ -13,7 +13,8 @@
 use crate::ids::CfsRqId;
 use crate::time::Nanos;
 
-/// `sysctl_sched_cfs_bandwidth_slice` (5 ms).
+/// `sysctl_sched_cfs_bandwidth_slice` default (5 ms); the run's value is
+/// the tunable `kernel.sched_cfs_bandwidth_slice_us`.
 pub const BANDWIDTH_SLICE_NS: Nanos = 5_000_000;
 /// `min_cfs_rq_runtime`: a queue keeps this much when it returns slack.
 pub const MIN_CFS_RQ_RUNTIME_NS: Nanos = 1_000_000;
@@ -139,22 +140,22 @@ impl CfsBandwidth {
     /// Should a slack return arm the slack timer? (the pool now holds more
     /// than a slice, something is throttled, the timer is not armed and the
     /// period refresh is not within slack period + min expiration.)
-    pub fn wants_slack_timer(&self, now: Nanos) -> bool {
+    pub fn wants_slack_timer(&self, now: Nanos, slice: Nanos) -> bool {
         let refresh_near = self.period_active
             && self.next_refresh.saturating_sub(now)
                 < SLACK_PERIOD_NS + MIN_BANDWIDTH_EXPIRATION_NS;
         !self.slack_armed
-            && self.runtime > BANDWIDTH_SLICE_NS
+            && self.runtime > slice
             && !self.throttled.is_empty()
             && !refresh_near
     }
 
     /// `do_sched_cfs_slack_timer`'s gate: distribute only far enough from
     /// the refresh and with more than a slice in the pool.
-    pub fn slack_may_distribute(&self, now: Nanos) -> bool {
+    pub fn slack_may_distribute(&self, now: Nanos, slice: Nanos) -> bool {
         let near = self.period_active
             && self.next_refresh.saturating_sub(now) < MIN_BANDWIDTH_EXPIRATION_NS;
-        !near && self.runtime > BANDWIDTH_SLICE_NS
+        !near && self.runtime > slice
     }
 }
 
@@ -240,18 +241,18 @@ mod tests {
         b.next_refresh = 100 * MS;
         b.runtime = 6 * MS;
         // Nothing throttled: no timer.
-        assert!(!b.wants_slack_timer(0));
+        assert!(!b.wants_slack_timer(0, BANDWIDTH_SLICE_NS));
         b.throttled.push(CfsRqId(3));
-        assert!(b.wants_slack_timer(0));
+        assert!(b.wants_slack_timer(0, BANDWIDTH_SLICE_NS));
         // Refresh within 7 ms: the period timer will do it.
-        assert!(!b.wants_slack_timer(94 * MS));
+        assert!(!b.wants_slack_timer(94 * MS, BANDWIDTH_SLICE_NS));
         // A slice or less in the pool: nothing worth distributing.
         b.runtime = BANDWIDTH_SLICE_NS;
-        assert!(!b.wants_slack_timer(0));
+        assert!(!b.wants_slack_timer(0, BANDWIDTH_SLICE_NS));
         // The timer itself: not within 2 ms of the refresh.
         b.runtime = 6 * MS;
-        assert!(b.slack_may_distribute(97 * MS));
-        assert!(!b.slack_may_distribute(98_500_000));
+        assert!(b.slack_may_distribute(97 * MS, BANDWIDTH_SLICE_NS));
+        assert!(!b.slack_may_distribute(98_500_000, BANDWIDTH_SLICE_NS));
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! under `sched/` (see the crate doc for the convention).
 //!
 //! * [`weight`]: nice → weight, weighted time.
-//! * [`eevdf`]: one cfs_rq's virtual time, lag, pick and placement.
+//! * [`eevdf`]: one cfs_rq's virtual time, lag, pick and placement (6.6+).
+//! * [`cfs`]: the same for CFS (≤6.5, `FAIR_CLASS=cfs`): min_vruntime,
+//!   period and ideal runtime, tick preemption, sleeper credit, buddies.
 //! * [`pelt`]: load tracking arithmetic.
 //! * [`select`]: wakeup placement (`select_task_rq_fair`).
 //! * [`preempt`]: wakeup preemption (`wakeup_preempt_fair`).
@@ -15,6 +17,7 @@
 
 pub mod balance;
 pub mod bandwidth;
+pub mod cfs;
 pub mod eevdf;
 pub mod group;
 pub mod pelt;

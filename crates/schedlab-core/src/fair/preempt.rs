@@ -8,7 +8,16 @@
 //!
 //! Deviations: NEXT_BUDDY (step 9) is not modelled yet, so a WF_SYNC wakeup
 //! never sets a buddy.
+//!
+//! CFS (`FAIR_CLASS=cfs`, ≤6.5): [`wakeup_preempt_cfs`] is the decision of
+//! `check_preempt_wakeup` after `find_matching_se`: the idle-entity rule
+//! (5.15+), then `wakeup_preempt_entity(se, pse) == 1`, i.e. curr's
+//! vruntime is ahead of the wakee's by more than `wakeup_granularity`
+//! scaled to the wakee's weight. The steps before the match (the early
+//! NEXT_BUDDY mark, resched pending, SCHED_IDLE curr, wakee policy) and the
+//! buddies are applied by `sched/fair.rs`.
 
+use super::cfs::{wakeup_preempt_entity, CfsParams};
 use super::eevdf::{entity_eligible, pick_eevdf};
 use crate::ids::EntityId;
 use crate::program::Policy;
@@ -93,6 +102,39 @@ pub fn wakeup_preempt_fair(
         PreemptDecision::ShrinkProtect
     } else {
         PreemptDecision::None
+    }
+}
+
+/// What a CFS wakeup does to curr.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CfsWakeup {
+    /// Leave curr running.
+    None,
+    /// Reschedule (the idle-entity rule).
+    Preempt,
+    /// Reschedule, and make the wakee the next buddy (unless the early
+    /// NEXT_BUDDY mark already did).
+    PreemptWithBuddy,
+}
+
+/// CFS `check_preempt_wakeup` for curr `se` and wakee `pse` on one queue.
+pub fn wakeup_preempt_cfs(
+    ents: &[SchedEntity],
+    se: EntityId,
+    pse: EntityId,
+    p: &CfsParams,
+) -> CfsWakeup {
+    let (cse_idle, pse_idle) = (ents[se.idx()].idle, ents[pse.idx()].idle);
+    if cse_idle && !pse_idle {
+        return CfsWakeup::Preempt;
+    }
+    if cse_idle != pse_idle {
+        return CfsWakeup::None;
+    }
+    if wakeup_preempt_entity(ents, se, pse, p) == 1 {
+        CfsWakeup::PreemptWithBuddy
+    } else {
+        CfsWakeup::None
     }
 }
 

@@ -45,8 +45,8 @@
 //! callback) never triggers because simulated timers never run late.
 
 use crate::event::Event;
-use crate::fair::bandwidth::{distribute, BANDWIDTH_SLICE_NS, SLACK_PERIOD_NS};
-use crate::fair::eevdf::{self, EnqueueKind};
+use crate::fair::bandwidth::{distribute, SLACK_PERIOD_NS};
+use crate::fair::eevdf::EnqueueKind;
 use crate::features::Throttle;
 use crate::ids::{CfsRqId, CpuId, GroupId, TaskId};
 use crate::observe::{PrevState, Sink};
@@ -139,7 +139,7 @@ impl<S: Sink> Sim<S> {
         }
         match self.cfg.features.throttle {
             Throttle::Legacy | Throttle::PerTask => {
-                if !self.assign_cfs_rq_runtime(q, BANDWIDTH_SLICE_NS)
+                if !self.assign_cfs_rq_runtime(q, self.cfg.tunables.cfs_bandwidth_slice_ns())
                     && self.sched.cfs[q.idx()].curr.is_some()
                 {
                     let cpu = self.sched.cfs[q.idx()].cpu;
@@ -147,7 +147,7 @@ impl<S: Sink> Sim<S> {
                 }
             }
             Throttle::Unified => {
-                if !self.assign_cfs_rq_runtime(q, BANDWIDTH_SLICE_NS) {
+                if !self.assign_cfs_rq_runtime(q, self.cfg.tunables.cfs_bandwidth_slice_ns()) {
                     self.throttle_cfs_rq(q);
                 }
             }
@@ -176,7 +176,7 @@ impl<S: Sink> Sim<S> {
         if c.curr.is_some() || c.bw.throttled {
             return;
         }
-        if c.bw.remaining <= 0 && !self.assign_cfs_rq_runtime(q, BANDWIDTH_SLICE_NS) {
+        if c.bw.remaining <= 0 && !self.assign_cfs_rq_runtime(q, self.cfg.tunables.cfs_bandwidth_slice_ns()) {
             self.throttle_cfs_rq(q);
         }
     }
@@ -186,12 +186,13 @@ impl<S: Sink> Sim<S> {
         let now = self.now;
         let g = self.sched.cfs[q.idx()].tg;
         let remaining = self.sched.cfs[q.idx()].bw.remaining;
+        let bw_slice = self.cfg.tunables.cfs_bandwidth_slice_ns();
         let b = self.bw_mut(g);
         let back = b.give_back(remaining);
         if back == 0 {
             return;
         }
-        let arm = b.wants_slack_timer(now);
+        let arm = b.wants_slack_timer(now, bw_slice);
         if arm {
             b.slack_armed = true;
             b.slack_gen = b.slack_gen.wrapping_add(1);
@@ -210,7 +211,7 @@ impl<S: Sink> Sim<S> {
         // Raced with a refill? The probe asks for 1 ns (a full slice for a
         // running queue under unified throttling).
         let target = if mode == Throttle::Unified && running {
-            BANDWIDTH_SLICE_NS
+            self.cfg.tunables.cfs_bandwidth_slice_ns()
         } else {
             1
         };
@@ -285,7 +286,6 @@ impl<S: Sink> Sim<S> {
     /// Legacy: dequeue the throttled queue's group entity and every
     /// ancestor left empty; take its tasks out of the counts above.
     fn dequeue_throttled_subtree(&mut self, q: CfsRqId) {
-        let now = self.now;
         let cpu = self.sched.cfs[q.idx()].cpu;
         let Some(ge) = self.sched.cfs[q.idx()].se else {
             return;
@@ -297,14 +297,7 @@ impl<S: Sink> Sim<S> {
         let mut e = ge;
         loop {
             let pq = self.sched.ents[e.idx()].cfs_rq;
-            let (u, _) = eevdf::dequeue_entity(
-                &mut self.sched.cfs[pq.idx()],
-                &mut self.sched.ents,
-                e,
-                false,
-                now,
-                &self.sched.p,
-            );
+            let (u, _) = self.fair_dequeue_entity(pq, e, false);
             self.account(cpu, u);
             let pc = &self.sched.cfs[pq.idx()];
             if pc.load_weight > 0 || pc.bw.throttled {
@@ -337,7 +330,7 @@ impl<S: Sink> Sim<S> {
         let clock = self.sched.cfs[q.idx()].bw.throttled_clock.take();
         self.sched.cfs[q.idx()].bw.throttled = false;
         {
-            let b = self.bw_mut(g);
+        let b = self.bw_mut(g);
             if let Some(t0) = clock {
                 b.stats.throttled_ns += now.saturating_sub(t0);
             }
@@ -376,7 +369,6 @@ impl<S: Sink> Sim<S> {
     /// Legacy: put the group entity (and emptied ancestors) back and the
     /// subtree's tasks back into the counts above.
     fn enqueue_unthrottled_subtree(&mut self, q: CfsRqId) {
-        let now = self.now;
         let cpu = self.sched.cfs[q.idx()].cpu;
         let Some(ge) = self.sched.cfs[q.idx()].se else {
             return;
@@ -392,14 +384,7 @@ impl<S: Sink> Sim<S> {
                 break;
             }
             let pq = self.sched.ents[e.idx()].cfs_rq;
-            let u = eevdf::enqueue_entity(
-                &mut self.sched.cfs[pq.idx()],
-                &mut self.sched.ents,
-                e,
-                EnqueueKind::Wakeup,
-                now,
-                &self.sched.p,
-            );
+            let u = self.fair_enqueue_entity(pq, e, EnqueueKind::Wakeup);
             self.account(cpu, u);
             if self.sched.cfs[pq.idx()].bw.throttled {
                 break;
@@ -475,7 +460,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn bw_period_timer(&mut self, g: GroupId, gen: u32) {
         let now = self.now;
         {
-            let b = self.bw_mut(g);
+        let b = self.bw_mut(g);
             if b.period_gen != gen || !b.period_active {
                 return;
             }
@@ -502,12 +487,13 @@ impl<S: Sink> Sim<S> {
     /// The slack timer of group `g`.
     pub(crate) fn bw_slack_timer(&mut self, g: GroupId, gen: u32) {
         let now = self.now;
+        let bw_slice = self.cfg.tunables.cfs_bandwidth_slice_ns();
         let b = self.bw_mut(g);
         if b.slack_gen != gen || !b.slack_armed {
             return;
         }
         b.slack_armed = false;
-        if b.slack_may_distribute(now) {
+        if b.slack_may_distribute(now, bw_slice) {
             self.distribute_cfs_runtime(g);
         }
     }
@@ -541,7 +527,7 @@ impl<S: Sink> Sim<S> {
         let before = pool;
         let got = distribute(&mut pool, &remaining);
         {
-            let b = self.bw_mut(g);
+        let b = self.bw_mut(g);
             b.runtime = pool;
             b.handed_out += before - pool;
         }

@@ -386,6 +386,7 @@ impl<S: Sink> Sim<S> {
                     self.op_done(t);
                     self.update_curr_task(cpu);
                     match self.sched.class_of(t) {
+                        Class::Fair if self.sched.cfs_p.active => self.yield_task_cfs(t),
                         Class::Fair => {
                             let q = self.sched.task_cfs_rq(t).idx();
                             eevdf::yield_entity(
@@ -531,14 +532,8 @@ impl<S: Sink> Sim<S> {
         let se = self.sched.tasks[t.idx()].se;
         self.update_curr_task(cpu);
         let w = task_weight(policy, nice);
-        eevdf::reweight_entity(
-            &mut self.sched.cfs[q.idx()],
-            &mut self.sched.ents,
-            se,
-            w,
-            now,
-            &self.sched.p,
-        );
+        let _ = now;
+        self.fair_reweight_entity(q, se, w);
         let was_idle = self.sched.ents[se.idx()].idle;
         let idle = policy == crate::program::Policy::Idle;
         self.sched.ents[se.idx()].idle = idle;
@@ -567,6 +562,13 @@ impl<S: Sink> Sim<S> {
         // Phase attributes are applied by the running task itself.
         let q = self.sched.task_cfs_rq(t).idx();
         self.update_curr_task(cpu);
+        if self.sched.cfs_p.active {
+            // CFS has no requests: the slice is kept for a later switch only.
+            let e = &mut self.sched.ents[se.idx()];
+            e.slice = slice;
+            e.custom_slice = custom;
+            return;
+        }
         eevdf::set_curr_slice(
             &self.sched.cfs[q],
             &mut self.sched.ents,

@@ -8,8 +8,16 @@
 //! applies the pure policy of [`crate::fair`] (EEVDF queue operations in
 //! [`crate::fair::eevdf`], wakeup preemption in [`crate::fair::preempt`],
 //! placement in [`crate::fair::select`]) to the simulator's arenas.
+//!
+//! The class variant (`FAIR_CLASS`: EEVDF, or the CFS of ≤6.5 in
+//! [`crate::fair::cfs`]) is dispatched here, per queue operation, by a
+//! match on the run's [`FairClass`] (the `fair_*` methods below); the
+//! buddies of CFS, which span the hierarchy, are set and cleared here too.
 
+use crate::fair::cfs;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
+use crate::features::FairClass;
+use crate::ids::{CfsRqId, EntityId};
 use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
 use crate::fair::select::{self, PlaceTask, Waker};
 use crate::ids::{CpuId, TaskId};
@@ -37,12 +45,7 @@ impl<S: Sink> Sim<S> {
         let mut first = true;
         loop {
             let q = self.sched.se_cfs_rq(e);
-            let u = eevdf::update_curr(
-                &mut self.sched.cfs[q.idx()],
-                &mut self.sched.ents,
-                self.now,
-                &self.sched.p,
-            );
+            let u = self.fair_update_curr(q);
             if first {
                 total.delta_exec = u.delta_exec;
                 first = false;
@@ -73,6 +76,7 @@ impl<S: Sink> Sim<S> {
 
     pub(crate) fn enqueue_task_fair(&mut self, t: TaskId, cpu: CpuId, kind: EnqueueKind) {
         let now = self.now;
+        let _ = now;
         // Every level's running entity is brought up to date first, so the
         // per-level update_curr calls below find nothing to charge.
         self.update_curr_task(cpu);
@@ -101,14 +105,7 @@ impl<S: Sink> Sim<S> {
                 break;
             }
             let q = self.sched.se_cfs_rq(e);
-            let u = eevdf::enqueue_entity(
-                &mut self.sched.cfs[q.idx()],
-                &mut self.sched.ents,
-                e,
-                k,
-                now,
-                &self.sched.p,
-            );
+            let u = self.fair_enqueue_entity(q, e, k);
             self.account(cpu, u);
             if self.sched.cfs[q.idx()].nr_queued == 1 && self.sched.cfs[q.idx()].bw.enabled {
                 self.check_enqueue_throttle(q);
@@ -148,14 +145,7 @@ impl<S: Sink> Sim<S> {
         let se = self.sched.tasks[t.idx()].se;
         self.update_load_avg(t);
         let was_delayed = self.sched.ents[se.idx()].sched_delayed;
-        let (u, d) = eevdf::dequeue_entity(
-            &mut self.sched.cfs[tq.idx()],
-            &mut self.sched.ents,
-            se,
-            sleep,
-            now,
-            &self.sched.p,
-        );
+        let (u, d) = self.fair_dequeue_entity(tq, se, sleep);
         self.account(cpu, u);
         if d == Dequeued::Delayed {
             self.add_h_counts(tq, 0, -1, 0);
@@ -181,14 +171,7 @@ impl<S: Sink> Sim<S> {
                 break;
             }
             let pq = self.sched.ents[ge.idx()].cfs_rq;
-            let (u, _) = eevdf::dequeue_entity(
-                &mut self.sched.cfs[pq.idx()],
-                &mut self.sched.ents,
-                ge,
-                false,
-                now,
-                &self.sched.p,
-            );
+            let (u, _) = self.fair_dequeue_entity(pq, ge, false);
             self.account(cpu, u);
             q = pq;
         }
@@ -232,7 +215,16 @@ impl<S: Sink> Sim<S> {
                     }
                     throttled |= t;
                 }
-                let e = eevdf::pick_eevdf(&self.sched.cfs[q.idx()], &self.sched.ents, true)?;
+                let e = match self.cfg.features.fair_class {
+                    FairClass::Eevdf => {
+                        eevdf::pick_eevdf(&self.sched.cfs[q.idx()], &self.sched.ents, true)?
+                    }
+                    FairClass::Cfs => cfs::pick_next_entity(
+                        &self.sched.cfs[q.idx()],
+                        &self.sched.ents,
+                        &self.sched.cfs_p,
+                    )?,
+                };
                 match self.sched.ents[e.idx()].my_q {
                     Some(child) => q = child,
                     None => {
@@ -282,6 +274,40 @@ impl<S: Sink> Sim<S> {
     /// shares along its path.
     pub(crate) fn task_tick_fair(&mut self, t: TaskId) {
         self.update_load_avg(t);
+        if self.sched.cfs_p.active {
+            self.check_preempt_tick_cfs(t);
+        }
+    }
+
+    /// CFS `entity_tick`'s `check_preempt_tick` at every level of the
+    /// running task's hierarchy with more than one entity queued.
+    fn check_preempt_tick_cfs(&mut self, t: TaskId) {
+        let cpu = self.sched.tasks[t.idx()].cpu;
+        let h_nr = self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_queued;
+        let path = self.sched.task_path(t);
+        for &e in path.as_slice() {
+            let q = self.sched.se_cfs_rq(e);
+            if self.sched.cfs[q.idx()].nr_queued <= 1 {
+                continue;
+            }
+            let ideal = cfs::sched_slice(
+                &self.sched.cfs,
+                &self.sched.ents,
+                e,
+                h_nr,
+                &self.sched.cfs_p,
+            );
+            if cfs::check_preempt_tick(
+                &self.sched.cfs[q.idx()],
+                &self.sched.ents,
+                ideal,
+                &self.sched.cfs_p,
+            ) {
+                self.resched_curr(cpu, false, cpu);
+                // It ran long enough: no buddy favour re-elects it.
+                self.clear_buddies_h(e);
+            }
+        }
     }
 
     /// `put_prev_task_fair` for `prev`, up to the level it shares with
@@ -298,12 +324,17 @@ impl<S: Sink> Sim<S> {
         let ents = pp.as_slice();
         for &e in &ents[..ents.len() - keep] {
             let q = self.sched.se_cfs_rq(e);
-            let u = eevdf::put_prev_entity(
-                &mut self.sched.cfs[q.idx()],
-                &mut self.sched.ents,
-                now,
-                &self.sched.p,
-            );
+            let u = match self.cfg.features.fair_class {
+                FairClass::Eevdf => eevdf::put_prev_entity(
+                    &mut self.sched.cfs[q.idx()],
+                    &mut self.sched.ents,
+                    now,
+                    &self.sched.p,
+                ),
+                FairClass::Cfs => {
+                    cfs::put_prev_entity(&mut self.sched.cfs[q.idx()], &mut self.sched.ents, now)
+                }
+            };
             debug_assert_eq!(u.delta_exec, 0, "update_curr_task ran first");
             let _ = u;
             if self.sched.cfs[q.idx()].bw.enabled
@@ -331,13 +362,21 @@ impl<S: Sink> Sim<S> {
         let start = self.run_start(self.sched.tasks[next.idx()].cpu);
         for &e in ents[..ents.len() - keep].iter().rev() {
             let q = self.sched.se_cfs_rq(e);
-            eevdf::set_next_entity(
-                &mut self.sched.cfs[q.idx()],
-                &mut self.sched.ents,
-                e,
-                start,
-                &self.sched.p,
-            );
+            match self.cfg.features.fair_class {
+                FairClass::Eevdf => eevdf::set_next_entity(
+                    &mut self.sched.cfs[q.idx()],
+                    &mut self.sched.ents,
+                    e,
+                    start,
+                    &self.sched.p,
+                ),
+                FairClass::Cfs => cfs::set_next_entity(
+                    &mut self.sched.cfs[q.idx()],
+                    &mut self.sched.ents,
+                    e,
+                    start,
+                ),
+            }
         }
         self.update_load_avg(next);
     }
@@ -411,6 +450,9 @@ impl<S: Sink> Sim<S> {
         in_task: bool,
         fork: bool,
     ) {
+        if self.sched.cfs_p.active {
+            return self.wakeup_preempt_cfs(cpu, t, curr, exec_cpu, fork);
+        }
         if self.sched.rqs[cpu.idx()].need_resched || !self.cfg.features.wakeup_preemption {
             return;
         }
@@ -441,6 +483,213 @@ impl<S: Sink> Sim<S> {
                 eevdf::update_protect_slice(&self.sched.cfs[q], &mut self.sched.ents, se)
             }
             PreemptDecision::None => {}
+        }
+    }
+}
+
+impl<S: Sink> Sim<S> {
+    /// `update_curr` of one queue, by class.
+    pub(crate) fn fair_update_curr(&mut self, q: CfsRqId) -> CurrUpdate {
+        let c = &mut self.sched.cfs[q.idx()];
+        match self.cfg.features.fair_class {
+            FairClass::Eevdf => eevdf::update_curr(c, &mut self.sched.ents, self.now, &self.sched.p),
+            FairClass::Cfs => cfs::update_curr(c, &mut self.sched.ents, self.now),
+        }
+    }
+
+    /// `enqueue_entity` of `e` on queue `q`, by class.
+    pub(crate) fn fair_enqueue_entity(
+        &mut self,
+        q: CfsRqId,
+        e: EntityId,
+        kind: EnqueueKind,
+    ) -> CurrUpdate {
+        let now = self.now;
+        match self.cfg.features.fair_class {
+            FairClass::Eevdf => eevdf::enqueue_entity(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                kind,
+                now,
+                &self.sched.p,
+            ),
+            FairClass::Cfs => {
+                let vslice = if kind == EnqueueKind::Initial {
+                    let cpu = self.sched.cfs[q.idx()].cpu;
+                    let h_nr = self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_queued;
+                    cfs::sched_vslice(&self.sched.cfs, &self.sched.ents, e, h_nr, &self.sched.cfs_p)
+                } else {
+                    0
+                };
+                cfs::enqueue_entity(
+                    &mut self.sched.cfs[q.idx()],
+                    &mut self.sched.ents,
+                    e,
+                    kind,
+                    now,
+                    vslice,
+                    &self.sched.cfs_p,
+                )
+            }
+        }
+    }
+
+    /// `dequeue_entity` of `e` from queue `q`, by class (CFS never delays;
+    /// its buddies pointing at `e`'s path are cleared first).
+    pub(crate) fn fair_dequeue_entity(
+        &mut self,
+        q: CfsRqId,
+        e: EntityId,
+        sleep: bool,
+    ) -> (CurrUpdate, Dequeued) {
+        let now = self.now;
+        match self.cfg.features.fair_class {
+            FairClass::Eevdf => eevdf::dequeue_entity(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                sleep,
+                now,
+                &self.sched.p,
+            ),
+            FairClass::Cfs => {
+                self.clear_buddies_h(e);
+                let u = cfs::dequeue_entity(&mut self.sched.cfs[q.idx()], &mut self.sched.ents, e, now);
+                (u, Dequeued::Gone)
+            }
+        }
+    }
+
+    /// `reweight_entity` of `e` on queue `q`, by class.
+    pub(crate) fn fair_reweight_entity(&mut self, q: CfsRqId, e: EntityId, w: u64) {
+        let now = self.now;
+        match self.cfg.features.fair_class {
+            FairClass::Eevdf => eevdf::reweight_entity(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                w,
+                now,
+                &self.sched.p,
+            ),
+            FairClass::Cfs => {
+                cfs::reweight_entity(&mut self.sched.cfs[q.idx()], &mut self.sched.ents, e, w, now)
+            }
+        }
+    }
+
+    /// CFS `clear_buddies`: from `e` up, each buddy slot is cleared while it
+    /// points at that level's entity.
+    pub(crate) fn clear_buddies_h(&mut self, e: EntityId) {
+        for slot in 0..3 {
+            let mut x = Some(e);
+            while let Some(se) = x {
+                let q = self.sched.se_cfs_rq(se).idx();
+                let b = match slot {
+                    0 => &mut self.sched.cfs[q].next,
+                    1 => &mut self.sched.cfs[q].last,
+                    _ => &mut self.sched.cfs[q].skip,
+                };
+                if *b != Some(se) {
+                    break;
+                }
+                *b = None;
+                x = self.sched.se_parent(se);
+            }
+        }
+    }
+
+    /// CFS `set_next_buddy` (slot 0), `set_last_buddy` (1) or
+    /// `set_skip_buddy` (2) from `e` up: not for a SCHED_IDLE task, and
+    /// (5.15+) not through an idle entity.
+    pub(crate) fn set_buddy_h(&mut self, e: EntityId, slot: u8) {
+        if slot != 2 && self.sched.ents[e.idx()].idle {
+            return;
+        }
+        let mut x = Some(e);
+        while let Some(se) = x {
+            let ent = &self.sched.ents[se.idx()];
+            if slot != 2 && (!ent.on_rq || ent.idle) {
+                return;
+            }
+            let q = ent.cfs_rq.idx();
+            match slot {
+                0 => self.sched.cfs[q].next = Some(se),
+                1 => self.sched.cfs[q].last = Some(se),
+                _ => self.sched.cfs[q].skip = Some(se),
+            }
+            x = ent.parent;
+        }
+    }
+
+    /// CFS `yield_task_fair` for the running task `t` (its accounting is up
+    /// to date): unless it is alone on its CPU, it becomes the skip buddy.
+    pub(crate) fn yield_task_cfs(&mut self, t: TaskId) {
+        let cpu = self.sched.tasks[t.idx()].cpu;
+        if self.sched.rqs[cpu.idx()].nr_running <= 1 {
+            return;
+        }
+        let se = self.sched.tasks[t.idx()].se;
+        self.clear_buddies_h(se);
+        self.set_buddy_h(se, 2);
+    }
+
+    /// CFS `check_preempt_wakeup` (5.15–6.5; 5.4–5.14 lack only the idle
+    /// group rule, which agrees for tasks): the decision is
+    /// [`preempt::wakeup_preempt_cfs`]; the buddies are set here.
+    fn wakeup_preempt_cfs(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        curr: TaskId,
+        exec_cpu: CpuId,
+        fork: bool,
+    ) {
+        if self.sched.tasks[t.idx()].state == TaskState::Throttled {
+            return;
+        }
+        let pse0 = self.sched.tasks[t.idx()].se;
+        let mut next_marked = false;
+        if self.sched.cfs_p.next_buddy && !fork {
+            self.set_buddy_h(pse0, 0);
+            next_marked = true;
+        }
+        if self.sched.rqs[cpu.idx()].need_resched {
+            return;
+        }
+        let curr_idle_policy = self.sched.tasks[curr.idx()].policy == crate::program::Policy::Idle;
+        let wakee_policy = self.sched.tasks[t.idx()].policy;
+        let idle_preempt = curr_idle_policy && wakee_policy != crate::program::Policy::Idle;
+        if !idle_preempt
+            && (wakee_policy != crate::program::Policy::Normal
+                || !self.cfg.features.wakeup_preemption)
+        {
+            return;
+        }
+        self.update_curr_task(cpu);
+        let (se, pse) = self.sched.find_matching_se(self.sched.tasks[curr.idx()].se, pse0);
+        let decision = if idle_preempt {
+            preempt::CfsWakeup::Preempt
+        } else {
+            preempt::wakeup_preempt_cfs(&self.sched.ents, se, pse, &self.sched.cfs_p)
+        };
+        match decision {
+            preempt::CfsWakeup::None => return,
+            preempt::CfsWakeup::PreemptWithBuddy => {
+                if !next_marked {
+                    self.set_buddy_h(pse, 0);
+                }
+            }
+            preempt::CfsWakeup::Preempt => {}
+        }
+        self.resched_curr(cpu, false, exec_cpu);
+        // Return the CPU to the preempted task soon, on a crowded queue.
+        let tq = self.sched.task_cfs_rq(curr);
+        let scale = self.sched.cfs[tq.idx()].nr_queued as u64 >= self.sched.cfs_p.nr_latency;
+        let se_is_task = self.sched.ents[se.idx()].my_q.is_none();
+        if self.sched.ents[se.idx()].on_rq && self.sched.cfs_p.last_buddy && scale && se_is_task {
+            self.set_buddy_h(se, 1);
         }
     }
 }

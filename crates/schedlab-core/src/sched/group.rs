@@ -17,7 +17,7 @@
 //!   `load_avg` (as without CONFIG_FAIR_GROUP_SCHED); tasks in groups use
 //!   `task_h_load`.
 
-use crate::fair::eevdf::{self, EnqueueKind};
+use crate::fair::eevdf::EnqueueKind;
 use crate::fair::group::{calc_group_shares, tg_load_delta, TaskGroup};
 use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
 use crate::observe::Sink;
@@ -82,6 +82,11 @@ impl SchedState {
             g.depth,
         );
         let se = &mut self.ents[task.se.idx()];
+        if self.cfs_p.active && !se.on_rq {
+            // CFS: a sleeping task's vruntime moves with the min_vruntime
+            // of its queue (migrate_task_rq_fair's renormalisation).
+            crate::fair::cfs::renormalize(&self.cfs, se, se.cfs_rq, q);
+        }
         se.cfs_rq = q;
         se.parent = parent;
         se.depth = depth;
@@ -266,14 +271,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         let pq = self.sched.ents[ge.idx()].cfs_rq;
-        eevdf::reweight_entity(
-            &mut self.sched.cfs[pq.idx()],
-            &mut self.sched.ents,
-            ge,
-            shares,
-            self.now,
-            &self.sched.p,
-        );
+        self.fair_reweight_entity(pq, ge, shares);
     }
 
     /// `task_h_load`: the share of its CPU's root load a task stands for.

@@ -57,13 +57,26 @@ impl<S: Sink> Sim<S> {
         }
         let p = EevdfParams {
             base_slice_ns: cfg.tunables.base_slice_ns(n),
-            base_slice_normalized_ns: cfg.tunables.base_slice_normalized_ns,
+            base_slice_normalized_ns: cfg.tunables.base_slice.normalized_ns,
             tick_ns: cfg.tick_ns(),
             place_lag: cfg.features.place_lag,
             place_deadline_initial: cfg.features.place_deadline_initial,
             run_to_parity: cfg.features.run_to_parity,
             delay_dequeue: cfg.features.delay_dequeue,
             delay_zero: cfg.features.delay_zero,
+        };
+        let cfs_p = crate::fair::cfs::CfsParams {
+            active: cfg.features.fair_class == crate::features::FairClass::Cfs,
+            latency_ns: cfg.tunables.latency_ns(n),
+            min_granularity_ns: cfg.tunables.min_granularity_ns(n),
+            wakeup_granularity_ns: cfg.tunables.wakeup_granularity_ns(n),
+            nr_latency: cfg.tunables.nr_latency(n),
+            gentle_fair_sleepers: cfg.features.gentle_fair_sleepers,
+            start_debit: cfg.features.start_debit,
+            next_buddy: cfg.features.next_buddy,
+            last_buddy: cfg.features.last_buddy,
+            alt_period: cfg.features.alt_period,
+            base_slice: cfg.features.base_slice,
         };
         let mut cfs = Vec::with_capacity(n);
         let mut rqs = Vec::with_capacity(n);
@@ -75,8 +88,8 @@ impl<S: Sink> Sim<S> {
             });
             rqs.push(Rq {
                 cpu,
-                avg_idle: 2 * crate::sched::balance::MIGRATION_COST_NS,
-                max_idle_balance_cost: crate::sched::balance::MIGRATION_COST_NS,
+                avg_idle: 2 * cfg.tunables.migration_cost_ns,
+                max_idle_balance_cost: cfg.tunables.migration_cost_ns,
                 cfs: CfsRqId(c as u32),
                 idle_since: Some(0),
                 idle_state: Some(machine.idle_states.len() - 1),
@@ -86,7 +99,11 @@ impl<S: Sink> Sim<S> {
         }
         let mut ents = Vec::with_capacity(workload.tasks.len());
         let mut tasks = Vec::with_capacity(workload.tasks.len());
-        admit(workload, n)?;
+        let t = &cfg.tunables;
+        let ratio = t
+            .rt_runtime_ns()
+            .map(|r| r as f64 / t.rt_period_ns() as f64);
+        admit_ratio(workload, n, ratio)?;
         for (i, spec) in workload.tasks.iter().enumerate() {
             let cpus_allowed = match &spec.cpus {
                 None => CpuMask::full(n),
@@ -237,6 +254,7 @@ impl<S: Sink> Sim<S> {
         let mut sim = Sim {
             sched: SchedState {
                 p,
+                cfs_p,
                 rqs,
                 ents,
                 rd_overloaded: false,
@@ -492,7 +510,10 @@ pub(crate) fn build_groups(
 
 /// Admission control over a whole workload: each deadline task counts
 /// with the largest bandwidth it ever asks for.
-pub fn admit(w: &Workload, ncpu: usize) -> Result<(), SimError> {
+///
+/// The global limit `ratio` is `sched_rt_runtime_us / sched_rt_period_us`
+/// (0.95 by default; None: `sched_rt_runtime_us = -1`, no limit).
+pub fn admit_ratio(w: &Workload, ncpu: usize, ratio: Option<f64>) -> Result<(), SimError> {
     let mut total = 0.0f64;
     for t in &w.tasks {
         let mut sets: Vec<&DlParams> = Vec::new();
@@ -524,10 +545,14 @@ pub fn admit(w: &Workload, ncpu: usize) -> Result<(), SimError> {
         }
         total += bw;
     }
-    let cap = 0.95 * ncpu as f64;
+    let Some(ratio) = ratio else {
+        return Ok(());
+    };
+    let cap = ratio * ncpu as f64;
     if total > cap + 1e-9 {
+        let pct = (ratio * 100_000.0).round() / 1000.0;
         return Err(SimError::Workload(format!(
-            "SCHED_DEADLINE admission control: the deadline tasks ask for {total:.3} CPUs of bandwidth, more than 95 % of {ncpu} CPUs ({cap:.2}); sched_setattr would fail with EBUSY"
+            "SCHED_DEADLINE admission control: the deadline tasks ask for {total:.3} CPUs of bandwidth, more than {pct} % of {ncpu} CPUs ({cap:.2}); sched_setattr would fail with EBUSY"
         )));
     }
     Ok(())

@@ -40,12 +40,8 @@ use crate::rq::MAX_RT_PRIO;
 use crate::sim::Sim;
 use crate::time::Nanos;
 
-/// `sched_rr_timeslice` (`RR_TIMESLICE`, 100 ms).
-pub const RR_TIMESLICE_NS: Nanos = 100_000_000;
-/// `sched_rt_period_us`.
-pub const RT_PERIOD_NS: Nanos = 1_000_000_000;
-/// `sched_rt_runtime_us`.
-pub const RT_RUNTIME_NS: Nanos = 950_000_000;
+// `sched_rr_timeslice_ms`, `sched_rt_period_us` and `sched_rt_runtime_us`
+// are tunables (`cfg.tunables`; 100 ms, 1 s, 0.95 s by default).
 
 impl<S: Sink> Sim<S> {
     fn rt_key(&self, t: TaskId) -> (i32, u64, TaskId) {
@@ -59,7 +55,7 @@ impl<S: Sink> Sim<S> {
         let task = &mut self.sched.tasks[t.idx()];
         task.rt_seq = self.sched.rt_seq;
         if task.rr_left == 0 {
-            task.rr_left = RR_TIMESLICE_NS;
+            task.rr_left = self.cfg.tunables.rr_timeslice_ns(self.cfg.tick_ns());
         }
         let key = self.rt_key(t);
         let fresh = self.sched.rqs[cpu.idx()].rt.queue.insert(key);
@@ -106,9 +102,10 @@ impl<S: Sink> Sim<S> {
         let Some((_, delta)) = self.update_curr_common(cpu) else {
             return;
         };
+        let runtime = self.cfg.tunables.rt_runtime_ns().unwrap_or(u64::MAX);
         let rt = &mut self.sched.rqs[cpu.idx()].rt;
         rt.rt_time += delta;
-        if !rt.throttled && rt.rt_time > RT_RUNTIME_NS {
+        if !rt.throttled && rt.rt_time > runtime {
             rt.throttled = true;
             self.acct.cpu_stats[cpu.idx()].rt_throttled += 1;
             self.resched_curr(cpu, false, cpu);
@@ -149,7 +146,7 @@ impl<S: Sink> Sim<S> {
         if task.rr_left > 0 {
             return;
         }
-        task.rr_left = RR_TIMESLICE_NS;
+        task.rr_left = self.cfg.tunables.rr_timeslice_ns(self.cfg.tick_ns());
         let prio = task.prio;
         let others = self.sched.rqs[cpu.idx()]
             .rt
@@ -325,7 +322,8 @@ impl<S: Sink> Sim<S> {
     /// Arms the global RT period timer (workloads with RT or deadline
     /// tasks only, so fair-only runs keep their event sequence).
     pub(crate) fn start_rt_period(&mut self) {
-        let at = (self.now / RT_PERIOD_NS + 1) * RT_PERIOD_NS;
+        let period = self.cfg.tunables.rt_period_ns();
+        let at = (self.now / period + 1) * period;
         self.queue.push(at, Event::RtPeriod);
     }
 
@@ -339,16 +337,17 @@ impl<S: Sink> Sim<S> {
             {
                 self.update_curr_rt(cpu);
             }
+            let runtime = self.cfg.tunables.rt_runtime_ns().unwrap_or(u64::MAX);
             let rt = &mut self.sched.rqs[c].rt;
-            rt.rt_time = rt.rt_time.saturating_sub(RT_RUNTIME_NS);
-            if rt.throttled && rt.rt_time < RT_RUNTIME_NS {
+            rt.rt_time = rt.rt_time.saturating_sub(runtime);
+            if rt.throttled && rt.rt_time < runtime {
                 rt.throttled = false;
                 if !rt.queue.is_empty() {
                     self.resched_curr(cpu, false, cpu);
                 }
             }
         }
-        let at = self.now + RT_PERIOD_NS;
+        let at = self.now + self.cfg.tunables.rt_period_ns();
         self.queue.push(at, Event::RtPeriod);
     }
 }

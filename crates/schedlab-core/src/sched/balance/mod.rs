@@ -55,7 +55,5 @@ pub const LB_PASS_NS: Nanos = 1_000;
 pub const LB_PER_CPU_NS: Nanos = 40;
 /// CPU time to detach and attach one task (a guess: two runqueue locks).
 pub const LB_MIGRATE_NS: Nanos = 2_000;
-/// `sysctl_sched_migration_cost` (task_hot, avg_idle basis).
-pub const MIGRATION_COST_NS: Nanos = 500_000;
-/// `sysctl_sched_nr_migrate`.
-pub const NR_MIGRATE: u32 = 32;
+// `sysctl_sched_migration_cost` and `sysctl_sched_nr_migrate` are
+// tunables: `cfg.tunables.migration_cost_ns` / `.nr_migrate`.

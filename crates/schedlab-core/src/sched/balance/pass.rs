@@ -214,6 +214,7 @@ impl<S: Sink> Sim<S> {
             return (false, false);
         }
         if st.nr_balance_failed == 0
+            && self.cfg.features.fair_class == crate::features::FairClass::Eevdf
             && !eevdf::entity_eligible(q, &self.sched.ents, task.se)
             && dq.nr_queued > 0
         {
@@ -227,13 +228,22 @@ impl<S: Sink> Sim<S> {
             return (false, false);
         }
         let sd = &self.sched.domains.domains(dst)[sdi];
-        let hot = lb::task_hot(
-            task.policy == crate::program::Policy::Idle,
-            sd.flags
-                .contains(crate::machine::domains::SD_SHARE_CPUCAPACITY),
-            self.now.saturating_sub(se.exec_start),
-            MIGRATION_COST_NS,
-        );
+        // CACHE_HOT_BUDDY: the next or last buddy of its queue is hot
+        // while the destination has tasks (buddies are set only by CFS).
+        // (After task_hot's SCHED_IDLE and SMT-domain exits.)
+        let sched_idle = task.policy == crate::program::Policy::Idle;
+        let smt = sd
+            .flags
+            .contains(crate::machine::domains::SD_SHARE_CPUCAPACITY);
+        let buddy = (q.next == Some(task.se) || q.last == Some(task.se))
+            && self.sched.rqs[dst.idx()].nr_running > 0;
+        let hot = (buddy && !sched_idle && !smt)
+            || lb::task_hot(
+                sched_idle,
+                smt,
+                self.now.saturating_sub(se.exec_start),
+                self.cfg.tunables.migration_cost_ns,
+            );
         let ok = lb::hot_task_may_move(hot, st.nr_balance_failed, sd.cache_nice_tries);
         (ok, ok && hot)
     }
@@ -257,7 +267,7 @@ impl<S: Sink> Sim<S> {
             .map(|t| (self.sched.tasks[t.idx()].cfs_tasks_stamp, t))
             .collect();
         cands.sort();
-        let loop_max = NR_MIGRATE.min(self.sched.rqs[src.idx()].nr_running);
+        let loop_max = self.cfg.tunables.nr_migrate.min(self.sched.rqs[src.idx()].nr_running);
         let mut imbalance = imbalance as i128;
         let mut all_pinned = true;
         let mut moved = Vec::new();

@@ -1,0 +1,290 @@
+//! Kernel generations: `--kernel VERSION` picks a release's fair-class
+//! variant, feature defaults and tunable defaults; `--features` and
+//! `--sysctl` apply on top ([`resolve`], the one function the CLI, the
+//! workload reader and the Python package call). docs/kernels.md gives the
+//! table with the commit (title and id) behind every row.
+//!
+//! The rules are per change, not per release: each row of [`CHANGES`] says
+//! from which release a switch exists or a default changed, and a release's
+//! defaults are every row applied up to it. Switches of the CFS class
+//! (GENTLE_FAIR_SLEEPERS, START_DEBIT, NEXT_BUDDY, LAST_BUDDY, ALT_PERIOD,
+//! BASE_SLICE) keep their 6.5 values in later releases, where they are not
+//! read, so that `FAIR_CLASS=cfs` on a later release runs the last CFS; the
+//! EEVDF-only switches are off in CFS releases (they did not exist).
+
+use crate::features::{FairClass, FeatureError, Features, LbSerialize, Throttle};
+use crate::time::NSEC_PER_USEC;
+use crate::tunables::{SysctlError, Tunables};
+
+/// The release used when `--kernel` is not given (the current kernel).
+pub const DEFAULT_KERNEL: &str = "tip";
+
+/// The releases `--kernel` takes, oldest first.
+pub const KERNELS: &[&str] = &[
+    "5.4", "5.10", "5.15", "5.19", "6.1", "6.6", "6.12", "6.15", "6.18", "6.19", "tip",
+];
+
+/// One change between releases: from `since` on, what it does to the
+/// defaults, and where it comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// First release with the change (`"5.4"`, ...; `"tip"` = not in a release yet).
+    pub since: &'static str,
+    /// What changes, in the words of `schedlab kernels`.
+    pub what: &'static str,
+    /// The kernel commit(s): title and id.
+    pub source: &'static str,
+}
+
+/// What changes between releases, in release order (the base is the
+/// 5.4 kernel: CFS, SIS_PROP, SCHED_IDLE-aware placement, legacy
+/// throttling, the tunable defaults of [`Tunables::default`] except
+/// base_slice).
+pub const CHANGES: &[Change] = &[
+    Change {
+        since: "5.4",
+        what: "SCHED_IDLE_AS_IDLE on: a CPU running only SCHED_IDLE tasks is an idle target for wakeup placement",
+        source: "3c29e651e16d \"sched/fair: Fall back to sched-idle CPU if idle CPU isn't found\"",
+    },
+    Change {
+        since: "5.13",
+        what: "ALT_PERIOD and BASE_SLICE on (CFS period from the CPU's h_nr_running; slice >= min_granularity); the CFS knobs move from kernel.sched_* to debugfs",
+        source: "0c2de3f054a5 \"sched,fair: Alternative sched_slice()\"; 8a99b6833c88 \"sched: Move SCHED_DEBUG sysctl to debugfs\"",
+    },
+    Change {
+        since: "5.19",
+        what: "SIS_UTIL on, SIS_PROP off: the LLC scan depth comes from the LLC's utilisation",
+        source: "70fb5ccf2ebb \"sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg\"",
+    },
+    Change {
+        since: "6.6",
+        what: "FAIR_CLASS=eevdf (PLACE_LAG, PLACE_DEADLINE_INITIAL, RUN_TO_PARITY on); latency_ns, wakeup_granularity_ns gone, min_granularity_ns becomes base_slice_ns (0.75 ms normalised)",
+        source: "147f3efaa241 \"sched/fair: Implement an EEVDF-like scheduling policy\"; 5e963f2bd465 \"sched/fair: Commit to EEVDF\"",
+    },
+    Change {
+        since: "6.12",
+        what: "DELAY_DEQUEUE, DELAY_ZERO and PREEMPT_SHORT on",
+        source: "\"sched/fair: Implement delayed dequeue\", \"sched/eevdf: Allow shorter slices to wakeup-preempt\" (the 6.12 EEVDF completion series; ids in docs/kernels.md)",
+    },
+    Change {
+        since: "6.15",
+        what: "base_slice_ns 0.75 ms -> 0.70 ms normalised",
+        source: "2ae891b82695 \"sched: Reduce the default slice to avoid tasks getting an extra tick\"",
+    },
+    Change {
+        since: "6.18",
+        what: "THROTTLE=per-task: a throttled group's tasks leave at return to user",
+        source: "Aaron Lu / Valentin Schneider, \"sched/fair: Switch to task based throttle model\" (series \"Defer throttle when task exits to user\")",
+    },
+    Change {
+        since: "6.19",
+        what: "LB_SERIALIZE=balancer-only; NI_RANDOM on",
+        source: "3324b2180c17 (Tim Chen, \"Skip sched_balance_running cmpxchg when balance is not due\"); 522fb20fbdbe (\"Have SD_SERIALIZE affect newidle balancing\"); NI_RANDOM: tip 2025-11 (id not verified)",
+    },
+];
+
+/// `(major, minor)` of a release name (`tip` after every release).
+fn version(name: &str) -> Option<(u32, u32)> {
+    if name == "tip" {
+        return Some((u32::MAX, 0));
+    }
+    let (a, b) = name.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The canonical name of a `--kernel` value (`v5.4`, `5.4.0` and
+/// `linux-5.4` are 5.4), or None.
+pub fn canonical(name: &str) -> Option<&'static str> {
+    let n = name.trim();
+    let n = n.strip_prefix("linux-").unwrap_or(n);
+    let n = n.strip_prefix('v').unwrap_or(n);
+    let n = match n.split('.').collect::<Vec<_>>().as_slice() {
+        [a, b, _patch] => format!("{a}.{b}"),
+        _ => n.to_string(),
+    };
+    KERNELS.iter().copied().find(|k| *k == n)
+}
+
+/// The feature and tunable defaults of `kernel` (a [`KERNELS`] name).
+pub fn defaults(kernel: &str) -> Option<(Features, Tunables)> {
+    let v = version(canonical(kernel)?)?;
+    let at = |maj: u32, min: u32| v >= (maj, min);
+    let eevdf = at(6, 6);
+    let f = Features {
+        fair_class: if eevdf { FairClass::Eevdf } else { FairClass::Cfs },
+        place_lag: eevdf,
+        place_deadline_initial: eevdf,
+        run_to_parity: eevdf,
+        preempt_short: at(6, 12),
+        delay_dequeue: at(6, 12),
+        delay_zero: at(6, 12),
+        sis_util: at(5, 19),
+        sis_prop: !at(5, 19),
+        alt_period: at(5, 13),
+        base_slice: at(5, 13),
+        ni_random: at(6, 19),
+        lb_serialize: if at(6, 19) {
+            LbSerialize::BalancerOnly
+        } else {
+            LbSerialize::Eager
+        },
+        throttle: if at(6, 18) {
+            Throttle::PerTask
+        } else {
+            Throttle::Legacy
+        },
+        ..Features::default()
+    };
+    let mut t = Tunables::default();
+    if !at(6, 15) {
+        t.base_slice.normalized_ns = 750 * NSEC_PER_USEC;
+    }
+    Some((f, t))
+}
+
+/// Which switches a release has (its features.h, or the project's
+/// enum-valued mechanisms, which every release has).
+pub fn has_feature(kernel: &str, name: &str) -> bool {
+    let Some(v) = canonical(kernel).and_then(version) else {
+        return false;
+    };
+    let at = |maj: u32, min: u32| v >= (maj, min);
+    match name {
+        "PLACE_LAG" | "PLACE_DEADLINE_INITIAL" | "RUN_TO_PARITY" => at(6, 6),
+        "PREEMPT_SHORT" | "DELAY_DEQUEUE" | "DELAY_ZERO" => at(6, 12),
+        "GENTLE_FAIR_SLEEPERS" | "START_DEBIT" | "LAST_BUDDY" => !at(6, 6),
+        "ALT_PERIOD" | "BASE_SLICE" => at(5, 13) && !at(6, 6),
+        "SIS_UTIL" => at(5, 19),
+        "SIS_PROP" => !at(6, 7),
+        "NI_RANDOM" => at(6, 19),
+        "STEAL" => false,
+        _ => true,
+    }
+}
+
+/// Which tunables a release has (by [`crate::tunables::SYSCTL_TABLE`] name).
+pub fn has_tunable(kernel: &str, name: &str) -> bool {
+    let Some(v) = canonical(kernel).and_then(version) else {
+        return false;
+    };
+    match name {
+        "base_slice_ns" => v >= (6, 6),
+        "latency_ns" | "wakeup_granularity_ns" | "min_granularity_ns" => v < (6, 6),
+        _ => true,
+    }
+}
+
+/// Why the options of a run were refused; the message names the flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// `--kernel` names no release.
+    #[error("--kernel: unknown release '{0}' (known: {1})")]
+    Kernel(String, String),
+    /// `--features`.
+    #[error("--features: {0}")]
+    Features(FeatureError),
+    /// `--sysctl` (or the workload's `sysctl` object, named in `.0`).
+    #[error("{0}: {1}")]
+    Sysctl(String, SysctlError),
+}
+
+/// The options of one run, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Canonical release name.
+    pub kernel: &'static str,
+    /// Feature switches in effect.
+    pub features: Features,
+    /// Tunables in effect.
+    pub tunables: Tunables,
+}
+
+/// Resolves `--kernel` (None: [`DEFAULT_KERNEL`]), then `--features` on
+/// top of its defaults, then the workload's sysctls (`workload`), then
+/// every `--sysctl NAME=VALUE` in order.
+pub fn resolve(
+    kernel: Option<&str>,
+    features: &str,
+    workload: &[(String, String)],
+    sysctls: &[String],
+) -> Result<RunOptions, OptionError> {
+    let k = kernel.unwrap_or(DEFAULT_KERNEL);
+    let name = canonical(k)
+        .ok_or_else(|| OptionError::Kernel(k.to_string(), KERNELS.join(", ")))?;
+    let (f, mut t) = defaults(name).expect("every KERNELS name has defaults");
+    let features = f.apply(features).map_err(OptionError::Features)?;
+    for (n, v) in workload {
+        t.set_value(n, v)
+            .map_err(|e| OptionError::Sysctl("workload global.sysctl".into(), e))?;
+    }
+    for s in sysctls {
+        t.set(s)
+            .map_err(|e| OptionError::Sysctl(format!("--sysctl {s}"), e))?;
+    }
+    Ok(RunOptions {
+        kernel: name,
+        features,
+        tunables: t,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tip_is_the_default_configuration() {
+        let (f, t) = defaults("tip").unwrap();
+        assert_eq!(f, Features::default());
+        assert_eq!(t, Tunables::default());
+        assert_eq!(defaults("6.19").unwrap().0, Features::default());
+    }
+
+    #[test]
+    fn release_rows() {
+        let (f, t) = defaults("5.4").unwrap();
+        assert_eq!(f.fair_class, FairClass::Cfs);
+        assert!(f.sched_idle_as_idle && f.sis_prop && !f.sis_util && !f.alt_period);
+        assert_eq!(f.throttle, Throttle::Legacy);
+        assert_eq!(f.lb_serialize, LbSerialize::Eager);
+        assert_eq!(t.base_slice_ns(8), 3_000_000);
+        let (f, _) = defaults("6.1").unwrap();
+        assert!(f.sis_util && !f.sis_prop && f.alt_period && f.fair_class == FairClass::Cfs);
+        let (f, t) = defaults("6.6").unwrap();
+        assert!(f.fair_class == FairClass::Eevdf && f.run_to_parity && !f.delay_dequeue);
+        assert_eq!(t.base_slice_ns(1), 750_000);
+        let (f, _) = defaults("6.12").unwrap();
+        assert!(f.delay_dequeue && f.preempt_short && f.throttle == Throttle::Legacy);
+        let (f, _) = defaults("6.18").unwrap();
+        assert!(f.throttle == Throttle::PerTask && !f.ni_random);
+        assert_eq!(canonical("v6.1.55"), Some("6.1"));
+        assert_eq!(canonical("4.19"), None);
+        for k in KERNELS {
+            assert!(defaults(k).is_some());
+        }
+    }
+
+    #[test]
+    fn resolve_layers_and_errors() {
+        let r = resolve(
+            Some("5.4"),
+            "NEXT_BUDDY",
+            &[("migration_cost_ns".into(), "100000".into())],
+            &["nr_migrate=4".into(), "migration_cost_ns=200000".into()],
+        )
+        .unwrap();
+        assert!(r.features.next_buddy && r.features.fair_class == FairClass::Cfs);
+        assert_eq!(r.tunables.migration_cost_ns, 200_000);
+        assert_eq!(r.tunables.nr_migrate, 4);
+        assert!(matches!(
+            resolve(Some("2.6"), "", &[], &[]),
+            Err(OptionError::Kernel(..))
+        ));
+        assert!(matches!(
+            resolve(None, "", &[], &["nr_migrate".into()]),
+            Err(OptionError::Sysctl(..))
+        ));
+        let e = resolve(None, "", &[], &["bogus=1".into()]).unwrap_err();
+        assert!(e.to_string().starts_with("--sysctl bogus=1: unknown tunable"), "{e}");
+    }
+}
