@@ -29,9 +29,17 @@ pub struct CompareArgs {
     /// NAME=value, comma-separated; empty: the defaults).
     #[arg(long, default_value = "")]
     pub base: String,
-    /// Feature switches of the new side, column `new`.
-    #[arg(long)]
-    pub new: String,
+    /// Feature switches of the new side, column `new` (may be left out
+    /// when --new-kernel is given).
+    #[arg(long, required_unless_present = "new_kernel")]
+    pub new: Option<String>,
+    /// Kernel release of the baseline side (default: --kernel).
+    #[arg(long, value_name = "VERSION")]
+    pub base_kernel: Option<String>,
+    /// Kernel release of the new side (default: --kernel): with
+    /// --base-kernel, the upgrade what-if.
+    #[arg(long, value_name = "VERSION")]
+    pub new_kernel: Option<String>,
     /// Per-thread rows instead of per-task-name rows.
     #[arg(long)]
     pub per_task: bool,
@@ -46,18 +54,30 @@ pub struct CompareArgs {
     pub json: Option<PathBuf>,
 }
 
+/// One side of the comparison: its feature list (and the flag that gave
+/// it) and its kernel release.
+struct Side<'a> {
+    flag: &'static str,
+    features: &'a str,
+    kernel: Option<&'a str>,
+}
+
 /// Most task names (or threads) with their own rows.
 const MAX_NAMES: usize = 16;
 
 /// One run of one side: its headline figures and its per-name figures.
-fn one_run(a: &CompareArgs, features: &str, seed: u64) -> Result<(Headline, Vec<TaskFigures>)> {
+fn one_run(
+    a: &CompareArgs,
+    side: &Side,
+    seed: u64,
+) -> Result<(Headline, Vec<TaskFigures>)> {
     let sa = SimArgs {
         seed,
         ..a.sim.clone()
     };
     let m = resolve::machine(&sa.machine)?;
     let (w, _) = resolve::run_workload(&sa, m.nr_cpus())?;
-    let cfg = resolve::config(&sa, features, false, &w)?;
+    let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
     crate::preflight::check_memory(&sa.workload, &m, &w, &cfg)?;
     let (sim, res) =
         simulate(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
@@ -71,19 +91,46 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if a.runs == 0 || a.runs > 1000 {
         return Err(user(format!("--runs: {} is outside 1..=1000", a.runs)));
     }
-    for (flag, list) in [("--base", &a.base), ("--new", &a.new)] {
+    let new = a.new.as_deref().unwrap_or("");
+    for (flag, list) in [("--base", a.base.as_str()), ("--new", new)] {
         resolve::parse_features(flag, list)?;
+    }
+    let default_kernel = a.sim.kernel.as_deref();
+    let side_defs = [
+        Side {
+            flag: "--base",
+            features: &a.base,
+            kernel: a.base_kernel.as_deref().or(default_kernel),
+        },
+        Side {
+            flag: "--new",
+            features: new,
+            kernel: a.new_kernel.as_deref().or(default_kernel),
+        },
+    ];
+    for s in &side_defs {
+        if let Some(k) = s.kernel {
+            if schedlab_core::kernels::canonical(k).is_none() {
+                return Err(user(
+                    schedlab_core::kernels::OptionError::Kernel(
+                        k.to_string(),
+                        schedlab_core::kernels::KERNELS.join(", "),
+                    )
+                    .to_string(),
+                ));
+            }
+        }
     }
     if let Some(path) = &a.json {
         crate::preflight::out_file("--json", path)?;
     }
-    let sides = [("base", a.base.as_str()), ("new", a.new.as_str())];
+    let sides = [("base", &side_defs[0]), ("new", &side_defs[1])];
     let mut figures: Vec<Vec<Headline>> = Vec::new();
     let mut tasks: Vec<Vec<Vec<TaskFigures>>> = Vec::new();
-    for (_, features) in sides {
+    for (_, side) in sides {
         let (mut h, mut t) = (Vec::new(), Vec::new());
         for i in 0..a.runs as u64 {
-            let (head, per_name) = one_run(a, features, a.sim.seed + i)?;
+            let (head, per_name) = one_run(a, side, a.sim.seed + i)?;
             h.push(head);
             t.push(per_name);
         }
@@ -100,9 +147,18 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     );
     let legend: Vec<String> = sides
         .iter()
-        .map(|(n, f)| {
-            let f = if f.is_empty() { "default features" } else { f };
-            format!("{n:<4} = {f}")
+        .map(|(n, s)| {
+            let f = if s.features.is_empty() {
+                "default features"
+            } else {
+                s.features
+            };
+            match s.kernel {
+                Some(k) if a.base_kernel.is_some() || a.new_kernel.is_some() => {
+                    format!("{n:<4} = --kernel {k}, {f}")
+                }
+                _ => format!("{n:<4} = {f}"),
+            }
         })
         .collect();
     print!(
@@ -118,7 +174,13 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if let Some(path) = &a.json {
         let mut v = render_json(&title, &name_refs, &metrics);
         // The columns are `base` and `new`; their features travel along.
-        v["features"] = serde_json::json!({ "base": a.base, "new": a.new });
+        v["features"] = serde_json::json!({ "base": a.base, "new": new });
+        if a.base_kernel.is_some() || a.new_kernel.is_some() || a.sim.kernel.is_some() {
+            v["kernels"] = serde_json::json!({
+                "base": side_defs[0].kernel.unwrap_or(schedlab_core::kernels::DEFAULT_KERNEL),
+                "new": side_defs[1].kernel.unwrap_or(schedlab_core::kernels::DEFAULT_KERNEL),
+            });
+        }
         let text = serde_json::to_string_pretty(&v)? + "\n";
         schedlab_output::outdir::write_file_atomic(path, text.as_bytes())
             .map_err(|e| user(format!("{}: cannot write: {e}", path.display())))?;

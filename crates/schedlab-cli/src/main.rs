@@ -10,7 +10,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | main.rs | the subcommands; `report`, `machines` (with `--domains`), `features`; error printing (clap's errors too), exit codes |
+//! | main.rs | the subcommands; `report`, `machines` (with `--domains`), `features`, `kernels`; error printing (clap's errors too), exit codes |
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
@@ -73,6 +73,9 @@ enum Cmd {
     },
     /// List every scheduler feature switch with its default.
     Features,
+    /// List the kernel releases (--kernel), what changes at each, and
+    /// their feature and tunable defaults.
+    Kernels,
     /// Run the performance suite and print events/s and simulated s per wall s.
     Bench(bench::BenchArgs),
     /// Run a workload as real threads on this host's kernel.
@@ -184,6 +187,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 "\nSet with --features NAME,NO_NAME,NAME=value,... ; debugfs view of the defaults:\n{}",
                 schedlab_core::features::Features::default().debugfs_line()
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Kernels => {
+            print!("{}", schedlab_core::kernels::listing());
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench(args) => bench::run(&args),

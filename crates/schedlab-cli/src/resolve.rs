@@ -45,6 +45,19 @@ pub struct SimArgs {
     /// anything is built (see preflight.rs).
     #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_TASKS)]
     pub max_tasks: u64,
+    // --- kernel generations (issue 15): kept together for easy merges ---
+    /// Kernel release whose fair class (CFS up to 6.5, EEVDF from 6.6),
+    /// feature defaults and tunable defaults the run starts from: 5.4,
+    /// 5.10, 5.15, 5.19, 6.1, 6.6, 6.12, 6.15, 6.18, 6.19, tip (the
+    /// default). See `schedlab kernels`.
+    #[arg(long, value_name = "VERSION")]
+    pub kernel: Option<String>,
+    /// A scheduler tunable under its kernel name (kernel.sched_rt_runtime_us,
+    /// debugfs base_slice_ns, latency_ns, migration_cost_ns, ...; see
+    /// `schedlab kernels`). Repeatable; applied after the workload's
+    /// global.sysctl.
+    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
+    pub sysctl: Vec<String>,
 }
 
 /// `schedlab run` arguments.
@@ -228,7 +241,22 @@ pub fn parse_features(flag: &str, list: &str) -> Result<Features> {
 /// Resolves the run configuration (with the feature switches `features`
 /// and `--check`); checks the run has an end.
 pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<SimConfig> {
-    let features = parse_features("--features", features)?;
+    config_for(a, a.kernel.as_deref(), "--features", features, check, w)
+}
+
+/// [`config`] with the kernel release and the feature list (named `flag`
+/// in errors) of one side of a comparison.
+pub fn config_for(
+    a: &SimArgs,
+    kernel: Option<&str>,
+    flag: &str,
+    features: &str,
+    check: bool,
+    w: &Workload,
+) -> Result<SimConfig> {
+    parse_features(flag, features)?;
+    let opts = schedlab_core::kernels::resolve(kernel, features, &w.sysctls, &a.sysctl)
+        .map_err(|e| user(e.to_string()))?;
     let preempt = PreemptModel::parse(&a.preempt).ok_or_else(|| {
         user(format!(
             "--preempt: unknown model '{}' (none, voluntary, full, lazy)",
@@ -254,7 +282,9 @@ pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<
         hz: a.hz,
         preempt,
         duration_ns,
-        features,
+        features: opts.features,
+        tunables: opts.tunables,
+        kernel: opts.kernel,
         check,
         ..SimConfig::default()
     })

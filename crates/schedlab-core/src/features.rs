@@ -140,6 +140,13 @@ pub enum FairClass {
     Cfs,
 }
 
+impl FairClass {
+    /// The spelling (`eevdf`, `cfs`).
+    pub fn name_str(self) -> &'static str {
+        <FairClass as FeatureEnum>::name(self)
+    }
+}
+
 impl FeatureEnum for FairClass {
     const VALUES: &'static [&'static str] = &["eevdf", "cfs"];
     fn parse(s: &str) -> Option<Self> {

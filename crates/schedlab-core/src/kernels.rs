@@ -228,6 +228,79 @@ pub fn resolve(
     })
 }
 
+/// The text of `schedlab kernels`: the releases with what changes at each,
+/// then the feature defaults and the tunable defaults of every release
+/// (`-`: the release has no such switch or knob).
+pub fn listing() -> String {
+    use crate::features::FEATURE_TABLE;
+    use crate::tunables::SYSCTL_TABLE;
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "Kernel releases (--kernel VERSION; default {DEFAULT_KERNEL}):");
+    for k in KERNELS {
+        let (f, _) = defaults(k).expect("listed");
+        let _ = writeln!(s, "  {k:<5} fair class {}", f.fair_class.name_str());
+    }
+    let _ = writeln!(s, "\nWhat changes, by release (sources: docs/kernels.md):");
+    for c in CHANGES {
+        let _ = writeln!(s, "  {:<5} {}", c.since, c.what);
+    }
+    let w = 22;
+    let _ = write!(s, "\nFeature defaults (--features applies on top):\n  {:<w$}", "");
+    for k in KERNELS {
+        let _ = write!(s, " {k:>13}");
+    }
+    s.push('\n');
+    let all: Vec<_> = KERNELS.iter().map(|k| defaults(k).expect("listed").0).collect();
+    for info in FEATURE_TABLE {
+        let _ = write!(s, "  {:<w$}", info.name);
+        for (k, f) in KERNELS.iter().zip(&all) {
+            let v = f
+                .values()
+                .into_iter()
+                .find(|(n, _)| *n == info.name)
+                .map(|(_, v)| match v {
+                    crate::features::FeatureValue::Bool(true) => "on".to_string(),
+                    crate::features::FeatureValue::Bool(false) => "off".to_string(),
+                    crate::features::FeatureValue::Enum(e) => e.to_string(),
+                })
+                .unwrap_or_default();
+            let v = if has_feature(k, info.name) { v } else { "-".into() };
+            let _ = write!(s, " {v:>13}");
+        }
+        s.push('\n');
+    }
+    let _ = write!(
+        s,
+        "\nTunable defaults (--sysctl NAME=VALUE; the four slice knobs are normalised, x the tunable_scaling factor of the machine):\n  {:<36}",
+        ""
+    );
+    for k in KERNELS {
+        let _ = write!(s, " {k:>8}");
+    }
+    s.push('\n');
+    let tun: Vec<_> = KERNELS.iter().map(|k| defaults(k).expect("listed").1).collect();
+    for info in SYSCTL_TABLE {
+        let _ = write!(s, "  {:<36}", info.name);
+        for (k, t) in KERNELS.iter().zip(&tun) {
+            let v = t
+                .values(1)
+                .into_iter()
+                .find(|(n, _)| *n == info.name)
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_default();
+            let v = if has_tunable(k, info.name) { v } else { "-".into() };
+            let _ = write!(s, " {v:>8}");
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(s, "\nTunables (name: range; what the model does with it):");
+    for info in SYSCTL_TABLE {
+        let _ = writeln!(s, "  {}: {}; {}", info.name, info.range, info.doc);
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -433,6 +433,9 @@ pub struct Workload {
     /// (intermediate groups of a path are listed too). A task's or phase's
     /// group names one of these paths or `/`.
     pub groups: Vec<GroupSpec>,
+    /// Scheduler tunables the workload sets (`global.sysctl`: kernel name
+    /// → value), applied before `--sysctl` (`kernels::resolve`).
+    pub sysctls: Vec<(String, String)>,
 }
 
 impl TaskSpec {

@@ -208,6 +208,15 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
     s.extra
         .insert("preempt".into(), Value::String(cfg.preempt.name().into()));
     s.extra.insert("events".into(), Value::from(res.events));
+    // The kernel release the run's defaults came from, and every tunable
+    // in effect (tunable_scaling applied for this machine's CPU count).
+    s.extra
+        .insert("kernel".into(), Value::String(cfg.kernel.to_string()));
+    let mut tun = Map::new();
+    for (n, v) in cfg.tunables.values(sim.machine.nr_cpus()) {
+        tun.insert(n.to_string(), Value::from(v));
+    }
+    s.extra.insert("tunables".into(), Value::Object(tun));
     // hackbench's own time, in seconds truncated to ms (hackbench itself
     // prints 3 decimals, truncated).
     if let Some(us) = workload_time_us(sim) {

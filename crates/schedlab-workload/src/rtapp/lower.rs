@@ -97,6 +97,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         pi_mutexes: g.pi_enabled,
         ftrace: g.ftrace,
         groups: Vec::new(),
+        sysctls: g.sysctls.clone(),
     };
     let absolute = timer_modes(raw);
     let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();

@@ -47,6 +47,9 @@ pub struct RawGlobal {
     pub pi_enabled: bool,
     /// `ftrace` categories (bit set of `schedlab_core::program::FTRACE_*`).
     pub ftrace: u8,
+    /// `sysctl` (schedlab's own key): scheduler tunables by kernel name,
+    /// checked here against the kernel's ranges.
+    pub sysctls: Vec<(String, String)>,
 }
 
 /// The `calibration` setting.
@@ -454,10 +457,34 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
             "ftrace" => g.ftrace = ftrace_categories(cx, m.key_pos, v)?,
             "cumulative_slack" => g.cumulative_slack = cx.boolean(k, v)?,
             "frag" => cx.warn(m.key_pos, "key \"frag\": legacy global key, ignored"),
+            "sysctl" => g.sysctls = read_sysctls(cx, v)?,
             _ => return Err(unknown(cx, m.key_pos, k, "\"global\"")),
         }
     }
     Ok(g)
+}
+
+/// `global.sysctl` (not an rt-app key: schedlab's way to carry the
+/// tunables a workload was measured with): an object of kernel tunable
+/// name → int (or string) value, e.g. `{"kernel.sched_rt_runtime_us": -1,
+/// "base_slice_ns": 3000000}`. Each is checked in order on top of the
+/// current kernel's defaults (`schedlab_core::tunables`).
+fn read_sysctls(cx: &mut Cx, v: &Value) -> Result<Vec<(String, String)>, WorkloadError> {
+    let members = cx.object("sysctl", v)?;
+    let mut scratch = schedlab_core::tunables::Tunables::default();
+    let mut out = Vec::new();
+    for m in members {
+        let value = match &m.value.kind {
+            Kind::Int(i) => i.to_string(),
+            Kind::Str(s) => s.clone(),
+            _ => return Err(cx.type_err(&m.key, &m.value, "an int or a string")),
+        };
+        scratch
+            .set_value(&m.key, &value)
+            .map_err(|e| cx.err(m.value.pos, ErrorKind::Invalid, format!("\"sysctl\": {e}")))?;
+        out.push((m.key.clone(), value));
+    }
+    Ok(out)
 }
 
 /// `global.ftrace`: comma-separated categories, case-insensitive (`main`,
