@@ -15,6 +15,7 @@
 //! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
+//! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
 mod common;
 
@@ -30,6 +31,7 @@ mod fork;
 mod golden;
 mod groups;
 mod hackbench;
+mod kernels;
 mod kill_out;
 mod markers;
 mod memrun;
