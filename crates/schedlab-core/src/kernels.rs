@@ -79,7 +79,7 @@ pub const CHANGES: &[Change] = &[
     Change {
         since: "6.19",
         what: "LB_SERIALIZE=balancer-only; NI_RANDOM on",
-        source: "3324b2180c17 (Tim Chen, \"Skip sched_balance_running cmpxchg when balance is not due\"); 522fb20fbdbe (\"Have SD_SERIALIZE affect newidle balancing\"); NI_RANDOM: tip 2025-11 (id not verified)",
+        source: "3324b2180c17 (Tim Chen: take sched_balance_running only once the domain is due); 522fb20fbdbe (Peter Zijlstra: SD_SERIALIZE for newidle balancing too); NI_RANDOM: tip 2025-11 (id not verified); see docs/reference/kernel-model.md §7.4, §9",
     },
 ];
 

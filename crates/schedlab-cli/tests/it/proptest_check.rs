@@ -551,6 +551,12 @@ fn build(c: &GenCase, n: usize) -> Workload {
 }
 
 fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
+    simulate_class(c, false)
+}
+
+/// [`simulate`], with the CFS variant of the fair class when `cfs` (its
+/// switches drawn from the case's seed).
+fn simulate_class(c: &GenCase, cfs: bool) -> Result<(), TestCaseError> {
     let m = c.machine.build();
     let n = m.nr_cpus();
     let w = build(c, n);
@@ -581,6 +587,16 @@ fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
         LbSerialize::WhenDue,
         LbSerialize::BalancerOnly,
     ][c.lb_serialize as usize];
+    if cfs {
+        f.fair_class = schedlab_core::features::FairClass::Cfs;
+        let b = |i: u32| c.seed >> i & 1 == 0;
+        f.gentle_fair_sleepers = b(0);
+        f.start_debit = b(1);
+        f.next_buddy = !b(2);
+        f.last_buddy = b(3);
+        f.alt_period = b(4);
+        f.base_slice = b(5);
+    }
     let mut sim = Sim::new(m, &w, cfg, NullSink)
         .map_err(|e| TestCaseError::fail(format!("Sim::new refused a valid workload: {e}")))?;
     let res = sim.run();
@@ -665,6 +681,12 @@ proptest! {
     #[test]
     fn random_workloads_keep_every_invariant(c in case()) {
         simulate(&c)?;
+    }
+
+    /// The same under the CFS variant (`FAIR_CLASS=cfs`, issue 15).
+    #[test]
+    fn random_workloads_keep_every_invariant_under_cfs(c in case()) {
+        simulate_class(&c, true)?;
     }
 }
 

@@ -91,6 +91,9 @@ impl<S: Sink> CpuView for Sim<S> {
     }
     fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
         if !self.cfg.features.sis_util {
+            if self.cfg.features.sis_prop {
+                return self.sis_prop_nr(cpu).saturating_sub(1);
+            }
             return u32::MAX - 1;
         }
         self.sched
@@ -141,6 +144,30 @@ impl<S: Sink> Sim<S> {
             if let Some(i) = self.sched.domains.shortcuts(cpu).llc_shared {
                 self.sched.llc_state[i].has_idle_cores = true;
             }
+        }
+    }
+
+    /// SIS_PROP (before 5.19): how many CPUs `select_idle_cpu` may look
+    /// at, `max(4, llc_weight × (avg_idle / 512) / (avg_scan_cost + 1))`.
+    /// Deviations: `avg_idle` is the target CPU's (the kernel reads the
+    /// waking CPU's), and `avg_scan_cost` is not measured but taken as a
+    /// whole-LLC scan at one cache-line transfer per CPU (the machine's
+    /// `line_transfer_ns` at LLC distance), as the scan reads each CPU's
+    /// runqueue state.
+    pub(crate) fn sis_prop_nr(&self, cpu: CpuId) -> u32 {
+        let Some(sd) = self.sched.domains.sd_llc(cpu) else {
+            return u32::MAX;
+        };
+        let weight = sd.span_weight as u64;
+        let per_cpu = self.machine.costs.line_transfer_ns
+            [crate::machine::Distance::SameLlc as usize];
+        let avg_cost = per_cpu * weight + 1;
+        let avg_idle = self.sched.rqs[cpu.idx()].avg_idle / 512;
+        let span_avg = weight * avg_idle;
+        if span_avg > 4 * avg_cost {
+            (span_avg / avg_cost).min(u32::MAX as u64) as u32
+        } else {
+            4
         }
     }
 
