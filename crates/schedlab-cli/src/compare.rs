@@ -66,11 +66,7 @@ struct Side<'a> {
 const MAX_NAMES: usize = 16;
 
 /// One run of one side: its headline figures and its per-name figures.
-fn one_run(
-    a: &CompareArgs,
-    side: &Side,
-    seed: u64,
-) -> Result<(Headline, Vec<TaskFigures>)> {
+fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<TaskFigures>)> {
     let sa = SimArgs {
         seed,
         ..a.sim.clone()

@@ -111,7 +111,11 @@ pub fn defaults(kernel: &str) -> Option<(Features, Tunables)> {
     let at = |maj: u32, min: u32| v >= (maj, min);
     let eevdf = at(6, 6);
     let f = Features {
-        fair_class: if eevdf { FairClass::Eevdf } else { FairClass::Cfs },
+        fair_class: if eevdf {
+            FairClass::Eevdf
+        } else {
+            FairClass::Cfs
+        },
         place_lag: eevdf,
         place_deadline_initial: eevdf,
         run_to_parity: eevdf,
@@ -209,8 +213,8 @@ pub fn resolve(
     sysctls: &[String],
 ) -> Result<RunOptions, OptionError> {
     let k = kernel.unwrap_or(DEFAULT_KERNEL);
-    let name = canonical(k)
-        .ok_or_else(|| OptionError::Kernel(k.to_string(), KERNELS.join(", ")))?;
+    let name =
+        canonical(k).ok_or_else(|| OptionError::Kernel(k.to_string(), KERNELS.join(", ")))?;
     let (f, mut t) = defaults(name).expect("every KERNELS name has defaults");
     let features = f.apply(features).map_err(OptionError::Features)?;
     for (n, v) in workload {
@@ -236,7 +240,10 @@ pub fn listing() -> String {
     use crate::tunables::SYSCTL_TABLE;
     use std::fmt::Write;
     let mut s = String::new();
-    let _ = writeln!(s, "Kernel releases (--kernel VERSION; default {DEFAULT_KERNEL}):");
+    let _ = writeln!(
+        s,
+        "Kernel releases (--kernel VERSION; default {DEFAULT_KERNEL}):"
+    );
     for k in KERNELS {
         let (f, _) = defaults(k).expect("listed");
         let _ = writeln!(s, "  {k:<5} fair class {}", f.fair_class.name_str());
@@ -246,12 +253,19 @@ pub fn listing() -> String {
         let _ = writeln!(s, "  {:<5} {}", c.since, c.what);
     }
     let w = 22;
-    let _ = write!(s, "\nFeature defaults (--features applies on top):\n  {:<w$}", "");
+    let _ = write!(
+        s,
+        "\nFeature defaults (--features applies on top):\n  {:<w$}",
+        ""
+    );
     for k in KERNELS {
         let _ = write!(s, " {k:>13}");
     }
     s.push('\n');
-    let all: Vec<_> = KERNELS.iter().map(|k| defaults(k).expect("listed").0).collect();
+    let all: Vec<_> = KERNELS
+        .iter()
+        .map(|k| defaults(k).expect("listed").0)
+        .collect();
     for info in FEATURE_TABLE {
         let _ = write!(s, "  {:<w$}", info.name);
         for (k, f) in KERNELS.iter().zip(&all) {
@@ -265,7 +279,11 @@ pub fn listing() -> String {
                     crate::features::FeatureValue::Enum(e) => e.to_string(),
                 })
                 .unwrap_or_default();
-            let v = if has_feature(k, info.name) { v } else { "-".into() };
+            let v = if has_feature(k, info.name) {
+                v
+            } else {
+                "-".into()
+            };
             let _ = write!(s, " {v:>13}");
         }
         s.push('\n');
@@ -279,7 +297,10 @@ pub fn listing() -> String {
         let _ = write!(s, " {k:>8}");
     }
     s.push('\n');
-    let tun: Vec<_> = KERNELS.iter().map(|k| defaults(k).expect("listed").1).collect();
+    let tun: Vec<_> = KERNELS
+        .iter()
+        .map(|k| defaults(k).expect("listed").1)
+        .collect();
     for info in SYSCTL_TABLE {
         let _ = write!(s, "  {:<36}", info.name);
         for (k, t) in KERNELS.iter().zip(&tun) {
@@ -289,7 +310,11 @@ pub fn listing() -> String {
                 .find(|(n, _)| *n == info.name)
                 .map(|(_, v)| v.to_string())
                 .unwrap_or_default();
-            let v = if has_tunable(k, info.name) { v } else { "-".into() };
+            let v = if has_tunable(k, info.name) {
+                v
+            } else {
+                "-".into()
+            };
             let _ = write!(s, " {v:>8}");
         }
         s.push('\n');
@@ -358,6 +383,10 @@ mod tests {
             Err(OptionError::Sysctl(..))
         ));
         let e = resolve(None, "", &[], &["bogus=1".into()]).unwrap_err();
-        assert!(e.to_string().starts_with("--sysctl bogus=1: unknown tunable"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("--sysctl bogus=1: unknown tunable"),
+            "{e}"
+        );
     }
 }

@@ -68,6 +68,7 @@ pub mod event;
 pub mod fair;
 pub mod features;
 pub mod ids;
+pub mod kernels;
 pub mod machine;
 pub mod observe;
 pub mod program;
@@ -80,7 +81,6 @@ pub mod stats;
 pub mod task;
 pub mod time;
 pub mod tunables;
-pub mod kernels;
 pub mod waste;
 
 pub use config::SimConfig;

@@ -157,43 +157,71 @@ pub struct SysctlInfo {
 pub const SYSCTL_TABLE: &[SysctlInfo] = &[
     SysctlInfo {
         name: "base_slice_ns",
-        aliases: &["sched/base_slice_ns", "kernel.sched_base_slice_ns", "sched_base_slice_ns"],
+        aliases: &[
+            "sched/base_slice_ns",
+            "kernel.sched_base_slice_ns",
+            "sched_base_slice_ns",
+        ],
         range: "ns, 100000..=1000000000",
         doc: "EEVDF request size (6.6+)",
     },
     SysctlInfo {
         name: "latency_ns",
-        aliases: &["sched/latency_ns", "kernel.sched_latency_ns", "sched_latency_ns"],
+        aliases: &[
+            "sched/latency_ns",
+            "kernel.sched_latency_ns",
+            "sched_latency_ns",
+        ],
         range: "ns, 100000..=1000000000",
         doc: "CFS scheduling period for up to nr_latency tasks; sleeper credit (<=6.5)",
     },
     SysctlInfo {
         name: "min_granularity_ns",
-        aliases: &["sched/min_granularity_ns", "kernel.sched_min_granularity_ns", "sched_min_granularity_ns"],
+        aliases: &[
+            "sched/min_granularity_ns",
+            "kernel.sched_min_granularity_ns",
+            "sched_min_granularity_ns",
+        ],
         range: "ns, 100000..=1000000000",
         doc: "CFS least slice; period = nr x this past nr_latency tasks (<=6.5)",
     },
     SysctlInfo {
         name: "wakeup_granularity_ns",
-        aliases: &["sched/wakeup_granularity_ns", "kernel.sched_wakeup_granularity_ns", "sched_wakeup_granularity_ns"],
+        aliases: &[
+            "sched/wakeup_granularity_ns",
+            "kernel.sched_wakeup_granularity_ns",
+            "sched_wakeup_granularity_ns",
+        ],
         range: "ns, 0..=1000000000",
         doc: "CFS wakeup preemption needs a vruntime lead past this, weight-scaled (<=6.5)",
     },
     SysctlInfo {
         name: "tunable_scaling",
-        aliases: &["sched/tunable_scaling", "kernel.sched_tunable_scaling", "sched_tunable_scaling"],
+        aliases: &[
+            "sched/tunable_scaling",
+            "kernel.sched_tunable_scaling",
+            "sched_tunable_scaling",
+        ],
         range: "0 (none), 1 (log), 2 (linear)",
         doc: "CPU-count factor of the four slice knobs",
     },
     SysctlInfo {
         name: "migration_cost_ns",
-        aliases: &["sched/migration_cost_ns", "kernel.sched_migration_cost_ns", "sched_migration_cost_ns"],
+        aliases: &[
+            "sched/migration_cost_ns",
+            "kernel.sched_migration_cost_ns",
+            "sched_migration_cost_ns",
+        ],
         range: "ns, 0..=4294967295",
         doc: "cache-hot window of task_hot; avg_idle cap of newidle balancing",
     },
     SysctlInfo {
         name: "nr_migrate",
-        aliases: &["sched/nr_migrate", "kernel.sched_nr_migrate", "sched_nr_migrate"],
+        aliases: &[
+            "sched/nr_migrate",
+            "kernel.sched_nr_migrate",
+            "sched_nr_migrate",
+        ],
         range: "tasks, 0..=4294967295",
         doc: "most tasks one load-balance pass looks at",
     },
@@ -264,7 +292,8 @@ impl Tunables {
     }
     /// `sysctl_sched_wakeup_granularity` in effect.
     pub fn wakeup_granularity_ns(&self, ncpus: usize) -> Nanos {
-        self.wakeup_granularity.effective(self.tunable_scaling, ncpus)
+        self.wakeup_granularity
+            .effective(self.tunable_scaling, ncpus)
     }
     /// `sched_nr_latency = latency / min_granularity` (recomputed by the
     /// kernel whenever either is written).
@@ -398,7 +427,10 @@ impl Tunables {
             ("base_slice_ns", self.base_slice_ns(ncpus) as i64),
             ("latency_ns", self.latency_ns(ncpus) as i64),
             ("min_granularity_ns", self.min_granularity_ns(ncpus) as i64),
-            ("wakeup_granularity_ns", self.wakeup_granularity_ns(ncpus) as i64),
+            (
+                "wakeup_granularity_ns",
+                self.wakeup_granularity_ns(ncpus) as i64,
+            ),
             ("tunable_scaling", self.tunable_scaling.value()),
             ("migration_cost_ns", self.migration_cost_ns as i64),
             ("nr_migrate", self.nr_migrate as i64),

@@ -63,6 +63,7 @@ const ACCEPTED: &[(&str, &[&str])] = &[
             "ftrace",
             "cumulative_slack",
             "frag",
+            "sysctl",
         ],
     ),
     (

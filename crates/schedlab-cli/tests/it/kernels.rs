@@ -39,7 +39,11 @@ fn every_kernel_runs_the_rt_app_examples_under_check() {
                 "--quiet",
             ]);
             if !out.status.success() || !out.stderr.is_empty() {
-                problems.push(format!("{} on --kernel {k}:\n{}", f.display(), describe(&out)));
+                problems.push(format!(
+                    "{} on --kernel {k}:\n{}",
+                    f.display(),
+                    describe(&out)
+                ));
             }
         }
     }
@@ -81,7 +85,12 @@ fn summary_records_kernel_features_and_tunables() {
     assert_eq!(s["kernel"], "tip");
     assert_eq!(s["features"]["FAIR_CLASS"], "eevdf");
     assert_eq!(s["tunables"]["base_slice_ns"], 1_400_000);
-    let s = summary(&["--sysctl", "tunable_scaling=0", "--sysctl", "base_slice_ns=3000000"]);
+    let s = summary(&[
+        "--sysctl",
+        "tunable_scaling=0",
+        "--sysctl",
+        "base_slice_ns=3000000",
+    ]);
     assert_eq!(s["tunables"]["base_slice_ns"], 3_000_000);
     assert_eq!(s["tunables"]["latency_ns"], 6_000_000);
 }
@@ -90,11 +99,17 @@ fn summary_records_kernel_features_and_tunables() {
 fn the_class_and_tunables_change_the_run() {
     let tip = summary(&[]);
     let cfs = summary(&["--kernel", "5.4"]);
-    assert_ne!(tip["tasks"], cfs["tasks"], "CFS and EEVDF gave the same run");
+    assert_ne!(
+        tip["tasks"], cfs["tasks"],
+        "CFS and EEVDF gave the same run"
+    );
     let a = summary(&["--sysctl", "base_slice_ns=100000"]);
     assert_ne!(tip["tasks"], a["tasks"], "base_slice_ns was not read");
     let c = summary(&["--kernel", "5.4", "--sysctl", "wakeup_granularity_ns=0"]);
-    assert_ne!(cfs["tasks"], c["tasks"], "wakeup_granularity_ns was not read");
+    assert_ne!(
+        cfs["tasks"], c["tasks"],
+        "wakeup_granularity_ns was not read"
+    );
     // The same values as the defaults give the same bytes of results.
     let b = summary(&["--sysctl", "base_slice_ns=1400000"]);
     assert_eq!(tip["tasks"], b["tasks"]);
@@ -106,9 +121,18 @@ fn kernels_lists_every_release_and_the_changes() {
     assert!(o.status.success(), "{}", describe(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     for k in KERNELS {
-        assert!(text.contains(&format!("  {k:<5} fair class")), "{k} missing:\n{text}");
+        assert!(
+            text.contains(&format!("  {k:<5} fair class")),
+            "{k} missing:\n{text}"
+        );
     }
-    for needle in ["FAIR_CLASS", "SIS_UTIL", "DELAY_DEQUEUE", "migration_cost_ns", "kernel.sched_rt_runtime_us"] {
+    for needle in [
+        "FAIR_CLASS",
+        "SIS_UTIL",
+        "DELAY_DEQUEUE",
+        "migration_cost_ns",
+        "kernel.sched_rt_runtime_us",
+    ] {
         assert!(text.contains(needle), "{needle} missing");
     }
 }
@@ -138,30 +162,86 @@ const OK: &str = r#"{"tasks": {"t": {"run": 100, "loop": 3}}, "global": {"calibr
 #[test]
 fn bad_kernel_and_sysctl_are_one_line_exit_2() {
     let f = [("ok.json", OK)];
-    refused(&["ok.json", "--kernel", "4.19"], &f, &["--kernel", "4.19", "5.4"]);
+    refused(
+        &["ok.json", "--kernel", "4.19"],
+        &f,
+        &["--kernel", "4.19", "5.4"],
+    );
     refused(&["ok.json", "--kernel", ""], &f, &["--kernel"]);
     refused(&["ok.json", "--kernel", "six"], &f, &["unknown release"]);
-    refused(&["ok.json", "--sysctl", "bogus=1"], &f, &["--sysctl bogus=1", "unknown tunable"]);
-    refused(&["ok.json", "--sysctl", "nr_migrate"], &f, &["expected NAME=VALUE"]);
-    refused(&["ok.json", "--sysctl", "nr_migrate=-1"], &f, &["nr_migrate", "bad value"]);
-    refused(&["ok.json", "--sysctl", "base_slice_ns=0"], &f, &["base_slice_ns", "100000"]);
-    refused(&["ok.json", "--sysctl", "latency_ns=2000000000"], &f, &["latency_ns"]);
-    refused(&["ok.json", "--sysctl", "tunable_scaling=3"], &f, &["tunable_scaling"]);
-    refused(&["ok.json", "--sysctl", "kernel.sched_rt_period_us=0"], &f, &["sched_rt_period_us"]);
+    refused(
+        &["ok.json", "--sysctl", "bogus=1"],
+        &f,
+        &["--sysctl bogus=1", "unknown tunable"],
+    );
+    refused(
+        &["ok.json", "--sysctl", "nr_migrate"],
+        &f,
+        &["expected NAME=VALUE"],
+    );
+    refused(
+        &["ok.json", "--sysctl", "nr_migrate=-1"],
+        &f,
+        &["nr_migrate", "bad value"],
+    );
+    refused(
+        &["ok.json", "--sysctl", "base_slice_ns=0"],
+        &f,
+        &["base_slice_ns", "100000"],
+    );
+    refused(
+        &["ok.json", "--sysctl", "latency_ns=2000000000"],
+        &f,
+        &["latency_ns"],
+    );
+    refused(
+        &["ok.json", "--sysctl", "tunable_scaling=3"],
+        &f,
+        &["tunable_scaling"],
+    );
+    refused(
+        &["ok.json", "--sysctl", "kernel.sched_rt_period_us=0"],
+        &f,
+        &["sched_rt_period_us"],
+    );
     refused(
         &["ok.json", "--sysctl", "kernel.sched_rt_runtime_us=1000001"],
         &f,
         &["sched_rt_runtime_us", "period"],
     );
-    refused(&["ok.json", "--sysctl", "kernel.sched_cfs_bandwidth_slice_us=0"], &f, &["bandwidth_slice"]);
-    refused(&["ok.json", "--features", "FAIR_CLASS=bfs"], &f, &["FAIR_CLASS", "eevdf, cfs"]);
+    refused(
+        &[
+            "ok.json",
+            "--sysctl",
+            "kernel.sched_cfs_bandwidth_slice_us=0",
+        ],
+        &f,
+        &["bandwidth_slice"],
+    );
+    refused(
+        &["ok.json", "--features", "FAIR_CLASS=bfs"],
+        &f,
+        &["FAIR_CLASS", "eevdf, cfs"],
+    );
     // In the workload: FILE:LINE:COL.
     let bad = r#"{"tasks": {"t": {"run": 100, "loop": 3}}, "global": {"calibration": 100, "sysctl": {"nr_migrate": "many"}}}"#;
-    refused(&["bad.json"], &[("bad.json", bad)], &["bad.json:1:", "nr_migrate", "bad value"]);
+    refused(
+        &["bad.json"],
+        &[("bad.json", bad)],
+        &["bad.json:1:", "nr_migrate", "bad value"],
+    );
     let bad = r#"{"tasks": {"t": {"run": 100, "loop": 3}}, "global": {"calibration": 100, "sysctl": {"sched_bogus": 1}}}"#;
-    refused(&["bad.json"], &[("bad.json", bad)], &["bad.json:1:", "unknown tunable"]);
+    refused(
+        &["bad.json"],
+        &[("bad.json", bad)],
+        &["bad.json:1:", "unknown tunable"],
+    );
     let bad = r#"{"tasks": {"t": {"run": 100, "loop": 3}}, "global": {"calibration": 100, "sysctl": [1]}}"#;
-    refused(&["bad.json"], &[("bad.json", bad)], &["bad.json:1:", "sysctl"]);
+    refused(
+        &["bad.json"],
+        &[("bad.json", bad)],
+        &["bad.json:1:", "sysctl"],
+    );
 }
 
 #[test]
@@ -171,12 +251,21 @@ fn workload_sysctl_applies_and_the_flag_wins() {
     std::fs::write(tmp.path().join("w.json"), w).unwrap();
     let o = schedlab_in(
         tmp.path(),
-        ["run", "w.json", "--sysctl", "nr_migrate=16", "--out", "out", "--quiet"],
+        [
+            "run",
+            "w.json",
+            "--sysctl",
+            "nr_migrate=16",
+            "--out",
+            "out",
+            "--quiet",
+        ],
     );
     assert!(o.status.success(), "{}", describe(&o));
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("out/summary.json")).unwrap())
-            .unwrap();
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("out/summary.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(s["tunables"]["migration_cost_ns"], 250_000);
     assert_eq!(s["tunables"]["nr_migrate"], 16);
 }

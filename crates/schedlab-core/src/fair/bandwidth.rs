@@ -144,10 +144,7 @@ impl CfsBandwidth {
         let refresh_near = self.period_active
             && self.next_refresh.saturating_sub(now)
                 < SLACK_PERIOD_NS + MIN_BANDWIDTH_EXPIRATION_NS;
-        !self.slack_armed
-            && self.runtime > slice
-            && !self.throttled.is_empty()
-            && !refresh_near
+        !self.slack_armed && self.runtime > slice && !self.throttled.is_empty() && !refresh_near
     }
 
     /// `do_sched_cfs_slack_timer`'s gate: distribute only far enough from

@@ -176,7 +176,9 @@ impl<S: Sink> Sim<S> {
         if c.curr.is_some() || c.bw.throttled {
             return;
         }
-        if c.bw.remaining <= 0 && !self.assign_cfs_rq_runtime(q, self.cfg.tunables.cfs_bandwidth_slice_ns()) {
+        if c.bw.remaining <= 0
+            && !self.assign_cfs_rq_runtime(q, self.cfg.tunables.cfs_bandwidth_slice_ns())
+        {
             self.throttle_cfs_rq(q);
         }
     }
@@ -330,7 +332,7 @@ impl<S: Sink> Sim<S> {
         let clock = self.sched.cfs[q.idx()].bw.throttled_clock.take();
         self.sched.cfs[q.idx()].bw.throttled = false;
         {
-        let b = self.bw_mut(g);
+            let b = self.bw_mut(g);
             if let Some(t0) = clock {
                 b.stats.throttled_ns += now.saturating_sub(t0);
             }
@@ -460,7 +462,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn bw_period_timer(&mut self, g: GroupId, gen: u32) {
         let now = self.now;
         {
-        let b = self.bw_mut(g);
+            let b = self.bw_mut(g);
             if b.period_gen != gen || !b.period_active {
                 return;
             }
@@ -527,7 +529,7 @@ impl<S: Sink> Sim<S> {
         let before = pool;
         let got = distribute(&mut pool, &remaining);
         {
-        let b = self.bw_mut(g);
+            let b = self.bw_mut(g);
             b.runtime = pool;
             b.handed_out += before - pool;
         }

@@ -16,10 +16,10 @@
 
 use crate::fair::cfs;
 use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
-use crate::features::FairClass;
-use crate::ids::{CfsRqId, EntityId};
 use crate::fair::preempt::{self, PreemptDecision, WakeupCtx};
 use crate::fair::select::{self, PlaceTask, Waker};
+use crate::features::FairClass;
+use crate::ids::{CfsRqId, EntityId};
 use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
 use crate::rq::Class;
@@ -492,7 +492,9 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn fair_update_curr(&mut self, q: CfsRqId) -> CurrUpdate {
         let c = &mut self.sched.cfs[q.idx()];
         match self.cfg.features.fair_class {
-            FairClass::Eevdf => eevdf::update_curr(c, &mut self.sched.ents, self.now, &self.sched.p),
+            FairClass::Eevdf => {
+                eevdf::update_curr(c, &mut self.sched.ents, self.now, &self.sched.p)
+            }
             FairClass::Cfs => cfs::update_curr(c, &mut self.sched.ents, self.now),
         }
     }
@@ -518,7 +520,13 @@ impl<S: Sink> Sim<S> {
                 let vslice = if kind == EnqueueKind::Initial {
                     let cpu = self.sched.cfs[q.idx()].cpu;
                     let h_nr = self.sched.cfs[self.sched.rqs[cpu.idx()].cfs.idx()].h_nr_queued;
-                    cfs::sched_vslice(&self.sched.cfs, &self.sched.ents, e, h_nr, &self.sched.cfs_p)
+                    cfs::sched_vslice(
+                        &self.sched.cfs,
+                        &self.sched.ents,
+                        e,
+                        h_nr,
+                        &self.sched.cfs_p,
+                    )
                 } else {
                     0
                 };
@@ -555,7 +563,8 @@ impl<S: Sink> Sim<S> {
             ),
             FairClass::Cfs => {
                 self.clear_buddies_h(e);
-                let u = cfs::dequeue_entity(&mut self.sched.cfs[q.idx()], &mut self.sched.ents, e, now);
+                let u =
+                    cfs::dequeue_entity(&mut self.sched.cfs[q.idx()], &mut self.sched.ents, e, now);
                 (u, Dequeued::Gone)
             }
         }
@@ -573,9 +582,13 @@ impl<S: Sink> Sim<S> {
                 now,
                 &self.sched.p,
             ),
-            FairClass::Cfs => {
-                cfs::reweight_entity(&mut self.sched.cfs[q.idx()], &mut self.sched.ents, e, w, now)
-            }
+            FairClass::Cfs => cfs::reweight_entity(
+                &mut self.sched.cfs[q.idx()],
+                &mut self.sched.ents,
+                e,
+                w,
+                now,
+            ),
         }
     }
 
@@ -668,7 +681,9 @@ impl<S: Sink> Sim<S> {
             return;
         }
         self.update_curr_task(cpu);
-        let (se, pse) = self.sched.find_matching_se(self.sched.tasks[curr.idx()].se, pse0);
+        let (se, pse) = self
+            .sched
+            .find_matching_se(self.sched.tasks[curr.idx()].se, pse0);
         let decision = if idle_preempt {
             preempt::CfsWakeup::Preempt
         } else {

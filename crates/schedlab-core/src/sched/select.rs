@@ -159,8 +159,8 @@ impl<S: Sink> Sim<S> {
             return u32::MAX;
         };
         let weight = sd.span_weight as u64;
-        let per_cpu = self.machine.costs.line_transfer_ns
-            [crate::machine::Distance::SameLlc as usize];
+        let per_cpu =
+            self.machine.costs.line_transfer_ns[crate::machine::Distance::SameLlc as usize];
         let avg_cost = per_cpu * weight + 1;
         let avg_idle = self.sched.rqs[cpu.idx()].avg_idle / 512;
         let span_avg = weight * avg_idle;

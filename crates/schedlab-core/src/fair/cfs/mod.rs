@@ -311,7 +311,12 @@ pub fn wakeup_gran(ents: &[SchedEntity], se: EntityId, p: &CfsParams) -> i64 {
 /// `wakeup_preempt_entity(curr, se)`: −1 if `curr` is not ahead of `se`
 /// in vruntime, 1 if it is ahead by more than `se`'s wakeup granularity,
 /// 0 in between.
-pub fn wakeup_preempt_entity(ents: &[SchedEntity], curr: EntityId, se: EntityId, p: &CfsParams) -> i32 {
+pub fn wakeup_preempt_entity(
+    ents: &[SchedEntity],
+    curr: EntityId,
+    se: EntityId,
+    p: &CfsParams,
+) -> i32 {
     let vdiff = ents[curr.idx()].vruntime - ents[se.idx()].vruntime;
     if vdiff <= 0 {
         return -1;
@@ -345,11 +350,7 @@ pub fn pick_next_entity(cfs: &CfsRq, ents: &[SchedEntity], p: &CfsParams) -> Opt
         let second = if Some(se) == curr {
             first
         } else {
-            let next = cfs
-                .timeline
-                .iter()
-                .map(|&(_, id)| id)
-                .find(|&id| id != se);
+            let next = cfs.timeline.iter().map(|&(_, id)| id).find(|&id| id != se);
             match (next, curr) {
                 (Some(n), Some(c)) if before(ents, c, n) => Some(c),
                 (None, Some(c)) => Some(c),

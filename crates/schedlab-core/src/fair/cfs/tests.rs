@@ -37,7 +37,15 @@ fn queue(ents: &mut [SchedEntity], now: Nanos) -> CfsRq {
     let mut q = CfsRq::default();
     let p = params();
     for i in 0..ents.len() {
-        enqueue_entity(&mut q, ents, EntityId(i as u32), EnqueueKind::Migrate, now, 0, &p);
+        enqueue_entity(
+            &mut q,
+            ents,
+            EntityId(i as u32),
+            EnqueueKind::Migrate,
+            now,
+            0,
+            &p,
+        );
     }
     set_next_entity(&mut q, ents, EntityId(0), now);
     q
@@ -56,7 +64,10 @@ fn period_and_ideal_runtime() {
     // A nice-0 and a nice-5 (weight 335): 6 ms × 1024 / 1359.
     let mut e2 = vec![ent(1024, 0), ent(335, 0)];
     let q2 = queue(&mut e2, 0);
-    assert_eq!(sched_slice(&[q2.clone()], &e2, EntityId(0), 2, &p), 4_520_971); // 4 520 971.3
+    assert_eq!(
+        sched_slice(&[q2.clone()], &e2, EntityId(0), 2, &p),
+        4_520_971
+    ); // 4 520 971.3
     assert_eq!(sched_slice(&[q2], &e2, EntityId(1), 2, &p), 1_479_028);
 }
 
@@ -75,10 +86,26 @@ fn ideal_runtime_is_hierarchical() {
     let mut root = CfsRq::default();
     let mut child = CfsRq::default();
     for i in [0, 1] {
-        enqueue_entity(&mut root, &mut e, EntityId(i), EnqueueKind::Migrate, 0, 0, &p);
+        enqueue_entity(
+            &mut root,
+            &mut e,
+            EntityId(i),
+            EnqueueKind::Migrate,
+            0,
+            0,
+            &p,
+        );
     }
     for i in [2, 3] {
-        enqueue_entity(&mut child, &mut e, EntityId(i), EnqueueKind::Migrate, 0, 0, &p);
+        enqueue_entity(
+            &mut child,
+            &mut e,
+            EntityId(i),
+            EnqueueKind::Migrate,
+            0,
+            0,
+            &p,
+        );
     }
     let qs = [root, child];
     // period(2 on B's queue) = 6 ms; × 1/2 in the group; × 1/2 at the root.
@@ -126,10 +153,7 @@ fn two_hogs_switch_at_the_first_tick_past_their_share() {
     // Share 3 ms; the tick sees 3 ms (not more) at t = 3 ms, so the switch
     // comes at 4 ms, then every 4 ms; each hog gets half the CPU.
     let (sw, run) = hog_switches(24 * MS);
-    assert_eq!(
-        sw,
-        vec![4 * MS, 8 * MS, 12 * MS, 16 * MS, 20 * MS, 24 * MS]
-    );
+    assert_eq!(sw, vec![4 * MS, 8 * MS, 12 * MS, 16 * MS, 20 * MS, 24 * MS]);
     assert_eq!(run, vec![12 * MS, 12 * MS]);
 }
 
@@ -206,7 +230,15 @@ fn start_debit_places_a_new_task_one_vslice_late() {
     enqueue_entity(&mut q, &mut e, EntityId(1), EnqueueKind::Initial, 0, vs, &p);
     assert_eq!(e[1].vruntime, 23 * MS as i64);
     p.start_debit = false;
-    enqueue_entity(&mut q2, &mut e2, EntityId(1), EnqueueKind::Initial, 0, vs, &p);
+    enqueue_entity(
+        &mut q2,
+        &mut e2,
+        EntityId(1),
+        EnqueueKind::Initial,
+        0,
+        vs,
+        &p,
+    );
     assert_eq!(e2[1].vruntime, 20 * MS as i64);
 }
 
@@ -218,7 +250,15 @@ fn min_vruntime_never_goes_back() {
     assert_eq!(q.min_vruntime, 10 * MS as i64);
     // A far-behind entity joining (unplaced) does not pull it back.
     e.push(ent(1024, 0));
-    enqueue_entity(&mut q, &mut e, EntityId(2), EnqueueKind::Migrate, 0, 0, &params());
+    enqueue_entity(
+        &mut q,
+        &mut e,
+        EntityId(2),
+        EnqueueKind::Migrate,
+        0,
+        0,
+        &params(),
+    );
     update_min_vruntime(&mut q, &e);
     assert_eq!(q.min_vruntime, 10 * MS as i64);
 }
@@ -261,7 +301,15 @@ fn buddies_are_preferred_only_when_not_unfair() {
     e2[1].vruntime = 3 * MS as i64;
     for i in 0..3 {
         e2[i].on_rq = false;
-        enqueue_entity(&mut q2, &mut e2, EntityId(i as u32), EnqueueKind::Migrate, 0, 0, &p);
+        enqueue_entity(
+            &mut q2,
+            &mut e2,
+            EntityId(i as u32),
+            EnqueueKind::Migrate,
+            0,
+            0,
+            &p,
+        );
     }
     q2.skip = Some(EntityId(0));
     assert_eq!(pick_next_entity(&q2, &e2, &p), Some(EntityId(0)));

@@ -267,7 +267,11 @@ impl<S: Sink> Sim<S> {
             .map(|t| (self.sched.tasks[t.idx()].cfs_tasks_stamp, t))
             .collect();
         cands.sort();
-        let loop_max = self.cfg.tunables.nr_migrate.min(self.sched.rqs[src.idx()].nr_running);
+        let loop_max = self
+            .cfg
+            .tunables
+            .nr_migrate
+            .min(self.sched.rqs[src.idx()].nr_running);
         let mut imbalance = imbalance as i128;
         let mut all_pinned = true;
         let mut moved = Vec::new();
