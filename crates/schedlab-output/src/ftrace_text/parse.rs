@@ -17,7 +17,7 @@ use std::io::BufRead;
 
 use schedlab_core::observe::{TaskView, TraceEvent, TraceRecord};
 
-use super::write::{
+use super::write::{push_other_payload, 
     ctx_comm, payload_comm, push_migrate, push_prefix, push_switch, push_wakeup, round_to_us,
 };
 
@@ -167,6 +167,14 @@ impl OwnedRecord {
                 name: "tracing_mark_write".into(),
                 payload: text.to_string(),
             },
+            ref e => {
+                let mut payload = String::new();
+                push_other_payload(&mut payload, e, cpu);
+                OwnedEvent::Other {
+                    name: e.name().into(),
+                    payload,
+                }
+            }
         };
         OwnedRecord {
             time_ns: round_to_us(rec.time) * 1000,
