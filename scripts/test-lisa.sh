@@ -28,7 +28,7 @@ if [ ! -f "$venv/.installed" ]; then
   rm -rf "$venv"
   mkdir -p "$(dirname "$venv")"
   python3 -m venv "$venv"
-  if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
         --no-deps -r "$req"; then
     rm -rf "$venv"
     echo "" >&2

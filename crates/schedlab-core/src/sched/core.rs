@@ -94,16 +94,13 @@ impl<S: Sink> Sim<S> {
         }
     }
 
-    /// `cpu_idle` exit of `cpu`'s traced idle state, if it is in one: at
-    /// the time the CPU woke (after its exit latency), or now.
+    /// `cpu_idle` exit of `cpu`'s traced idle state, if it is in one. It is
+    /// recorded when code next runs there: the interrupt that woke the CPU
+    /// runs once its idle state's exit latency has passed (`irq_time`), so
+    /// that is when the state was left. (Records stay in time order.)
     fn trace_idle_exit(&mut self, cpu: CpuId) {
         if self.idle_traced[cpu.idx()].take().is_some() {
-            let now = self.now;
-            let at = self.sched.rqs[cpu.idx()]
-                .awake_at
-                .filter(|&a| a <= now)
-                .unwrap_or(now);
-            self.emit_at(cpu, at, false, Tp::Idle(CPU_IDLE_EXIT));
+            self.emit_at(cpu, self.now, false, Tp::Idle(CPU_IDLE_EXIT));
         }
     }
 
