@@ -31,6 +31,7 @@ mod golden;
 mod groups;
 mod hackbench;
 mod kill_out;
+mod lisa_events;
 mod markers;
 mod memrun;
 mod phase_slice;
