@@ -133,8 +133,9 @@ pub enum TraceEvent<'a> {
         /// The task freed.
         task: TaskView<'a>,
     },
-    /// `sched_stat_runtime` (`update_curr` of a fair task): CPU time
-    /// accounted to the running task since its last update.
+    /// `sched_stat_runtime` (`update_curr`, and `update_curr_common` for
+    /// RT and deadline tasks as since Linux 6.8): CPU time accounted to the
+    /// running task since its last update.
     SchedStatRuntime {
         /// The running task.
         task: TaskView<'a>,
