@@ -26,7 +26,9 @@
 //! ├─ packet: FtraceEventBundle { cpu, event [FtraceEvent {
 //! │              timestamp, pid (context task), common_flags,
 //! │              sched_switch | sched_waking | sched_wakeup
-//! │              | sched_wakeup_new | sched_migrate_task | print }] }
+//! │              | sched_wakeup_new | sched_migrate_task | print
+//! │              | sched_process_fork | sched_process_exit | sched_process_free
+//! │              | task_rename | cpu_idle | generic (sched_stat_runtime) }] }
 //! ├─ packet: FtraceEventBundle { ... }         one per CPU per `flush_every` events,
 //! └─ ...                                      in the order they filled up
 //! ```
@@ -72,6 +74,11 @@
 //!   appends (unless the text ends with one), `ip` the same made-up
 //!   address as in trace.dat ([`PRINT_IP`](crate::trace_dat::PRINT_IP)).
 //!   Texts are not cut (trace.dat cuts those over 4054 bytes).
+//!
+//! * **sched_stat_runtime** has no typed proto in Perfetto: it is a
+//!   `GenericFtraceEvent` named `sched_stat_runtime` with the fields `comm`
+//!   (string), `pid` (int) and `runtime` (uint, ns). `sched_process_exit`'s
+//!   `tgid` is the pid (single-threaded processes, as above).
 //!
 //! # Memory
 //!

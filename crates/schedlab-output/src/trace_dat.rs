@@ -10,7 +10,8 @@
 //!
 //! Source of every format fact: the `trace-cmd.dat.v6(5)` man page (file
 //! layout), the kernel's `events/header_page`, `events/header_event` and
-//! `events/sched/*/format` and `events/ftrace/print/format` files
+//! `events/sched/*/format`, `events/task/task_rename/format`,
+//! `events/power/cpu_idle/format` and `events/ftrace/print/format` files
 //! (ring-buffer page and event layout, field offsets and print formats of
 //! the sched events and of `trace_marker` writes on x86-64), and
 //! `docs/formats.md` 4.3 (`prev_state`). Everything was checked against the
@@ -27,8 +28,8 @@
 //!           │ "header_page\0"  u64 len  text (page header fields)          │
 //!           │ "header_event\0" u64 len  text (event header bit layout)     │
 //!           │ u32 1  u64 len  events/ftrace/print/format text (ftrace)     │
-//!           │ u32 1  "sched\0"  u32 5        (one system, five events)     │
-//!           │        5 × { u64 len, events/sched/<event>/format text }     │
+//!           │ u32 3  "sched\0" u32 9, "task\0" u32 1, "power\0" u32 1      │
+//!           │        each event: { u64 len, events/<sys>/<event>/format }  │
 //!           │ u32 len  kallsyms text ("<addr> T tracing_mark_write\n")     │
 //!           │ u32 0 (printk formats)                                       │
 //!           │ u64 len  cmdlines text: "<pid> <comm>\n" per task seen       │
@@ -75,8 +76,10 @@
 //!
 //! # Differences from a trace.dat recorded on a real kernel
 //!
-//! * Only the `sched` system with the five events schedlab emits and the
-//!   ftrace `print` event are described; kallsyms holds the one symbol
+//! * Only the events schedlab emits are described: the `sched` system's
+//!   five plus `sched_process_fork`/`_exit`/`_free` and `sched_stat_runtime`,
+//!   `task`'s `task_rename`, `power`'s `cpu_idle` ([`EXTRA_EVENTS`]), and the
+//!   ftrace `print` event; kallsyms holds the one symbol
 //!   `print` records point at ([`PRINT_IP`], named `tracing_mark_write`, so
 //!   `trace-cmd report` prints `print: tracing_mark_write: <text>`), there
 //!   are no printk formats, and the only option is the trace clock
@@ -733,7 +736,8 @@ impl TraceDatWriter {
         h.extend_from_slice(pf.as_bytes());
         // Event systems: sched (the five, then the extra sched events),
         // task, power.
-        let mut systems: Vec<(&str, Vec<String>)> = vec![("sched", (0..EVENT_IDS.len()).map(format_text).collect())];
+        let mut systems: Vec<(&str, Vec<String>)> =
+            vec![("sched", (0..EVENT_IDS.len()).map(format_text).collect())];
         for (i, (sys, name, fields, fmt)) in EXTRA_EVENTS.iter().enumerate() {
             let f = event_format(name, EXTRA_EVENT_IDS[i], fields, fmt);
             match systems.iter_mut().find(|(s, _)| s == sys) {

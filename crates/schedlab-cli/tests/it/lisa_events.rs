@@ -147,10 +147,16 @@ fn every_thread_is_forked_renamed_woken_and_an_exiting_one_freed() {
         assert_eq!(fork["child_comm"], "rt-app", "{name}");
         let rename = other(seq[1].0, "task_rename").unwrap();
         assert_eq!(
-            (rename["oldcomm"], rename["newcomm"], rename["oom_score_adj"]),
+            (
+                rename["oldcomm"],
+                rename["newcomm"],
+                rename["oom_score_adj"]
+            ),
             ("rt-app", name, "0")
         );
-        assert!(seq[..3].iter().all(|(rec, _)| rec.time_ns == seq[0].0.time_ns));
+        assert!(seq[..3]
+            .iter()
+            .all(|(rec, _)| rec.time_ns == seq[0].0.time_ns));
         let exits = names.iter().filter(|n| **n == "sched_process_exit").count();
         let frees = names.iter().filter(|n| **n == "sched_process_free").count();
         if name.starts_with("short") {
@@ -158,18 +164,28 @@ fn every_thread_is_forked_renamed_woken_and_an_exiting_one_freed() {
             // (prev_state Z), then free; nothing names it afterwards.
             assert_eq!((exits, frees), (1, 1), "{name}");
             assert_eq!(names.last(), Some(&"sched_process_free"), "{name}");
-            let exit = seq.iter().find(|(_, n)| *n == "sched_process_exit").unwrap().0;
+            let exit = seq
+                .iter()
+                .find(|(_, n)| *n == "sched_process_exit")
+                .unwrap()
+                .0;
             assert_eq!(u64::from(exit.ctx_pid), pid);
             let free = seq.last().unwrap().0;
-            let i = r.records.iter().position(|x| std::ptr::eq(x, free)).unwrap();
+            let i = r
+                .records
+                .iter()
+                .position(|x| std::ptr::eq(x, free))
+                .unwrap();
             match &r.records[i - 1].event {
                 OwnedEvent::SchedSwitch {
                     prev, prev_state, ..
                 } => assert_eq!((u64::from(prev.pid), prev_state.as_str()), (pid, "Z")),
                 e => panic!("{name}: free not right after the last switch: {e:?}"),
             }
-            assert!(r.records[i + 1..].iter().all(|x| !x.to_line().contains(&format!("-{pid} "))
-                && !x.to_line().contains(&format!("pid={pid} "))));
+            assert!(r.records[i + 1..]
+                .iter()
+                .all(|x| !x.to_line().contains(&format!("-{pid} "))
+                    && !x.to_line().contains(&format!("pid={pid} "))));
         } else {
             assert_eq!((exits, frees), (0, 0), "{name} runs to the end");
         }
@@ -180,8 +196,16 @@ fn every_thread_is_forked_renamed_woken_and_an_exiting_one_freed() {
 fn cpu_idle_alternates_enter_and_exit_and_covers_the_idle_time() {
     for (machine, w, extra) in [
         ("vm-2cpu", lisa_workload(), &[][..]),
-        ("a7-octa", crate::common::example_workload(), &["--duration", "300ms"][..]),
-        ("icx-2s-80c-ht", lisa_workload(), &["--duration", "200ms"][..]),
+        (
+            "a7-octa",
+            crate::common::example_workload(),
+            &["--duration", "300ms"][..],
+        ),
+        (
+            "icx-2s-80c-ht",
+            lisa_workload(),
+            &["--duration", "200ms"][..],
+        ),
     ] {
         let r = run(&w, machine, extra);
         let ncpu = r.summary["machine"]["cpus"].as_u64().unwrap() as usize;
@@ -199,19 +223,28 @@ fn cpu_idle_alternates_enter_and_exit_and_covers_the_idle_time() {
             let c = rec.cpu as usize;
             if let Some(f) = other(rec, "cpu_idle") {
                 assert_eq!(num(&f, "cpu_id"), rec.cpu as u64, "{}", rec.to_line());
-                assert_eq!(rec.ctx_pid, 0, "cpu_idle runs in the idle task: {}", rec.to_line());
+                assert_eq!(
+                    rec.ctx_pid,
+                    0,
+                    "cpu_idle runs in the idle task: {}",
+                    rec.to_line()
+                );
                 let s = num(&f, "state");
                 if s == EXIT {
-                    let (_, since) = state[c]
-                        .take()
-                        .unwrap_or_else(|| panic!("{machine}: exit without enter: {}", rec.to_line()));
+                    let (_, since) = state[c].take().unwrap_or_else(|| {
+                        panic!("{machine}: exit without enter: {}", rec.to_line())
+                    });
                     idle[c] += rec.time_ns - since;
                     awake_since[c] = Some(rec.time_ns);
                 } else {
                     if let Some(a) = awake_since[c].take() {
                         awake[c] += rec.time_ns - a;
                     }
-                    assert!(state[c].is_none(), "{machine}: enter twice: {}", rec.to_line());
+                    assert!(
+                        state[c].is_none(),
+                        "{machine}: enter twice: {}",
+                        rec.to_line()
+                    );
                     if !seen[c] {
                         assert_eq!(rec.time_ns, 0, "{machine}: CPUs boot idle");
                     }
@@ -286,8 +319,14 @@ fn trace_dat_holds_the_new_events_like_the_text_trace() {
         .unwrap();
     let rep = String::from_utf8(o.stdout).unwrap();
     for (name, raw) in [
-        ("task_rename", "pid=1001 oldcomm=rt-app newcomm=periodic-0 oom_score_adj=0"),
-        ("sched_process_fork", "parent_comm=rt-app parent_pid=1000 child_comm=rt-app child_pid=1001"),
+        (
+            "task_rename",
+            "pid=1001 oldcomm=rt-app newcomm=periodic-0 oom_score_adj=0",
+        ),
+        (
+            "sched_process_fork",
+            "parent_comm=rt-app parent_pid=1000 child_comm=rt-app child_pid=1001",
+        ),
         ("sched_process_exit", "comm=short-3 pid=1004 prio=120"),
         ("sched_process_free", "comm=short-3 pid=1004 prio=120"),
         ("cpu_idle", "state=4294967295 cpu_id=0"),
@@ -295,7 +334,8 @@ fn trace_dat_holds_the_new_events_like_the_text_trace() {
     ] {
         // -R prints the raw fields by their format-file names.
         assert!(
-            rep.lines().any(|l| l.contains(&format!("{name}:")) && l.ends_with(raw)),
+            rep.lines()
+                .any(|l| l.contains(&format!("{name}:")) && l.ends_with(raw)),
             "trace-cmd report -R: no {name} record ending {raw:?}"
         );
     }
@@ -326,8 +366,17 @@ fn pftrace_holds_the_new_events_of_the_text_trace() {
         .iter()
         .filter_map(|rec| match &rec.event {
             OwnedEvent::Other { name, payload } if NEW.contains(&name.as_str()) => {
-                let f: Vec<String> = fields(payload).iter().map(|(k, v)| format!("{k}={v}")).collect();
-                Some((rec.cpu, rec.time_ns / 1000, rec.ctx_pid, name.clone(), f.join(" ")))
+                let f: Vec<String> = fields(payload)
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                Some((
+                    rec.cpu,
+                    rec.time_ns / 1000,
+                    rec.ctx_pid,
+                    name.clone(),
+                    f.join(" "),
+                ))
             }
             _ => None,
         })

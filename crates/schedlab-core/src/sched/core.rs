@@ -52,7 +52,10 @@ enum Tp {
         child: TaskId,
     },
     /// `task_rename` of `task` from `parent`'s comm to its own.
-    Rename { task: TaskId, parent: TaskId },
+    Rename {
+        task: TaskId,
+        parent: TaskId,
+    },
     /// `sched_process_exit`.
     Exit(TaskId),
     /// `sched_process_free`.
@@ -962,7 +965,9 @@ impl<S: Sink> Sim<S> {
         if self.trace {
             let parent = self.sched.rqs[this.idx()].curr;
             self.emit(this, false, Tp::Fork { parent, child: t });
-            if let Some(p) = parent.filter(|p| self.sched.tasks[p.idx()].spec.name != self.sched.tasks[t.idx()].spec.name) {
+            if let Some(p) = parent.filter(|p| {
+                self.sched.tasks[p.idx()].spec.name != self.sched.tasks[t.idx()].spec.name
+            }) {
                 // The thread takes its own name (rt-app's
                 // pthread_setname_np) before its first wakeup.
                 self.emit(this, false, Tp::Rename { task: t, parent: p });

@@ -17,8 +17,9 @@ use std::io::BufRead;
 
 use schedlab_core::observe::{TaskView, TraceEvent, TraceRecord};
 
-use super::write::{push_other_payload, 
-    ctx_comm, payload_comm, push_migrate, push_prefix, push_switch, push_wakeup, round_to_us,
+use super::write::{
+    ctx_comm, payload_comm, push_migrate, push_other_payload, push_prefix, push_switch,
+    push_wakeup, round_to_us,
 };
 
 /// A task named in a payload.

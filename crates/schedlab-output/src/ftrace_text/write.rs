@@ -1,4 +1,6 @@
-//! Writing: header, line prefix and the five scheduler payloads.
+//! Writing: header, line prefix and the payloads of every event (the five
+//! scheduler ones, rt-app's markers, and the process life-cycle,
+//! `sched_stat_runtime` and `cpu_idle` events of [`push_other_payload`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -207,7 +209,7 @@ fn push_record(s: &mut String, rec: &TraceRecord<'_>) {
 }
 
 /// The payloads of the process life-cycle, `sched_stat_runtime` and
-/// `cpu_idle` events, in the kernel's print formats (`docs/formats.md` 7.4):
+/// `cpu_idle` events, in the kernel's print formats (`docs/formats.md` 7.2):
 ///
 /// * `sched_process_fork`: `comm=%s pid=%d child_comm=%s child_pid=%d`
 /// * `task_rename`: `pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd`
