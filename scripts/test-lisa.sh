@@ -29,7 +29,7 @@ if [ ! -f "$venv/.installed" ]; then
   mkdir -p "$(dirname "$venv")"
   python3 -m venv "$venv"
   if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
-        --no-deps -r "$req"; then
+        --retries 1 --timeout 30 --no-deps -r "$req"; then
     rm -rf "$venv"
     echo "" >&2
     echo "############################################################" >&2
