@@ -8,6 +8,9 @@
 # experiments, then checks that schedlab-core's module import graph has no
 # circle.
 #
+# LISA (scripts/test-lisa.sh) is pip-installed once into
+# ~/.cache/schedlab/lisa-*; without network that test is skipped, loudly.
+#
 # Nothing outside the repository is needed. Tests over rt-app's own example
 # files run only where ../shared/fixtures exists beside the repository (CI)
 # and print "skipped: ../shared/fixtures not found" otherwise.
@@ -75,6 +78,11 @@ if [ -d experiments ]; then
     bash "$smoke"
   done
 fi
+echo "== LISA's analyses on a schedlab trace.dat (scripts/test-lisa.sh)"
+# Installs lisa-linux 3.1.0 (pinned, scripts/lisa/requirements.txt) once
+# into a cached virtual environment; skips loudly without network.
+bash scripts/test-lisa.sh target/release/schedlab
+
 echo "== schedlab-core's import graph has no circle (scripts/modgraph.py)"
 python3 scripts/modgraph.py --quiet
 

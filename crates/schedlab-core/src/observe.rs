@@ -107,19 +107,95 @@ pub enum TraceEvent<'a> {
         /// The text written.
         text: &'a str,
     },
+    /// `sched_process_fork` (`kernel_clone`, in the parent's context,
+    /// before `sched_wakeup_new`).
+    SchedProcessFork {
+        /// The forking task.
+        parent: TaskView<'a>,
+        /// The child: its pid, and the comm it was born with (the parent's,
+        /// which the kernel copies at fork).
+        child: TaskView<'a>,
+    },
+    /// `task_rename` (`__set_task_comm`): the task's comm changes.
+    TaskRename {
+        /// The task, with its new comm.
+        task: TaskView<'a>,
+        /// The comm it had.
+        oldcomm: &'a str,
+    },
+    /// `sched_process_exit` (`do_exit`, in the exiting task's context).
+    SchedProcessExit {
+        /// The exiting task.
+        task: TaskView<'a>,
+    },
+    /// `sched_process_free` (the task's last reference dropped).
+    SchedProcessFree {
+        /// The task freed.
+        task: TaskView<'a>,
+    },
+    /// `sched_stat_runtime` (`update_curr`, and `update_curr_common` for
+    /// RT and deadline tasks as since Linux 6.8): CPU time accounted to the
+    /// running task since its last update.
+    SchedStatRuntime {
+        /// The running task.
+        task: TaskView<'a>,
+        /// Nanoseconds accounted.
+        runtime: u64,
+    },
+    /// `cpu_idle` (power subsystem): the CPU enters idle state `state` (the
+    /// index in the machine's idle state table, cpuidle's numbering) or,
+    /// with [`CPU_IDLE_EXIT`], leaves it.
+    CpuIdle {
+        /// State index, or [`CPU_IDLE_EXIT`].
+        state: u32,
+        /// The CPU (always the CPU the record is on).
+        cpu_id: CpuId,
+    },
+}
+
+/// `cpu_idle`'s state on exit: the kernel passes `PWR_EVENT_EXIT` (-1) into
+/// an unsigned 32-bit field, so traces show 4294967295.
+pub const CPU_IDLE_EXIT: u32 = u32::MAX;
+
+impl TraceEvent<'_> {
+    /// The tracepoint's name as the kernel prints it (`print` is the ftrace
+    /// event a `trace_marker` write records).
+    pub fn name(&self) -> &'static str {
+        match self {
+            TraceEvent::SchedSwitch { .. } => "sched_switch",
+            TraceEvent::SchedWaking { .. } => "sched_waking",
+            TraceEvent::SchedWakeup { .. } => "sched_wakeup",
+            TraceEvent::SchedWakeupNew { .. } => "sched_wakeup_new",
+            TraceEvent::SchedMigrateTask { .. } => "sched_migrate_task",
+            TraceEvent::Print { .. } => "print",
+            TraceEvent::SchedProcessFork { .. } => "sched_process_fork",
+            TraceEvent::TaskRename { .. } => "task_rename",
+            TraceEvent::SchedProcessExit { .. } => "sched_process_exit",
+            TraceEvent::SchedProcessFree { .. } => "sched_process_free",
+            TraceEvent::SchedStatRuntime { .. } => "sched_stat_runtime",
+            TraceEvent::CpuIdle { .. } => "cpu_idle",
+        }
+    }
 }
 
 impl<'a> TraceEvent<'a> {
     /// The tasks the payload names (prev and next of a switch, the task of
-    /// the others, none for a print).
+    /// the others, the parent of a fork, none for a print or cpu_idle).
     pub fn tasks(&self) -> impl Iterator<Item = &TaskView<'a>> {
         let (a, b) = match self {
             TraceEvent::SchedSwitch { prev, next, .. } => (Some(prev), Some(next)),
             TraceEvent::SchedWaking { task, .. }
             | TraceEvent::SchedWakeup { task, .. }
             | TraceEvent::SchedWakeupNew { task, .. }
-            | TraceEvent::SchedMigrateTask { task, .. } => (Some(task), None),
-            TraceEvent::Print { .. } => (None, None),
+            | TraceEvent::SchedMigrateTask { task, .. }
+            | TraceEvent::TaskRename { task, .. }
+            | TraceEvent::SchedProcessExit { task }
+            | TraceEvent::SchedProcessFree { task }
+            | TraceEvent::SchedStatRuntime { task, .. } => (Some(task), None),
+            // The child's comm is the parent's until it is renamed: only
+            // the parent names itself.
+            TraceEvent::SchedProcessFork { parent, .. } => (Some(parent), None),
+            TraceEvent::Print { .. } | TraceEvent::CpuIdle { .. } => (None, None),
         };
         a.into_iter().chain(b)
     }
@@ -160,8 +236,10 @@ impl Sink for NullSink {}
 /// quick checks; it keeps no record).
 #[derive(Default, Debug, Clone)]
 pub struct CountingSink {
-    /// Number of records per event kind: switch, waking, wakeup, wakeup_new, migrate, print.
-    pub counts: [u64; 6],
+    /// Number of records per event kind: switch, waking, wakeup,
+    /// wakeup_new, migrate, print, process_fork, task_rename, process_exit,
+    /// process_free, stat_runtime, cpu_idle.
+    pub counts: [u64; 12],
 }
 impl Sink for CountingSink {
     fn wants_trace(&self) -> bool {
@@ -175,6 +253,12 @@ impl Sink for CountingSink {
             TraceEvent::SchedWakeupNew { .. } => 3,
             TraceEvent::SchedMigrateTask { .. } => 4,
             TraceEvent::Print { .. } => 5,
+            TraceEvent::SchedProcessFork { .. } => 6,
+            TraceEvent::TaskRename { .. } => 7,
+            TraceEvent::SchedProcessExit { .. } => 8,
+            TraceEvent::SchedProcessFree { .. } => 9,
+            TraceEvent::SchedStatRuntime { .. } => 10,
+            TraceEvent::CpuIdle { .. } => 11,
         };
         self.counts[i] += 1;
     }

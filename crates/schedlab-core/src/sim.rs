@@ -64,6 +64,11 @@ pub struct Sim<S: Sink> {
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,
     pub(crate) trace: bool,
+    /// Trace only: the idle state each CPU's last `cpu_idle` record entered
+    /// (`None` once its exit is recorded), and whether the initial states
+    /// were recorded.
+    pub(crate) idle_traced: Vec<Option<u32>>,
+    pub(crate) idle_trace_started: bool,
 }
 
 /// The scheduler's state (what `kernel/sched` keeps in `struct rq`,

@@ -26,7 +26,9 @@
 //! ├─ packet: FtraceEventBundle { cpu, event [FtraceEvent {
 //! │              timestamp, pid (context task), common_flags,
 //! │              sched_switch | sched_waking | sched_wakeup
-//! │              | sched_wakeup_new | sched_migrate_task | print }] }
+//! │              | sched_wakeup_new | sched_migrate_task | print
+//! │              | sched_process_fork | sched_process_exit | sched_process_free
+//! │              | task_rename | cpu_idle | generic (sched_stat_runtime) }] }
 //! ├─ packet: FtraceEventBundle { ... }         one per CPU per `flush_every` events,
 //! └─ ...                                      in the order they filled up
 //! ```
@@ -72,6 +74,11 @@
 //!   appends (unless the text ends with one), `ip` the same made-up
 //!   address as in trace.dat ([`PRINT_IP`](crate::trace_dat::PRINT_IP)).
 //!   Texts are not cut (trace.dat cuts those over 4054 bytes).
+//!
+//! * **sched_stat_runtime** has no typed proto in Perfetto: it is a
+//!   `GenericFtraceEvent` named `sched_stat_runtime` with the fields `comm`
+//!   (string), `pid` (int) and `runtime` (uint, ns). `sched_process_exit`'s
+//!   `tgid` is the pid (single-threaded processes, as above).
 //!
 //! # Memory
 //!
@@ -136,6 +143,44 @@ pub mod field {
     pub const EVENT_SCHED_WAKING: u32 = 20;
     pub const EVENT_SCHED_WAKEUP_NEW: u32 = 114;
     pub const EVENT_SCHED_MIGRATE_TASK: u32 = 491;
+    pub const EVENT_CPU_IDLE: u32 = 13;
+    pub const EVENT_TASK_RENAME: u32 = 236;
+    pub const EVENT_SCHED_PROCESS_EXIT: u32 = 238;
+    pub const EVENT_SCHED_PROCESS_FORK: u32 = 239;
+    pub const EVENT_SCHED_PROCESS_FREE: u32 = 240;
+    pub const EVENT_GENERIC: u32 = 327; // GenericFtraceEvent generic
+
+    // trace/ftrace/power.proto: message CpuIdleFtraceEvent
+    pub const IDLE_STATE: u32 = 1; // uint32
+    pub const IDLE_CPU_ID: u32 = 2; // uint32
+
+    // trace/ftrace/task.proto: message TaskRenameFtraceEvent
+    pub const RENAME_PID: u32 = 1; // int32
+    pub const RENAME_OLDCOMM: u32 = 2; // string
+    pub const RENAME_NEWCOMM: u32 = 3; // string
+    pub const RENAME_OOM_SCORE_ADJ: u32 = 4; // int32
+
+    // trace/ftrace/sched.proto: message SchedProcessForkFtraceEvent
+    pub const FORK_PARENT_COMM: u32 = 1; // string
+    pub const FORK_PARENT_PID: u32 = 2; // int32
+    pub const FORK_CHILD_COMM: u32 = 3; // string
+    pub const FORK_CHILD_PID: u32 = 4; // int32
+
+    // trace/ftrace/sched.proto: SchedProcessExitFtraceEvent (comm 1, pid 2,
+    // tgid 3, prio 4) and SchedProcessFreeFtraceEvent (comm 1, pid 2, prio 3)
+    pub const PROC_COMM: u32 = 1; // string
+    pub const PROC_PID: u32 = 2; // int32
+    pub const EXIT_TGID: u32 = 3; // int32
+    pub const EXIT_PRIO: u32 = 4; // int32
+    pub const FREE_PRIO: u32 = 3; // int32
+
+    // trace/ftrace/generic.proto: GenericFtraceEvent, GenericFtraceEvent.Field
+    pub const GENERIC_EVENT_NAME: u32 = 1; // string
+    pub const GENERIC_FIELD: u32 = 2; // repeated Field
+    pub const GENERIC_FIELD_NAME: u32 = 1; // string
+    pub const GENERIC_FIELD_STR: u32 = 3; // string
+    pub const GENERIC_FIELD_INT: u32 = 4; // int64
+    pub const GENERIC_FIELD_UINT: u32 = 5; // uint64
 
     // trace/ftrace/ftrace.proto: message PrintFtraceEvent
     pub const PRINT_IP: u32 = 1; // uint64
@@ -377,6 +422,53 @@ fn encode_event(buf: &mut Vec<u8>, rec: &TraceRecord<'_>) {
             if nl {
                 b.push(b'\n');
             }
+        }),
+        TraceEvent::SchedProcessFork { parent, child } => {
+            put_message(buf, EVENT_SCHED_PROCESS_FORK, |b| {
+                put_str(b, FORK_PARENT_COMM, &payload_comm(&parent, cpu));
+                put_int(b, FORK_PARENT_PID, i64::from(parent.pid));
+                put_str(b, FORK_CHILD_COMM, &payload_comm(&child, cpu));
+                put_int(b, FORK_CHILD_PID, i64::from(child.pid));
+            })
+        }
+        TraceEvent::TaskRename { task, oldcomm } => put_message(buf, EVENT_TASK_RENAME, |b| {
+            put_int(b, RENAME_PID, i64::from(task.pid));
+            put_str(b, RENAME_OLDCOMM, oldcomm);
+            put_str(b, RENAME_NEWCOMM, &payload_comm(&task, cpu));
+            put_int(b, RENAME_OOM_SCORE_ADJ, 0);
+        }),
+        TraceEvent::SchedProcessExit { task } => put_message(buf, EVENT_SCHED_PROCESS_EXIT, |b| {
+            put_str(b, PROC_COMM, &payload_comm(&task, cpu));
+            put_int(b, PROC_PID, i64::from(task.pid));
+            // Single-threaded processes (see Names above).
+            put_int(b, EXIT_TGID, i64::from(task.pid));
+            put_int(b, EXIT_PRIO, i64::from(task.prio));
+        }),
+        TraceEvent::SchedProcessFree { task } => put_message(buf, EVENT_SCHED_PROCESS_FREE, |b| {
+            put_str(b, PROC_COMM, &payload_comm(&task, cpu));
+            put_int(b, PROC_PID, i64::from(task.pid));
+            put_int(b, FREE_PRIO, i64::from(task.prio));
+        }),
+        TraceEvent::CpuIdle { state, cpu_id } => put_message(buf, EVENT_CPU_IDLE, |b| {
+            put_uint(b, IDLE_STATE, u64::from(state));
+            put_uint(b, IDLE_CPU_ID, u64::from(cpu_id.0));
+        }),
+        // Perfetto has no typed proto for sched_stat_runtime: a generic
+        // event, as traced_probes records events it has no proto for.
+        TraceEvent::SchedStatRuntime { task, runtime } => put_message(buf, EVENT_GENERIC, |b| {
+            put_str(b, GENERIC_EVENT_NAME, "sched_stat_runtime");
+            put_message(b, GENERIC_FIELD, |f| {
+                put_str(f, GENERIC_FIELD_NAME, "comm");
+                put_str(f, GENERIC_FIELD_STR, &payload_comm(&task, cpu));
+            });
+            put_message(b, GENERIC_FIELD, |f| {
+                put_str(f, GENERIC_FIELD_NAME, "pid");
+                put_int(f, GENERIC_FIELD_INT, i64::from(task.pid));
+            });
+            put_message(b, GENERIC_FIELD, |f| {
+                put_str(f, GENERIC_FIELD_NAME, "runtime");
+                put_uint(f, GENERIC_FIELD_UINT, runtime);
+            });
         }),
     }
 }

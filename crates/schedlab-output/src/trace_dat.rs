@@ -10,7 +10,8 @@
 //!
 //! Source of every format fact: the `trace-cmd.dat.v6(5)` man page (file
 //! layout), the kernel's `events/header_page`, `events/header_event` and
-//! `events/sched/*/format` and `events/ftrace/print/format` files
+//! `events/sched/*/format`, `events/task/task_rename/format`,
+//! `events/power/cpu_idle/format` and `events/ftrace/print/format` files
 //! (ring-buffer page and event layout, field offsets and print formats of
 //! the sched events and of `trace_marker` writes on x86-64), and
 //! `docs/formats.md` 4.3 (`prev_state`). Everything was checked against the
@@ -27,8 +28,8 @@
 //!           │ "header_page\0"  u64 len  text (page header fields)          │
 //!           │ "header_event\0" u64 len  text (event header bit layout)     │
 //!           │ u32 1  u64 len  events/ftrace/print/format text (ftrace)     │
-//!           │ u32 1  "sched\0"  u32 5        (one system, five events)     │
-//!           │        5 × { u64 len, events/sched/<event>/format text }     │
+//!           │ u32 3  "sched\0" u32 9, "task\0" u32 1, "power\0" u32 1      │
+//!           │        each event: { u64 len, events/<sys>/<event>/format }  │
 //!           │ u32 len  kallsyms text ("<addr> T tracing_mark_write\n")     │
 //!           │ u32 0 (printk formats)                                       │
 //!           │ u64 len  cmdlines text: "<pid> <comm>\n" per task seen       │
@@ -75,8 +76,10 @@
 //!
 //! # Differences from a trace.dat recorded on a real kernel
 //!
-//! * Only the `sched` system with the five events schedlab emits and the
-//!   ftrace `print` event are described; kallsyms holds the one symbol
+//! * Only the events schedlab emits are described: the `sched` system's
+//!   five plus `sched_process_fork`/`_exit`/`_free` and `sched_stat_runtime`,
+//!   `task`'s `task_rename`, `power`'s `cpu_idle` ([`EXTRA_EVENTS`]), and the
+//!   ftrace `print` event; kallsyms holds the one symbol
 //!   `print` records point at ([`PRINT_IP`], named `tracing_mark_write`, so
 //!   `trace-cmd report` prints `print: tracing_mark_write: <text>`), there
 //!   are no printk formats, and the only option is the trace clock
@@ -158,6 +161,65 @@ const KALLSYMS: &str = "ffffffff81200000 T tracing_mark_write\n";
 /// any ids work because the format files carry them.
 pub const EVENT_IDS: [u16; 5] = [316, 319, 318, 317, 311];
 
+/// Ids of the other events, in the order of [`EXTRA_EVENTS`]. Any unused
+/// ids work (see [`EVENT_IDS`]).
+pub const EXTRA_EVENT_IDS: [u16; 6] = [306, 308, 309, 301, 143, 180];
+
+/// The other events (system, name, fields, print format), with the field
+/// layout and print format of their `events/<system>/<name>/format` files on
+/// x86-64 (`sched_stat_runtime` as since Linux 6.8, without `vruntime`;
+/// `task_rename` with its `pid` field, as before 6.13, which LISA reads).
+pub const EXTRA_EVENTS: [(&str, &str, &[Field], &str); 6] = [
+    (
+        "sched",
+        "sched_process_fork",
+        &[
+            ("char parent_comm[16]", 8, 16, 0),
+            ("pid_t parent_pid", 24, 4, 1),
+            ("char child_comm[16]", 28, 16, 0),
+            ("pid_t child_pid", 44, 4, 1),
+        ],
+        "\"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid",
+    ),
+    ("sched", "sched_process_exit", &PROCESS_FIELDS, PROCESS_FMT),
+    ("sched", "sched_process_free", &PROCESS_FIELDS, PROCESS_FMT),
+    (
+        "sched",
+        "sched_stat_runtime",
+        &[
+            ("char comm[16]", 8, 16, 0),
+            ("pid_t pid", 24, 4, 1),
+            ("u64 runtime", 32, 8, 0),
+        ],
+        "\"comm=%s pid=%d runtime=%Lu [ns]\", REC->comm, REC->pid, (unsigned long long)REC->runtime",
+    ),
+    (
+        "task",
+        "task_rename",
+        &[
+            ("pid_t pid", 8, 4, 1),
+            ("char oldcomm[16]", 12, 16, 0),
+            ("char newcomm[16]", 28, 16, 0),
+            ("short oom_score_adj", 44, 2, 1),
+        ],
+        "\"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj",
+    ),
+    (
+        "power",
+        "cpu_idle",
+        &[("u32 state", 8, 4, 0), ("u32 cpu_id", 12, 4, 0)],
+        "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id",
+    ),
+];
+
+/// The fields of `sched_process_exit` and `sched_process_free`.
+const PROCESS_FIELDS: [Field; 3] = [
+    ("char comm[16]", 8, 16, 0),
+    ("pid_t pid", 24, 4, 1),
+    ("int prio", 28, 4, 1),
+];
+const PROCESS_FMT: &str = "\"comm=%s pid=%d prio=%d\", REC->comm, REC->pid, REC->prio";
+
 /// `prev_state` bits of the kernel's report encoding (4.14 and later):
 /// one bit per state letter, `TASK_REPORT_MAX` (0x100) for a preemption.
 fn prev_state_bits(s: PrevState) -> i64 {
@@ -192,7 +254,7 @@ const HEADER_EVENT: &str = "# compressed entry header\n\
 \tdata max type_len  == 28\n";
 
 /// One line of a format file: (declaration, offset, size, signed).
-type Field = (&'static str, u32, u32, u8);
+pub type Field = (&'static str, u32, u32, u8);
 
 /// The fields every event starts with.
 const COMMON_FIELDS: [Field; 4] = [
@@ -260,7 +322,12 @@ fn format_text(i: usize) -> String {
             "\"comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\", REC->comm, REC->pid, REC->prio, REC->orig_cpu, REC->dest_cpu",
         ),
     };
-    let mut s = format!("name: {name}\nID: {}\nformat:\n", EVENT_IDS[i]);
+    event_format(name, EVENT_IDS[i], fields, fmt)
+}
+
+/// The format file of event `name`.
+fn event_format(name: &str, id: u16, fields: &[Field], fmt: &str) -> String {
+    let mut s = format!("name: {name}\nID: {id}\nformat:\n");
     for f in &COMMON_FIELDS {
         push_field(&mut s, f);
     }
@@ -422,6 +489,42 @@ fn encode(rec: &TraceRecord<'_>, buf: &mut Vec<u8>) {
             }
             buf.push(0);
             PRINT_EVENT_ID
+        }
+        TraceEvent::SchedProcessFork { parent, child } => {
+            put_comm(buf, 8, &parent);
+            put_i32(buf, 24, parent.pid as i32);
+            put_comm(buf, 28, &child);
+            put_i32(buf, 44, child.pid as i32);
+            EXTRA_EVENT_IDS[0]
+        }
+        TraceEvent::SchedProcessExit { task } | TraceEvent::SchedProcessFree { task } => {
+            put_comm(buf, 8, &task);
+            put_i32(buf, 24, task.pid as i32);
+            put_i32(buf, 28, task.prio);
+            EXTRA_EVENT_IDS[if matches!(rec.event, TraceEvent::SchedProcessExit { .. }) {
+                1
+            } else {
+                2
+            }]
+        }
+        TraceEvent::SchedStatRuntime { task, runtime } => {
+            put_comm(buf, 8, &task);
+            put_i32(buf, 24, task.pid as i32);
+            put(buf, 32, &runtime.to_le_bytes());
+            EXTRA_EVENT_IDS[3]
+        }
+        TraceEvent::TaskRename { task, oldcomm } => {
+            put_i32(buf, 8, task.pid as i32);
+            buf.resize(buf.len().max(12 + COMM_LEN), 0);
+            put(buf, 12, kernel_comm(oldcomm).as_bytes());
+            put_comm(buf, 28, &task);
+            put(buf, 44, &0i16.to_le_bytes()); // oom_score_adj
+            EXTRA_EVENT_IDS[4]
+        }
+        TraceEvent::CpuIdle { state, cpu_id } => {
+            put(buf, 8, &state.to_le_bytes());
+            put(buf, 12, &cpu_id.0.to_le_bytes());
+            EXTRA_EVENT_IDS[5]
         }
     };
     put(buf, 0, &id.to_le_bytes());
@@ -631,13 +734,26 @@ impl TraceDatWriter {
         h.extend_from_slice(&1u32.to_le_bytes()); // ftrace formats: print
         h.extend_from_slice(&(pf.len() as u64).to_le_bytes());
         h.extend_from_slice(pf.as_bytes());
-        h.extend_from_slice(&1u32.to_le_bytes()); // event systems
-        h.extend_from_slice(b"sched\0");
-        h.extend_from_slice(&(EVENT_IDS.len() as u32).to_le_bytes());
-        for i in 0..EVENT_IDS.len() {
-            let f = format_text(i);
-            h.extend_from_slice(&(f.len() as u64).to_le_bytes());
-            h.extend_from_slice(f.as_bytes());
+        // Event systems: sched (the five, then the extra sched events),
+        // task, power.
+        let mut systems: Vec<(&str, Vec<String>)> =
+            vec![("sched", (0..EVENT_IDS.len()).map(format_text).collect())];
+        for (i, (sys, name, fields, fmt)) in EXTRA_EVENTS.iter().enumerate() {
+            let f = event_format(name, EXTRA_EVENT_IDS[i], fields, fmt);
+            match systems.iter_mut().find(|(s, _)| s == sys) {
+                Some((_, v)) => v.push(f),
+                None => systems.push((sys, vec![f])),
+            }
+        }
+        h.extend_from_slice(&(systems.len() as u32).to_le_bytes());
+        for (sys, formats) in &systems {
+            h.extend_from_slice(sys.as_bytes());
+            h.push(0);
+            h.extend_from_slice(&(formats.len() as u32).to_le_bytes());
+            for f in formats {
+                h.extend_from_slice(&(f.len() as u64).to_le_bytes());
+                h.extend_from_slice(f.as_bytes());
+            }
         }
         h.extend_from_slice(&(KALLSYMS.len() as u32).to_le_bytes());
         h.extend_from_slice(KALLSYMS.as_bytes());

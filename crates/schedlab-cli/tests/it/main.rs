@@ -33,6 +33,7 @@ mod groups;
 mod hackbench;
 mod kernels;
 mod kill_out;
+mod lisa_events;
 mod markers;
 mod memrun;
 mod phase_slice;

@@ -291,7 +291,11 @@ fn trace_dat_prints_rt_app_markers_like_the_text_trace() {
 /// checks that `trace-cmd report -N trace.dat` prints exactly the events of
 /// trace.txt, the `tracing_mark_write` lines (rt-app markers) as ftrace
 /// `print` events; returns the numbers of events and of markers.
-fn trace_dat_matches_text(workload: &str, machine: &str, extra: &[&str]) -> (usize, usize) {
+pub(crate) fn trace_dat_matches_text(
+    workload: &str,
+    machine: &str,
+    extra: &[&str],
+) -> (usize, usize) {
     use schedlab_output::ftrace_text::{parse_ftrace_line, parse_ftrace_text};
     use std::process::Command;
     let ctx = format!("{workload} on {machine} {extra:?}");

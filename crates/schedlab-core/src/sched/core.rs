@@ -24,7 +24,7 @@ use crate::fair::eevdf::{self, CurrUpdate, Dequeued, EnqueueKind};
 use crate::fair::pelt::{SchedAvg, PELT_MIN_DIVIDER};
 use crate::features::PreemptModel;
 use crate::ids::{CpuId, TaskId};
-use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord};
+use crate::observe::{PrevState, Sink, TaskView, TraceEvent, TraceRecord, CPU_IDLE_EXIT};
 use crate::rq::Class;
 use crate::sched::fair::FairPick;
 use crate::sim::Sim;
@@ -45,6 +45,25 @@ enum Tp {
     Migrate(TaskId, CpuId, CpuId),
     /// A `trace_marker` write by the running task.
     Print(String),
+    /// `sched_process_fork` of `child` by `parent` (the running task;
+    /// `None`: the idle task starts the workload's first thread).
+    Fork {
+        parent: Option<TaskId>,
+        child: TaskId,
+    },
+    /// `task_rename` of `task` from `parent`'s comm to its own.
+    Rename {
+        task: TaskId,
+        parent: TaskId,
+    },
+    /// `sched_process_exit`.
+    Exit(TaskId),
+    /// `sched_process_free`.
+    Free(TaskId),
+    /// `sched_stat_runtime`.
+    StatRuntime(TaskId, Nanos),
+    /// `cpu_idle` (a state index, or `CPU_IDLE_EXIT`).
+    Idle(u32),
 }
 
 impl<S: Sink> Sim<S> {
@@ -54,6 +73,57 @@ impl<S: Sink> Sim<S> {
         if !self.trace {
             return;
         }
+        self.idle_trace_init();
+        // Code runs on a CPU that was in an idle state: it left the state
+        // first.
+        self.trace_idle_exit(cpu);
+        self.emit_at(cpu, self.now, irq, tp);
+    }
+
+    /// Before the first record: the CPUs boot idle, in the states init gave
+    /// them.
+    fn idle_trace_init(&mut self) {
+        if self.idle_trace_started {
+            return;
+        }
+        self.idle_trace_started = true;
+        for c in 0..self.sched.rqs.len() {
+            let rq = &self.sched.rqs[c];
+            if let (None, Some(st)) = (rq.curr, rq.idle_state) {
+                let at = rq.idle_since.unwrap_or(0).min(self.now);
+                self.idle_traced[c] = Some(st as u32);
+                self.emit_at(CpuId(c as u32), at, false, Tp::Idle(st as u32));
+            }
+        }
+    }
+
+    /// `cpu_idle` exit of `cpu`'s traced idle state, if it is in one. It is
+    /// recorded when code next runs there: the interrupt that woke the CPU
+    /// runs once its idle state's exit latency has passed (`irq_time`), so
+    /// that is when the state was left. (Records stay in time order.)
+    fn trace_idle_exit(&mut self, cpu: CpuId) {
+        if self.idle_traced[cpu.idx()].take().is_some() {
+            self.emit_at(cpu, self.now, false, Tp::Idle(CPU_IDLE_EXIT));
+        }
+    }
+
+    /// `cpu_idle` entry of `cpu`'s current idle state (after the exit of
+    /// the previous one, when the CPU woke for an interrupt and sleeps
+    /// again).
+    fn trace_idle_enter(&mut self, cpu: CpuId) {
+        if !self.trace {
+            return;
+        }
+        let Some(st) = self.sched.rqs[cpu.idx()].idle_state else {
+            return;
+        };
+        self.idle_trace_init();
+        self.trace_idle_exit(cpu);
+        self.idle_traced[cpu.idx()] = Some(st as u32);
+        self.emit_at(cpu, self.now, false, Tp::Idle(st as u32));
+    }
+
+    fn emit_at(&mut self, cpu: CpuId, time: Nanos, irq: bool, tp: Tp) {
         let rq = &self.sched.rqs[cpu.idx()];
         let nr = if rq.need_resched {
             b'N'
@@ -62,12 +132,15 @@ impl<S: Sink> Sim<S> {
         } else {
             b'.'
         };
-        let flags = if matches!(tp, Tp::Print(_)) {
+        let flags = match tp {
             // A write(2) to trace_marker from user space: interrupts on,
             // no preemption count.
-            [b'.', nr, b'.', b'.', b'.']
-        } else {
-            [b'd', nr, if irq { b'h' } else { b'.' }, b'2', b'.']
+            Tp::Print(_) => [b'.', nr, b'.', b'.', b'.'],
+            // The idle loop calls into cpuidle with interrupts off.
+            Tp::Idle(_) => [b'd', nr, b'.', b'.', b'.'],
+            // Process life-cycle events run in task context, preemptible.
+            Tp::Fork { .. } | Tp::Rename { .. } | Tp::Exit(_) => [b'.', nr, b'.', b'.', b'.'],
+            _ => [b'd', nr, if irq { b'h' } else { b'.' }, b'2', b'.'],
         };
         let (tasks, names) = (&self.sched.tasks, &self.swapper_names);
         let view = |t: Option<TaskId>, c: CpuId| match t {
@@ -113,10 +186,37 @@ impl<S: Sink> Sim<S> {
                 dest_cpu,
             },
             Tp::Print(ref text) => TraceEvent::Print { text },
+            Tp::Fork { parent, child } => {
+                let p = view(parent, cpu);
+                let mut c = view(Some(child), cpu);
+                if parent.is_some() {
+                    // The kernel copies the parent's comm into the child.
+                    c.comm = p.comm;
+                }
+                TraceEvent::SchedProcessFork {
+                    parent: p,
+                    child: c,
+                }
+            }
+            Tp::Rename { task, parent } => TraceEvent::TaskRename {
+                task: view(Some(task), cpu),
+                oldcomm: &tasks[parent.idx()].spec.name,
+            },
+            Tp::Exit(t) => TraceEvent::SchedProcessExit {
+                task: view(Some(t), cpu),
+            },
+            Tp::Free(t) => TraceEvent::SchedProcessFree {
+                task: view(Some(t), cpu),
+            },
+            Tp::StatRuntime(t, runtime) => TraceEvent::SchedStatRuntime {
+                task: view(Some(t), cpu),
+                runtime,
+            },
+            Tp::Idle(state) => TraceEvent::CpuIdle { state, cpu_id: cpu },
         };
         let ctx = view(rq.curr, cpu);
         let rec = TraceRecord {
-            time: self.now,
+            time,
             cpu,
             ctx,
             flags,
@@ -145,6 +245,7 @@ impl<S: Sink> Sim<S> {
             return;
         }
         if let Some(t) = self.sched.rqs[cpu.idx()].curr {
+            self.emit(cpu, false, Tp::StatRuntime(t, u.delta_exec));
             let task = &mut self.sched.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
@@ -399,6 +500,7 @@ impl<S: Sink> Sim<S> {
             rq.idle_since = Some(now.max(rq.ovh_until));
             rq.idle_stamp = now;
         }
+        self.trace_idle_enter(cpu);
         // NO_HZ idle stops the tick only when the CPU expects to sleep at
         // least a tick (tick_nohz_idle_stop_tick after the governor's
         // prediction); short idle periods keep it, and its idle ticks run
@@ -428,6 +530,7 @@ impl<S: Sink> Sim<S> {
                 .map_or(Nanos::MAX, |&(t, _)| t.saturating_sub(now));
             rq.idle_state = Some(self.machine.idle_state_for(predicted));
             rq.awake_at = None;
+            self.trace_idle_enter(cpu);
         }
     }
 
@@ -555,6 +658,10 @@ impl<S: Sink> Sim<S> {
                     self.run_start(cpu);
             }
         }
+        let dead = prev.filter(|_| prev_state == PrevState::Dead);
+        if let Some(p) = dead {
+            self.emit(cpu, false, Tp::Exit(p));
+        }
         self.emit(
             cpu,
             false,
@@ -565,6 +672,11 @@ impl<S: Sink> Sim<S> {
             },
         );
         self.sched.rqs[c].curr = next;
+        if let Some(p) = dead {
+            // The last reference goes once the task is off the CPU (the
+            // kernel frees it after an RCU grace period; not modelled).
+            self.emit(cpu, false, Tp::Free(p));
+        }
         self.sched.rqs[c].last_switch = now;
         match next {
             Some(n) => {
@@ -850,6 +962,17 @@ impl<S: Sink> Sim<S> {
             runnable_sum: util * div,
             ..Default::default()
         };
+        if self.trace {
+            let parent = self.sched.rqs[this.idx()].curr;
+            self.emit(this, false, Tp::Fork { parent, child: t });
+            if let Some(p) = parent.filter(|p| {
+                self.sched.tasks[p.idx()].spec.name != self.sched.tasks[t.idx()].spec.name
+            }) {
+                // The thread takes its own name (rt-app's
+                // pthread_setname_np) before its first wakeup.
+                self.emit(this, false, Tp::Rename { task: t, parent: p });
+            }
+        }
         self.ttwu_do_activate(t, cpu, this, true, EnqueueKind::Initial);
     }
 

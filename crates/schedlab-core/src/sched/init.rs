@@ -314,6 +314,8 @@ impl<S: Sink> Sim<S> {
             end: duration.map(|d| t_start + d),
             events: 0,
             swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
+            idle_traced: vec![None; n],
+            idle_trace_started: false,
             sink,
             violation: None,
             trace,

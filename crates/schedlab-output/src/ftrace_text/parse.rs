@@ -18,7 +18,8 @@ use std::io::BufRead;
 use schedlab_core::observe::{TaskView, TraceEvent, TraceRecord};
 
 use super::write::{
-    ctx_comm, payload_comm, push_migrate, push_prefix, push_switch, push_wakeup, round_to_us,
+    ctx_comm, payload_comm, push_migrate, push_other_payload, push_prefix, push_switch,
+    push_wakeup, round_to_us,
 };
 
 /// A task named in a payload.
@@ -167,6 +168,14 @@ impl OwnedRecord {
                 name: "tracing_mark_write".into(),
                 payload: text.to_string(),
             },
+            ref e => {
+                let mut payload = String::new();
+                push_other_payload(&mut payload, e, cpu);
+                OwnedEvent::Other {
+                    name: e.name().into(),
+                    payload,
+                }
+            }
         };
         OwnedRecord {
             time_ns: round_to_us(rec.time) * 1000,

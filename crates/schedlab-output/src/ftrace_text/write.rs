@@ -1,4 +1,6 @@
-//! Writing: header, line prefix and the five scheduler payloads.
+//! Writing: header, line prefix and the payloads of every event (the five
+//! scheduler ones, rt-app's markers, and the process life-cycle,
+//! `sched_stat_runtime` and `cpu_idle` events of [`push_other_payload`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -153,6 +155,7 @@ fn push_record(s: &mut String, rec: &TraceRecord<'_>) {
         TraceEvent::SchedMigrateTask { .. } => "sched_migrate_task",
         // A trace_marker write shows under the function that wrote it.
         TraceEvent::Print { .. } => "tracing_mark_write",
+        ref e => e.name(),
     };
     push_prefix(
         s,
@@ -200,8 +203,55 @@ fn push_record(s: &mut String, rec: &TraceRecord<'_>) {
             dest_cpu.0,
         ),
         TraceEvent::Print { text } => s.push_str(text),
+        ref e => push_other_payload(s, e, cpu),
     }
     s.push('\n');
+}
+
+/// The payloads of the process life-cycle, `sched_stat_runtime` and
+/// `cpu_idle` events, in the kernel's print formats (`docs/formats.md` 7.2):
+///
+/// * `sched_process_fork`: `comm=%s pid=%d child_comm=%s child_pid=%d`
+/// * `task_rename`: `pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd`
+/// * `sched_process_exit`, `sched_process_free`: `comm=%s pid=%d prio=%d`
+/// * `sched_stat_runtime`: `comm=%s pid=%d runtime=%Lu [ns]` (Linux 6.8+,
+///   without `vruntime`)
+/// * `cpu_idle`: `state=%lu cpu_id=%lu` (state 4294967295 on exit)
+///
+/// Nothing for the five sched events and `print`, which have their own.
+pub(super) fn push_other_payload(s: &mut String, ev: &TraceEvent<'_>, cpu: u32) {
+    let _ = match *ev {
+        TraceEvent::SchedProcessFork { parent, child } => write!(
+            s,
+            "comm={} pid={} child_comm={} child_pid={}",
+            payload_comm(&parent, cpu),
+            parent.pid,
+            payload_comm(&child, cpu),
+            child.pid
+        ),
+        TraceEvent::TaskRename { task, oldcomm } => write!(
+            s,
+            "pid={} oldcomm={} newcomm={} oom_score_adj=0",
+            task.pid,
+            sanitize_comm(oldcomm),
+            payload_comm(&task, cpu)
+        ),
+        TraceEvent::SchedProcessExit { task } | TraceEvent::SchedProcessFree { task } => write!(
+            s,
+            "comm={} pid={} prio={}",
+            payload_comm(&task, cpu),
+            task.pid,
+            task.prio
+        ),
+        TraceEvent::SchedStatRuntime { task, runtime } => write!(
+            s,
+            "comm={} pid={} runtime={runtime} [ns]",
+            payload_comm(&task, cpu),
+            task.pid
+        ),
+        TraceEvent::CpuIdle { state, cpu_id } => write!(s, "state={state} cpu_id={}", cpu_id.0),
+        _ => Ok(()),
+    };
 }
 
 /// One record as its trace line, without the trailing newline.

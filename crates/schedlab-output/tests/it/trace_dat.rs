@@ -170,7 +170,7 @@ fn print_records_bytes() {
     assert!(fmt.ends_with("\nprint fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n"));
     assert_eq!(
         &b[ftrace + 12 + flen..ftrace + 12 + flen + 10],
-        b"\x01\0\0\0sched\0"
+        b"\x03\0\0\0sched\0"
     );
     // kallsyms names the ip.
     let sym = format!("{PRINT_IP:x} T tracing_mark_write\n");
@@ -567,4 +567,94 @@ fn trace_cmd_report_matches_records() {
         .count();
     assert_eq!(n, prints);
     assert!(plugin.starts_with(&format!("cpus={nr_cpus}\n")));
+}
+
+/// The event systems after the ftrace formats: `sched` (9 events), `task`
+/// (`task_rename`) and `power` (`cpu_idle`), with the kernel's field
+/// layouts of the added events.
+#[test]
+fn added_event_formats_are_the_kernels() {
+    use schedlab_output::trace_dat::{EXTRA_EVENTS, EXTRA_EVENT_IDS};
+    let a = tv(42, "rt-app", 120);
+    let b = write_dat(&[rec(1000, 0, a, TraceEvent::Print { text: "hi" })], 1);
+    let text = String::from_utf8_lossy(&b);
+    let sched = find(&b, b"sched\0");
+    assert_eq!(u32_at(&b, sched + 6), 9, "sched events");
+    for (want, id) in [
+        ("name: task_rename\n", EXTRA_EVENT_IDS[4]),
+        ("name: cpu_idle\n", EXTRA_EVENT_IDS[5]),
+        ("name: sched_process_fork\n", EXTRA_EVENT_IDS[0]),
+        ("name: sched_stat_runtime\n", EXTRA_EVENT_IDS[3]),
+    ] {
+        let i = text.find(want).unwrap_or_else(|| panic!("no {want}"));
+        assert!(text[i..].starts_with(&format!("{want}ID: {id}\nformat:\n")));
+    }
+    for line in [
+        "\tfield:pid_t pid;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:char oldcomm[16];\toffset:12;\tsize:16;\tsigned:0;\n\tfield:char newcomm[16];\toffset:28;\tsize:16;\tsigned:0;\n\tfield:short oom_score_adj;\toffset:44;\tsize:2;\tsigned:1;\n",
+        "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n",
+        "\tfield:u64 runtime;\toffset:32;\tsize:8;\tsigned:0;\n",
+        "print fmt: \"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id\n",
+        "print fmt: \"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj\n",
+    ] {
+        assert!(text.contains(line), "missing {line:?}");
+    }
+    assert!(
+        text.contains("task\0\x01\0\0\0"),
+        "task system with one event"
+    );
+    assert!(
+        text.contains("power\0\x01\0\0\0"),
+        "power system with one event"
+    );
+    assert_eq!(EXTRA_EVENTS.len(), EXTRA_EVENT_IDS.len());
+}
+
+/// cpu_idle and task_rename records: the bytes of their format files.
+#[test]
+fn added_event_records_bytes() {
+    use schedlab_core::ids::CpuId;
+    use schedlab_output::trace_dat::EXTRA_EVENT_IDS;
+    let idle = tv(0, "swapper/1", 120);
+    let a = tv(1001, "periodic-0", 120);
+    let b = write_dat(
+        &[
+            rec(
+                1000,
+                1,
+                idle,
+                TraceEvent::CpuIdle {
+                    state: u32::MAX,
+                    cpu_id: CpuId(1),
+                },
+            ),
+            rec(
+                2000,
+                1,
+                a,
+                TraceEvent::TaskRename {
+                    task: a,
+                    oldcomm: "rt-app",
+                },
+            ),
+        ],
+        2,
+    );
+    let id = EXTRA_EVENT_IDS[5].to_le_bytes();
+    // common_type, common_flags (d), preempt count 2, common_pid 0, state
+    // -1 as u32, cpu_id 1.
+    let i = find(
+        &b,
+        &[
+            id[0], id[1], 0x01, 0x02, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0,
+        ],
+    );
+    assert!(i > 0);
+    let id = EXTRA_EVENT_IDS[4].to_le_bytes();
+    let mut want = vec![id[0], id[1], 0x01, 0x02];
+    want.extend_from_slice(&1001i32.to_le_bytes());
+    want.extend_from_slice(&1001i32.to_le_bytes());
+    want.extend_from_slice(b"rt-app\0\0\0\0\0\0\0\0\0\0");
+    want.extend_from_slice(b"periodic-0\0\0\0\0\0\0");
+    want.extend_from_slice(&[0, 0, 0, 0]);
+    assert!(find(&b, &want) > 0, "task_rename record");
 }
