@@ -170,8 +170,9 @@ class RunResult:
     def df_latency_wakeup(self) -> pd.DataFrame:
         """Wakeup latency of every timer wakeup (LISA's
         ``latency.df_latency_wakeup``, over all tasks): index ``Time`` (s,
-        the row's start), columns ``comm``, ``pid``, ``wakeup_latency`` (s).
-        From the rt-app logs (``wu_lat``)."""
+        the row's start), columns ``comm``, ``pid``, ``wakeup_latency`` (s):
+        the ``wu_lat`` column of the rt-app logs' timer rows, the samples of
+        summary.json's ``wakeup_latency_us``."""
         pids = {t["name"]: t["pid"] for t in self.summary["tasks"]}
         frames = []
         for log in sorted(self.out.glob("rt-app-*.log")):
@@ -179,6 +180,10 @@ class RunResult:
             df = pd.read_csv(log, sep=r"\s+")
             df.columns = [c.lstrip("#") for c in df.columns]
             if df.empty or "wu_lat" not in df.columns:
+                continue
+            # Rows of iterations with a timer (c_period > 0), as summary.json.
+            df = df[df["c_period"] > 0]
+            if df.empty:
                 continue
             frames.append(
                 pd.DataFrame(
@@ -413,6 +418,7 @@ def run(
     else:
         target = Path(out)
         outp = target.parent
+        outp.mkdir(parents=True, exist_ok=True)
     w = _workload_arg(workload, Path(tempfile.mkdtemp(prefix="schedlab-wl-")) if isinstance(workload, Mapping) else outp)
     argv = ["run", w, *_sim_flags(machine, kernel, features, sysctl, seed, duration, hz, preempt, cgroup)]
     argv += ["--out", str(target), "--force", "--quiet"]

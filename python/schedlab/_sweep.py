@@ -205,10 +205,11 @@ class MonteCarloResult:
         self.findings = pd.DataFrame(findings, columns=cols)
         self.runs = read_dataset(self.root)
 
-    def scenario(self, machine: str, index: int) -> Dict[str, Any]:
-        """The rt-app document of a scenario (as a dict)."""
+    def scenario(self, machine: str, index: int) -> str:
+        """The rt-app text of a scenario (json-c dialect: it opens with a
+        comment naming its task kinds)."""
         row = self.runs[(self.runs["machine"] == machine) & (self.runs["scenario"] == str(index))].iloc[0]
-        return json.loads((self.root / "runs" / f"{row['point_id']}.workload.json").read_text())
+        return (self.root / "runs" / f"{row['point_id']}.workload.json").read_text()
 
     def __repr__(self) -> str:
         return f"<schedlab.MonteCarloResult {self.root}: {len(self.findings)} findings, {self.counts}>"

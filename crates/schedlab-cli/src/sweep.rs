@@ -539,7 +539,13 @@ pub fn run_point(p: &Point, root: &Path) -> Value {
     }
     let (status, error, values) = match result {
         Ok(summary) => ("ok", None, metrics(&summary)),
-        Err(e) => ("error", Some(e), vec![None; METRICS.len()]),
+        // Paths inside the sweep directory relative to it, so that a
+        // dataset does not depend on where the directory is.
+        Err(e) => (
+            "error",
+            Some(e.replace(&format!("{}/", root.display()), "")),
+            vec![None; METRICS.len()],
+        ),
     };
     row.insert("status".into(), json!(status));
     row.insert("error".into(), json!(error));

@@ -164,7 +164,7 @@ pub fn scenario(seed: u64, machine: &str, nr_cpus: usize, index: u64) -> (String
         }
     }
     let mut text = format!(
-        "{{\n  \"_comment\": \"schedlab montecarlo scenario {index} for {machine} (seed {seed}): {}\",\n",
+        "{{\n  /* schedlab montecarlo scenario {index} for {machine} (seed {seed}): {} */\n",
         kinds.join(", ")
     );
     if !groups.is_empty() {
