@@ -108,3 +108,15 @@ def test_compare_is_the_mmtests_table():
     assert df.loc[("amean", "time_s"), "new"] == m["variants"][1]["stats"]["amean"]
     with pytest.raises(schedlab.SchedlabError, match="unknown"):
         schedlab.compare("hackbench:groups=1", new="NOPE", runs=2)
+
+
+def test_example_script_saves_a_figure(repo, tmp_path):
+    pytest.importorskip("matplotlib")
+    p = subprocess.run(
+        [sys.executable, str(repo / "examples" / "sweep_plot.py"), "--out", str(tmp_path / "demo")],
+        capture_output=True, text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    png = tmp_path / "demo" / "sweep.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "24 runs" in p.stdout

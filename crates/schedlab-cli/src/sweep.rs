@@ -35,7 +35,8 @@ use std::sync::Mutex;
 pub struct SweepArgs {
     /// The sweep spec: a TOML (or JSON) file with the lists `machines`,
     /// `kernels`, `features`, `sysctls`, `workloads`, `seeds`, and
-    /// `duration`, `out`, `partition_by` (docs/python.md).
+    /// `duration`, `out`, `partition_by` (docs/python.md). Workload files
+    /// and `out` are relative to the spec's directory.
     pub spec: PathBuf,
     /// The sweep directory (default: the spec's `out`, else SPEC's name
     /// with `.sweep`). Finished points in it are skipped.
@@ -348,6 +349,22 @@ pub fn read_spec(path: &Path) -> Result<Spec> {
             }
         })?
     };
+    let mut v = v;
+    // A workload file named relative to the spec's directory is read from
+    // there, by its absolute path (also what the Python package does).
+    let base = path.parent().unwrap_or(Path::new("."));
+    if let Some(Value::Array(ws)) = v.get_mut("workloads") {
+        for w in ws.iter_mut() {
+            if let Value::String(s) = w {
+                let p = base.join(&*s);
+                if Path::new(s.as_str()).is_relative() && p.is_file() {
+                    if let Ok(abs) = p.canonicalize() {
+                        *s = abs.to_string_lossy().into_owned();
+                    }
+                }
+            }
+        }
+    }
     parse_spec(&v, &file)
 }
 
