@@ -24,7 +24,11 @@ pub fn report(e: clap::Error, cmd: &clap::Command) -> ExitCode {
 }
 
 /// The error line and the hint line of clap's rendered error `text`.
-pub(crate) fn lines(kind: clap::error::ErrorKind, text: &str, cmd: &clap::Command) -> (String, String) {
+pub(crate) fn lines(
+    kind: clap::error::ErrorKind,
+    text: &str,
+    cmd: &clap::Command,
+) -> (String, String) {
     use clap::error::ErrorKind;
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     // The message is clap's first paragraph (a missing-argument error

@@ -13,6 +13,7 @@ use crate::sweep::{self, Better, Point, METRICS};
 use crate::user;
 use anyhow::Result;
 use clap::Args;
+use schedlab_output::table::fmt_g;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -110,7 +111,10 @@ pub fn points(p: &Plan) -> Result<Vec<Point>> {
                         workload_text: Some(text.clone()),
                         seed: p.seed + s,
                         duration: Some(p.duration.clone()),
-                        tags: vec![("scenario".into(), i.to_string()), ("side".into(), side.into())],
+                        tags: vec![
+                            ("scenario".into(), i.to_string()),
+                            ("side".into(), side.into()),
+                        ],
                     };
                     pt.make_id();
                     out.push(pt);
@@ -172,7 +176,8 @@ fn inc_beta(x: f64, a: f64, b: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
     if x > (a + 1.0) / (a + b + 2.0) {
         return 1.0 - inc_beta(1.0 - x, b, a);
     }
@@ -249,7 +254,13 @@ pub fn findings(root: &Path, points: &[Point], th: Thresholds) -> Vec<Value> {
     let mut groups: Vec<((String, String), Vec<Value>, Vec<Value>)> = Vec::new();
     for (p, r) in points.iter().zip(rows) {
         let Some(r) = r else { continue };
-        let tag = |k: &str| p.tags.iter().find(|(t, _)| t == k).map(|(_, v)| v.clone()).unwrap_or_default();
+        let tag = |k: &str| {
+            p.tags
+                .iter()
+                .find(|(t, _)| t == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
         let key = (p.machine.clone(), tag("scenario"));
         let g = match groups.iter_mut().position(|(k, _, _)| *k == key) {
             Some(i) => &mut groups[i],
@@ -266,7 +277,11 @@ pub fn findings(root: &Path, points: &[Point], th: Thresholds) -> Vec<Value> {
     }
     let mut out = Vec::new();
     for ((machine, scenario), base, new) in groups {
-        let failed: Vec<&Value> = base.iter().chain(&new).filter(|r| r["status"] != "ok").collect();
+        let failed: Vec<&Value> = base
+            .iter()
+            .chain(&new)
+            .filter(|r| r["status"] != "ok")
+            .collect();
         if !failed.is_empty() {
             out.push(json!({
                 "machine": machine, "scenario": scenario, "metric": "(run failed)",
@@ -276,7 +291,9 @@ pub fn findings(root: &Path, points: &[Point], th: Thresholds) -> Vec<Value> {
         }
         for metric in METRICS.iter().filter(|m| m.better != Better::Neither) {
             let vals = |rows: &[Value]| -> Vec<f64> {
-                rows.iter().filter_map(|r| r[metric.name].as_f64()).collect()
+                rows.iter()
+                    .filter_map(|r| r[metric.name].as_f64())
+                    .collect()
             };
             let (a, b) = (vals(&base), vals(&new));
             if a.len() < 2 || b.len() < 2 {
@@ -346,12 +363,12 @@ pub fn render(findings: &[Value], plan: &Plan, th: Thresholds) -> String {
         }
         let g = |k: &str| f[k].as_f64().unwrap_or(f64::NAN);
         s += &format!(
-            "{:<14} {:>8} {:<24} {:>14.6} {:>14.6} {:>+8.1}% {:>9.2e}  {}\n",
+            "{:<14} {:>8} {:<24} {:>14} {:>14} {:>+8.1}% {:>9.2e}  {}\n",
             f["machine"].as_str().unwrap_or(""),
             f["scenario"].as_str().unwrap_or(""),
             f["metric"].as_str().unwrap_or(""),
-            g("base_mean"),
-            g("new_mean"),
+            fmt_g(g("base_mean"), 6),
+            fmt_g(g("new_mean"), 6),
             g("rel") * 100.0,
             g("p"),
             f["verdict"].as_str().unwrap_or("")
@@ -428,7 +445,10 @@ mod tests {
             seed: 1,
             duration: "1s".into(),
         };
-        assert!(points(&p).unwrap_err().to_string().contains("--seeds at least 2"));
+        assert!(points(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("--seeds at least 2"));
         let p = Plan { seeds: 2, ..p };
         let pts = points(&p).unwrap();
         assert_eq!(pts.len(), 2 * 2 * 2);

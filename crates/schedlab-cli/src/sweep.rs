@@ -306,7 +306,12 @@ impl Point {
         if self.kernel != "default" {
             flag("--kernel", &self.kernel);
         }
-        for s in self.sysctl.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for s in self
+            .sysctl
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
             flag("--sysctl", s);
         }
         flag("--out", &out.to_string_lossy());
@@ -328,7 +333,9 @@ pub struct Spec {
 }
 
 /// Columns the dataset may be partitioned by.
-pub const PARTITION_KEYS: [&str; 6] = ["machine", "kernel", "features", "sysctl", "workload", "seed"];
+pub const PARTITION_KEYS: [&str; 6] = [
+    "machine", "kernel", "features", "sysctl", "workload", "seed",
+];
 
 /// Reads a spec file (TOML, or JSON when it ends in `.json`).
 pub fn read_spec(path: &Path) -> Result<Spec> {
@@ -375,8 +382,16 @@ pub fn parse_spec(v: &Value, file: &str) -> Result<Spec> {
         .as_object()
         .ok_or_else(|| user(format!("{file}: a sweep spec is a table (object) of lists")))?;
     const KEYS: [&str; 10] = [
-        "machines", "kernels", "features", "sysctls", "workloads", "seeds", "duration", "out",
-        "partition_by", "name",
+        "machines",
+        "kernels",
+        "features",
+        "sysctls",
+        "workloads",
+        "seeds",
+        "duration",
+        "out",
+        "partition_by",
+        "name",
     ];
     for k in o.keys() {
         if !KEYS.contains(&k.as_str()) {
@@ -436,14 +451,21 @@ pub fn parse_spec(v: &Value, file: &str) -> Result<Spec> {
             let n = n
                 .as_u64()
                 .filter(|n| (1..=1_000_000).contains(n))
-                .ok_or_else(|| user(format!("{file}: key \"seeds\": a count 1..=1000000 or a list of seeds")))?;
+                .ok_or_else(|| {
+                    user(format!(
+                        "{file}: key \"seeds\": a count 1..=1000000 or a list of seeds"
+                    ))
+                })?;
             (1..=n).collect()
         }
         Some(Value::Array(a)) if !a.is_empty() => a
             .iter()
             .map(|x| {
-                x.as_u64()
-                    .ok_or_else(|| user(format!("{file}: key \"seeds\": every seed is an integer >= 0")))
+                x.as_u64().ok_or_else(|| {
+                    user(format!(
+                        "{file}: key \"seeds\": every seed is an integer >= 0"
+                    ))
+                })
             })
             .collect::<Result<_>>()?,
         Some(_) => {
@@ -456,7 +478,11 @@ pub fn parse_spec(v: &Value, file: &str) -> Result<Spec> {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
-        Some(_) => return Err(user(format!("{file}: key \"duration\": a string such as \"1s\""))),
+        Some(_) => {
+            return Err(user(format!(
+                "{file}: key \"duration\": a string such as \"1s\""
+            )))
+        }
     };
     let out = match o.get("out") {
         None => None,
@@ -520,7 +546,8 @@ fn row_path(root: &Path, id: &str) -> PathBuf {
 pub fn run_point(p: &Point, root: &Path) -> Value {
     let dir = run_dir(root, p);
     let result = (|| -> std::result::Result<Value, String> {
-        std::fs::create_dir_all(root.join("runs")).map_err(|e| format!("{}: {e}", root.display()))?;
+        std::fs::create_dir_all(root.join("runs"))
+            .map_err(|e| format!("{}: {e}", root.display()))?;
         let workload = match &p.workload_text {
             Some(text) => {
                 let f = root.join("runs").join(format!("{}.workload.json", p.id));
@@ -566,10 +593,7 @@ pub fn run_point(p: &Point, root: &Path) -> Value {
     };
     row.insert("status".into(), json!(status));
     row.insert("error".into(), json!(error));
-    row.insert(
-        "out_dir".into(),
-        json!(format!("runs/{}", p.id)),
-    );
+    row.insert("out_dir".into(), json!(format!("runs/{}", p.id)));
     for (metric, v) in METRICS.iter().zip(values) {
         let v = match v {
             Some(x) if metric.int => json!(x.round() as i64),
@@ -616,7 +640,10 @@ pub fn save_plan(root: &Path, points: &[Point], partition_by: &[String]) -> Resu
         "partition_by": partition_by,
         "points": points.iter().map(Point::to_json).collect::<Vec<_>>(),
     });
-    write_atomic(&root.join("points.json"), serde_json::to_string_pretty(&v)?.as_bytes())
+    write_atomic(
+        &root.join("points.json"),
+        serde_json::to_string_pretty(&v)?.as_bytes(),
+    )
 }
 
 /// Counts of an invocation.
@@ -841,7 +868,11 @@ pub fn run(a: &SweepArgs) -> Result<ExitCode> {
             "sweep: {} points: {} finished before, {} run now, {} failed (status \"error\" in the dataset)",
             c.total, c.skipped, c.ran, c.failed
         );
-        println!("dataset: {} (runs: {})", dataset.display(), root.join("runs").display());
+        println!(
+            "dataset: {} (runs: {})",
+            dataset.display(),
+            root.join("runs").display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -858,7 +889,10 @@ mod tests {
         assert_eq!(s.points.len(), 12);
         let ids: std::collections::BTreeSet<_> = s.points.iter().map(|p| &p.id).collect();
         assert_eq!(ids.len(), 12);
-        assert_eq!(s.points[0].id, parse_spec(&v, "s.toml").unwrap().points[0].id);
+        assert_eq!(
+            s.points[0].id,
+            parse_spec(&v, "s.toml").unwrap().points[0].id
+        );
         let back = Point::from_json(&s.points[5].to_json()).unwrap();
         assert_eq!(back, s.points[5]);
     }
@@ -866,12 +900,21 @@ mod tests {
     #[test]
     fn bad_specs_are_one_line_errors_naming_the_key() {
         for (v, want) in [
-            (json!({"workloads": ["x"], "machine": ["a"]}), "key \"machine\": unknown"),
+            (
+                json!({"workloads": ["x"], "machine": ["a"]}),
+                "key \"machine\": unknown",
+            ),
             (json!({"machines": ["a"]}), "key \"workloads\": missing"),
-            (json!({"workloads": []}), "key \"workloads\": a non-empty list"),
+            (
+                json!({"workloads": []}),
+                "key \"workloads\": a non-empty list",
+            ),
             (json!({"workloads": ["x"], "seeds": "3"}), "key \"seeds\""),
             (json!({"workloads": ["x"], "seeds": [-1]}), "key \"seeds\""),
-            (json!({"workloads": ["x"], "partition_by": ["colour"]}), "\"colour\" is not one of"),
+            (
+                json!({"workloads": ["x"], "partition_by": ["colour"]}),
+                "\"colour\" is not one of",
+            ),
             (json!({"workloads": [3]}), "key \"workloads\": every entry"),
             (json!([1]), "a sweep spec is a table"),
         ] {
@@ -896,6 +939,9 @@ mod tests {
         let a0 = s.points[0].argv("w.json", Path::new("o")).join(" ");
         assert!(!a0.contains("--kernel") && !a0.contains("--sysctl"), "{a0}");
         let a3 = s.points[3].argv("w.json", Path::new("o")).join(" ");
-        assert!(a3.contains("--kernel cfs --sysctl a=1 --sysctl b=2"), "{a3}");
+        assert!(
+            a3.contains("--kernel cfs --sysctl a=1 --sysctl b=2"),
+            "{a3}"
+        );
     }
 }

@@ -181,7 +181,10 @@ pub fn write_file(path: &Path, columns: &[(String, Column)]) -> std::io::Result<
 /// The bytes of a Parquet file holding `columns`.
 pub fn encode(columns: &[(String, Column)]) -> Vec<u8> {
     let rows = columns.first().map_or(0, |(_, c)| c.len());
-    assert!(columns.iter().all(|(_, c)| c.len() == rows), "ragged columns");
+    assert!(
+        columns.iter().all(|(_, c)| c.len() == rows),
+        "ragged columns"
+    );
     let mut out = b"PAR1".to_vec();
     // Per column: (offset, size, number of values).
     let mut chunks = Vec::new();

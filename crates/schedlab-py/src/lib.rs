@@ -42,7 +42,8 @@ fn parse_points(points_json: &str) -> PyResult<Vec<Point>> {
 /// on a user error (status 2).
 #[pyfunction]
 fn run_argv(py: Python<'_>, args: Vec<String>) -> PyResult<bool> {
-    py.allow_threads(|| schedlab_cli::run_argv(&args)).map_err(err)
+    py.allow_threads(|| schedlab_cli::run_argv(&args))
+        .map_err(err)
 }
 
 /// The points of a sweep spec (JSON text of a dict), as JSON:
@@ -149,9 +150,11 @@ fn run_local(
     let (c, d) = py
         .allow_threads(|| sweep::run_local(Path::new(root), &pts, &partition_by, jobs, progress))
         .map_err(err)?;
-    Ok(json!({"total": c.total, "skipped": c.skipped, "ran": c.ran, "failed": c.failed,
+    Ok(
+        json!({"total": c.total, "skipped": c.skipped, "ran": c.ran, "failed": c.failed,
               "dataset": d.to_string_lossy()})
-    .to_string())
+        .to_string(),
+    )
 }
 
 /// The Monte-Carlo findings (JSON list) from the recorded rows.

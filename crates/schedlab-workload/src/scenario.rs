@@ -52,8 +52,14 @@ pub const KINDS: [&str; 5] = ["periodic", "bursty", "hackbench", "oltp", "schben
 /// The rt-app JSON text of scenario `index` for a machine named `machine`
 /// with `nr_cpus` CPUs, from the master `seed`. Also returns the kinds it
 /// mixes, for the report.
-pub fn scenario(seed: u64, machine: &str, nr_cpus: usize, index: u64) -> (String, Vec<&'static str>) {
-    let mut rng = Rng(seed ^ fnv(machine).rotate_left(17) ^ index.wrapping_mul(0x2545_f491_4f6c_dd1d));
+pub fn scenario(
+    seed: u64,
+    machine: &str,
+    nr_cpus: usize,
+    index: u64,
+) -> (String, Vec<&'static str>) {
+    let mut rng =
+        Rng(seed ^ fnv(machine).rotate_left(17) ^ index.wrapping_mul(0x2545_f491_4f6c_dd1d));
     let cpus = nr_cpus.max(1) as u64;
     // 2..=4 distinct kinds.
     let mut kinds: Vec<&'static str> = Vec::new();
@@ -168,7 +174,10 @@ pub fn scenario(seed: u64, machine: &str, nr_cpus: usize, index: u64) -> (String
         kinds.join(", ")
     );
     if !groups.is_empty() {
-        text += &format!("  \"taskgroups\": {{\n    {}\n  }},\n", groups.join(",\n    "));
+        text += &format!(
+            "  \"taskgroups\": {{\n    {}\n  }},\n",
+            groups.join(",\n    ")
+        );
     }
     text += &format!(
         "  \"tasks\": {{\n    {}\n  }},\n  \"global\": {{ \"duration\": 1 }}\n}}\n",
