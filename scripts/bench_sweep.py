@@ -2,10 +2,10 @@
 """Wall time of a 64-point sweep, local against Ray, on this machine
 (BENCHMARKS.md, "Sweeps"). Needs the schedlab wheel, Ray and pandas.
 
-    python scripts/bench_sweep.py [--jobs 2] [--repeat 1]
+    python scripts/bench_sweep.py [--jobs 2] [--repeat 1] [--duration 1s]
 
 Spec: 2 machines x 2 feature sets x 2 workloads x 8 seeds = 64 runs of
-1 simulated second. Each measurement starts from an empty sweep directory.
+--duration simulated time each. Each measurement starts from an empty sweep directory.
 Prints the local time (the CLI's engine, --jobs threads), Ray's start-up
 time (ray.init of a local instance with --jobs CPUs) and the Ray sweep's
 time after it, and checks that both datasets are byte-identical.
@@ -38,11 +38,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--duration", default="1s", help="simulated time of each run (default 1s)")
     a = ap.parse_args()
+    SPEC["duration"] = a.duration
     import ray
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
-    print(f"64 points, {a.jobs} workers, loadavg before: {os.getloadavg()}")
+    print(f"64 points of {a.duration}, {a.jobs} workers, loadavg before: {os.getloadavg()}")
     for i in range(a.repeat):
         for d in ("local", "ray"):
             shutil.rmtree(tmp / d, ignore_errors=True)
