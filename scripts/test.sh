@@ -101,7 +101,7 @@ python3 -m venv target/pytest-venv
 "$deps/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
   >"$(target/pytest-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/schedlab-test-deps.pth"
 target/pytest-venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-index target/wheels/schedlab-*.whl
-(cd target && RAY_USAGE_STATS_ENABLED=0 pytest-venv/bin/python -m pytest -q -p no:cacheprovider ../python/tests)
+(cd target && RAY_USAGE_STATS_ENABLED=0 pytest-venv/bin/python -m pytest -q -rs -p no:cacheprovider ../python/tests)
 
 echo "== schedlab-core's import graph has no circle (scripts/modgraph.py)"
 python3 scripts/modgraph.py --quiet
