@@ -10,6 +10,13 @@
 #
 # LISA (scripts/test-lisa.sh) is pip-installed once into
 # ~/.cache/schedlab/lisa-*; without network that test is skipped, loudly.
+# The Python package (python/, crates/schedlab-py) is built as a wheel with
+# maturin and installed into a fresh virtual environment
+# (target/pytest-venv, made anew every time) whose only other packages come
+# from a cached environment of its dependencies (target/pyenv-deps: pandas,
+# pyarrow, Ray, pytest, matplotlib), rebuilt whenever
+# python/requirements-test.txt or the Python version changes; then pytest
+# runs python/tests (run, compare, sweep on a real local Ray, montecarlo).
 #
 # Nothing outside the repository is needed. Tests over rt-app's own example
 # files run only where ../shared/fixtures exists beside the repository (CI)
@@ -48,6 +55,7 @@ fi
 # Python 3 also runs the experiments and scripts/modgraph.py.
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v trace-cmd >/dev/null 2>&1 || need_apt+=(trace-cmd)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ "${#need_apt[@]}" -gt 0 ]; then
@@ -82,6 +90,24 @@ echo "== LISA's analyses on a schedlab trace.dat (scripts/test-lisa.sh)"
 # Installs lisa-linux 3.1.0 (pinned, scripts/lisa/requirements.txt) once
 # into a cached virtual environment; skips loudly without network.
 bash scripts/test-lisa.sh target/release/schedlab
+echo "== python: the wheel in a fresh virtual environment, pytest"
+deps=target/pyenv-deps
+stamp="$( (cat python/requirements-test.txt; python3 --version) | sha256sum | cut -c1-16)"
+if [ "$(cat "$deps/.stamp" 2>/dev/null)" != "$stamp" ]; then
+  echo "== installing (pip, cached in $deps): $(grep -v '^#' python/requirements-test.txt | tr '\n' ' ')"
+  rm -rf "$deps"
+  python3 -m venv "$deps"
+  "$deps/bin/python" -m pip install --quiet --disable-pip-version-check -r python/requirements-test.txt
+  echo "$stamp" >"$deps/.stamp"
+fi
+rm -rf target/pytest-venv target/wheels
+(cd python && "../$deps/bin/maturin" build --release --quiet --out ../target/wheels)
+python3 -m venv target/pytest-venv
+# The fresh environment sees the cached dependencies through a .pth file.
+"$deps/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
+  >"$(target/pytest-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/schedlab-test-deps.pth"
+target/pytest-venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-index target/wheels/schedlab-*.whl
+(cd target && RAY_USAGE_STATS_ENABLED=0 pytest-venv/bin/python -m pytest -q -rs -p no:cacheprovider ../python/tests)
 
 echo "== schedlab-core's import graph has no circle (scripts/modgraph.py)"
 python3 scripts/modgraph.py --quiet

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 /// clap's verdict on the arguments: `--help` and `--version` print as clap
 /// prints them (exit 0); an argument error becomes our one error line plus
 /// one hint line (clap's tip, or the usage), exit status 2.
+#[allow(dead_code)] // in the library build
 pub fn report(e: clap::Error, cmd: &clap::Command) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
@@ -23,7 +24,11 @@ pub fn report(e: clap::Error, cmd: &clap::Command) -> ExitCode {
 }
 
 /// The error line and the hint line of clap's rendered error `text`.
-fn lines(kind: clap::error::ErrorKind, text: &str, cmd: &clap::Command) -> (String, String) {
+pub(crate) fn lines(
+    kind: clap::error::ErrorKind,
+    text: &str,
+    cmd: &clap::Command,
+) -> (String, String) {
     use clap::error::ErrorKind;
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     // The message is clap's first paragraph (a missing-argument error

@@ -19,15 +19,24 @@
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
 //! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
+//! | sweep.rs | `schedlab sweep`: spec → points, local runs, rows, the Parquet dataset (also driven by the Python package) |
+//! | montecarlo.rs | `schedlab montecarlo`: random scenarios, both sides over seeds, Welch screening |
+//!
+//! This file is also the root of the crate's library (Cargo.toml's `[lib]`
+//! points here), for the Python package (crates/schedlab-py): [`run_argv`]
+//! is the whole command line in-process, [`sweep`] and [`montecarlo`] the
+//! engines its Ray backend drives.
 
 mod bench;
 mod clap_error;
 mod compare;
 mod host;
 mod machines;
+pub mod montecarlo;
 mod preflight;
 mod resolve;
 mod run;
+pub mod sweep;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -84,6 +93,12 @@ enum Cmd {
     Record(host::ExecArgs),
     /// Simulate a recording's workload on its machine and compare with the real run.
     Validate(host::ValidateArgs),
+    /// Run a sweep spec (cross product of machines, kernels, features,
+    /// sysctls, workloads, seeds) on local cores; one Parquet dataset.
+    Sweep(sweep::SweepArgs),
+    /// Monte-Carlo A/B screening: random scenarios per machine, both
+    /// feature sets over several seeds, the differences beyond noise.
+    Montecarlo(montecarlo::MonteCarloArgs),
 }
 
 /// A user error: printed as one line, exit status 2.
@@ -101,6 +116,7 @@ pub fn user(msg: impl Into<String>) -> anyhow::Error {
     UserError(msg.into()).into()
 }
 
+#[allow(dead_code)] // in the library build
 fn main() -> ExitCode {
     // Like other command-line tools, end quietly when the reader of our
     // output goes away (`schedlab ... | head`) instead of panicking on EPIPE.
@@ -117,15 +133,45 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            // One line: user errors as they are, anything else with its chain.
-            let msg = if e.downcast_ref::<UserError>().is_some() {
-                e.to_string()
-            } else {
-                format!("{e:#}")
-            };
-            eprintln!("schedlab: error: {}", msg.replace('\n', " "));
+            eprintln!("schedlab: error: {}", one_line(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// An error as its one line: user errors as they are, anything else with
+/// its chain.
+fn one_line(e: &anyhow::Error) -> String {
+    let msg = if e.downcast_ref::<UserError>().is_some() {
+        e.to_string()
+    } else {
+        format!("{e:#}")
+    };
+    msg.replace('\n', " ")
+}
+
+/// The whole command line on `args` (`args[0]` is the program's name), in
+/// this process, for the Python package and the sweep runner: the same
+/// parsing and the same errors as the binary. `Ok(true)`: exit status 0;
+/// `Ok(false)`: 1 (a model invariant broke under `--check`); `Err`: the
+/// one-line message the binary prints after `schedlab: error: `.
+#[allow(dead_code)]
+pub fn run_argv(args: &[String]) -> std::result::Result<bool, String> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return Ok(true);
+            }
+            let cmd = <Cli as clap::CommandFactory>::command();
+            return Err(clap_error::lines(e.kind(), &e.render().to_string(), &cmd).0);
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => Ok(code == ExitCode::SUCCESS),
+        Err(e) => Err(one_line(&e)),
     }
 }
 
@@ -197,5 +243,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Cmd::Exec(args) => host::exec(&args),
         Cmd::Record(args) => host::record(&args),
         Cmd::Validate(args) => host::validate(&args),
+        Cmd::Sweep(args) => sweep::run(&args),
+        Cmd::Montecarlo(args) => montecarlo::run(&args),
     }
 }

@@ -34,6 +34,7 @@
 //! | [`cgroup`] | cgroup v2 `cpu.stat` writer and reader | formats-spec.md 6 |
 //! | [`compare`] | mmtests-style comparison statistics and table | formats-spec.md 7 |
 //! | [`report_html`] | self-contained HTML report and SVG plots | — |
+//! | [`parquet`] | minimal Parquet writer (sweep datasets) | Parquet format specification |
 //!
 //! Nothing here copies kernel, trace-cmd or Perfetto code; formats are
 //! implemented from `docs/formats.md` and checked against the real-kernel
@@ -44,6 +45,7 @@ pub mod cgroup;
 pub mod compare;
 pub mod ftrace_text;
 pub mod outdir;
+pub mod parquet;
 pub mod pftrace;
 pub mod report_html;
 pub mod results;

@@ -12,6 +12,7 @@
 //! * [`json`] owns the json-c non-strict dialect and nothing rt-app specific.
 //! * [`rtapp`] owns the rt-app grammar (formats-spec.md section 1), and lists
 //!   every place where it deviates from rt-app.
+//! * [`scenario`] owns the seeded random scenarios of `schedlab montecarlo`.
 //! * [`replay`] owns trace replay: an ftrace text trace into a workload
 //!   (`schedlab replay`).
 //! * [`cgroup`] owns task-group paths and the cpu controller's files
@@ -28,6 +29,7 @@ pub mod json;
 pub mod limits;
 pub mod replay;
 pub mod rtapp;
+pub mod scenario;
 
 use schedlab_core::program::Workload;
 

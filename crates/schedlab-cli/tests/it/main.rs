@@ -14,6 +14,7 @@
 //! | `corpus` | the project's own rt-app corpus (`examples/rt-app/`) runs under `--check` |
 //! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
+//! | `sweep_cli` | `schedlab sweep` / `montecarlo`: dataset layout, resume, failed points, bad specs |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
@@ -41,5 +42,6 @@ mod proptest_check;
 mod replay_cli;
 mod rt;
 mod shares;
+mod sweep_cli;
 mod sync;
 mod trace;

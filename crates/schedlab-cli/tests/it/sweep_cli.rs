@@ -1,0 +1,174 @@
+//! `schedlab sweep` and `schedlab montecarlo` from the binary: a Parquet
+//! dataset with one row per point, resume, failed points as rows, bad
+//! specs as one line with nothing written. (The Python tests check the
+//! dataset's values with pyarrow and against single runs.)
+
+use crate::common::schedlab;
+use std::path::Path;
+
+fn write(p: &Path, s: &str) {
+    std::fs::write(p, s).unwrap();
+}
+
+fn parquet_files(d: &Path) -> Vec<std::path::PathBuf> {
+    let mut v = Vec::new();
+    for m in std::fs::read_dir(d).unwrap() {
+        for k in std::fs::read_dir(m.unwrap().path()).unwrap() {
+            for f in std::fs::read_dir(k.unwrap().path()).unwrap() {
+                v.push(f.unwrap().path());
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn sweep_writes_a_partitioned_dataset_and_resumes() {
+    let t = tempfile::tempdir().unwrap();
+    let spec = t.path().join("s.toml");
+    write(
+        &spec,
+        "machines = [\"vm-2cpu\", \"a7-octa\"]\nworkloads = [\"hackbench:groups=1,loops=10\", \"missing.json\"]\nseeds = 2\nduration = \"100ms\"\n",
+    );
+    let o = schedlab(["sweep", spec.to_str().unwrap(), "-j", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("sweep: 8 points: 0 finished before, 8 run now, 4 failed"),
+        "{out}"
+    );
+    let root = t.path().join("s.sweep");
+    let files = parquet_files(&root.join("dataset"));
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.strip_prefix(root.join("dataset"))
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "machine=a7-octa/kernel=default/part-0.parquet",
+            "machine=vm-2cpu/kernel=default/part-0.parquet"
+        ]
+    );
+    let before: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    for b in &before {
+        assert_eq!(&b[..4], b"PAR1");
+        assert_eq!(&b[b.len() - 4..], b"PAR1");
+    }
+    let rows = std::fs::read_dir(root.join("runs"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .to_string_lossy()
+                .ends_with(".row.json")
+        })
+        .count();
+    assert_eq!(rows, 8);
+    // Again: nothing runs, the same bytes.
+    let o = schedlab(["sweep", spec.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("8 finished before, 0 run now, 4 failed"),
+        "{out}"
+    );
+    let after: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn bad_specs_are_one_line_exit_2_nothing_written() {
+    let t = tempfile::tempdir().unwrap();
+    for (text, want) in [
+        (
+            "workloads = [\"x\"]\nmachine = [\"a\"]\n",
+            "key \"machine\": unknown",
+        ),
+        ("machines = [\"a\"]\n", "key \"workloads\": missing"),
+        ("workloads = [\n", "s.toml:"),
+        ("workloads = [\"x\"]\nseeds = 0\n", "key \"seeds\""),
+        (
+            "workloads = [\"x\"]\npartition_by = [\"colour\"]\n",
+            "is not one of",
+        ),
+    ] {
+        let spec = t.path().join("s.toml");
+        write(&spec, text);
+        let out = t.path().join("o");
+        let o = schedlab([
+            "sweep",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("schedlab: error: ") && err.contains(want),
+            "{text}: {err}"
+        );
+        assert!(!out.exists());
+    }
+    let o = schedlab(["sweep", t.path().join("none.toml").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn montecarlo_reports_and_refuses_bad_arguments() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("mc");
+    let o = schedlab([
+        "montecarlo",
+        "--new",
+        "STEAL",
+        "--scenarios",
+        "2",
+        "--machines",
+        "vm-2cpu",
+        "--seeds",
+        "2",
+        "--duration",
+        "200ms",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("montecarlo: 2 scenario(s) x 1 machine(s), 2 seeds per side"),
+        "{text}"
+    );
+    let f: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap()).unwrap();
+    for x in f.as_array().unwrap() {
+        assert!(["better", "worse", "error"].contains(&x["verdict"].as_str().unwrap()));
+    }
+    for args in [
+        vec!["montecarlo", "--new", "STEAL", "--seeds", "1"],
+        vec![
+            "montecarlo",
+            "--new",
+            "STEAL",
+            "--machines",
+            "no-such-machine",
+        ],
+        vec!["montecarlo", "--new", "STEAL", "--alpha", "2"],
+    ] {
+        let o = schedlab(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr).lines().count(),
+            1,
+            "{args:?}"
+        );
+    }
+}
