@@ -7,7 +7,7 @@
 //! ```text
 //! bytes = BASE
 //!       + tasks × PER_TASK
-//!       + cpus × PER_CPU + cpus³ × DOMAIN_CUBE
+//!       + cpus × PER_CPU
 //!       + rows × PER_ROW
 //! rows  = Σ over logging threads of min(duration / shortest iteration,
 //!                                       loops × Σ phase loops)
@@ -25,10 +25,11 @@
 //! release binary (see the issue 18 note); the estimate is meant to be
 //! within a factor of two, enough to refuse runs that cannot fit.
 //!
-//! The cubic CPU term is the sched-domain builder's today (measured: 70 MB
-//! at 512 CPUs, 398 MB at 1024, 2.63 GB at 2048 for a flat single-LLC
-//! tree, ×6.6 per doubling); it goes when the builder stops keeping
-//! per-CPU-pair tables (issue 18 item 4).
+//! The sched-domain builder keeps one group list per distinct domain
+//! (`machine::domains::Groups`), so its memory grows with CPUs x domain
+//! levels and fits in `PER_CPU` (a flat single-LLC sysfs tree measured
+//! 5.6 MB at 1024 CPUs, 9.6 MB at 2048, 22 MB at 4096; the per-CPU-pair
+//! group tables it replaced took 392 MB, 2.61 GB and aborted).
 //!
 //! A run whose estimate exceeds the memory it can have is refused with the
 //! estimate and its parts: `MemAvailable` of /proc/meminfo, or less if the
@@ -49,9 +50,6 @@ const BASE: u64 = 16 << 20;
 const PER_TASK: u64 = 4 << 10;
 /// Per CPU: run queue, per-CPU statistics, schedstat.
 const PER_CPU: u64 = 64 << 10;
-/// Per CPU³, in sixteenths of a byte: the sched-domain builder (5/16 B,
-/// fitted to the measurements in the module docs).
-const DOMAIN_CUBE_SIXTEENTHS: u64 = 5;
 /// Per log row held in memory (88-byte `LogRow`, its wakeup-latency
 /// sample and the vectors' growth; measured 184 B).
 const PER_ROW: u64 = 192;
@@ -187,10 +185,6 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
         BASE,
         tasks.saturating_mul(PER_TASK),
         cpus.saturating_mul(PER_CPU),
-        cpus.saturating_mul(cpus)
-            .saturating_mul(cpus)
-            .saturating_mul(DOMAIN_CUBE_SIXTEENTHS)
-            / 16,
         rows.saturating_mul(PER_ROW),
     ]
     .into_iter()
