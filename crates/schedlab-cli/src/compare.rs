@@ -56,6 +56,7 @@ fn one_run(a: &CompareArgs, features: &str, seed: u64) -> Result<(Headline, Vec<
         ..a.sim.clone()
     };
     let m = resolve::machine(&sa.machine)?;
+    crate::preflight::check_cpus("--machine", &m, sa.max_cpus)?;
     let (w, _) = resolve::run_workload(&sa, m.nr_cpus())?;
     let cfg = resolve::config(&sa, features, false, &w)?;
     crate::preflight::check_memory(&sa.workload, &m, &w, &cfg)?;
