@@ -56,11 +56,13 @@ const PER_ROW: u64 = 192;
 /// Bytes of one rt-app log line (fixed-width columns: 124 B measured in
 /// the golden runs' logs, more once times pass 10^8 µs).
 const LOG_LINE_BYTES: u64 = 130;
-/// Simulated events per log row (its wake-up, the switches in and out and
-/// the timer or sleep that ends it), for the time estimate.
-const EVENTS_PER_ROW: u64 = 4;
-/// Events simulated per wall second, the low end of BENCHMARKS.md's
-/// measurements (9-19 M events/s): the time estimate errs long.
+/// Wall time per log row, ns: measured with `/usr/bin/time -v` on the
+/// release binary, one task `run 1000, timer period 10000` on vm-2cpu,
+/// `--duration 10000s --out`: 1e6 rows in 10.9 s (the iteration's events,
+/// the ticks between, and writing the row).
+const WALL_NS_PER_ROW: u64 = 10_000;
+/// Events simulated per wall second for the ticks, the low end of
+/// BENCHMARKS.md's measurements (9-19 M events/s).
 const EVENTS_PER_WALL_S: u64 = 9_000_000;
 /// Above this estimated wall time or memory a run prints its estimate
 /// before it starts (stderr, not with --quiet).
@@ -262,7 +264,8 @@ pub struct Estimate {
     pub bytes: u64,
     /// Bytes of the rt-app logs the run writes.
     pub log_bytes: u64,
-    /// Wall seconds to simulate (rough: events / [`EVENTS_PER_WALL_S`]).
+    /// Wall seconds to simulate (rough: rows × [`WALL_NS_PER_ROW`] + ticks
+    /// / [`EVENTS_PER_WALL_S`]).
     pub wall_s: u64,
 }
 
@@ -287,14 +290,14 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
     // Ticks: every CPU at HZ for the run (an upper bound: idle CPUs stop
     // their tick).
     let ticks = duration.map_or(0, |d| cpus.saturating_mul(d / cfg.tick_ns().max(1)));
-    let events = rows.saturating_mul(EVENTS_PER_ROW).saturating_add(ticks);
+    let wall_s = rows.saturating_mul(WALL_NS_PER_ROW) / 1_000_000_000 + ticks / EVENTS_PER_WALL_S;
     Estimate {
         tasks,
         cpus,
         rows,
         bytes,
         log_bytes: rows.saturating_mul(LOG_LINE_BYTES),
-        wall_s: events / EVENTS_PER_WALL_S,
+        wall_s,
     }
 }
 
