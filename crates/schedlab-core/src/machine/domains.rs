@@ -1769,4 +1769,57 @@ mod tests {
             assert!(took.as_millis() < limit, "{name}: {took:?}");
         }
     }
+
+    /// Issue 18: group lists are shared, one per distinct domain, so the
+    /// builder's memory grows with CPUs x levels. Every CPU still sees its
+    /// own walk's groups in its own order (local group first).
+    #[test]
+    fn domains_group_lists_are_shared_and_keep_each_cpus_order() {
+        use std::collections::BTreeSet;
+        let mut machines: Vec<Machine> = crate::machine::PRESET_NAMES
+            .iter()
+            .map(|n| preset(n).unwrap())
+            .collect();
+        machines.push(make_test_machine(2, 2, 3, 2));
+        for m in &machines {
+            let d = SchedDomains::build(m, 250);
+            let n = m.nr_cpus();
+            let mut lists = BTreeSet::new();
+            let mut domains = 0;
+            for cpu in 0..n as u32 {
+                for sd in d.domains(c(cpu)) {
+                    domains += 1;
+                    lists.insert(Arc::as_ptr(&sd.groups.list) as *const SchedGroup as usize);
+                    // The walk of step 7 from this CPU, written out.
+                    let mut covered = CpuMask::new(n);
+                    let mut want = Vec::new();
+                    for i in sd.span.iter_wrap(c(cpu)) {
+                        if covered.test(i) {
+                            continue;
+                        }
+                        let g = sd.groups.iter().find(|g| g.span.test(i)).unwrap();
+                        for x in g.span.iter() {
+                            covered.set(x);
+                        }
+                        want.push(g.span.to_list());
+                    }
+                    assert_eq!(group_lists(sd), want, "{} CPU{cpu} {}", m.name, sd.level);
+                }
+            }
+            let levels = d.domains(c(0)).len().max(1);
+            assert!(
+                lists.len() <= levels * n.div_ceil(2).max(1) && lists.len() < domains.max(2),
+                "{}: {} lists for {domains} domains",
+                m.name,
+                lists.len()
+            );
+        }
+        // A flat machine: one list for every CPU.
+        let flat = make_test_machine(1, 1, 64, 1);
+        let d = SchedDomains::build(&flat, 250);
+        let ptrs: BTreeSet<usize> = (0..64)
+            .map(|i| Arc::as_ptr(&d.domains(c(i))[0].groups.list) as *const SchedGroup as usize)
+            .collect();
+        assert_eq!(ptrs.len(), 1);
+    }
 }
