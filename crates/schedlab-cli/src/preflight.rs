@@ -222,6 +222,26 @@ fn iteration_floor(ops: &[Op]) -> u64 {
     busy.max(timers).max(MIN_ITERATION_NS)
 }
 
+/// The least CPU work (`run`, `runtime`) of any iteration of a thread, or
+/// None when some phase needs none.
+fn min_cpu_work(t: &TaskSpec) -> Option<u64> {
+    t.program
+        .phases
+        .iter()
+        .map(|ph| {
+            ph.ops
+                .iter()
+                .map(|op| match op {
+                    Op::Run { work_ns, .. } => *work_ns,
+                    Op::Runtime { wall_ns, .. } => *wall_ns,
+                    _ => 0,
+                })
+                .fold(0u64, u64::saturating_add)
+        })
+        .min()
+        .filter(|&w| w > 0)
+}
+
 /// Rows one thread may log in `duration_ns` (None: until it ends).
 fn rows_of(t: &TaskSpec, duration_ns: Option<u64>) -> u64 {
     if !t.log_rows {
@@ -274,11 +294,25 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
     let duration = cfg.duration_ns.or(w.duration_ns);
     let tasks = w.tasks.len() as u64;
     let cpus = m.nr_cpus() as u64;
-    let rows = w
-        .tasks
-        .iter()
-        .map(|t| rows_of(t, duration))
-        .fold(0u64, u64::saturating_add);
+    // Threads whose every iteration needs CPU work share the CPUs: together
+    // they log at most CPUs x duration / the least work of an iteration.
+    let (mut busy_rows, mut free_rows, mut least_work) = (0u64, 0u64, u64::MAX);
+    for t in &w.tasks {
+        let r = rows_of(t, duration);
+        match min_cpu_work(t) {
+            Some(work) => {
+                busy_rows = busy_rows.saturating_add(r);
+                least_work = least_work.min(work);
+            }
+            None => free_rows = free_rows.saturating_add(r),
+        }
+    }
+    if let Some(d) = duration {
+        if least_work != u64::MAX {
+            busy_rows = busy_rows.min(cpus.saturating_mul(d) / least_work);
+        }
+    }
+    let rows = busy_rows.saturating_add(free_rows);
     let bytes = [
         BASE,
         tasks.saturating_mul(PER_TASK),
