@@ -4,7 +4,8 @@
 # missing, a C linker, Python 3, trace-cmd, Chromium and the perfetto Python
 # package), builds in release mode (the simulator's tests run simulated
 # seconds), runs the unit, integration and property tests of the whole
-# workspace, the README's main command and the smoke forms of the
+# workspace, a few seconds of fuzzing of every reader (cargo-fuzz, nightly
+# toolchain), the README's main command and the smoke forms of the
 # experiments, then checks that schedlab-core's module import graph has no
 # circle.
 #
@@ -75,6 +76,12 @@ fi
 
 echo "== cargo test (workspace, release)"
 cargo test --workspace --release --no-fail-fast 2>&1
+
+# Every reader under libFuzzer for a few seconds each (issue 18): installs
+# the nightly toolchain and cargo-fuzz when missing; one build for all
+# targets. Longer runs: scripts/fuzz.sh SECONDS (docs/limits.md, Fuzzing).
+echo "== fuzz: every reader, 3 s each (scripts/fuzz.sh)"
+bash scripts/fuzz.sh 3
 
 echo "== smoke: the README's main command"
 cargo run --release -q -p schedlab-cli -- run examples/sched-idle-a7.json --machine a7-octa --duration 1s --check >/dev/null

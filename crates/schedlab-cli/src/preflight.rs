@@ -7,7 +7,7 @@
 //! ```text
 //! bytes = BASE
 //!       + tasks × PER_TASK
-//!       + cpus × PER_CPU + cpus³ × DOMAIN_CUBE
+//!       + cpus × PER_CPU
 //!       + rows × PER_ROW
 //! rows  = Σ over logging threads of min(duration / shortest iteration,
 //!                                       loops × Σ phase loops)
@@ -25,10 +25,11 @@
 //! release binary (see the issue 18 note); the estimate is meant to be
 //! within a factor of two, enough to refuse runs that cannot fit.
 //!
-//! The cubic CPU term is the sched-domain builder's today (measured: 70 MB
-//! at 512 CPUs, 398 MB at 1024, 2.63 GB at 2048 for a flat single-LLC
-//! tree, ×6.6 per doubling); it goes when the builder stops keeping
-//! per-CPU-pair tables (issue 18 item 4).
+//! The sched-domain builder keeps one group list per distinct domain
+//! (`machine::domains::Groups`), so its memory grows with CPUs x domain
+//! levels and fits in `PER_CPU` (a flat single-LLC sysfs tree measured
+//! 5.6 MB at 1024 CPUs, 9.6 MB at 2048, 22 MB at 4096; the per-CPU-pair
+//! group tables it replaced took 392 MB, 2.61 GB and aborted).
 //!
 //! A run whose estimate exceeds the memory it can have is refused with the
 //! estimate and its parts: `MemAvailable` of /proc/meminfo, or less if the
@@ -49,28 +50,42 @@ const BASE: u64 = 16 << 20;
 const PER_TASK: u64 = 4 << 10;
 /// Per CPU: run queue, per-CPU statistics, schedstat.
 const PER_CPU: u64 = 64 << 10;
-/// Per CPU³, in sixteenths of a byte: the sched-domain builder (5/16 B,
-/// fitted to the measurements in the module docs).
-const DOMAIN_CUBE_SIXTEENTHS: u64 = 5;
 /// Per log row held in memory (88-byte `LogRow`, its wakeup-latency
 /// sample and the vectors' growth; measured 184 B).
 const PER_ROW: u64 = 192;
+/// Bytes of one rt-app log line (fixed-width columns: 124 B measured in
+/// the golden runs' logs, more once times pass 10^8 µs).
+const LOG_LINE_BYTES: u64 = 130;
+/// Wall time per log row, ns: measured with `/usr/bin/time -v` on the
+/// release binary, one task `run 1000, timer period 10000` on vm-2cpu,
+/// `--duration 10000s --out`: 1e6 rows in 10.9 s (the iteration's events,
+/// the ticks between, and writing the row).
+const WALL_NS_PER_ROW: u64 = 10_000;
+/// Events simulated per wall second for the ticks, the low end of
+/// BENCHMARKS.md's measurements (9-19 M events/s).
+const EVENTS_PER_WALL_S: u64 = 9_000_000;
+/// Above this estimated wall time or memory a run prints its estimate
+/// before it starts (stderr, not with --quiet).
+const SHOW_ESTIMATE_WALL_S: u64 = 10;
+const SHOW_ESTIMATE_BYTES: u64 = 1 << 30;
 /// Shortest iteration assumed for a phase whose ops take no simulated time.
 pub const MIN_ITERATION_NS: u64 = 10_000;
 
-/// `--duration`: parsed, more than zero, and within the file's limit
-/// (365 days), the error naming the limit.
+/// `--duration`: parsed, more than zero, and within the limit in force
+/// (`--max-duration`, default one day, never past 365 days), the error
+/// naming the limit and the flag that raises it.
 pub fn duration_flag(text: &str) -> Result<u64> {
     use schedlab_core::time::parse_duration;
-    use schedlab_workload::limits::{MAX_DURATION_NS, MAX_DURATION_S};
-    let too_long = || {
+    use schedlab_workload::limits::{max_duration_s, MAX_DURATION_S};
+    let max = max_duration_s();
+    let too_large = || {
         user(format!(
             "--duration: {text} is too large: more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
         ))
     };
     let ns = parse_duration(text).map_err(|e| {
         if e.ends_with("is too large") {
-            too_long()
+            too_large()
         } else {
             user(format!("--duration: {e}"))
         }
@@ -78,10 +93,86 @@ pub fn duration_flag(text: &str) -> Result<u64> {
     if ns == 0 {
         return Err(user("--duration: must be greater than zero"));
     }
-    if ns > MAX_DURATION_NS {
-        return Err(too_long());
+    if ns > MAX_DURATION_S * 1_000_000_000 {
+        return Err(too_large());
+    }
+    if ns > max.saturating_mul(1_000_000_000) {
+        return Err(user(format!(
+            "--duration: {text} is more than the {max} s limit ({}): --max-duration raises it, up to {MAX_DURATION_S} s (365 days)",
+            days(max)
+        )));
     }
     Ok(ns)
+}
+
+fn days(s: u64) -> String {
+    match s {
+        86_400 => "1 day".to_string(),
+        s if s % 86_400 == 0 => format!("{} days", s / 86_400),
+        s => format!("{:.2} days", s as f64 / 86_400.0),
+    }
+}
+
+/// `--max-duration`: a duration up to 365 days, made the limit for the
+/// file's `global.duration` and `--duration`.
+pub fn max_duration_flag(text: &str) -> Result<()> {
+    use schedlab_workload::limits::{set_max_duration_s, MAX_DURATION_NS, MAX_DURATION_S};
+    let ns = schedlab_core::time::parse_duration(text)
+        .map_err(|e| user(format!("--max-duration: {e}")))?;
+    if ns == 0 {
+        return Err(user("--max-duration: must be greater than zero"));
+    }
+    if ns > MAX_DURATION_NS {
+        return Err(user(format!(
+            "--max-duration: {text} is more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
+        )));
+    }
+    set_max_duration_s(ns.div_ceil(1_000_000_000));
+    Ok(())
+}
+
+/// `--max-cpus`: a machine with more CPUs is refused before anything is
+/// built for it (the sysfs reader's own ceiling is `machine::MAX_CPUS`).
+pub fn check_cpus(what: &str, m: &Machine, max: usize) -> Result<()> {
+    use schedlab_core::machine::MAX_CPUS;
+    if max > MAX_CPUS {
+        return Err(user(format!(
+            "--max-cpus: {max} is more than the {MAX_CPUS} CPUs the simulator supports"
+        )));
+    }
+    if m.nr_cpus() > max {
+        return Err(user(format!(
+            "{what}: {} has {} CPUs, more than the limit of {max}: --max-cpus raises it (up to {MAX_CPUS})",
+            m.name,
+            m.nr_cpus()
+        )));
+    }
+    Ok(())
+}
+
+/// `--max-output SIZE`: bytes, with an optional binary suffix (K, M, G, T;
+/// `KiB`.. and `B` accepted too).
+pub fn size_flag(flag: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let bad = || {
+        user(format!(
+            "{flag}: '{text}' is not a size (such as 4G, 500M, 1048576)"
+        ))
+    };
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if digits == 0 {
+        return Err(bad());
+    }
+    let n: u64 = t[..digits].parse().map_err(|_| bad())?;
+    let shift = match t[digits..].trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(bad)
 }
 
 /// Checks `--out` before anything is read or simulated: parent exists and
@@ -131,6 +222,26 @@ fn iteration_floor(ops: &[Op]) -> u64 {
     busy.max(timers).max(MIN_ITERATION_NS)
 }
 
+/// The least CPU work (`run`, `runtime`) of any iteration of a thread, or
+/// None when some phase needs none.
+fn min_cpu_work(t: &TaskSpec) -> Option<u64> {
+    t.program
+        .phases
+        .iter()
+        .map(|ph| {
+            ph.ops
+                .iter()
+                .map(|op| match op {
+                    Op::Run { work_ns, .. } => *work_ns,
+                    Op::Runtime { wall_ns, .. } => *wall_ns,
+                    _ => 0,
+                })
+                .fold(0u64, u64::saturating_add)
+        })
+        .min()
+        .filter(|&w| w > 0)
+}
+
 /// Rows one thread may log in `duration_ns` (None: until it ends).
 fn rows_of(t: &TaskSpec, duration_ns: Option<u64>) -> u64 {
     if !t.log_rows {
@@ -171,6 +282,11 @@ pub struct Estimate {
     pub rows: u64,
     /// Bytes in all.
     pub bytes: u64,
+    /// Bytes of the rt-app logs the run writes.
+    pub log_bytes: u64,
+    /// Wall seconds to simulate (rough: rows × [`WALL_NS_PER_ROW`] + ticks
+    /// / [`EVENTS_PER_WALL_S`]).
+    pub wall_s: u64,
 }
 
 /// Estimates the memory of a run (module docs).
@@ -178,28 +294,44 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
     let duration = cfg.duration_ns.or(w.duration_ns);
     let tasks = w.tasks.len() as u64;
     let cpus = m.nr_cpus() as u64;
-    let rows = w
-        .tasks
-        .iter()
-        .map(|t| rows_of(t, duration))
-        .fold(0u64, u64::saturating_add);
+    // Threads whose every iteration needs CPU work share the CPUs: together
+    // they log at most CPUs x duration / the least work of an iteration.
+    let (mut busy_rows, mut free_rows, mut least_work) = (0u64, 0u64, u64::MAX);
+    for t in &w.tasks {
+        let r = rows_of(t, duration);
+        match min_cpu_work(t) {
+            Some(work) => {
+                busy_rows = busy_rows.saturating_add(r);
+                least_work = least_work.min(work);
+            }
+            None => free_rows = free_rows.saturating_add(r),
+        }
+    }
+    if let Some(d) = duration {
+        if least_work != u64::MAX {
+            busy_rows = busy_rows.min(cpus.saturating_mul(d) / least_work);
+        }
+    }
+    let rows = busy_rows.saturating_add(free_rows);
     let bytes = [
         BASE,
         tasks.saturating_mul(PER_TASK),
         cpus.saturating_mul(PER_CPU),
-        cpus.saturating_mul(cpus)
-            .saturating_mul(cpus)
-            .saturating_mul(DOMAIN_CUBE_SIXTEENTHS)
-            / 16,
         rows.saturating_mul(PER_ROW),
     ]
     .into_iter()
     .fold(0u64, u64::saturating_add);
+    // Ticks: every CPU at HZ for the run (an upper bound: idle CPUs stop
+    // their tick).
+    let ticks = duration.map_or(0, |d| cpus.saturating_mul(d / cfg.tick_ns().max(1)));
+    let wall_s = rows.saturating_mul(WALL_NS_PER_ROW) / 1_000_000_000 + ticks / EVENTS_PER_WALL_S;
     Estimate {
         tasks,
         cpus,
         rows,
         bytes,
+        log_bytes: rows.saturating_mul(LOG_LINE_BYTES),
+        wall_s,
     }
 }
 
@@ -230,6 +362,54 @@ fn machine_memory() -> Option<u64> {
 
 fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+fn size(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 => gib(b),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+fn wall(s: u64) -> String {
+    match s {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{:.1} h", s as f64 / 3600.0),
+    }
+}
+
+/// Refuses a run whose rt-app logs would pass `--max-output` (with
+/// `--out`; trace files are not estimated).
+pub fn check_output(what: &str, e: &Estimate, max: u64) -> Result<()> {
+    if e.log_bytes > max {
+        return Err(user(format!(
+            "{what}: the run would write about {} of rt-app logs ({} rows), more than the --max-output limit of {}: --max-output raises it",
+            size(e.log_bytes),
+            e.rows,
+            size(max)
+        )));
+    }
+    Ok(())
+}
+
+/// The estimate line printed before a long or large run (None: the run
+/// is short and small).
+pub fn estimate_line(e: &Estimate) -> Option<String> {
+    if e.wall_s < SHOW_ESTIMATE_WALL_S && e.bytes < SHOW_ESTIMATE_BYTES {
+        return None;
+    }
+    Some(format!(
+        "estimate: about {} of memory and {} of wall time ({} threads, {} CPUs, {} log rows, {} of logs)",
+        size(e.bytes),
+        wall(e.wall_s),
+        e.tasks,
+        e.cpus,
+        e.rows,
+        size(e.log_bytes)
+    ))
 }
 
 /// Refuses a run estimated to need more than the machine's memory.

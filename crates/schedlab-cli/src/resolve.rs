@@ -58,6 +58,27 @@ pub struct SimArgs {
     /// global.sysctl.
     #[arg(long = "sysctl", value_name = "NAME=VALUE")]
     pub sysctl: Vec<String>,
+    /// Longest run accepted, from the file or --duration (default one
+    /// day; at most 365 days).
+    #[arg(long, value_name = "DURATION")]
+    pub max_duration: Option<String>,
+    /// Most CPUs a machine may have (at most 16384).
+    #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_CPUS)]
+    pub max_cpus: usize,
+    /// Most bytes of rt-app logs a run may write to --out (4G, 500M, ...;
+    /// default 4G).
+    #[arg(long, value_name = "SIZE")]
+    pub max_output: Option<String>,
+}
+
+impl SimArgs {
+    /// `--max-output` in bytes.
+    pub fn max_output_bytes(&self) -> Result<u64> {
+        match &self.max_output {
+            Some(t) => crate::preflight::size_flag("--max-output", t),
+            None => Ok(schedlab_workload::limits::DEFAULT_MAX_OUTPUT_BYTES),
+        }
+    }
 }
 
 /// `schedlab run` arguments.
@@ -197,6 +218,9 @@ fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
 /// settings ([`cgroups`]).
 pub fn run_workload(a: &SimArgs, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
     schedlab_workload::limits::set_max_tasks(a.max_tasks);
+    if let Some(d) = &a.max_duration {
+        crate::preflight::max_duration_flag(d)?;
+    }
     let (mut w, warnings) = workload(&a.workload, nr_cpus)?;
     cgroups(&mut w, &a.cgroup)?;
     Ok((w, warnings))

@@ -25,10 +25,18 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     // --out first: a run that cannot write is refused before anything is
     // read or simulated (the stage is removed on any later error).
     let stage = preflight::out_dir(a.out.as_deref(), a.force)?;
+    let max_output = a.sim.max_output_bytes()?;
     let m = resolve::machine(&a.sim.machine)?;
-    let (w, warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
+    preflight::check_cpus("--machine", &m, a.sim.max_cpus)?;
+    let (w, mut warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
     preflight::check_memory(&a.sim.workload, &m, &w, &cfg)?;
+    let est = preflight::estimate(&m, &w, &cfg);
+    if a.out.is_some() {
+        preflight::check_output(&a.sim.workload, &est, max_output)?;
+    }
+    // Printed with the warnings, once the run is known to start.
+    warnings.extend(preflight::estimate_line(&est));
     // How the results are printed (taken before the machine and the
     // configuration move into the simulator).
     let opts = TextOptions {

@@ -103,11 +103,41 @@ pub fn max_tasks_hint() -> &'static str {
     "--max-tasks raises the limit"
 }
 
-/// Longest run accepted, from the file (`global.duration`) or the command
-/// line (`--duration`): 365 days, in seconds.
+/// Longest run the simulator accepts, from the file (`global.duration`)
+/// or the command line (`--duration`), even with `--max-duration`: 365
+/// days, in seconds (`schedlab_core::sched::init::MAX_DURATION_NS`:
+/// vruntime of a nice-19 task grows 68x faster than time, so much longer
+/// runs near u64 overflow).
 pub const MAX_DURATION_S: u64 = 365 * 24 * 3600;
 /// [`MAX_DURATION_S`] in ns.
 pub const MAX_DURATION_NS: u64 = MAX_DURATION_S * 1_000_000_000;
+/// Longest run accepted unless `--max-duration` raises it: one day of
+/// simulated time, seconds. A longer run is an explicit choice (it takes
+/// hours of wall time and its logs grow with it).
+pub const DEFAULT_MAX_DURATION_S: u64 = 24 * 3600;
+
+static MAX_DURATION: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_DURATION_S);
+
+/// Longest run accepted now, seconds: [`DEFAULT_MAX_DURATION_S`] unless
+/// the program changed it with [`set_max_duration_s`] (`--max-duration`).
+pub fn max_duration_s() -> u64 {
+    MAX_DURATION.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets [`max_duration_s`] for the process (capped at [`MAX_DURATION_S`]).
+pub fn set_max_duration_s(s: u64) {
+    MAX_DURATION.store(s.min(MAX_DURATION_S), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The default limit on the CPUs of a machine (`--max-cpus` raises it up
+/// to `schedlab_core::machine::MAX_CPUS`): 4096, the largest machine the
+/// property tests draw.
+pub const DEFAULT_MAX_CPUS: usize = 4096;
+
+/// The default limit on the rt-app logs a run may write (`--max-output`
+/// raises it): 4 GiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 4 << 30;
 
 /// Counts the members of the top-level `"tasks"` object of an rt-app file
 /// without parsing it (no allocation; one pass over the bytes), so that a

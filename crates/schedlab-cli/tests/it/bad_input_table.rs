@@ -252,6 +252,23 @@ fn cases() -> Vec<Case> {
         run("--duration 1e6", "ok.json", &["--duration", "1e6"], &["--duration", "e6"]),
         run("--duration below 1 ns", "ok.json", &["--duration", "0.0000000001s"], &["--duration"]),
         run("--hz 0", "ok.json", &["--hz", "0"], &["--hz"]),
+        // --- limit flags (issue 18 item 4: each limit with a flag to raise it)
+        run("--duration over the default day", "ok.json", &["--duration", "86401"], &["--duration", "86400 s limit", "--max-duration"]),
+        run("--duration over --max-duration", "ok.json", &["--duration", "11s", "--max-duration", "10s"], &["--duration", "10 s limit", "--max-duration"]),
+        run("--max-duration past 365 days", "ok.json", &["--max-duration", "31536001s"], &["--max-duration", "365 days"]),
+        run("--max-duration 0", "ok.json", &["--max-duration", "0"], &["--max-duration", "greater than zero"]),
+        run("--max-duration not a duration", "ok.json", &["--max-duration", "1d"], &["--max-duration", "unit"]),
+        run("machine over --max-cpus", "ok.json", &["--machine", "a7-octa", "--max-cpus", "4"], &["a7-octa has 8 CPUs", "--max-cpus"]),
+        run("--max-cpus past 16384", "ok.json", &["--max-cpus", "16385"], &["--max-cpus", "16384"]),
+        run("--max-output not a size", "ok.json", &["--max-output", "5Q"], &["--max-output", "'5Q'"]),
+        run("--max-output past u64", "ok.json", &["--max-output", "99999999999T"], &["--max-output"]),
+        run("logs over --max-output", "ok.json", &["--max-output", "100"], &["ok.json", "rt-app logs", "--max-output"]),
+        json(
+            "global.duration over the default day",
+            "{\"tasks\": {\"t\": {\"run\": 100}},\n \"global\": {\"duration\": 86401}}",
+            "86401",
+            &["86400 s", "--max-duration"],
+        ),
         // --- sysfs trees (why: sysfs trap, huge lists, non-UTF-8)
         sysfs("why: cpuidle latency 18446744073709551 us", &[("cpu0/cpuidle/state0/latency", b"18446744073709551\n")], &["sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "18446744073709551"]),
         sysfs("cpuidle residency 18446744073709551 us", &[("cpu0/cpuidle/state0/residency", b"18446744073709551\n")], &["cpuidle/state0/residency", "18446744073709551"]),

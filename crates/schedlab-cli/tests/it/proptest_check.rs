@@ -24,15 +24,66 @@ enum MachineChoice {
     Preset(&'static str),
     /// make_test_machine(nodes, llcs per node, cores per llc, threads per core)
     Test(u32, u32, u32, u32),
+    /// Odd machines (issue 18 item 6): per node, its cores' thread counts
+    /// (one LLC per node, two-hop distance between nodes). Nodes of
+    /// different sizes are asymmetric; a core of 1 thread beside cores of
+    /// 2 is a CPU with no SMT sibling beside SMT cores.
+    Odd(Vec<Vec<u32>>),
+    /// A flat single-LLC machine of this many CPUs (4096: the largest the
+    /// default `--max-cpus` accepts).
+    Flat(u32),
 }
 
 impl MachineChoice {
     fn build(&self) -> Machine {
-        match *self {
+        match self {
             MachineChoice::Preset(n) => preset(n).unwrap(),
-            MachineChoice::Test(a, b, c, d) => make_test_machine(a, b, c, d),
+            MachineChoice::Test(a, b, c, d) => make_test_machine(*a, *b, *c, *d),
+            MachineChoice::Odd(nodes) => odd_machine(nodes),
+            MachineChoice::Flat(n) => odd_machine(&[vec![1; *n as usize]]),
         }
     }
+}
+
+/// A machine of one package, one LLC per node, `nodes[k]` the thread count
+/// of each core of node k.
+fn odd_machine(nodes: &[Vec<u32>]) -> Machine {
+    use schedlab_core::machine::presets::{default_costs, default_idle_states};
+    use schedlab_core::machine::CpuTopo;
+    let mut cpus = Vec::new();
+    let mut core = 0u32;
+    for (node, cores) in nodes.iter().enumerate() {
+        for &threads in cores {
+            for _ in 0..threads {
+                cpus.push(CpuTopo {
+                    package: 0,
+                    node: node as u32,
+                    llc: node as u32,
+                    cluster: core,
+                    core,
+                    capacity: 1024,
+                });
+            }
+            core += 1;
+        }
+    }
+    let k = nodes.len();
+    let dist = (0..k)
+        .map(|a| (0..k).map(|b| if a == b { 10 } else { 20 }).collect())
+        .collect();
+    let shape: Vec<String> = nodes
+        .iter()
+        .map(|c| c.iter().map(u32::to_string).collect::<Vec<_>>().join("+"))
+        .collect();
+    Machine::new(
+        format!("odd-{}", shape.join("_")),
+        "proptest odd machine",
+        cpus,
+        dist,
+        default_costs(),
+        default_idle_states(),
+    )
+    .expect("odd machine")
 }
 
 /// An op before timers and CPU sets are resolved against the machine.
@@ -92,7 +143,7 @@ struct GenCase {
     hz: u32,
     preempt: PreemptModel,
     /// PLACE_LAG, PLACE_DEADLINE_INITIAL, RUN_TO_PARITY, PREEMPT_SHORT, WAKEUP_PREEMPTION
-    features: [bool; 10],
+    features: [bool; 11],
     lb_serialize: u8,
     /// Fork pools: (forking task, pool size); each adds a fork op at the
     /// start of that task's first phase.
@@ -270,6 +321,12 @@ fn machine() -> impl Strategy<Value = MachineChoice> {
         Just(MachineChoice::Preset("epyc-2s-256c-smt")),
         (1u32..=2, 1u32..=2, 1u32..=3, 1u32..=2)
             .prop_map(|(a, b, c, d)| MachineChoice::Test(a, b, c, d)),
+        // One CPU.
+        Just(MachineChoice::Test(1, 1, 1, 1)),
+        // Odd machines: 1-3 nodes of 1-4 cores of 1 or 2 threads each
+        // (asymmetric nodes, lone CPUs beside SMT cores).
+        prop::collection::vec(prop::collection::vec(1u32..=2, 1..=4), 1..=3)
+            .prop_map(MachineChoice::Odd),
     ]
 }
 
@@ -289,7 +346,9 @@ fn case() -> impl Strategy<Value = GenCase> {
         any::<u64>(),
         prop::sample::select(vec![100u32, 250, 1000]),
         preempt(),
-        prop_oneof![3 => Just([true; 10]), 1 => any::<[bool; 10]>()],
+        // Every boolean feature (DELAY_ZERO included), with THROTTLE and
+        // LB_SERIALIZE below: every combination can be drawn.
+        prop_oneof![3 => Just([true; 11]), 1 => any::<[bool; 11]>()],
         0u8..3,
         prop::collection::vec((0u32..12, 1u32..=4), 0..=2),
         prop_oneof![1 => Just(Vec::new()), 2 => prop::collection::vec(gen_group(), 1..=5)],
@@ -551,12 +610,21 @@ fn build(c: &GenCase, n: usize) -> Workload {
 }
 
 fn simulate(c: &GenCase) -> Result<(), TestCaseError> {
-    simulate_class(c, false)
+    simulate_with(c, false, DURATION_NS)
 }
 
 /// [`simulate`], with the CFS variant of the fair class when `cfs` (its
 /// switches drawn from the case's seed).
 fn simulate_class(c: &GenCase, cfs: bool) -> Result<(), TestCaseError> {
+    simulate_with(c, cfs, DURATION_NS)
+}
+
+/// [`simulate`] for `duration_ns`.
+fn simulate_for(c: &GenCase, duration_ns: u64) -> Result<(), TestCaseError> {
+    simulate_with(c, false, duration_ns)
+}
+
+fn simulate_with(c: &GenCase, cfs: bool, duration_ns: u64) -> Result<(), TestCaseError> {
     let m = c.machine.build();
     let n = m.nr_cpus();
     let w = build(c, n);
@@ -564,7 +632,7 @@ fn simulate_class(c: &GenCase, cfs: bool) -> Result<(), TestCaseError> {
         seed: c.seed,
         hz: c.hz,
         preempt: c.preempt,
-        duration_ns: Some(DURATION_NS),
+        duration_ns: Some(duration_ns),
         check: true,
         ..SimConfig::default()
     };
@@ -576,6 +644,7 @@ fn simulate_class(c: &GenCase, cfs: bool) -> Result<(), TestCaseError> {
         f.preempt_short,
         f.wakeup_preemption,
         f.delay_dequeue,
+        f.delay_zero,
         f.sched_idle_as_idle,
         f.sis_util,
         f.ni_random,
@@ -606,18 +675,18 @@ fn simulate_class(c: &GenCase, cfs: bool) -> Result<(), TestCaseError> {
     let end = res.end_ns;
     let window = end - sim.t_start;
     prop_assert!(
-        window <= DURATION_NS,
-        "ran {window} ns past a {DURATION_NS} ns run"
+        window <= duration_ns,
+        "ran {window} ns past a {duration_ns} ns run"
     );
     let all_finite = w.tasks.iter().all(|t| t.program.loops.is_some());
     if !all_finite {
         prop_assert_eq!(
             window,
-            DURATION_NS,
+            duration_ns,
             "a task loops for ever, so the run lasts the duration"
         );
     }
-    if window < DURATION_NS {
+    if window < duration_ns {
         for t in &sim.sched.tasks {
             prop_assert_eq!(
                 t.state,
@@ -668,6 +737,19 @@ fn simulate_class(c: &GenCase, cfs: bool) -> Result<(), TestCaseError> {
         runtime_sum += s.runtime_ns;
     }
     prop_assert_eq!(runtime_sum, busy_sum, "task runtime vs CPU busy time");
+    // The machine as a whole: task time + idle + scheduler overhead =
+    // CPUs x wall time, to the nanosecond.
+    let total: u64 = sim
+        .acct
+        .cpu_stats
+        .iter()
+        .map(|st| st.busy_ns + st.idle_ns + st.sched_overhead_ns)
+        .sum();
+    prop_assert_eq!(
+        total,
+        sim.acct.cpu_stats.len() as u64 * end,
+        "CPU time of the machine"
+    );
     Ok(())
 }
 
@@ -687,6 +769,21 @@ proptest! {
     #[test]
     fn random_workloads_keep_every_invariant_under_cfs(c in case()) {
         simulate_class(&c, true)?;
+    }
+}
+
+proptest! {
+    // 4096 CPUs: --check walks every CPU after every event, so few cases.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        max_shrink_iters: 20,
+        ..ProptestConfig::with_cases(2)
+    })]
+
+    #[test]
+    fn random_workloads_on_4096_cpus_keep_every_invariant(c in case()) {
+        let c = GenCase { machine: MachineChoice::Flat(4096), ..c };
+        simulate_for(&c, 5 * NSEC_PER_MSEC)?;
     }
 }
 

@@ -97,6 +97,7 @@ use crate::ids::CpuId;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write};
 use std::ops::{BitAnd, BitOr, BitOrAssign, Not};
+use std::sync::Arc;
 
 /// A set of sched-domain flags (`SD_*`, include/linux/sched/sd_flags.h).
 /// Bits follow the kernel's order.
@@ -322,6 +323,64 @@ pub struct SchedGroup {
     pub flags: SdFlags,
 }
 
+/// The groups of one domain as one CPU sees them: a list shared by every
+/// CPU whose walk meets the same groups in the same circular order (one
+/// list per distinct span, level and child flags, as the kernel's groups
+/// are one circular list shared through `sd->groups`), read from the
+/// CPU's local group on. Memory is one list per distinct domain, not one
+/// per CPU, so the builder grows with CPUs x domain levels, not with CPU
+/// pairs (issue 18). `groups[0]` is the local group.
+#[derive(Clone, Debug)]
+pub struct Groups {
+    list: Arc<[SchedGroup]>,
+    /// Index in `list` of the local group.
+    first: u32,
+}
+
+impl Groups {
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    /// True when there is no group.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+    /// The groups, local group first, then in wrapping CPU order.
+    pub fn iter(&self) -> GroupIter<'_> {
+        let (a, b) = self.list.split_at(self.first as usize);
+        b.iter().chain(a.iter())
+    }
+}
+
+/// Iterator over a domain's groups, local group first.
+pub type GroupIter<'a> =
+    std::iter::Chain<std::slice::Iter<'a, SchedGroup>, std::slice::Iter<'a, SchedGroup>>;
+
+impl std::ops::Index<usize> for Groups {
+    type Output = SchedGroup;
+    fn index(&self, i: usize) -> &SchedGroup {
+        let n = self.list.len();
+        assert!(i < n, "group {i} of {n}");
+        &self.list[(self.first as usize + i) % n]
+    }
+}
+
+impl PartialEq for Groups {
+    fn eq(&self, other: &Groups) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+impl Eq for Groups {}
+
+impl<'a> IntoIterator for &'a Groups {
+    type Item = &'a SchedGroup;
+    type IntoIter = GroupIter<'a>;
+    fn into_iter(self) -> GroupIter<'a> {
+        self.iter()
+    }
+}
+
 /// One sched domain of one CPU (`struct sched_domain`, build-time fields).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchedDomain {
@@ -329,8 +388,8 @@ pub struct SchedDomain {
     pub level: Level,
     /// `sd->name`.
     pub name: &'static str,
-    /// CPUs of the domain.
-    pub span: CpuMask,
+    /// CPUs of the domain (shared by every CPU of the same domain).
+    pub span: Arc<CpuMask>,
     /// Number of CPUs of the domain.
     pub span_weight: u32,
     /// `SD_*` flags.
@@ -353,7 +412,7 @@ pub struct SchedDomain {
     /// SLIT distance of a NODE/NUMA level, `None` below.
     pub numa_distance: Option<u32>,
     /// Groups, local group first (`sd->groups`), then in wrapping CPU order.
-    pub groups: Vec<SchedGroup>,
+    pub groups: Groups,
     /// Index of the child domain in this CPU's chain.
     pub child: Option<usize>,
     /// Index of the parent domain in this CPU's chain.
@@ -427,7 +486,7 @@ struct RawLevel {
     topo_flags: SdFlags,
     numa_distance: Option<u32>,
     /// Distinct spans of the level.
-    spans: Vec<CpuMask>,
+    spans: Vec<Arc<CpuMask>>,
     /// Weight of each distinct span.
     weights: Vec<u32>,
     /// Per CPU, index into `spans`.
@@ -447,7 +506,7 @@ impl RawLevel {
         mask_of: impl Fn(usize) -> &'a CpuMask,
     ) -> RawLevel {
         let n = m.nr_cpus();
-        let mut spans: Vec<CpuMask> = Vec::new();
+        let mut spans: Vec<Arc<CpuMask>> = Vec::new();
         let mut by_first: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut span_of = Vec::with_capacity(n);
         for cpu in 0..n {
@@ -456,11 +515,11 @@ impl RawLevel {
             let first = mask.first().expect("non-empty span").idx();
             let id = match by_first[first]
                 .iter()
-                .find(|&&id| spans[id as usize] == *mask)
+                .find(|&&id| *spans[id as usize] == *mask)
             {
                 Some(&id) => id,
                 None => {
-                    spans.push(mask.clone());
+                    spans.push(Arc::new(mask.clone()));
                     let id = (spans.len() - 1) as u32;
                     by_first[first].push(id);
                     id
@@ -592,6 +651,92 @@ pub fn msecs_to_jiffies(ms: u64, hz: u32) -> u64 {
     (ms * hz as u64).div_ceil(1000)
 }
 
+/// The span of group `key` at level `li` (a single CPU at the lowest level,
+/// else the child level's span `key`).
+fn group_span(levels: &[RawLevel], li: usize, key: usize, n: usize) -> Arc<CpuMask> {
+    if li == 0 {
+        let mut s = CpuMask::new(n);
+        s.set(CpuId(key as u32));
+        Arc::new(s)
+    } else {
+        Arc::clone(&levels[li - 1].spans[key])
+    }
+}
+
+/// Step 7's walk of `span` wrapping from `start`: for every CPU not yet
+/// covered, the key of its group (the CPU at the lowest level, else its
+/// child span id), in order, into `keys`. `covered` is scratch.
+fn group_walk(
+    levels: &[RawLevel],
+    li: usize,
+    span: &CpuMask,
+    start: CpuId,
+    covered: &mut CpuMask,
+    keys: &mut Vec<usize>,
+) {
+    keys.clear();
+    for i in span.iter_wrap(start) {
+        if covered.test(i) {
+            continue;
+        }
+        if li == 0 {
+            covered.set(i);
+            keys.push(i.idx());
+        } else {
+            let id = levels[li - 1].span_of[i.idx()] as usize;
+            for c in levels[li - 1].spans[id].iter() {
+                covered.set(c);
+            }
+            keys.push(id);
+        }
+    }
+    // Leave the scratch mask empty for the next walk.
+    for i in span.iter() {
+        covered.clear(i);
+    }
+    if li > 0 {
+        for &id in keys.iter() {
+            for c in levels[li - 1].spans[id].iter() {
+                covered.clear(c);
+            }
+        }
+    }
+}
+
+/// The groups of `keys` at level `li`, with the child's flags.
+fn make_groups(
+    m: &Machine,
+    levels: &[RawLevel],
+    li: usize,
+    keys: &[usize],
+    child_flags: SdFlags,
+    protos: &mut [Vec<Option<GroupProto>>],
+) -> Arc<[SchedGroup]> {
+    let n = m.nr_cpus();
+    keys.iter()
+        .map(|&key| {
+            let gspan = group_span(levels, li, key, n);
+            let proto = protos[li][key].get_or_insert_with(|| {
+                if li == 0 {
+                    group_proto(m, &gspan, |_| true)
+                } else {
+                    let child = &levels[li - 1];
+                    group_proto(m, &gspan, |c| child.span_of[c.idx()] as usize == key)
+                }
+            });
+            SchedGroup {
+                span: (*gspan).clone(),
+                weight: proto.weight,
+                balance_mask: proto.balance_mask.clone(),
+                balance_cpu: proto.balance_cpu,
+                cores: proto.cores,
+                capacity: proto.capacity,
+                flags: child_flags,
+            }
+        })
+        .collect()
+}
+
 impl SchedDomains {
     /// Builds the domains of every CPU of `m` (see the module doc for the
     /// steps), converting intervals with `hz`.
@@ -602,7 +747,7 @@ impl SchedDomains {
 
         let mut per_cpu = Vec::with_capacity(n);
         // Groups of a level, keyed by the child span id they stand for (or
-        // by CPU at the lowest level): built once, copied per CPU.
+        // by CPU at the lowest level): built once, copied into each list.
         let mut protos: Vec<Vec<Option<GroupProto>>> = levels
             .iter()
             .enumerate()
@@ -615,13 +760,12 @@ impl SchedDomains {
                 vec![None; len]
             })
             .collect();
-        let singles: Vec<CpuMask> = (0..n)
-            .map(|c| {
-                let mut s = CpuMask::new(n);
-                s.set(CpuId(c as u32));
-                s
-            })
-            .collect();
+        // Shared group lists: (level, span id, child flags) -> the list as
+        // walked from the span's first CPU and its keys in that order.
+        let mut lists: BTreeMap<(usize, u32, u32), (Arc<[SchedGroup]>, Vec<usize>)> =
+            BTreeMap::new();
+        let mut covered = CpuMask::new(n);
+        let mut keys: Vec<usize> = Vec::new();
 
         for cpu in 0..n {
             let mut chain = raw_chain(cpu, n, &levels);
@@ -636,44 +780,46 @@ impl SchedDomains {
                 } else {
                     SdFlags::EMPTY
                 };
-                let mut groups = Vec::new();
-                let mut covered = CpuMask::new(n);
-                for i in span.iter_wrap(CpuId(cpu as u32)) {
-                    if covered.test(i) {
-                        continue;
-                    }
-                    let (gspan, key) = if d.li == 0 {
-                        (&singles[i.idx()], i.idx())
-                    } else {
-                        let child = &levels[d.li - 1];
-                        let id = child.span_of[i.idx()];
-                        (&child.spans[id as usize], id as usize)
-                    };
-                    let proto = protos[d.li][key].get_or_insert_with(|| {
-                        if d.li == 0 {
-                            group_proto(m, gspan, |_| true)
-                        } else {
-                            let child = &levels[d.li - 1];
-                            group_proto(m, gspan, |c| child.span_of[c.idx()] as usize == key)
-                        }
+                // This CPU's walk (step 7): the keys of its groups in order.
+                group_walk(
+                    &levels,
+                    d.li,
+                    span,
+                    CpuId(cpu as u32),
+                    &mut covered,
+                    &mut keys,
+                );
+                let lkey = (d.li, d.span_id, child_flags.0);
+                let shared = lists.entry(lkey).or_insert_with(|| {
+                    let start = span.first().expect("domain spans are never empty");
+                    let mut canon = Vec::new();
+                    group_walk(&levels, d.li, span, start, &mut covered, &mut canon);
+                    let list = make_groups(m, &levels, d.li, &canon, child_flags, &mut protos);
+                    (list, canon)
+                });
+                // Shared when this CPU's order is a rotation of the list's.
+                let len = shared.1.len();
+                let rotation = shared
+                    .1
+                    .iter()
+                    .position(|&x| Some(&x) == keys.first())
+                    .filter(|&r| {
+                        len == keys.len() && (0..len).all(|i| shared.1[(r + i) % len] == keys[i])
                     });
-                    for c in gspan.iter() {
-                        covered.set(c);
-                    }
-                    groups.push(SchedGroup {
-                        span: gspan.clone(),
-                        weight: proto.weight,
-                        balance_mask: proto.balance_mask.clone(),
-                        balance_cpu: proto.balance_cpu,
-                        cores: proto.cores,
-                        capacity: proto.capacity,
-                        flags: child_flags,
-                    });
-                }
+                let groups = match rotation {
+                    Some(r) => Groups {
+                        list: Arc::clone(&shared.0),
+                        first: r as u32,
+                    },
+                    None => Groups {
+                        list: make_groups(m, &levels, d.li, &keys, child_flags, &mut protos),
+                        first: 0,
+                    },
+                };
                 doms.push(SchedDomain {
                     level: lvl.level,
                     name: lvl.level.name(),
-                    span: span.clone(),
+                    span: Arc::clone(span),
                     span_weight: d.weight,
                     flags: d.flags,
                     min_interval_ms: d.weight as u64,
@@ -709,7 +855,7 @@ impl SchedDomains {
                     let idx = *llc_index[id.idx()].get_or_insert_with(|| {
                         llc_shared.push(LlcShared {
                             id,
-                            span: d.span.clone(),
+                            span: (*d.span).clone(),
                             weight: d.span_weight,
                         });
                         llc_shared.len() - 1
@@ -1207,7 +1353,7 @@ mod tests {
                     let child = &doms[k - 1];
                     assert!(child.span.is_subset(&sd.span) && child.span != sd.span);
                     assert!(child.level < sd.level);
-                    assert_eq!(sd.groups[0].span, child.span);
+                    assert_eq!(sd.groups[0].span, *child.span);
                 }
                 let mut union = CpuMask::new(n);
                 let mut total = 0;
@@ -1221,7 +1367,7 @@ mod tests {
                         union.set(x);
                     }
                 }
-                assert_eq!(union, sd.span);
+                assert_eq!(union, *sd.span);
                 if !overlap_ok {
                     assert_eq!(total, sd.span_weight, "groups partition the span");
                 }
@@ -1232,7 +1378,7 @@ mod tests {
                 assert_eq!(s.sd_llc_size, doms[k].span_weight);
                 let l = &d.llc_shared[s.llc_shared.unwrap()];
                 assert_eq!(l.id, s.sd_llc_id);
-                assert_eq!(l.span, doms[k].span);
+                assert_eq!(l.span, *doms[k].span);
             }
         }
     }
@@ -1622,5 +1768,58 @@ mod tests {
             let limit = if cfg!(debug_assertions) { 2000 } else { 100 };
             assert!(took.as_millis() < limit, "{name}: {took:?}");
         }
+    }
+
+    /// Issue 18: group lists are shared, one per distinct domain, so the
+    /// builder's memory grows with CPUs x levels. Every CPU still sees its
+    /// own walk's groups in its own order (local group first).
+    #[test]
+    fn domains_group_lists_are_shared_and_keep_each_cpus_order() {
+        use std::collections::BTreeSet;
+        let mut machines: Vec<Machine> = crate::machine::PRESET_NAMES
+            .iter()
+            .map(|n| preset(n).unwrap())
+            .collect();
+        machines.push(make_test_machine(2, 2, 3, 2));
+        for m in &machines {
+            let d = SchedDomains::build(m, 250);
+            let n = m.nr_cpus();
+            let mut lists = BTreeSet::new();
+            let mut domains = 0;
+            for cpu in 0..n as u32 {
+                for sd in d.domains(c(cpu)) {
+                    domains += 1;
+                    lists.insert(Arc::as_ptr(&sd.groups.list) as *const SchedGroup as usize);
+                    // The walk of step 7 from this CPU, written out.
+                    let mut covered = CpuMask::new(n);
+                    let mut want = Vec::new();
+                    for i in sd.span.iter_wrap(c(cpu)) {
+                        if covered.test(i) {
+                            continue;
+                        }
+                        let g = sd.groups.iter().find(|g| g.span.test(i)).unwrap();
+                        for x in g.span.iter() {
+                            covered.set(x);
+                        }
+                        want.push(g.span.to_list());
+                    }
+                    assert_eq!(group_lists(sd), want, "{} CPU{cpu} {}", m.name, sd.level);
+                }
+            }
+            let levels = d.domains(c(0)).len().max(1);
+            assert!(
+                lists.len() <= levels * n.div_ceil(2).max(1) && lists.len() < domains.max(2),
+                "{}: {} lists for {domains} domains",
+                m.name,
+                lists.len()
+            );
+        }
+        // A flat machine: one list for every CPU.
+        let flat = make_test_machine(1, 1, 64, 1);
+        let d = SchedDomains::build(&flat, 250);
+        let ptrs: BTreeSet<usize> = (0..64)
+            .map(|i| Arc::as_ptr(&d.domains(c(i))[0].groups.list) as *const SchedGroup as usize)
+            .collect();
+        assert_eq!(ptrs.len(), 1);
     }
 }

@@ -394,7 +394,8 @@ fn unknown(cx: &Cx, pos: Pos, key: &str, place: &str) -> WorkloadError {
     )
 }
 
-/// Longest `global.duration` accepted, in seconds (one year).
+/// Longest `global.duration` the simulator accepts, in seconds (one year;
+/// the limit in force is [`crate::limits::max_duration_s`]).
 pub const MAX_DURATION_S: i64 = crate::limits::MAX_DURATION_S as i64;
 
 fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadError> {
@@ -404,10 +405,16 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
         match k {
             "duration" => {
                 let d = cx.int(k, v)?;
-                // One simulated year is the simulator's limit.
-                if d > MAX_DURATION_S {
+                // One simulated day unless --max-duration raised it.
+                let max = crate::limits::max_duration_s() as i64;
+                if d > max {
+                    let hint = if max < MAX_DURATION_S {
+                        format!(" (--max-duration raises the limit, up to {MAX_DURATION_S} s)")
+                    } else {
+                        String::new()
+                    };
                     let msg = format!(
-                        "duration {d} s is more than the {MAX_DURATION_S} s the simulator accepts"
+                        "duration {d} s is more than the {max} s the simulator accepts{hint}"
                     );
                     return Err(cx.err(v.pos, ErrorKind::Invalid, format!("key \"{k}\": {msg}")));
                 }

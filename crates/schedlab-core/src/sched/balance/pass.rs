@@ -87,8 +87,9 @@ impl<S: Sink> Sim<S> {
                 cost += moved as u64 * LB_MIGRATE_NS;
                 if moved == 0 && all_pinned {
                     // LBF_ALL_PINNED: try without that CPU.
-                    let cpus = excluded
-                        .get_or_insert_with(|| self.sched.domains.domains(dst)[sdi].span.clone());
+                    let cpus = excluded.get_or_insert_with(|| {
+                        (*self.sched.domains.domains(dst)[sdi].span).clone()
+                    });
                     cpus.clear(busiest);
                     if !cpus.intersects(&span) {
                         break 'out Some(0);
