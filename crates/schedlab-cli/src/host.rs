@@ -59,6 +59,11 @@ pub struct ValidateArgs {
     /// Feature switches for the simulation: NAME, NO_NAME, comma-separated.
     #[arg(long, default_value = "")]
     pub features: String,
+    /// Host noise for the simulation: `recorded` (DIR/noise.json, the
+    /// host's measured noise; the clean model when the recording has none),
+    /// `off`, or a noise.json file.
+    #[arg(long, default_value = "recorded", value_name = "recorded|off|FILE")]
+    pub noise: String,
 }
 
 fn host_workload(a: &ExecArgs) -> Result<(Workload, ExecOptions)> {
@@ -202,6 +207,27 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
     let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
     let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+    let (noise, noise_note) = match a.noise.as_str() {
+        "recorded" => {
+            let np = a.dir.join("noise.json");
+            if np.is_file() {
+                (
+                    resolve::noise(&np.display().to_string())?,
+                    "recorded (the recording's noise.json)".to_string(),
+                )
+            } else {
+                (
+                    schedlab_core::NoiseSetting::Off,
+                    "off (the recording has no noise.json)".to_string(),
+                )
+            }
+        }
+        "off" => (
+            schedlab_core::NoiseSetting::Off,
+            "off (--noise off)".to_string(),
+        ),
+        other => (resolve::noise(other)?, format!("{other} (--noise)")),
+    };
     let mut sims = Vec::new();
     for seed in 1..=a.seeds {
         let cfg = SimConfig {
@@ -210,6 +236,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             preempt,
             duration_ns,
             features: features.clone(),
+            noise: noise.clone(),
             ..SimConfig::default()
         };
         let out = a.dir.join(format!("sim-seed{seed}"));
@@ -228,7 +255,8 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         write_run(stage, &results, sim.into_sink())?;
         sims.push(load_sim(&out).map_err(|e| user(e.to_string()))?);
     }
-    let report = compare(&real, &sims);
+    let mut report = compare(&real, &sims);
+    report.notes.push(format!("model noise: {noise_note}"));
     let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),

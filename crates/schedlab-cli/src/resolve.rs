@@ -45,6 +45,11 @@ pub struct SimArgs {
     /// anything is built (see preflight.rs).
     #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_TASKS)]
     pub max_tasks: u64,
+    /// Host noise (interrupts, timer jitter, steal; docs/noise.md):
+    /// `machine` (the machine's measured defaults; only vm-2cpu has them),
+    /// `off` (the clean model), or a recording's noise.json.
+    #[arg(long, default_value = "machine", value_name = "machine|off|FILE")]
+    pub noise: String,
 }
 
 /// `schedlab run` arguments.
@@ -256,6 +261,32 @@ pub fn config(a: &SimArgs, features: &str, check: bool, w: &Workload) -> Result<
         duration_ns,
         features,
         check,
+        noise: noise(&a.noise)?,
         ..SimConfig::default()
     })
+}
+
+/// Resolves `--noise`: `machine`, `off`, or a noise.json file.
+pub fn noise(spec: &str) -> Result<schedlab_core::NoiseSetting> {
+    use schedlab_core::NoiseSetting;
+    match spec {
+        "machine" => Ok(NoiseSetting::Machine),
+        "off" => Ok(NoiseSetting::Off),
+        f => {
+            let t = std::fs::read_to_string(f).map_err(|e| {
+                user(format!(
+                    "--noise: {f}: cannot read ({e}); give machine, off or a noise.json"
+                ))
+            })?;
+            schedlab_host::noise::params_from_json(&t)
+                .map(NoiseSetting::Given)
+                .map_err(|(l, m)| {
+                    if l > 0 {
+                        user(format!("{f}:{l}: {m}"))
+                    } else {
+                        user(format!("{f}: {m}"))
+                    }
+                })
+        }
+    }
 }

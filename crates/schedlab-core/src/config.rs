@@ -49,6 +49,20 @@ pub struct SimConfig {
     pub tunables: Tunables,
     /// Verify invariants after every event.
     pub check: bool,
+    /// Host noise (`sched/noise.rs`).
+    pub noise: NoiseSetting,
+}
+
+/// Which host noise a run has (`--noise`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum NoiseSetting {
+    /// The machine's own ([`crate::machine::Machine::noise`]; none for most).
+    #[default]
+    Machine,
+    /// None: the clean model.
+    Off,
+    /// These parameters (a recording's `noise.json`).
+    Given(crate::sched::noise::NoiseParams),
 }
 
 impl Default for SimConfig {
@@ -61,6 +75,7 @@ impl Default for SimConfig {
             features: Features::default(),
             tunables: Tunables::default(),
             check: false,
+            noise: NoiseSetting::Machine,
         }
     }
 }

@@ -81,5 +81,5 @@ pub mod task;
 pub mod time;
 pub mod waste;
 
-pub use config::SimConfig;
+pub use config::{NoiseSetting, SimConfig};
 pub use sim::{RunResult, Sim, SimError};

@@ -64,6 +64,8 @@ pub struct Sim<S: Sink> {
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,
     pub(crate) trace: bool,
+    /// Host noise (`sched/noise.rs`); None: the clean model.
+    pub(crate) noise: Option<crate::sched::noise::NoiseState>,
 }
 
 /// The scheduler's state (what `kernel/sched` keeps in `struct rq`,
