@@ -200,13 +200,8 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             hp.display()
         ))
     })?;
-    let sysfs = a.dir.join("sysfs");
-    let machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
-    let w = recorded_workload(&a.dir, machine.nr_cpus())?;
-    // The recorded run's length when it had an end; else the workload's own.
-    let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
-    let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
-    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+    // The host's measured noise (before the machine: a bad noise.json is
+    // the recording's fault whatever else is missing).
     let (noise, noise_note) = match a.noise.as_str() {
         "recorded" => {
             let np = a.dir.join("noise.json");
@@ -228,6 +223,13 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         ),
         other => (resolve::noise(other)?, format!("{other} (--noise)")),
     };
+    let sysfs = a.dir.join("sysfs");
+    let machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
+    let w = recorded_workload(&a.dir, machine.nr_cpus())?;
+    // The recorded run's length when it had an end; else the workload's own.
+    let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
+    let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
+    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
     let mut sims = Vec::new();
     for seed in 1..=a.seeds {
         let cfg = SimConfig {

@@ -62,7 +62,7 @@ pub enum NoiseSetting {
     /// None: the clean model.
     Off,
     /// These parameters (a recording's `noise.json`).
-    Given(crate::sched::noise::NoiseParams),
+    Given(crate::noise::NoiseParams),
 }
 
 impl Default for SimConfig {

@@ -69,6 +69,7 @@ pub mod fair;
 pub mod features;
 pub mod ids;
 pub mod machine;
+pub mod noise;
 pub mod observe;
 pub mod program;
 pub mod rng;

@@ -65,7 +65,7 @@ pub struct Sim<S: Sink> {
     pub(crate) violation: Option<Violation>,
     pub(crate) trace: bool,
     /// Host noise (`sched/noise.rs`); None: the clean model.
-    pub(crate) noise: Option<crate::sched::noise::NoiseState>,
+    pub(crate) noise: Option<crate::noise::NoiseState>,
 }
 
 /// The scheduler's state (what `kernel/sched` keeps in `struct rq`,

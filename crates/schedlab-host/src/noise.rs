@@ -21,7 +21,7 @@
 //! model. Every figure is a measurement of this host at that moment.
 
 use crate::sys;
-pub use schedlab_core::sched::noise::NoiseParams;
+pub use schedlab_core::noise::NoiseParams;
 use serde_json::{json, Value};
 
 /// A reading gap longer than this is noise (the loop itself takes < 100 ns).
@@ -164,7 +164,7 @@ pub fn measure(spin_ns: u64, timer_n: usize) -> NoiseMeasurement {
 }
 
 impl NoiseMeasurement {
-    /// The model's parameters (`schedlab_core::sched::noise::NoiseParams`
+    /// The model's parameters (`schedlab_core::noise::NoiseParams`
     /// as JSON) and the raw figures behind them.
     ///
     /// ```text

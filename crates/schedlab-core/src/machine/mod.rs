@@ -116,7 +116,7 @@ pub struct Machine {
     pub idle_states: Vec<IdleState>,
     /// Measured host noise this machine runs with by default
     /// (`sched/noise.rs`); None for a clean machine.
-    pub noise: Option<crate::sched::noise::NoiseParams>,
+    pub noise: Option<crate::noise::NoiseParams>,
     spans: Spans,
 }
 

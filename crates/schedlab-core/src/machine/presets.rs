@@ -453,8 +453,8 @@ fn vm_2cpu() -> Result<Machine, super::MachineError> {
 /// (95 %), one wait of 1.05 ms. Steal: two gaps of 0.75 ms in a 0.6
 /// CPU-second measurement the same hour and none in these 4 CPU-seconds:
 /// one every 2.3 s per vCPU (2 in 4.6 CPU-seconds), 0.75 ms long.
-fn vm_2cpu_noise() -> crate::sched::noise::NoiseParams {
-    crate::sched::noise::NoiseParams {
+fn vm_2cpu_noise() -> crate::noise::NoiseParams {
+    crate::noise::NoiseParams {
         irq_interval_ns: 700_402,
         irq_len_q_ns: vec![
             1024, 1283, 1371, 1453, 1524, 1588, 1658, 1750, 1876, 2088, 2577, 4341, 7201, 9097,

@@ -308,7 +308,7 @@ impl<S: Sink> Sim<S> {
             NoiseSetting::Machine => sim.machine.noise.clone(),
             NoiseSetting::Given(p) => Some(p.clone()),
         }
-        .and_then(|p| crate::sched::noise::NoiseState::new(p, sim.cfg.seed));
+        .and_then(|p| crate::noise::NoiseState::new(p, sim.cfg.seed));
         sim.queue.push(t_start, Event::TaskStart { task: main });
         let realtime = |p: Policy| matches!(p, Policy::Fifo | Policy::Rr | Policy::Deadline);
         if workload.tasks.iter().any(|t| {
