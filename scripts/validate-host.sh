@@ -159,7 +159,7 @@ echo "$shapes" | while read -r name wl; do
         load=$(cut -d' ' -f1-3 /proc/loadavg)
         echo "== $name: $wl (load $load)" >&2
         # Own session, autogroup nice -20 (see the header).
-        setsid sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh \
+        setsid -w sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh \
             "$bin" record "$wl" --out "$dir" --quiet
         echo "$load" > "$dir/loadavg.txt"
     else
