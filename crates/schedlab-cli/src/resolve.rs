@@ -45,10 +45,10 @@ pub struct SimArgs {
     /// anything is built (see preflight.rs).
     #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_TASKS)]
     pub max_tasks: u64,
-    /// Host noise (interrupts, timer jitter, steal; docs/noise.md):
-    /// `machine` (the machine's measured defaults; only vm-2cpu has them),
-    /// `off` (the clean model), or a recording's noise.json.
-    #[arg(long, default_value = "machine", value_name = "machine|off|FILE")]
+    /// Host noise (interrupts, timer lateness, steal; docs/noise.md):
+    /// `off` (the clean model, the default), `machine` (the machine's
+    /// measured noise; only vm-2cpu has one), or a recording's noise.json.
+    #[arg(long, default_value = "off", value_name = "off|machine|FILE")]
     pub noise: String,
 }
 

@@ -53,13 +53,16 @@ pub struct SimConfig {
     pub noise: NoiseSetting,
 }
 
-/// Which host noise a run has (`--noise`).
+/// Which host noise a run has (`--noise`). The default is the clean
+/// model: noise is opt-in (`--noise machine` for a preset's measured
+/// noise, a recording's noise.json in `validate`), so hand-checked runs
+/// and baselines stay exact.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum NoiseSetting {
     /// The machine's own ([`crate::machine::Machine::noise`]; none for most).
-    #[default]
     Machine,
     /// None: the clean model.
+    #[default]
     Off,
     /// These parameters (a recording's `noise.json`).
     Given(crate::noise::NoiseParams),
@@ -75,7 +78,7 @@ impl Default for SimConfig {
             features: Features::default(),
             tunables: Tunables::default(),
             check: false,
-            noise: NoiseSetting::Machine,
+            noise: NoiseSetting::Off,
         }
     }
 }
