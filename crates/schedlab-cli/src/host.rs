@@ -59,6 +59,11 @@ pub struct ValidateArgs {
     /// Feature switches for the simulation: NAME, NO_NAME, comma-separated.
     #[arg(long, default_value = "")]
     pub features: String,
+    /// Host noise for the simulation: `recorded` (DIR/noise.json, the
+    /// host's measured noise; the clean model when the recording has none),
+    /// `off`, or a noise.json file.
+    #[arg(long, default_value = "recorded", value_name = "recorded|off|FILE")]
+    pub noise: String,
 }
 
 fn host_workload(a: &ExecArgs) -> Result<(Workload, ExecOptions)> {
@@ -195,6 +200,29 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             hp.display()
         ))
     })?;
+    // The host's measured noise (before the machine: a bad noise.json is
+    // the recording's fault whatever else is missing).
+    let (noise, noise_note) = match a.noise.as_str() {
+        "recorded" => {
+            let np = a.dir.join("noise.json");
+            if np.is_file() {
+                (
+                    resolve::noise(&np.display().to_string())?,
+                    "recorded (the recording's noise.json)".to_string(),
+                )
+            } else {
+                (
+                    schedlab_core::NoiseSetting::Off,
+                    "off (the recording has no noise.json)".to_string(),
+                )
+            }
+        }
+        "off" => (
+            schedlab_core::NoiseSetting::Off,
+            "off (--noise off)".to_string(),
+        ),
+        other => (resolve::noise(other)?, format!("{other} (--noise)")),
+    };
     let sysfs = a.dir.join("sysfs");
     let machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
     let w = recorded_workload(&a.dir, machine.nr_cpus())?;
@@ -210,6 +238,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             preempt,
             duration_ns,
             features: features.clone(),
+            noise: noise.clone(),
             ..SimConfig::default()
         };
         let out = a.dir.join(format!("sim-seed{seed}"));
@@ -228,7 +257,8 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         write_run(stage, &results, sim.into_sink())?;
         sims.push(load_sim(&out).map_err(|e| user(e.to_string()))?);
     }
-    let report = compare(&real, &sims);
+    let mut report = compare(&real, &sims);
+    report.notes.push(format!("model noise: {noise_note}"));
     let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),

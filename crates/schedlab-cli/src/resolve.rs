@@ -69,6 +69,11 @@ pub struct SimArgs {
     /// default 4G).
     #[arg(long, value_name = "SIZE")]
     pub max_output: Option<String>,
+    /// Host noise (interrupts, timer lateness, steal; docs/noise.md):
+    /// `off` (the clean model, the default), `machine` (the machine's
+    /// measured noise; only vm-2cpu has one), or a recording's noise.json.
+    #[arg(long, default_value = "off", value_name = "off|machine|FILE")]
+    pub noise: String,
 }
 
 impl SimArgs {
@@ -312,6 +317,32 @@ pub fn config_for(
         kernel: opts.kernel,
         check,
         // Kept so that fields other branches add need no edit here.
+        noise: noise(&a.noise)?,
         ..SimConfig::default()
     })
+}
+
+/// Resolves `--noise`: `machine`, `off`, or a noise.json file.
+pub fn noise(spec: &str) -> Result<schedlab_core::NoiseSetting> {
+    use schedlab_core::NoiseSetting;
+    match spec {
+        "machine" => Ok(NoiseSetting::Machine),
+        "off" => Ok(NoiseSetting::Off),
+        f => {
+            let t = std::fs::read_to_string(f).map_err(|e| {
+                user(format!(
+                    "--noise: {f}: cannot read ({e}); give machine, off or a noise.json"
+                ))
+            })?;
+            schedlab_host::noise::params_from_json(&t)
+                .map(NoiseSetting::Given)
+                .map_err(|(l, m)| {
+                    if l > 0 {
+                        user(format!("{f}:{l}: {m}"))
+                    } else {
+                        user(format!("{f}: {m}"))
+                    }
+                })
+        }
+    }
 }

@@ -81,6 +81,28 @@ fn bad_recordings_give_one_line_and_status_2() {
     std::fs::write(&tp, &t).unwrap();
     let e = one_line_error(&schedlab(&["validate", r]));
     assert!(e.contains("sysfs"), "{e}");
+    // A broken noise.json (the host's measured noise) on line 2.
+    std::fs::write(rec.join("noise.json"), "{\n  \"params\": ,\n}\n").unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("noise.json:2: "), "{e}");
+    std::fs::write(
+        rec.join("noise.json"),
+        "{\"params\": {\"irq_len_q_ns\": [5, 1]}}",
+    )
+    .unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(
+        e.contains("noise.json: ") && e.contains("must not decrease"),
+        "{e}"
+    );
+    let e = one_line_error(&schedlab(&[
+        "validate",
+        r,
+        "--noise",
+        "/nonexistent/n.json",
+    ]));
+    assert!(e.contains("--noise: /nonexistent/n.json"), "{e}");
+    std::fs::remove_file(rec.join("noise.json")).unwrap();
     // record without --out.
     let e = one_line_error(&schedlab(&["record", "hackbench:groups=1"]));
     assert!(e.contains("--out"), "{e}");
@@ -133,9 +155,18 @@ fn record_and_validate_a_periodic_workload_on_this_host() {
         "rt-app-p-0.log",
         "rt-app-p-1.log",
         "rt-app-hog-2.log",
+        "noise.json",
     ] {
         assert!(rec.join(f).exists(), "{f} missing");
     }
+    // The host's noise was measured and is usable by the model.
+    let n: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.join("noise.json")).unwrap()).unwrap();
+    assert!(
+        n["params"]["timer_late_q_ns"].as_array().unwrap().len() == 21,
+        "{n}"
+    );
+    assert!(n["measured"]["timer_samples"].as_u64().unwrap() > 0, "{n}");
     let json = d.path().join("v.json");
     let o = schedlab(&[
         "validate",
@@ -152,6 +183,7 @@ fn record_and_validate_a_periodic_workload_on_this_host() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(text.contains("fidelity score"), "{text}");
+    assert!(text.contains("note: model noise: recorded"), "{text}");
     assert!(
         rec.join("sim-seed1/summary.json").exists() && rec.join("sim-seed2/trace.txt").exists()
     );

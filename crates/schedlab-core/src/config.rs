@@ -26,6 +26,23 @@ pub struct SimConfig {
     pub kernel: &'static str,
     /// Verify invariants after every event.
     pub check: bool,
+    /// Host noise (`sched/noise.rs`).
+    pub noise: NoiseSetting,
+}
+
+/// Which host noise a run has (`--noise`). The default is the clean
+/// model: noise is opt-in (`--noise machine` for a preset's measured
+/// noise, a recording's noise.json in `validate`), so hand-checked runs
+/// and baselines stay exact.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum NoiseSetting {
+    /// The machine's own ([`crate::machine::Machine::noise`]; none for most).
+    Machine,
+    /// None: the clean model.
+    #[default]
+    Off,
+    /// These parameters (a recording's `noise.json`).
+    Given(crate::noise::NoiseParams),
 }
 
 impl Default for SimConfig {
@@ -39,6 +56,7 @@ impl Default for SimConfig {
             tunables: Tunables::default(),
             kernel: crate::kernels::DEFAULT_KERNEL,
             check: false,
+            noise: NoiseSetting::Off,
         }
     }
 }

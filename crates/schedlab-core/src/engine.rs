@@ -102,6 +102,7 @@ impl<S: Sink> Sim<S> {
             Event::TaskWork { cpu, task } => self.task_work(cpu, task),
             Event::RtPeriod => self.rt_period_timer(),
             Event::DlTimer { task, gen } => self.dl_timer(task, gen),
+            Event::Noise { cpu, steal } => self.noise_burst(cpu, steal),
             Event::WasteSample => {
                 if self.queue.is_empty() && self.prog.live_tasks > 0 && self.end.is_none() {
                     // Nothing else can ever happen: every live thread waits

@@ -70,6 +70,7 @@ pub mod features;
 pub mod ids;
 pub mod kernels;
 pub mod machine;
+pub mod noise;
 pub mod observe;
 pub mod program;
 pub mod rng;
@@ -83,5 +84,5 @@ pub mod time;
 pub mod tunables;
 pub mod waste;
 
-pub use config::SimConfig;
+pub use config::{NoiseSetting, SimConfig};
 pub use sim::{RunResult, Sim, SimError};

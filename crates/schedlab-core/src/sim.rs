@@ -69,6 +69,8 @@ pub struct Sim<S: Sink> {
     /// were recorded.
     pub(crate) idle_traced: Vec<Option<u32>>,
     pub(crate) idle_trace_started: bool,
+    /// Host noise (`sched/noise.rs`); None: the clean model.
+    pub(crate) noise: Option<crate::noise::NoiseState>,
 }
 
 /// The scheduler's state (what `kernel/sched` keeps in `struct rq`,

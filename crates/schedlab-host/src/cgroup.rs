@@ -137,6 +137,13 @@ pub struct GroupStat {
 /// cgroup, group path → directory).
 pub type AcctMirror = (PathBuf, PathBuf, Vec<(String, PathBuf)>);
 
+/// The nice of the calling process's autogroup (`/proc/self/autogroup`:
+/// `/autogroup-N nice K`); None without autogroup.
+pub fn autogroup_nice() -> Option<i32> {
+    let t = std::fs::read_to_string("/proc/self/autogroup").ok()?;
+    t.split_whitespace().last()?.parse().ok()
+}
+
 /// The workload's cgroups on the host; removed on drop.
 #[derive(Debug)]
 pub struct CgroupSet {
@@ -206,6 +213,23 @@ impl CgroupSet {
             ));
         }
         std::fs::create_dir(&base).map_err(|e| HostError::io(&base, e))?;
+        if version == CgroupVersion::V1 {
+            // Under v1 with autogroup, the workload's ungrouped threads run
+            // in the session's autogroup, whose weight is its nice's
+            // (/proc/self/autogroup); the private directory gets the same
+            // weight, so grouped and ungrouped threads meet at the top as
+            // they do in the model, where both sit under the root. Nice 0
+            // (the default) leaves cpu.shares at 1024.
+            if let Some(nice) = autogroup_nice() {
+                let w = schedlab_core::fair::weight::task_weight(
+                    schedlab_core::program::Policy::Normal,
+                    nice,
+                );
+                if w != 1024 {
+                    write(&base.join("cpu.shares"), &w.to_string())?;
+                }
+            }
+        }
         if version == CgroupVersion::V2 {
             // Best effort on the mount root; the check below decides.
             let _ = std::fs::write(mount.join("cgroup.subtree_control"), "+cpu");

@@ -47,6 +47,10 @@ pub struct HostFacts {
     pub tunables: BTreeMap<String, String>,
     /// /sys/devices/system/cpu/cpuidle/current_driver.
     pub cpuidle_driver: Option<String>,
+    /// The kernel command line (`/proc/cmdline`): vendor scheduler options
+    /// (this project's guest has `sched_vcpu_pack=15`) show up here.
+    #[serde(default)]
+    pub cmdline: Option<String>,
     /// /sys/devices/system/cpu/cpuidle/current_governor (or `_ro`).
     pub cpuidle_governor: Option<String>,
     /// /sys/devices/system/cpu/online.
@@ -372,6 +376,7 @@ pub fn collect(sysfs_dest: &Path) -> std::io::Result<HostFacts> {
         autogroup: read_trim("/proc/sys/kernel/sched_autogroup_enabled").map(|v| v == "1"),
         tunables: tunables(),
         cpuidle_driver: read_trim(format!("{cpuidle}/current_driver")),
+        cmdline: read_trim("/proc/cmdline".to_string()),
         cpuidle_governor: read_trim(format!("{cpuidle}/current_governor"))
             .or_else(|| read_trim(format!("{cpuidle}/current_governor_ro"))),
         cpus_online: read_trim("/sys/devices/system/cpu/online"),

@@ -91,6 +91,7 @@ pub mod cgroup;
 pub mod error;
 pub mod exec;
 pub mod facts;
+pub mod noise;
 pub mod record;
 pub mod rundir;
 pub mod sync;

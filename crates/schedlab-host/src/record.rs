@@ -50,6 +50,9 @@ pub struct RecordOptions {
     pub buffer_size_kb: Option<u64>,
     /// `trace_clock` (`mono` makes timestamps CLOCK_MONOTONIC).
     pub trace_clock: String,
+    /// Measure the host's noise first ([`crate::noise`]) into DIR/noise.json:
+    /// (spin ns per CPU, timer samples per CPU); None skips it.
+    pub noise: Option<(u64, usize)>,
 }
 
 impl Default for RecordOptions {
@@ -58,6 +61,7 @@ impl Default for RecordOptions {
             exec: ExecOptions::default(),
             buffer_size_kb: None,
             trace_clock: "mono".into(),
+            noise: Some((300_000_000, 200)),
         }
     }
 }
@@ -258,6 +262,13 @@ pub fn record(w: &Workload, dir: &Path, opts: &RecordOptions) -> Result<RecordRe
     std::fs::create_dir_all(dir).map_err(|e| HostError::io(dir, e))?;
     let host =
         facts::collect(&dir.join("sysfs")).map_err(|e| HostError::io(dir.join("sysfs"), e))?;
+    // The host's noise, measured before the capture (it would trace it).
+    if let Some((spin, n)) = opts.noise {
+        let m = crate::noise::measure(spin, n);
+        let p = dir.join("noise.json");
+        let text = serde_json::to_string_pretty(&m.to_json()).expect("noise.json serialises");
+        std::fs::write(&p, text + "\n").map_err(|e| HostError::io(&p, e))?;
+    }
     let inst = Instance::open(&tracefs)?;
     let d = &inst.dir;
     let kb = opts

@@ -29,6 +29,8 @@ fn tiny_run_matches_golden_outputs() {
             "30ms",
             "--seed",
             "7",
+            "--noise",
+            "off",
             "--trace",
             "--check",
             "--quiet",

@@ -93,6 +93,13 @@ pub enum Event {
         /// `DlState::timer_gen` when armed.
         gen: u32,
     },
+    /// A host-noise burst on `cpu` (`sched/noise.rs`).
+    Noise {
+        /// CPU.
+        cpu: CpuId,
+        /// Host preemption (steal) rather than an interrupt.
+        steal: bool,
+    },
     /// Sample the wasted-CPU metric (every `waste::WASTE_SAMPLE_NS`).
     WasteSample,
     /// The end of the run.

@@ -114,6 +114,9 @@ pub struct Machine {
     pub costs: MachineCosts,
     /// cpuidle states, shallowest first (state 0 is the polling/WFI state).
     pub idle_states: Vec<IdleState>,
+    /// Measured host noise this machine runs with by default
+    /// (`sched/noise.rs`); None for a clean machine.
+    pub noise: Option<crate::noise::NoiseParams>,
     spans: Spans,
 }
 
@@ -282,6 +285,7 @@ impl Machine {
             node_distance,
             costs,
             idle_states,
+            noise: None,
             spans,
         })
     }

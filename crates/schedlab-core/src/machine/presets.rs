@@ -430,14 +430,43 @@ fn vm_2cpu() -> Result<Machine, super::MachineError> {
     // overhead; an IPI to a running vCPU costs a VM exit on the sender
     // (no IPI virtualisation assumed).
     let c = costs([5, 50, 50, 50, 50, 50, 50], 3_000, 2_000, 5_000);
-    Machine::new(
+    let mut m = Machine::new(
         "vm-2cpu",
         "2-vCPU KVM guest, one LLC, no SMT, haltpoll idle",
         l.cpus(),
         l.distances(),
         c,
         idle,
-    )
+    )?;
+    m.noise = Some(vm_2cpu_noise());
+    Ok(m)
+}
+
+/// The host noise of `vm-2cpu` (`sched/noise.rs`): measured on the
+/// project's 2-vCPU Firecracker KVM guest (Linux 6.18, HZ 250, haltpoll)
+/// on 2026-11-23 at 11:34 UTC with `crates/schedlab-host/src/noise.rs`
+/// (`measure_for_preset`: 2 s of SCHED_FIFO 99 spinning and 1000 1 ms
+/// zero-slack timer waits per CPU), load average 11.5 (other sessions
+/// compiling at nice 19, which a FIFO 99 spinner does not let run):
+/// 5711 gaps of 1 µs or more in 4 CPU-seconds (1.3 % of the time), none
+/// of 100 µs or more; the timer lateness from 17 µs (minimum) to 57 µs
+/// (95 %), one wait of 1.05 ms. Steal: two gaps of 0.75 ms in a 0.6
+/// CPU-second measurement the same hour and none in these 4 CPU-seconds:
+/// one every 2.3 s per vCPU (2 in 4.6 CPU-seconds), 0.75 ms long.
+fn vm_2cpu_noise() -> crate::noise::NoiseParams {
+    crate::noise::NoiseParams {
+        irq_interval_ns: 700_402,
+        irq_len_q_ns: vec![
+            1024, 1283, 1371, 1453, 1524, 1588, 1658, 1750, 1876, 2088, 2577, 4341, 7201, 9097,
+            9513, 14209, 20292, 21509, 23952, 30165, 80877,
+        ],
+        steal_interval_ns: 2_300_000_000,
+        steal_len_q_ns: vec![752_830, 755_396],
+        timer_late_q_ns: vec![
+            16966, 30700, 33141, 35054, 36510, 37956, 39170, 40497, 41563, 42987, 44137, 45269,
+            46684, 47883, 49033, 50011, 51179, 52649, 54471, 56998, 1049793,
+        ],
+    }
 }
 
 /// A synthetic machine for tests (like scx's `make_test_topo`): `nodes`

@@ -50,6 +50,16 @@ impl<S: Sink> Sim<S> {
                 self.op_done(t);
             }
             Resume::CompleteBlock => {
+                // Leaving the blocking syscall returns to user space, which
+                // runs pending task_work first (exit_to_user_mode): a task
+                // woken into a throttled hierarchy parks there before its
+                // wake-up completes, so the throttled time is wake-up
+                // latency, not run time, as on the host (bw-* shapes in
+                // docs/validation.md).
+                if task.throttle_work && self.throttle_task_work(cpu, t) {
+                    return;
+                }
+                let task = &mut self.sched.tasks[t.idx()];
                 if task.wake_is_timer {
                     let exp = task.wake_expiry.unwrap_or(now);
                     task.iter.wu_lat_us += us(now.saturating_sub(exp));

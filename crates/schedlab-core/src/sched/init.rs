@@ -7,7 +7,7 @@
 //! the other), the sched domains' run-time state, and queues the first
 //! events.
 
-use crate::config::SimConfig;
+use crate::config::{NoiseSetting, SimConfig};
 use crate::event::queue::EventQueue;
 use crate::event::Event;
 use crate::fair::bandwidth::CfsBandwidth;
@@ -319,9 +319,16 @@ impl<S: Sink> Sim<S> {
             sink,
             violation: None,
             trace,
+            noise: None,
             machine,
             cfg,
         };
+        sim.noise = match &sim.cfg.noise {
+            NoiseSetting::Off => None,
+            NoiseSetting::Machine => sim.machine.noise.clone(),
+            NoiseSetting::Given(p) => Some(p.clone()),
+        }
+        .and_then(|p| crate::noise::NoiseState::new(p, sim.cfg.seed));
         sim.queue.push(t_start, Event::TaskStart { task: main });
         let realtime = |p: Policy| matches!(p, Policy::Fifo | Policy::Rr | Policy::Deadline);
         if workload.tasks.iter().any(|t| {
@@ -335,6 +342,7 @@ impl<S: Sink> Sim<S> {
         }
         sim.queue
             .push(t_start + crate::stats::WASTE_SAMPLE_NS, Event::WasteSample);
+        sim.noise_init();
         if let Some(e) = sim.end {
             sim.queue.push(e, Event::End);
         }

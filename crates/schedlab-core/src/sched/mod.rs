@@ -10,6 +10,7 @@ mod exec;
 pub mod fair;
 pub mod group;
 mod init;
+pub mod noise;
 pub mod rt;
 mod select;
 pub mod syscalls;
