@@ -49,6 +49,10 @@ pub struct SimConfig {
     pub tunables: Tunables,
     /// Verify invariants after every event.
     pub check: bool,
+    /// Fast-forward runs of channel syscalls that nothing can observe in
+    /// closed form (`sched/exec.rs`); off = one event per read and write.
+    /// The outputs are the same either way.
+    pub fast_forward: bool,
 }
 
 impl Default for SimConfig {
@@ -61,6 +65,7 @@ impl Default for SimConfig {
             features: Features::default(),
             tunables: Tunables::default(),
             check: false,
+            fast_forward: true,
         }
     }
 }
