@@ -5,6 +5,7 @@
 pub mod balance;
 pub mod bandwidth;
 pub mod core;
+pub mod cpuidle_menu;
 pub mod deadline;
 mod exec;
 pub mod fair;
