@@ -14,6 +14,7 @@
 //! | `corpus` | the project's own rt-app corpus (`examples/rt-app/`) runs under `--check` |
 //! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
+//! | `time_free` | issue 18.2: loops of rt-app events alone advance time and end, rows bounded |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
 
 mod common;
@@ -38,5 +39,6 @@ mod proptest_check;
 mod replay_cli;
 mod rt;
 mod shares;
+mod time_free;
 mod sync;
 mod trace;
