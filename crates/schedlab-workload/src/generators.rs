@@ -483,7 +483,13 @@ mod tests {
         let w = &l.workload;
         assert_eq!(w.tasks.len(), 2 * 2 * 4);
         assert_eq!(w.channels.len(), 8);
-        assert_eq!(w.channels[0].capacity_msgs, 655);
+        assert_eq!(
+            w.channels[0],
+            ChannelSpec {
+                kind: schedlab_core::program::ChannelKind::Pipe,
+                msg_bytes: 100
+            }
+        );
         // Receiver r of group 1 reads fds × loops = 12 messages from channel 4 + r.
         assert_eq!(w.tasks[9].name, "hb-r1-1");
         assert_eq!(
@@ -499,7 +505,10 @@ mod tests {
         assert_eq!(w.tasks[12].program.phases[0].loops, 3);
         let s = hackbench("hackbench:", "").unwrap().workload;
         assert_eq!(s.tasks.len(), 400, "defaults: 10 groups x 20 fds x 2");
-        assert_eq!(s.channels[0].capacity_msgs, 212_992 / 868);
+        assert_eq!(
+            s.channels[0].kind,
+            schedlab_core::program::ChannelKind::UnixStream
+        );
         for (rest, needle) in [
             ("mode=fork", "process or thread"),
             ("ipc=udp", "pipe or socket"),
