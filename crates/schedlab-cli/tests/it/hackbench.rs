@@ -113,8 +113,15 @@ fn same_outputs(spec: &str, args: &[&str]) {
     assert_eq!(files, list_files(&mbm), "{spec}: different files");
     assert!(files.iter().any(|f| f.ends_with("trace.txt")));
     for f in files {
-        let (a, b) = (std::fs::read(ff.join(&f)).unwrap(), std::fs::read(mbm.join(&f)).unwrap());
-        assert!(a == b, "{spec} {args:?}: {} differs between fast-forward and message by message", f.display());
+        let (a, b) = (
+            std::fs::read(ff.join(&f)).unwrap(),
+            std::fs::read(mbm.join(&f)).unwrap(),
+        );
+        assert!(
+            a == b,
+            "{spec} {args:?}: {} differs between fast-forward and message by message",
+            f.display()
+        );
     }
 }
 
@@ -124,22 +131,46 @@ fn fast_forward_gives_the_message_by_message_outputs() {
     // small machine, SMT and two LLCs, a cgroup hierarchy (the
     // fast-forward then stands aside: group weights are not NICE_0_LOAD),
     // a run cut by --duration.
-    same_outputs("hackbench:groups=1,fds=2,loops=200,ipc=pipe", &["--machine", "vm-2cpu", "--seed", "3"]);
-    same_outputs("hackbench:groups=2,fds=3,loops=60", &["--machine", "a7-octa", "--seed", "2"]);
-    same_outputs("hackbench:groups=1,fds=3,loops=20,ipc=pipe,datasize=16384", &["--machine", "a7-octa"]);
-    same_outputs("hackbench:groups=3,fds=4,loops=30", &["--machine", "icx-2s-80c-ht", "--features", "STEAL"]);
-    same_outputs("hackbench:groups=2,fds=2,loops=40,cgroup=/hb/g%g", &["--machine", "vm-2cpu"]);
-    same_outputs("hackbench:groups=2,fds=4,loops=2000", &["--machine", "vm-2cpu", "--duration", "3ms"]);
+    same_outputs(
+        "hackbench:groups=1,fds=2,loops=200,ipc=pipe",
+        &["--machine", "vm-2cpu", "--seed", "3"],
+    );
+    same_outputs(
+        "hackbench:groups=2,fds=3,loops=60",
+        &["--machine", "a7-octa", "--seed", "2"],
+    );
+    same_outputs(
+        "hackbench:groups=1,fds=3,loops=20,ipc=pipe,datasize=16384",
+        &["--machine", "a7-octa"],
+    );
+    same_outputs(
+        "hackbench:groups=3,fds=4,loops=30",
+        &["--machine", "icx-2s-80c-ht", "--features", "STEAL"],
+    );
+    same_outputs(
+        "hackbench:groups=2,fds=2,loops=40,cgroup=/hb/g%g",
+        &["--machine", "vm-2cpu"],
+    );
+    same_outputs(
+        "hackbench:groups=2,fds=4,loops=2000",
+        &["--machine", "vm-2cpu", "--duration", "3ms"],
+    );
 }
 
 #[test]
 fn the_fast_forward_really_folds_syscalls() {
     // The equality above would be empty if nothing were ever folded.
-    for (spec, m) in [("groups=1,fds=2,loops=200,ipc=pipe", "vm-2cpu"), ("groups=2,fds=3,loops=60", "a7-octa")] {
+    for (spec, m) in [
+        ("groups=1,fds=2,loops=200,ipc=pipe", "vm-2cpu"),
+        ("groups=2,fds=3,loops=60", "a7-octa"),
+    ] {
         let ff = run_ff(spec, m, false, true);
         let mbm = run_ff(spec, m, false, false);
         assert_eq!(mbm.fast_forwarded, 0);
-        assert!(ff.fast_forwarded > 0, "{spec} on {m}: nothing fast-forwarded");
+        assert!(
+            ff.fast_forwarded > 0,
+            "{spec} on {m}: nothing fast-forwarded"
+        );
         assert_eq!(ff.events, mbm.events);
     }
 }
@@ -152,8 +183,16 @@ fn every_message_is_a_syscall_pair_and_sleeps_follow_the_kernel() {
     let c = schedlab_core::sched::syscall_cost::SyscallCosts::for_machine(
         &preset("vm-2cpu").unwrap().costs,
     );
-    let r = sim.threads().iter().find(|t| t.spec.name == "hb-r0-0").unwrap();
-    let s = sim.threads().iter().find(|t| t.spec.name == "hb-s0-0").unwrap();
+    let r = sim
+        .threads()
+        .iter()
+        .find(|t| t.spec.name == "hb-r0-0")
+        .unwrap();
+    let s = sim
+        .threads()
+        .iter()
+        .find(|t| t.spec.name == "hb-s0-0")
+        .unwrap();
     assert!(r.stats.runtime_ns >= 600 * c.unix_read);
     assert!(s.stats.runtime_ns >= 600 * c.unix_write);
     // 600 messages > 278 in flight: unless the reader kept up, the

@@ -39,6 +39,6 @@ mod proptest_check;
 mod replay_cli;
 mod rt;
 mod shares;
-mod time_free;
 mod sync;
+mod time_free;
 mod trace;

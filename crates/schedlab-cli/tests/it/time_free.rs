@@ -30,7 +30,10 @@ fn run_bounded(json: &str, log: &str) -> usize {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(t0.elapsed() < Duration::from_secs(30), "{json}: still running after 30 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{json}: still running after 30 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut err = String::new();
@@ -46,23 +49,38 @@ fn run_bounded(json: &str, log: &str) -> usize {
 fn check(json: &str, log: &str, min_iter_ns: usize) {
     let rows = run_bounded(json, log);
     assert!(rows >= 1, "{json}: no iteration completed");
-    assert!(rows <= 1_000_000 / min_iter_ns, "{json}: {rows} rows in 1 ms");
+    assert!(
+        rows <= 1_000_000 / min_iter_ns,
+        "{json}: {rows} rows in 1 ms"
+    );
 }
 
 #[test]
 fn resume_only_loop_advances_time() {
     // lock + broadcast + unlock: 3 + 2 + 3 ns.
-    check(r#"{"tasks": {"t": {"loop": -1, "resume": "x"}}, "global": {"calibration": 100}}"#, "t-0", 8);
+    check(
+        r#"{"tasks": {"t": {"loop": -1, "resume": "x"}}, "global": {"calibration": 100}}"#,
+        "t-0",
+        8,
+    );
 }
 
 #[test]
 fn sem_post_only_loop_advances_time() {
-    check(r#"{"tasks": {"t": {"loop": -1, "sem_post": "s"}}, "global": {"calibration": 100}}"#, "t-0", 10);
+    check(
+        r#"{"tasks": {"t": {"loop": -1, "sem_post": "s"}}, "global": {"calibration": 100}}"#,
+        "t-0",
+        10,
+    );
 }
 
 #[test]
 fn signal_only_loop_advances_time() {
-    check(r#"{"tasks": {"t": {"loop": -1, "signal": "c"}}, "global": {"calibration": 100}}"#, "t-0", 2);
+    check(
+        r#"{"tasks": {"t": {"loop": -1, "signal": "c"}}, "global": {"calibration": 100}}"#,
+        "t-0",
+        2,
+    );
 }
 
 #[test]
@@ -86,5 +104,9 @@ fn fifo_iorun_mem_resume_loop_advances_time() {
 #[test]
 fn yield_only_loop_advances_time() {
     // The syscall (213 ns) plus the context switch schedule() charges.
-    check(r#"{"tasks": {"t": {"loop": -1, "yield": 0}}, "global": {"calibration": 100}}"#, "t-0", 213);
+    check(
+        r#"{"tasks": {"t": {"loop": -1, "yield": 0}}, "global": {"calibration": 100}}"#,
+        "t-0",
+        213,
+    );
 }

@@ -393,7 +393,9 @@ impl<S: Sink> Sim<S> {
         let rq = &self.sched.rqs[cpu.idx()];
         let next_timer = rq.timers.first().map(|&(t, _)| t);
         let timer = next_timer.map_or(Nanos::MAX, |t| t.saturating_sub(self.now));
-        rq.menu.typical_interval_ns().map_or(timer, |p| p.min(timer))
+        rq.menu
+            .typical_interval_ns()
+            .map_or(timer, |p| p.min(timer))
     }
 
     /// A CPU leaving the idle state it is in: the governor records how

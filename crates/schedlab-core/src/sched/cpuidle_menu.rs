@@ -43,7 +43,8 @@ impl MenuState {
     pub fn typical_interval_ns(&self) -> Option<Nanos> {
         let (mut min_thresh, mut max_thresh) = (None::<u64>, u64::from(u32::MAX));
         loop {
-            let (mut max, mut min, mut sum, mut sum_sq, mut n) = (0u64, u64::MAX, 0u128, 0u128, 0u64);
+            let (mut max, mut min, mut sum, mut sum_sq, mut n) =
+                (0u64, u64::MAX, 0u128, 0u128, 0u64);
             for &v in &self.intervals {
                 if min_thresh.is_some_and(|m| v <= m) || v >= max_thresh {
                     continue;
@@ -91,7 +92,10 @@ mod tests {
         m.record(5_000_000, 0);
         assert_eq!(m.typical_interval_ns(), Some(29_000));
         // Widely spread periods: no pattern.
-        for (i, v) in [10, 900, 40, 3000, 7, 600, 200, 9000].into_iter().enumerate() {
+        for (i, v) in [10, 900, 40, 3000, 7, 600, 200, 9000]
+            .into_iter()
+            .enumerate()
+        {
             let _ = i;
             m.record(v * 1000, 0);
         }

@@ -811,7 +811,14 @@ impl<S: Sink> Sim<S> {
     /// (`fast_forward_window`) holds them and every write but the last
     /// is silent: it finds room and wakes nobody. The last may sleep or
     /// wake: it lands at the end of the paid time, as it would alone.
-    fn writes_to_pay(&mut self, cpu: CpuId, t: TaskId, first: u32, pos: u32, count: u32) -> (u64, Nanos) {
+    fn writes_to_pay(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        first: u32,
+        pos: u32,
+        count: u32,
+    ) -> (u64, Nanos) {
         let c0 = self.chan_cost((first + pos) as usize, true);
         let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t) else {
             return (1, c0);
@@ -998,7 +1005,12 @@ impl<S: Sink> Sim<S> {
         let stage = self.sched.tasks[t.idx()].sync_stage;
         let lock = |m: u32| {
             let st = &self.prog.mutexes[m as usize];
-            c.mutex + if st.owner.is_none() || st.owner == Some(t) { 0 } else { c.futex }
+            c.mutex
+                + if st.owner.is_none() || st.owner == Some(t) {
+                    0
+                } else {
+                    c.futex
+                }
         };
         let unlock = |m: u32| {
             c.mutex
