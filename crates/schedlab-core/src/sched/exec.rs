@@ -295,11 +295,12 @@ impl<S: Sink> Sim<S> {
                         self.pay(cpu, t, 1, c);
                         return;
                     }
-                    let blocked = self.sync_op(cpu, t, &op);
-                    self.sched.tasks[t.idx()].paid = 0;
-                    if blocked {
-                        return; // the retry after waking pays again
+                    if self.sync_op(cpu, t, &op) {
+                        // Asleep in the futex call already paid for: the
+                        // retry once woken completes within that call.
+                        return;
                     }
+                    self.sched.tasks[t.idx()].paid = 0;
                     self.op_done(t);
                 }
                 Op::Send { first, count } => {
