@@ -15,7 +15,7 @@ Usage: run.py [--smoke] [--loops N] [--groups 1,2,3,4,8] [--bin PATH]
 Exit status 1 if, at the largest group count, STEAL does not raise %busy
 and lower the time, or if steals appear without STEAL.
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, json, os, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -37,7 +37,9 @@ def run_one(binary, groups, loops, steal, seed=1):
         cmd = [binary, "run", spec, "--machine", "icx-2s-80c-ht", "--seed", str(seed), "--out", out, "--quiet"]
         if steal:
             cmd += ["--features", "STEAL"]
+        t0 = time.monotonic()
         subprocess.run(cmd, check=True)
+        wall = time.monotonic() - t0
         s = json.load(open(os.path.join(out, "summary.json")))
     cpus = s["cpus"]
     n = len(cpus)
@@ -50,6 +52,8 @@ def run_one(binary, groups, loops, steal, seed=1):
         "idle": sum(c["sched_goidle"] for c in cpus) / n,
         "wake": sum(c["ttwu_count"] for c in cpus) / n,
         "steal": sum(c["steal"] for c in cpus) / n,
+        "events": s["events"],
+        "wall": wall,
     }
 
 
@@ -74,6 +78,7 @@ def main():
                  "S.time", "x%d" % scale if scale != 1 else "S.time", "%busy", "sched", "idle", "wake", "steal", "%speedup"))
     ok = True
     last = None
+    accept = []
     for g in groups:
         b = run_one(a.bin, g, a.loops, False)
         s = run_one(a.bin, g, a.loops, True)
@@ -85,10 +90,26 @@ def main():
         if g in PUBLISHED:
             (bt, bb, bs, bi, bw), (st, sb, ss, si, sw, sst), psp = PUBLISHED[g]
             print(row % (g, "published", bt, bt, bb, bs, bi, bw, "", st, st, sb, ss, si, sw, sst, psp))
+        print("      (wall %.1f s, %d events without STEAL; %.1f s, %d events with)" % (b["wall"], b["events"], s["wall"], s["events"]))
+        if g in PUBLISHED:
+            accept.append((g, b))
         if b["steal"] != 0:
             print("   error: steals without STEAL")
             ok = False
         last = (b, s)
+    if accept:
+        # Issue 14's acceptance: the baseline's per-CPU schedule, idle and
+        # wakeup counts within 2x of the published rows, %busy within 15
+        # points.
+        print()
+        print("acceptance (baseline vs published): model/published ratios, %busy difference")
+        print("%-5s %7s %7s %7s %9s   %s" % ("grps", "sched", "idle", "wake", "%busy", "within 2x / 15 points"))
+        for g, b in accept:
+            (bt, bb, bs, bi, bw), _, _ = PUBLISHED[g]
+            r = [b["sched"] * scale / bs, b["idle"] * scale / bi, b["wake"] * scale / bw]
+            d = b["busy"] - bb
+            good = all(0.5 <= x <= 2.0 for x in r) and abs(d) <= 15
+            print("%-5d %7.2f %7.2f %7.2f %+9.0f   %s" % (g, r[0], r[1], r[2], d, "yes" if good else "NO"))
     if last:
         b, s = last
         crit = s["busy"] > b["busy"] and s["time"] < b["time"] and s["steal"] > 0

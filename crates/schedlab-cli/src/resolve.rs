@@ -35,6 +35,10 @@ pub struct SimArgs {
     /// Preemption model: none, voluntary, full, lazy.
     #[arg(long, default_value = "full")]
     pub preempt: String,
+    /// Simulate every pipe/socket read and write as its own event, without
+    /// the closed-form fast-forward (same outputs, slower; for testing it).
+    #[arg(long)]
+    pub message_by_message: bool,
     /// Task-group settings, `PATH:FILE=VALUE[:FILE=VALUE...]` with cgroup
     /// v2/v1 cpu file names; commas in VALUE stand for spaces
     /// (`/capped:cpu.max=20000,100000`). Repeatable; applied on top of the
@@ -318,6 +322,7 @@ pub fn config_for(
         check,
         // Kept so that fields other branches add need no edit here.
         noise: noise(&a.noise)?,
+        fast_forward: !a.message_by_message,
         ..SimConfig::default()
     })
 }

@@ -26,6 +26,10 @@ pub struct SimConfig {
     pub kernel: &'static str,
     /// Verify invariants after every event.
     pub check: bool,
+    /// Fast-forward runs of channel syscalls that nothing can observe in
+    /// closed form (`sched/exec.rs`); off = one event per read and write.
+    /// The outputs are the same either way.
+    pub fast_forward: bool,
     /// Host noise (`sched/noise.rs`).
     pub noise: NoiseSetting,
 }
@@ -57,6 +61,7 @@ impl Default for SimConfig {
             kernel: crate::kernels::DEFAULT_KERNEL,
             check: false,
             noise: NoiseSetting::Off,
+            fast_forward: true,
         }
     }
 }

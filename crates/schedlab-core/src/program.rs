@@ -118,7 +118,8 @@ pub enum Op {
     /// Sleep until the end of the run (rt-app's main thread after start-up).
     Park,
     /// Write one message to each channel `first .. first + count` in turn
-    /// (one round of a hackbench sender), blocking while a channel is full.
+    /// (one round of a hackbench sender): one `write()` syscall each,
+    /// sleeping while a channel is full.
     Send {
         /// First channel (index into `Workload::channels`).
         first: u32,
@@ -195,8 +196,8 @@ pub enum Op {
         /// CPU work in nanoseconds.
         work_ns: Nanos,
     },
-    /// Read `msgs` messages from a channel, blocking while it is empty (a
-    /// hackbench receiver; messages are read in batches as they come).
+    /// Read `msgs` messages from a channel, one `read()` syscall each,
+    /// sleeping while it is empty (a hackbench receiver).
     Recv {
         /// Channel (index into `Workload::channels`).
         chan: u32,
@@ -205,11 +206,24 @@ pub enum Op {
     },
 }
 
-/// A bounded channel (pipe or stream socket) between tasks.
+/// What kind of kernel object a channel is; its capacity and wakeups
+/// follow that object's rules (`sched/pipe.rs`, `sched/unix_stream.rs`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ChannelKind {
+    /// An anonymous pipe (pipe(2)).
+    Pipe,
+    /// An AF_UNIX SOCK_STREAM socket pair, written through one end.
+    UnixStream,
+}
+
+/// A channel (pipe or stream socket) between tasks: every message is one
+/// `write()` and one `read()` of `msg_bytes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChannelSpec {
-    /// How many messages fit before writers block.
-    pub capacity_msgs: u64,
+    /// Pipe or socket.
+    pub kind: ChannelKind,
+    /// Bytes per message (hackbench's datasize).
+    pub msg_bytes: u64,
 }
 
 /// A phase: ops run in order, `loops` times in a row.

@@ -151,6 +151,10 @@ pub struct Rq {
     pub idle_state: Option<usize>,
     /// Idle and already woken by an interrupt: runs code from this time.
     pub awake_at: Option<Nanos>,
+    /// When the current cpuidle state was entered.
+    pub idle_entry: Nanos,
+    /// The menu governor's idle-period history (`sched/cpuidle_menu.rs`).
+    pub menu: crate::sched::cpuidle_menu::MenuState,
     /// Tick stopped (NO_HZ idle).
     pub tick_stopped: bool,
     /// Generation of the armed tick.

@@ -52,17 +52,13 @@ pub struct TimerState {
     pub absolute: bool,
 }
 
-/// A channel's state: messages queued, the reader and writers asleep on it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ChannelState {
-    /// Messages queued.
-    pub msgs: u64,
-    /// Capacity in messages.
-    pub capacity: u64,
-    /// The reader, if it sleeps waiting for a message.
-    pub reader: Option<TaskId>,
-    /// Writers sleeping until there is space.
-    pub writers: Vec<TaskId>,
+/// A channel's state: the kernel object it is, with its wait queues.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChannelState {
+    /// A pipe.
+    Pipe(crate::sched::pipe::Pipe, u64),
+    /// An AF_UNIX stream socket.
+    Unix(crate::sched::unix_stream::UnixStream, u64),
 }
 
 /// A mutex.
@@ -108,9 +104,13 @@ impl Runtime {
             channels: workload
                 .channels
                 .iter()
-                .map(|c| ChannelState {
-                    capacity: c.capacity_msgs,
-                    ..Default::default()
+                .map(|c| match c.kind {
+                    crate::program::ChannelKind::Pipe => {
+                        ChannelState::Pipe(Default::default(), c.msg_bytes)
+                    }
+                    crate::program::ChannelKind::UnixStream => {
+                        ChannelState::Unix(Default::default(), c.msg_bytes)
+                    }
                 })
                 .collect(),
             mutexes: vec![MutexState::default(); workload.mutexes as usize],
@@ -136,25 +136,6 @@ impl Runtime {
         }
     }
 
-    /// How many writes of one send round (one message to each of the
-    /// channels `first + pos .. first + count`) can be paid for in one go:
-    /// the run ends at the first write that finds its channel full, and
-    /// includes the first that will wake a sleeping reader.
-    pub fn writes_in_one_go(&self, first: u32, pos: u32, count: u32) -> u64 {
-        let mut k = 0;
-        for j in pos..count {
-            let c = &self.channels[(first + j) as usize];
-            if c.msgs >= c.capacity {
-                break;
-            }
-            k += 1;
-            if c.reader.is_some() {
-                break;
-            }
-        }
-        k
-    }
-
     /// Condition variable `cond` signalled (`all`: broadcast): the waiters
     /// to wake, in arrival order.
     pub fn cond_signal(&mut self, cond: u32, all: bool) -> Vec<TaskId> {
@@ -164,31 +145,6 @@ impl Runtime {
         } else {
             c.pop_front().into_iter().collect()
         }
-    }
-}
-
-/// A write found its channel full (the writer is queued on it).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ChannelFull;
-
-impl ChannelState {
-    /// `writer` writes one message: the reader to wake, if one sleeps; or
-    /// [`ChannelFull`] when there is no space (`writer` then waits).
-    pub fn send(&mut self, writer: TaskId) -> Result<Option<TaskId>, ChannelFull> {
-        if self.msgs >= self.capacity {
-            self.writers.push(writer);
-            return Err(ChannelFull);
-        }
-        self.msgs += 1;
-        Ok(self.reader.take())
-    }
-
-    /// Takes up to `budget` messages: how many, and the writers waiting
-    /// for space (all woken).
-    pub fn recv(&mut self, budget: u64) -> (u64, Vec<TaskId>) {
-        let k = self.msgs.min(budget);
-        self.msgs -= k;
-        (k, std::mem::take(&mut self.writers))
     }
 }
 

@@ -41,6 +41,8 @@ pub struct Sim<S: Sink> {
     pub cfg: SimConfig,
     /// The machine.
     pub machine: Machine,
+    /// CPU time of the syscalls behaviour programs make on this machine.
+    pub(crate) sys: crate::sched::syscall_cost::SyscallCosts,
     /// Current time.
     pub now: Nanos,
     pub(crate) queue: EventQueue,
@@ -58,8 +60,13 @@ pub struct Sim<S: Sink> {
     pub deadlock: bool,
     /// End of the run (duration), if fixed.
     pub end: Option<Nanos>,
-    /// Events handled.
+    /// Events handled (a syscall folded into a fast-forward counts as the
+    /// event it would have been, so this is the same with and without
+    /// `SimConfig::fast_forward`).
     pub events: u64,
+    /// Of `events`, the channel syscalls fast-forwarded in closed form
+    /// (never popped from the queue). Not in any output.
+    pub fast_forwarded: u64,
     pub(crate) swapper_names: Vec<String>,
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,

@@ -130,8 +130,13 @@ pub struct Task {
     /// Channel op progress: next channel of a send round, or messages still
     /// to read.
     pub chan_pos: u64,
-    /// Channel operations already paid for (CPU time spent, effect pending).
-    pub chan_budget: u64,
+    /// Syscalls of the current op already paid for (CPU time being spent
+    /// or spent, effect pending): channel reads/writes, or 1 for a
+    /// synchronisation op (`sched/exec.rs`).
+    pub paid: u64,
+    /// The current channel syscall had to sleep (a pipe writer that waited
+    /// wakes the next writer; a reader, the next reader).
+    pub chan_waited: bool,
     /// Where a blocking synchronisation op stands (see `exec::sync_op`).
     pub sync_stage: u8,
     /// Position in its runqueue's `cfs_tasks` list: tasks go to the head

@@ -220,17 +220,6 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
     })
 }
 
-/// Pipe capacity: 16 pages of 4 KiB; 100-byte writes are merged into the
-/// last page, so 655 messages fit (formats-spec.md 3.2).
-const PIPE_BYTES: u64 = 16 * 4096;
-/// AF_UNIX stream socket: the writer blocks on the send-buffer accounting,
-/// where each small write is its own buffer whose overhead exceeds the
-/// payload. Default `wmem_default` 212992 bytes with ~768 bytes charged per
-/// 100-byte message (a guess: formats-spec.md marks the exact figure
-/// unverified) gives 277 messages in flight.
-const SOCKET_BYTES: u64 = 212_992;
-const SOCKET_MSG_TRUESIZE: u64 = 768;
-
 /// `hackbench:groups=G,loops=L,mode=process|thread,ipc=pipe|socket,fds=F,datasize=D,cgroup=PATH`
 /// (rt-tests hackbench, formats-spec.md §3): per group F receivers, each reading
 /// F×L messages of D bytes from its own channel, and F senders, each
@@ -243,6 +232,11 @@ const SOCKET_MSG_TRUESIZE: u64 = 768;
 /// replaced by the hackbench group number (0-based), so
 /// `cgroup=/l1/l2/g%g` gives each hackbench group its own leaf under a
 /// common parent.
+///
+/// Every message is one `write()` and one `read()` syscall with its CPU
+/// cost; pipes and sockets keep the kernel's capacity and wakeup rules
+/// (`schedlab-core` `sched/pipe.rs`, `sched/unix_stream.rs`,
+/// `sched/syscall_cost.rs`).
 ///
 /// Deviations: process and thread mode differ only in name (no address
 /// spaces are modelled); messages are whole (no partial reads or writes).
@@ -311,10 +305,10 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             format!("fds x loops ({fds} x {loops}) overflows"),
         ));
     };
-    let capacity = if socket {
-        (SOCKET_BYTES / (datasize + SOCKET_MSG_TRUESIZE)).max(1)
+    let kind = if socket {
+        schedlab_core::program::ChannelKind::UnixStream
     } else {
-        (PIPE_BYTES / datasize).max(1)
+        schedlab_core::program::ChannelKind::Pipe
     };
     let mut w = Workload {
         log_basename: "hackbench".into(),
@@ -327,7 +321,8 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         let first_chan = w.channels.len() as u32;
         for _ in 0..fds {
             w.channels.push(ChannelSpec {
-                capacity_msgs: capacity,
+                kind,
+                msg_bytes: datasize,
             });
         }
         for r in 0..fds {
@@ -488,7 +483,13 @@ mod tests {
         let w = &l.workload;
         assert_eq!(w.tasks.len(), 2 * 2 * 4);
         assert_eq!(w.channels.len(), 8);
-        assert_eq!(w.channels[0].capacity_msgs, 655);
+        assert_eq!(
+            w.channels[0],
+            ChannelSpec {
+                kind: schedlab_core::program::ChannelKind::Pipe,
+                msg_bytes: 100
+            }
+        );
         // Receiver r of group 1 reads fds × loops = 12 messages from channel 4 + r.
         assert_eq!(w.tasks[9].name, "hb-r1-1");
         assert_eq!(
@@ -504,7 +505,10 @@ mod tests {
         assert_eq!(w.tasks[12].program.phases[0].loops, 3);
         let s = hackbench("hackbench:", "").unwrap().workload;
         assert_eq!(s.tasks.len(), 400, "defaults: 10 groups x 20 fds x 2");
-        assert_eq!(s.channels[0].capacity_msgs, 212_992 / 868);
+        assert_eq!(
+            s.channels[0].kind,
+            schedlab_core::program::ChannelKind::UnixStream
+        );
         for (rest, needle) in [
             ("mode=fork", "process or thread"),
             ("ipc=udp", "pipe or socket"),

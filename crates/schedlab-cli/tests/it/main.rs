@@ -15,6 +15,7 @@
 //! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
 //! | `sweep_cli` | `schedlab sweep` / `montecarlo`: dataset layout, resume, failed points, bad specs |
+//! | `time_free` | issue 18.2: loops of rt-app events alone advance time and end, rows bounded |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
@@ -44,4 +45,5 @@ mod rt;
 mod shares;
 mod sweep_cli;
 mod sync;
+mod time_free;
 mod trace;

@@ -55,8 +55,11 @@ fn barrier_releases_everyone_at_the_last_arrival() {
             c[k].end + 50 >= b[k].start + 5000,
             "round {k}: c left before b arrived"
         );
+        // All are released at b's arrival; on 2 CPUs one of the three may
+        // then wait for a CPU behind another's next run (a's 1 ms), so its
+        // row ends up to that much later.
         assert!(
-            a[k].end.abs_diff(b[k].end) < 200 && c[k].end.abs_diff(b[k].end) < 200,
+            a[k].end.abs_diff(b[k].end) < 1200 && c[k].end.abs_diff(b[k].end) < 1200,
             "round {k}: ends spread"
         );
     }
@@ -161,13 +164,13 @@ fn resume_wakes_every_suspended_instance() {
         "a7-octa",
         50,
     );
+    // b resumes them after its 1 ms sleep, counted from b's own start (the
+    // instances may start later, after their CPUs' idle exit).
+    let b = rows(&sim, "b-2")[0].start;
     for name in ["a-0", "a-1"] {
         let r = rows(&sim, name);
         assert_eq!(r.len(), 1, "{name} not resumed");
-        assert!(
-            r[0].end >= r[0].start + 1000,
-            "{name} ran before the resume"
-        );
+        assert!(r[0].end >= b + 1000 + 100, "{name} ran before the resume");
     }
 }
 

@@ -58,6 +58,11 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         self.heap.pop().map(|e| (e.time, e.event))
     }
+    /// Time of the earliest pending event (stale ones included), if any.
+    #[inline]
+    pub fn peek_time(&self) -> Option<Nanos> {
+        self.heap.peek().map(|e| e.time)
+    }
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -89,9 +89,6 @@ pub struct MachineCosts {
     pub line_transfer_ns: [Nanos; 7],
     /// CPU time of one context switch (`__schedule` + switch_to).
     pub context_switch_ns: Nanos,
-    /// CPU time of one small pipe/socket read or write (a 100-byte message:
-    /// syscall entry/exit, copy, locking), outside the scheduler's share.
-    pub pipe_msg_ns: Nanos,
     /// CPU time of one wakeup (`try_to_wake_up` incl. select_task_rq, enqueue).
     pub wakeup_ns: Nanos,
     /// Latency from sending a reschedule/wakeup IPI until the target runs the

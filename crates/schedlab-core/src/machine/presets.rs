@@ -163,14 +163,6 @@ fn costs(
 ) -> MachineCosts {
     MachineCosts {
         line_transfer_ns: lines,
-        // One 100-byte pipe read or write. Calibrated once on the published
-        // hackbench baseline of the Xeon 8380 (1 group, 2.182 s at 20 %
-        // busy of 160 CPUs: 69.8 CPU-s for 40 M writes + 40 M reads, less
-        // 5.7 M context switches and 2.9 M wakeups at this machine's costs,
-        // leaves 0.67 µs per read or write, i.e. 0.335 × its 2 µs context
-        // switch); other machines scale with their context-switch cost,
-        // which is a guess.
-        pipe_msg_ns: context_switch_ns * 335 / 1000,
         context_switch_ns,
         wakeup_ns,
         ipi_latency_ns: ipi_ns,

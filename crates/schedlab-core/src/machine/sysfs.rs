@@ -196,7 +196,6 @@ pub fn imported_costs(nr_cpus: usize, nr_packages: usize) -> MachineCosts {
         MachineCosts {
             line_transfer_ns: [5, 10, 30, 40, 80, 80, 150],
             context_switch_ns: 1_500,
-            pipe_msg_ns: 500,
             wakeup_ns: 1_000,
             ipi_latency_ns: 1_500,
         }

@@ -497,14 +497,38 @@ impl<S: Sink> Sim<S> {
         }
     }
 
-    /// The CPU has nothing to run: pick an idle state by the next timer
-    /// (the governor's main rule) and stop the tick.
-    fn enter_idle(&mut self, cpu: CpuId) {
+    /// The menu governor's prediction of the coming idle period: the
+    /// distance to the next timer, or less when the recent idle periods
+    /// show a pattern (`sched/cpuidle_menu.rs`).
+    fn predicted_idle(&self, cpu: CpuId) -> Nanos {
+        let rq = &self.sched.rqs[cpu.idx()];
+        let next_timer = rq.timers.first().map(|&(t, _)| t);
+        let timer = next_timer.map_or(Nanos::MAX, |t| t.saturating_sub(self.now));
+        rq.menu
+            .typical_interval_ns()
+            .map_or(timer, |p| p.min(timer))
+    }
+
+    /// A CPU leaving the idle state it is in: the governor records how
+    /// long it stayed (`menu_update`).
+    fn menu_record(&mut self, cpu: CpuId) {
         let now = self.now;
         let rq = &mut self.sched.rqs[cpu.idx()];
-        let next_timer = rq.timers.first().map(|&(t, _)| t);
-        let predicted = next_timer.map_or(Nanos::MAX, |t| t.saturating_sub(now));
+        if let Some(s) = rq.idle_state {
+            let end = rq.awake_at.unwrap_or(now).min(now);
+            let exit = self.machine.idle_states[s].exit_latency_ns;
+            rq.menu.record(end.saturating_sub(rq.idle_entry), exit);
+        }
+    }
+
+    /// The CPU has nothing to run: pick an idle state by the governor's
+    /// prediction and stop the tick.
+    fn enter_idle(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let predicted = self.predicted_idle(cpu);
+        let rq = &mut self.sched.rqs[cpu.idx()];
         rq.idle_state = Some(self.machine.idle_state_for(predicted));
+        rq.idle_entry = now;
         rq.awake_at = None;
         if rq.idle_since.is_none() {
             rq.idle_since = Some(now.max(rq.ovh_until));
@@ -533,12 +557,11 @@ impl<S: Sink> Sim<S> {
             && rq.resched_posted.is_none()
         {
             let now = self.now;
+            self.menu_record(cpu);
+            let predicted = self.predicted_idle(cpu);
             let rq = &mut self.sched.rqs[cpu.idx()];
-            let predicted = rq
-                .timers
-                .first()
-                .map_or(Nanos::MAX, |&(t, _)| t.saturating_sub(now));
             rq.idle_state = Some(self.machine.idle_state_for(predicted));
+            rq.idle_entry = now;
             rq.awake_at = None;
             self.trace_idle_enter(cpu);
         }
@@ -553,6 +576,7 @@ impl<S: Sink> Sim<S> {
             && rq.ttwu_pending == 0
             && rq.resched_posted.is_none()
         {
+            self.menu_record(cpu);
             self.enter_idle(cpu);
         }
     }
@@ -690,6 +714,7 @@ impl<S: Sink> Sim<S> {
         self.sched.rqs[c].last_switch = now;
         match next {
             Some(n) => {
+                self.menu_record(cpu);
                 let rq = &mut self.sched.rqs[c];
                 if let Some(s) = rq.idle_since.take() {
                     self.acct.cpu_stats[c].idle_ns += now.saturating_sub(s);

@@ -9,12 +9,13 @@
 
 use crate::fair::eevdf;
 use crate::fair::eevdf::EnqueueKind;
-use crate::fair::weight::task_weight;
+use crate::fair::weight::{task_weight, NICE_0_LOAD};
 use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::rq::Class;
+use crate::runtime::ChannelState;
 use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
@@ -87,7 +88,7 @@ impl<S: Sink> Sim<S> {
     /// time)? Everything else the simulated tasks do runs in user space.
     pub(crate) fn in_kernel(&self, t: TaskId) -> bool {
         let task = &self.sched.tasks[t.idx()];
-        task.resume == Resume::Continue && task.chan_budget > 0 && task.work_left > 0
+        task.resume == Resume::Continue && task.paid > 0 && task.work_left > 0
     }
 
     /// Accounts the finished op into the iteration and moves the program on.
@@ -293,17 +294,29 @@ impl<S: Sink> Sim<S> {
                 | Op::SemPost { .. }
                 | Op::SemWait { .. } => {
                     if fresh {
-                        self.sched.tasks[t.idx()].sync_stage = 0;
+                        let task = &mut self.sched.tasks[t.idx()];
+                        task.sync_stage = 0;
+                        task.paid = 0;
+                    }
+                    // Each attempt first spends the CPU time of the calls it
+                    // makes (libc fast path, futex syscalls), then acts.
+                    if self.sched.tasks[t.idx()].paid == 0 {
+                        let c = self.sync_cost(t, &op);
+                        self.pay(cpu, t, 1, c);
+                        return;
                     }
                     if self.sync_op(cpu, t, &op) {
-                        return; // blocked
+                        // Asleep in the futex call already paid for: the
+                        // retry once woken completes within that call.
+                        return;
                     }
+                    self.sched.tasks[t.idx()].paid = 0;
                     self.op_done(t);
                 }
                 Op::Send { first, count } => {
                     if fresh {
                         self.sched.tasks[t.idx()].chan_pos = 0;
-                        self.sched.tasks[t.idx()].chan_budget = 0;
+                        self.sched.tasks[t.idx()].paid = 0;
                     }
                     if self.channel_send(cpu, t, first, count) {
                         return; // paying for the writes, or blocked
@@ -313,7 +326,7 @@ impl<S: Sink> Sim<S> {
                 Op::Recv { chan, msgs } => {
                     if fresh {
                         self.sched.tasks[t.idx()].chan_pos = msgs;
-                        self.sched.tasks[t.idx()].chan_budget = 0;
+                        self.sched.tasks[t.idx()].paid = 0;
                     }
                     if self.channel_recv(cpu, t, chan) {
                         return;
@@ -393,6 +406,17 @@ impl<S: Sink> Sim<S> {
                     return;
                 }
                 Op::Yield => {
+                    // The sched_yield syscall's own CPU time, then the yield
+                    // (the scheduler's part is charged by schedule()).
+                    if fresh {
+                        self.sched.tasks[t.idx()].paid = 0;
+                    }
+                    if self.sched.tasks[t.idx()].paid == 0 {
+                        let c = self.sys.syscall;
+                        self.pay(cpu, t, 1, c);
+                        return;
+                    }
+                    self.sched.tasks[t.idx()].paid = 0;
                     self.op_done(t);
                     self.update_curr_task(cpu);
                     match self.sched.class_of(t) {
@@ -599,93 +623,288 @@ fn ts_absolute(ts: &crate::runtime::TimerState) -> bool {
     ts.absolute
 }
 
-/// Most messages a reader takes from a channel in one step (it pays for
-/// each read before taking the next batch, so writers see space freed in
-/// step with the reader's progress).
-const RECV_BATCH: u64 = 20;
-
 impl<S: Sink> Sim<S> {
-    /// One round of writes (`Op::Send`): one message to each channel from
-    /// the task's position on. Writes are paid for (`pipe_msg_ns` of the
-    /// writer's CPU time each) before they take effect, in runs that end at
-    /// the first write that will wake a sleeping reader or find the channel
-    /// full; a write to a full channel blocks until the reader frees space;
-    /// a write to a channel whose reader sleeps wakes it (a sync wakeup from
-    /// task context). Returns true when the task stopped (paying or
-    /// blocked), false when the round is complete.
+    /// CPU time of one `write()` (`write` true) or `read()` on channel `ch`.
+    fn chan_cost(&self, ch: usize, write: bool) -> Nanos {
+        match (&self.prog.channels[ch], write) {
+            (ChannelState::Pipe(..), true) => self.sys.pipe_write,
+            (ChannelState::Pipe(..), false) => self.sys.pipe_read,
+            (ChannelState::Unix(..), true) => self.sys.unix_write,
+            (ChannelState::Unix(..), false) => self.sys.unix_read,
+        }
+    }
+
+    /// One round of writes (`Op::Send`): one `write()` syscall to each
+    /// channel from the task's position on. Each write first costs its CPU
+    /// time; then it takes effect (sleeping while the channel is full, and
+    /// waking sleepers as the kernel does: `sched/pipe.rs`,
+    /// `sched/unix_stream.rs`). A write woken from sleep completes without
+    /// paying again (it is the same syscall). Returns true when the task
+    /// stopped (paying or asleep), false when the round is complete.
     fn channel_send(&mut self, cpu: CpuId, t: TaskId, first: u32, count: u32) -> bool {
-        let cost = self.machine.costs.pipe_msg_ns;
         loop {
             let pos = self.sched.tasks[t.idx()].chan_pos as u32;
             if pos >= count {
                 return false;
             }
-            if self.sched.tasks[t.idx()].chan_budget == 0 {
-                let k = self.prog.writes_in_one_go(first, pos, count);
-                self.pay(cpu, t, k.max(1), cost);
+            if self.sched.tasks[t.idx()].paid == 0 {
+                let (k, work) = self.writes_to_pay(cpu, t, first, pos, count);
+                self.pay(cpu, t, k, work);
                 return true;
             }
-            let ch = (first + pos) as usize;
-            let Ok(reader) = self.prog.channels[ch].send(t) else {
-                self.block_on_channel(cpu, t);
+            if !self.chan_write(cpu, t, (first + pos) as usize) {
                 return true;
-            };
+            }
             let task = &mut self.sched.tasks[t.idx()];
             task.chan_pos += 1;
-            task.chan_budget -= 1;
-            if let Some(r) = reader {
-                self.try_to_wake_up(r, cpu, true, true);
-            }
+            task.paid -= 1;
         }
     }
 
-    /// Reading (`Op::Recv`): pay for up to [`RECV_BATCH`] of the messages
-    /// waiting, then take them and wake the writers waiting for space; block
-    /// while the channel is empty. Returns true when the task stopped.
+    /// Reading (`Op::Recv`): one `read()` syscall per message, each paid
+    /// before it takes effect; a read of an empty channel sleeps until a
+    /// writer wakes it. Returns true when the task stopped.
     fn channel_recv(&mut self, cpu: CpuId, t: TaskId, chan: u32) -> bool {
-        let left = self.sched.tasks[t.idx()].chan_pos;
-        if left == 0 {
-            return false;
-        }
-        let budget = self.sched.tasks[t.idx()].chan_budget;
-        let c = &mut self.prog.channels[chan as usize];
-        if budget == 0 {
-            if c.msgs == 0 {
-                c.reader = Some(t);
-                self.block_on_channel(cpu, t);
+        loop {
+            let left = self.sched.tasks[t.idx()].chan_pos;
+            if left == 0 {
+                return false;
+            }
+            if self.sched.tasks[t.idx()].paid == 0 {
+                let (k, work) = self.reads_to_pay(cpu, t, chan as usize, left);
+                self.pay(cpu, t, k, work);
                 return true;
             }
-            let k = c.msgs.min(left).min(RECV_BATCH);
-            self.pay(cpu, t, k, self.machine.costs.pipe_msg_ns);
-            return true;
+            if !self.chan_read(cpu, t, chan as usize) {
+                return true;
+            }
+            let task = &mut self.sched.tasks[t.idx()];
+            task.chan_pos -= 1;
+            task.paid -= 1;
         }
-        let (k, writers) = c.recv(budget);
-        let task = &mut self.sched.tasks[t.idx()];
-        task.chan_pos -= k;
-        task.chan_budget = 0;
-        for w in writers {
-            self.try_to_wake_up(w, cpu, true, true);
-        }
-        self.channel_recv(cpu, t, chan)
     }
 
-    /// The running task spends `n × per_op` of CPU time in syscalls (n
-    /// channel operations paid for), then carries on with its current op.
-    fn pay(&mut self, cpu: CpuId, t: TaskId, n: u64, per_op: Nanos) {
+    /// The effect of one paid `write()` on channel `ch`: false when the
+    /// channel is full and the writer went to sleep on it.
+    fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+        let waited = self.sched.tasks[t.idx()].chan_waited;
+        let mut wake: [Option<TaskId>; 2] = [None, None];
+        let mut wake_all = Vec::new();
+        match &mut self.prog.channels[ch] {
+            ChannelState::Pipe(p, n) => {
+                if !p.writable(*n) {
+                    p.writers.push_back(t);
+                    self.block_on_channel(cpu, t);
+                    return false;
+                }
+                // pipe_write: wake a reader if the pipe was empty; a writer
+                // that had waited wakes the next one unless it left the
+                // pipe full.
+                if p.write(*n) {
+                    wake[0] = p.readers.pop_front();
+                }
+                if waited && !p.full() {
+                    wake[1] = p.writers.pop_front();
+                }
+            }
+            ChannelState::Unix(s, n) => {
+                if !s.writable() {
+                    s.writers.push(t);
+                    self.block_on_channel(cpu, t);
+                    return false;
+                }
+                s.write(*n);
+                // sock_def_readable: every sleeping reader.
+                wake_all = std::mem::take(&mut s.readers);
+            }
+        }
+        self.sched.tasks[t.idx()].chan_waited = false;
+        for w in wake.into_iter().flatten().chain(wake_all) {
+            self.try_to_wake_up(w, cpu, true, true);
+        }
+        true
+    }
+
+    /// The effect of one paid `read()` on channel `ch`: false when it is
+    /// empty and the reader went to sleep on it.
+    fn chan_read(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+        let waited = self.sched.tasks[t.idx()].chan_waited;
+        let mut wake: [Option<TaskId>; 2] = [None, None];
+        let mut wake_all = Vec::new();
+        match &mut self.prog.channels[ch] {
+            ChannelState::Pipe(p, n) => {
+                if p.unread() < *n {
+                    p.readers.push_back(t);
+                    self.block_on_channel(cpu, t);
+                    return false;
+                }
+                // pipe_read: wake a writer if the pipe was full; a reader
+                // that had waited wakes the next one if data is left.
+                if p.read(*n) {
+                    wake[0] = p.writers.pop_front();
+                }
+                if waited && !p.empty() {
+                    wake[1] = p.readers.pop_front();
+                }
+            }
+            ChannelState::Unix(s, _) => {
+                if s.queued() == 0 {
+                    s.readers.push(t);
+                    self.block_on_channel(cpu, t);
+                    return false;
+                }
+                // sock_wfree -> unix_write_space: every sleeping writer,
+                // once at most a quarter of the send buffer is in use.
+                if s.read() {
+                    wake_all = std::mem::take(&mut s.writers);
+                }
+            }
+        }
+        self.sched.tasks[t.idx()].chan_waited = false;
+        for w in wake.into_iter().flatten().chain(wake_all) {
+            self.try_to_wake_up(w, cpu, true, true);
+        }
+        true
+    }
+
+    /// Latest time before which the running task's syscall runs can be
+    /// fast-forwarded, or `None` when they cannot be.
+    ///
+    /// Closed form is exact only where nothing observable happens between
+    /// the writes (or reads) folded together:
+    /// * no other event is due before the last of them lands (so no other
+    ///   task or CPU can look at the channels, and nothing else runs on
+    ///   this CPU);
+    /// * the skipped `update_curr` calls would do nothing but add time: a
+    ///   fair task whose entities all weigh NICE_0_LOAD (so virtual time
+    ///   is wall time, with no rounding to split), with no CPU bandwidth
+    ///   limit on its path, and whose vruntime reaches neither its
+    ///   deadline nor (with others queued) its protected slice before the
+    ///   last intermediate landing (update_deadline / the resched check).
+    ///
+    /// Returns `(start, horizon, sched_limit)`: when the first syscall
+    /// starts, the earliest queued event (or the run's end), and the time
+    /// every intermediate landing must precede.
+    fn fast_forward_window(&self, cpu: CpuId, t: TaskId) -> Option<(Nanos, Nanos, Nanos)> {
+        if !self.cfg.fast_forward || self.sched.class_of(t) != Class::Fair {
+            return None;
+        }
+        let task = &self.sched.tasks[t.idx()];
+        if task.throttle_work {
+            return None;
+        }
+        let start = self.sched.ents[task.se.idx()].exec_start.max(self.now);
+        let mut horizon = self.queue.peek_time().unwrap_or(Nanos::MAX);
+        if let Some(e) = self.end {
+            horizon = horizon.min(e);
+        }
+        let mut limit = Nanos::MAX;
+        for &se in self.sched.task_path(t).as_slice() {
+            let e = &self.sched.ents[se.idx()];
+            let q = self.sched.se_cfs_rq(se);
+            let cfs = &self.sched.cfs[q.idx()];
+            if e.weight != NICE_0_LOAD || cfs.bw.enabled || cfs.curr != Some(se) {
+                return None;
+            }
+            let mut room = e.deadline - e.vruntime;
+            if cfs.nr_queued > 1 {
+                room = room.min(e.vprot - e.vruntime);
+            }
+            if room <= 0 {
+                return None;
+            }
+            limit = limit.min(e.exec_start + room as Nanos);
+        }
+        let _ = cpu;
+        Some((start, horizon, limit))
+    }
+
+    /// How many writes of the round to pay for now, and their CPU time.
+    /// One, message by message; more when the fast-forward window
+    /// (`fast_forward_window`) holds them and every write but the last
+    /// is silent: it finds room and wakes nobody. The last may sleep or
+    /// wake: it lands at the end of the paid time, as it would alone.
+    fn writes_to_pay(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        first: u32,
+        pos: u32,
+        count: u32,
+    ) -> (u64, Nanos) {
+        let c0 = self.chan_cost((first + pos) as usize, true);
+        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t) else {
+            return (1, c0);
+        };
+        let (mut k, mut work) = (0u64, 0);
+        for j in pos..count {
+            let ch = (first + j) as usize;
+            let c = self.chan_cost(ch, true);
+            if k > 0 && (start + work + c >= horizon || start + work >= limit) {
+                break;
+            }
+            k += 1;
+            work += c;
+            let silent = match &self.prog.channels[ch] {
+                ChannelState::Pipe(p, n) => p.writable(*n) && p.readers.is_empty(),
+                ChannelState::Unix(s, _) => s.writable() && s.readers.is_empty(),
+            };
+            if !silent {
+                break;
+            }
+        }
+        if k > 1 {
+            self.events += k - 1;
+            self.fast_forwarded += k - 1;
+        }
+        (k, work)
+    }
+
+    /// How many of the `left` reads from `ch` to pay for now (as
+    /// `writes_to_pay`): silent reads find a message and wake nobody
+    /// (no writer sleeps on the channel).
+    fn reads_to_pay(&mut self, cpu: CpuId, t: TaskId, ch: usize, left: u64) -> (u64, Nanos) {
+        let c = self.chan_cost(ch, false);
+        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t) else {
+            return (1, c);
+        };
+        let (avail, quiet) = match &self.prog.channels[ch] {
+            ChannelState::Pipe(p, n) => (p.unread() / *n, p.writers.is_empty()),
+            ChannelState::Unix(s, _) => (s.queued(), s.writers.is_empty()),
+        };
+        if !quiet || avail == 0 {
+            return (1, c);
+        }
+        // Reads 1..=avail find a message; read avail+1 (if any) would
+        // sleep, which only the last may do.
+        let mut k = 1u64;
+        while k < left.min(avail + 1) && start + (k + 1) * c < horizon && start + k * c < limit {
+            k += 1;
+        }
+        if k > 1 {
+            self.events += k - 1;
+            self.fast_forwarded += k - 1;
+        }
+        (k, k * c)
+    }
+
+    /// The running task spends `work` of CPU time in `n` syscalls, then
+    /// carries on with its current op (which applies their effects).
+    fn pay(&mut self, cpu: CpuId, t: TaskId, n: u64, work: Nanos) {
         // Entering the kernel from user space: a pending throttle task_work
         // ran on the way out of the previous syscall.
         if self.sched.tasks[t.idx()].throttle_work {
             let task = &mut self.sched.tasks[t.idx()];
             task.resume = Resume::Continue;
             task.work_left = 0;
-            task.chan_budget = 0;
+            task.paid = 0;
             if self.throttle_task_work(cpu, t) {
                 return;
             }
         }
         let task = &mut self.sched.tasks[t.idx()];
-        task.work_left = n * per_op;
-        task.chan_budget = n;
+        task.work_left = work;
+        task.paid = n;
         task.resume = Resume::Continue;
         self.arm_burst(cpu);
     }
@@ -697,6 +916,7 @@ impl<S: Sink> Sim<S> {
         task.resume = Resume::Continue;
         task.wake_expiry = None;
         task.wake_is_timer = false;
+        task.chan_waited = true;
         self.dequeue_task(t, true);
         self.sched.tasks[t.idx()].state = TaskState::Sleeping;
         self.schedule(cpu, PrevState::Sleeping);
@@ -786,6 +1006,89 @@ impl<S: Sink> Sim<S> {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// CPU time of one attempt at a synchronisation op, from the state it
+    /// finds (`sched/syscall_cost.rs`): each pthread call costs its
+    /// uncontended libc path, plus one futex syscall when it must sleep or
+    /// wake a waiter. A glibc barrier always sleeps or wakes by futex.
+    fn sync_cost(&self, t: TaskId, op: &Op) -> Nanos {
+        let c = &self.sys;
+        let stage = self.sched.tasks[t.idx()].sync_stage;
+        let lock = |m: u32| {
+            let st = &self.prog.mutexes[m as usize];
+            c.mutex
+                + if st.owner.is_none() || st.owner == Some(t) {
+                    0
+                } else {
+                    c.futex
+                }
+        };
+        let unlock = |m: u32| {
+            c.mutex
+                + if self.prog.mutexes[m as usize].waiters.is_empty() {
+                    0
+                } else {
+                    c.futex
+                }
+        };
+        let signal = |cv: u32| {
+            c.cond
+                + if self.prog.conds[cv as usize].is_empty() {
+                    0
+                } else {
+                    c.futex
+                }
+        };
+        // pthread_cond_wait: release the mutex and sleep (stage `base`),
+        // or take the mutex back once woken.
+        let wait = |m: u32, base: u8| {
+            if stage <= base {
+                unlock(m) + c.futex
+            } else {
+                lock(m)
+            }
+        };
+        match *op {
+            Op::Lock { mutex } => lock(mutex),
+            Op::Unlock { mutex } => unlock(mutex),
+            Op::Signal { cond, .. } => signal(cond),
+            Op::Wait { mutex, .. } => wait(mutex, 0),
+            Op::Sync { cond, mutex } => {
+                if stage == 0 {
+                    signal(cond) + wait(mutex, 0)
+                } else {
+                    wait(mutex, 0)
+                }
+            }
+            Op::Suspend { mutex, .. } => {
+                if stage < 10 {
+                    // lock, then the wait's unlock and futex sleep
+                    lock(mutex) + c.mutex + c.futex
+                } else {
+                    wait(mutex, 10) + if stage > 10 { unlock(mutex) } else { 0 }
+                }
+            }
+            Op::Resume { cond, mutex } => lock(mutex) + signal(cond) + unlock(mutex),
+            Op::Barrier { .. } => c.mutex + c.futex,
+            Op::SemPost { sem } => {
+                c.sem
+                    + if self.prog.sems[sem as usize].waiters.is_empty() {
+                        0
+                    } else {
+                        c.futex
+                    }
+            }
+            Op::SemWait { sem } => {
+                c.sem
+                    + if self.prog.sems[sem as usize].count > 0 {
+                        0
+                    } else {
+                        c.futex
+                    }
+            }
+            _ => 0,
         }
     }
 

@@ -199,7 +199,10 @@ impl<S: Sink> Sim<S> {
         }
         for spec in &workload.tasks {
             // A program that repeats for ever and whose every op takes no
-            // time would spin at one instant (rt-app `mem: 1`, `run: 0`).
+            // time would spin at one instant (rt-app `mem: 1`, `run: 0`, a
+            // fork pool used up). Every synchronisation op and yield costs
+            // its calls' CPU time (sched/syscall_cost.rs), so only these
+            // remain; this guard is the backstop.
             let instant = |o: &crate::program::Op| {
                 use crate::program::Op;
                 matches!(
@@ -208,6 +211,7 @@ impl<S: Sink> Sim<S> {
                         | Op::Run { work_ns: 0, .. }
                         | Op::Work { work_ns: 0 }
                         | Op::Runtime { wall_ns: 0, .. }
+                        | Op::Fork { .. }
                 )
             };
             if spec.program.loops.is_none()
@@ -313,6 +317,7 @@ impl<S: Sink> Sim<S> {
             deadlock: false,
             end: duration.map(|d| t_start + d),
             events: 0,
+            fast_forwarded: 0,
             swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
             idle_traced: vec![None; n],
             idle_trace_started: false,
@@ -320,6 +325,7 @@ impl<S: Sink> Sim<S> {
             violation: None,
             trace,
             noise: None,
+            sys: crate::sched::syscall_cost::SyscallCosts::for_machine(&machine.costs),
             machine,
             cfg,
         };
@@ -401,7 +407,8 @@ fn new_task(
         wakee: Default::default(),
         cfs_tasks_stamp: 0,
         chan_pos: 0,
-        chan_budget: 0,
+        paid: 0,
+        chan_waited: false,
         sync_stage: 0,
         group: crate::ids::GroupId(0),
         throttle_work: false,

@@ -5,12 +5,16 @@
 pub mod balance;
 pub mod bandwidth;
 pub mod core;
+pub mod cpuidle_menu;
 pub mod deadline;
 mod exec;
 pub mod fair;
 pub mod group;
 mod init;
 pub mod noise;
+pub mod pipe;
 pub mod rt;
 mod select;
+pub mod syscall_cost;
 pub mod syscalls;
+pub mod unix_stream;
