@@ -210,7 +210,8 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
                     ns: think_us * NSEC_PER_USEC,
                 },
             ];
-            w.tasks.push(looping_task(format!("worker-{k}"), k as u32, ops));
+            w.tasks
+                .push(looping_task(format!("worker-{k}"), k as u32, ops));
         }
     } else {
         let params = crate::oltp::Params {

@@ -157,10 +157,12 @@ pub fn build(p: &Params, w: &mut Workload) {
     let cpu = split(p.cpu_us);
     let mut index = 0u32;
     // The client thread of each connection.
-    let owner = |c: u64| (0..clients).find(|&j| {
-        let (f, n) = connections_of(j, workers, clients);
-        c >= f && c < f + n
-    });
+    let owner = |c: u64| {
+        (0..clients).find(|&j| {
+            let (f, n) = connections_of(j, workers, clients);
+            c >= f && c < f + n
+        })
+    };
     for c in 0..workers {
         let reply = (workers + owner(c).expect("every connection has a thread")) as u32;
         let mut rng = c.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed;
@@ -279,7 +281,10 @@ mod tests {
         assert_eq!(b.name, "worker-1");
         assert_eq!(b.program.phases.len(), TX_TABLE);
         let ops = &b.program.phases[0].ops;
-        let recvs = ops.iter().filter(|o| matches!(o, Op::Recv { chan: 1, msgs: 1 })).count();
+        let recvs = ops
+            .iter()
+            .filter(|o| matches!(o, Op::Recv { chan: 1, msgs: 1 }))
+            .count();
         let replies = ops
             .iter()
             .filter(|o| matches!(o, Op::Send { first: 4, count: 1 }))
@@ -295,7 +300,10 @@ mod tests {
             .collect();
         assert_eq!(locks.len(), 2);
         assert!(locks[0] < 40 && locks[1] >= 40);
-        let sleep = ops.iter().position(|o| matches!(o, Op::Sleep { .. })).unwrap();
+        let sleep = ops
+            .iter()
+            .position(|o| matches!(o, Op::Sleep { .. }))
+            .unwrap();
         assert!(matches!(ops[sleep + 1], Op::Unlock { .. }));
         // Client 1 owns connections 2 and 3: a transaction on each in turn.
         let c = &w.tasks[5];
