@@ -81,8 +81,15 @@ def main():
                 order, r["atomic_total_pct"], r["atomic_busy_pct"], r["idle_pct"], r["tps"],
                 100.0 * (r["tps"] / res["eager"]["tps"] - 1), r["attempts"] / secs))
         e, w, b = res["eager"], res["when-due"], res["balancer-only"]
-        fall = e["atomic_total_pct"] / w["atomic_total_pct"] if w["atomic_total_pct"] > 0 else float("inf")
-        print("   eager -> when-due: atomic share /%.0f, throughput %+.2f%%" % (fall, 100.0 * (w["tps"] / e["tps"] - 1)))
+        # A short run can end before when-due takes the flag at all (a NUMA
+        # level is due every 192/384 ms per CPU): then there is no ratio.
+        if w["atomic_total_pct"] > 0:
+            fall = e["atomic_total_pct"] / w["atomic_total_pct"]
+            ratio = "/%.0f" % fall
+        else:
+            fall = float("inf")
+            ratio = "n/a (when-due never took the flag in %s)" % a.duration
+        print("   eager -> when-due: atomic share %s, throughput %+.2f%%" % (ratio, 100.0 * (w["tps"] / e["tps"] - 1)))
         if machine == "gnr-2s-snc3":
             crit = fall >= 10 and b["atomic_total_pct"] <= min(e["atomic_total_pct"], w["atomic_total_pct"]) and w["tps"] > e["tps"]
             print("   criteria (>= 10x fall, lowest with balancer-only, throughput up): %s" % ("met" if crit else "NOT met"))

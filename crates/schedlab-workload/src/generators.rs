@@ -6,36 +6,33 @@
 //! group gets the default settings; `--cgroup PATH:FILE=VALUE` on the
 //! command line configures it. The workload lists the groups it uses.
 //!
-//! * `oltp:workers=W,clients=C,cpu_us=X,io_us=Y,think_us=Z,client_us=U,cgroup=PATH` —
-//!   an OLTP-like closed loop on one box (kernel-model.md §15(a) item 6:
-//!   "many short idle periods, so CPUs flip between busy and idle").
-//!   W backend threads each loop over transactions: `X/2` µs of CPU, a
-//!   blocking I/O wait of `Y` µs (commit / page read), `X/2` µs of CPU, then
-//!   wait `Z` µs for the next request of its connection (network round
-//!   trip). C client threads (a pgbench-like driver on the same machine)
-//!   each loop over `U` µs of CPU and `Z` µs of waiting. Throughput is the
-//!   backends' completed transactions per second (each transaction is one
-//!   iteration, one rt-app log row).
+//! * `oltp:workers=W,clients=C,scale=S,cpu_us=X,client_us=U,io_us=Y,think_us=Z,cgroup=PATH` —
+//!   pgbench's TPC-B-like transaction as request and reply (module
+//!   [`crate::oltp`], which gives the shape and every constant's source):
+//!   W connections, each a backend process; C client threads (pgbench
+//!   `-j`) share the connections out; each transaction is seven statements,
+//!   each a round trip on an AF_UNIX socket (sync wakeups both ways);
+//!   backends take teller and branch row locks (S branches, 10 S tellers)
+//!   from their `UPDATE` to the end of the commit, whose WAL flush waits
+//!   `Y` µs. X is the backend's CPU per transaction, U the client's per
+//!   connection. Throughput is the backends' completed transactions per
+//!   second (each transaction is one iteration, one rt-app log row).
 //!
-//!   Defaults, per CPU of the machine: one backend and a quarter of a
-//!   client; X = 80 µs, Y = 120 µs, Z = 60 µs, U = 30 µs. A backend then
-//!   wants the CPU about 31 % of the time and a client 33 %, i.e. ~40 % of
-//!   each CPU on average, with idle gaps of 60–120 µs between bursts: the
-//!   shape of a busy but not saturated OLTP server, where every CPU enters
-//!   and leaves idle thousands of times a second. These figures are
-//!   choices, not measurements, and are the same for every machine and
-//!   every experiment.
+//!   Defaults: one connection per CPU of the machine, one client thread
+//!   per connection (`pgbench -c W -j W`); S = W (pgbench's rule: scale at least the number of
+//!   clients); X = 420 µs and U = 70 µs (measured, pgbench 15 on the build
+//!   host); Y = 120 µs (enterprise NVMe flush latency); `think_us` is not
+//!   used. The same for every machine and every experiment.
 //!
-//! Deviations: backends and clients are not coupled (no request/reply
-//! wakeups between them; the rt-app signal events that would couple them
-//! come with the rt-app compatibility issue), so throughput follows each
-//! backend's own cycle time, which the scheduler's CPU time stretches.
+//!   `clients=0` keeps the earlier open loop without clients: each backend
+//!   repeats `X/2` µs of CPU, `Y` µs of I/O, `X/2` µs of CPU and a pause of
+//!   `Z` µs (default 60), with no locks and no wakeups between threads.
 
 use crate::{ErrorKind, Loaded, WorkloadError};
 use schedlab_core::program::{ChannelSpec, Op, Policy, TaskSpec, Workload};
 use schedlab_core::time::NSEC_PER_USEC;
 
-fn err(spec: &str, msg: String) -> WorkloadError {
+pub(crate) fn err(spec: &str, msg: String) -> WorkloadError {
     WorkloadError::new(
         spec,
         crate::json::Pos { line: 1, col: 1 },
@@ -47,7 +44,7 @@ fn err(spec: &str, msg: String) -> WorkloadError {
 /// Walks the `key=value` pairs after `NAME:` in order, checking that each
 /// is `key=value`, that the key is in `known` and not given twice, and
 /// hands each pair to `f`.
-fn each_param<'a>(
+pub(crate) fn each_param<'a>(
     spec: &str,
     rest: &'a str,
     known: &[&str],
@@ -74,7 +71,7 @@ fn each_param<'a>(
 }
 
 /// The value of key `k` as a non-negative integer.
-fn number(spec: &str, k: &str, v: &str) -> Result<u64, WorkloadError> {
+pub(crate) fn number(spec: &str, k: &str, v: &str) -> Result<u64, WorkloadError> {
     v.parse().map_err(|_| {
         err(
             spec,
@@ -85,7 +82,7 @@ fn number(spec: &str, k: &str, v: &str) -> Result<u64, WorkloadError> {
 
 /// The `cgroup=` template of a generator checked: `%g`, if `groups`, is
 /// replaced by a number, the rest must be a valid path.
-fn cgroup_template(spec: &str, v: &str, groups: bool) -> Result<String, WorkloadError> {
+pub(crate) fn cgroup_template(spec: &str, v: &str, groups: bool) -> Result<String, WorkloadError> {
     let probe = if groups {
         v.replace("%g", "0")
     } else {
@@ -103,17 +100,17 @@ fn cgroup_template(spec: &str, v: &str, groups: bool) -> Result<String, Workload
 }
 
 /// Fills `w.groups` from the groups its tasks name.
-fn list_groups(spec: &str, w: &mut Workload) -> Result<(), WorkloadError> {
+pub(crate) fn list_groups(spec: &str, w: &mut Workload) -> Result<(), WorkloadError> {
     w.groups = crate::cgroup::build_groups(crate::cgroup::used_paths(w).collect::<Vec<_>>(), &[])
         .map_err(|e| err(spec, format!("key 'cgroup': {e}")))?;
     Ok(())
 }
 
-fn looping_task(name: String, index: u32, ops: Vec<Op>) -> TaskSpec {
+pub(crate) fn looping_task(name: String, index: u32, ops: Vec<Op>) -> TaskSpec {
     TaskSpec::looping(name, index, Policy::Normal, ops)
 }
 
-fn run(us: u64) -> Op {
+pub(crate) fn run(us: u64) -> Op {
     Op::Run {
         work_ns: us * NSEC_PER_USEC,
         config_us: us,
@@ -126,6 +123,7 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
     let known = [
         "workers",
         "clients",
+        "scale",
         "cpu_us",
         "io_us",
         "think_us",
@@ -145,11 +143,14 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
     let get = |k: &str, d: u64| p.iter().find(|(x, _)| x == k).map_or(d, |x| x.1);
     let n = nr_cpus as u64;
     let workers = get("workers", n);
-    let clients = get("clients", n.div_ceil(4));
-    let cpu_us = get("cpu_us", 80);
+    let clients = get("clients", workers);
+    let open_loop = clients == 0;
+    // Sources of these defaults: crate::oltp's module doc.
+    let cpu_us = get("cpu_us", if open_loop { 80 } else { 420 });
     let io_us = get("io_us", 120);
     let think_us = get("think_us", 60);
-    let client_us = get("client_us", 30);
+    let client_us = get("client_us", 70);
+    let scale = get("scale", workers.max(1));
     if workers == 0 {
         return Err(err(spec, "workers must be at least 1".into()));
     }
@@ -166,6 +167,18 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
             ));
         }
     }
+    if clients > workers {
+        return Err(err(
+            spec,
+            format!("clients={clients} is more than workers={workers} (each client thread drives at least one connection)"),
+        ));
+    }
+    if scale == 0 || scale > 1_000_000 {
+        return Err(err(
+            spec,
+            format!("key 'scale': {scale} is outside 1..=1000000"),
+        ));
+    }
     for (k, v) in [
         ("cpu_us", cpu_us),
         ("io_us", io_us),
@@ -179,36 +192,37 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
             ));
         }
     }
-    let half = (cpu_us / 2).max(1);
     let mut w = Workload {
         log_basename: "oltp".into(),
         calibration_ns: 1000,
         ..Default::default()
     };
-    let mut i = 0u32;
-    for k in 0..workers {
-        let ops = vec![
-            run(half),
-            Op::Sleep {
-                ns: io_us * NSEC_PER_USEC,
-            },
-            run(cpu_us - half),
-            Op::Sleep {
-                ns: think_us * NSEC_PER_USEC,
-            },
-        ];
-        w.tasks.push(looping_task(format!("worker-{k}"), i, ops));
-        i += 1;
-    }
-    for k in 0..clients {
-        let ops = vec![
-            run(client_us),
-            Op::Sleep {
-                ns: think_us * NSEC_PER_USEC,
-            },
-        ];
-        w.tasks.push(looping_task(format!("client-{k}"), i, ops));
-        i += 1;
+    if open_loop {
+        let half = (cpu_us / 2).max(1);
+        for k in 0..workers {
+            let ops = vec![
+                run(half),
+                Op::Sleep {
+                    ns: io_us * NSEC_PER_USEC,
+                },
+                run(cpu_us - half),
+                Op::Sleep {
+                    ns: think_us * NSEC_PER_USEC,
+                },
+            ];
+            w.tasks
+                .push(looping_task(format!("worker-{k}"), k as u32, ops));
+        }
+    } else {
+        let params = crate::oltp::Params {
+            workers,
+            clients,
+            scale,
+            cpu_us,
+            client_us,
+            io_us,
+        };
+        crate::oltp::build(&params, &mut w);
     }
     for t in &mut w.tasks {
         t.group.clone_from(&cgroup);
@@ -444,9 +458,11 @@ mod tests {
                 .iter()
                 .filter(|t| t.name.starts_with("client-"))
                 .count(),
-            2
+            8
         );
-        assert_eq!(w.tasks[0].program.phases[0].ops.len(), 4);
+        // Seven round trips per transaction, one transaction per phase.
+        assert_eq!(w.tasks[0].program.phases.len(), crate::oltp::TX_TABLE);
+        assert_eq!(w.channels.len(), 16);
         assert_eq!(w.tasks[9].name, "client-1");
         assert_eq!(w.tasks[9].index, 9);
     }
@@ -460,7 +476,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(l.workload.tasks.len(), 3);
+        // clients=0: the open loop of four ops, no channels.
+        assert_eq!(l.workload.tasks[0].program.phases[0].ops.len(), 4);
+        assert!(l.workload.channels.is_empty());
         for (rest, needle) in [
+            ("workers=2,clients=3", "more than workers"),
+            ("scale=0", "'scale'"),
             ("bogus=1", "unknown key 'bogus'"),
             ("workers", "is not key=value"),
             ("workers=x", "not a non-negative integer"),

@@ -27,6 +27,7 @@ pub mod cgroup;
 pub mod generators;
 pub mod json;
 pub mod limits;
+pub mod oltp;
 pub mod replay;
 pub mod rtapp;
 pub mod scenario;
