@@ -75,7 +75,7 @@
 //! * One connection per CPU (the earlier default, kept) and one pgbench
 //!   thread per connection: a choice, the same for every machine.
 
-use schedlab_core::program::{ChannelSpec, Op, TaskSpec, Workload};
+use schedlab_core::program::{ChannelKind, ChannelSpec, Op, TaskSpec, Workload};
 use schedlab_core::time::NSEC_PER_USEC;
 
 /// Statements per transaction (pgbench `tpcb-like`).
@@ -88,10 +88,12 @@ const STMT_TELLER: usize = 3;
 const STMT_BRANCH: usize = 4;
 /// Statement that commits.
 const STMT_COMMIT: usize = 6;
-/// Requests in flight on a connection: one (simple protocol); the reply
-/// channel of a thread holds one per connection. The capacity only has to
-/// exceed that.
-const CHANNEL_MSGS: u64 = 64;
+/// Bytes of one request or reply on a connection: a pgbench statement and
+/// its short reply are each well under 512 B, so each write is one small
+/// skb (768 B of truesize, `sched/unix_stream.rs`). One request is in
+/// flight per connection (simple protocol), so the send buffer (278 such
+/// messages) never fills.
+const MSG_BYTES: u64 = 100;
 
 /// The request/reply OLTP set-up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,7 +151,8 @@ pub fn build(p: &Params, w: &mut Workload) {
     w.pi_mutexes = true;
     for _ in 0..workers + clients {
         w.channels.push(ChannelSpec {
-            capacity_msgs: CHANNEL_MSGS,
+            kind: ChannelKind::UnixStream,
+            msg_bytes: MSG_BYTES,
         });
     }
     let tellers = 10 * p.scale;
