@@ -71,6 +71,9 @@ pub struct Sim<S: Sink> {
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,
     pub(crate) trace: bool,
+    /// Trace only: set while a task's own burst end is accounted, so the
+    /// time is held in `Task::stat_unreported` rather than reported.
+    pub(crate) stat_quiet: bool,
     /// Trace only: the idle state each CPU's last `cpu_idle` record entered
     /// (`None` once its exit is recorded), and whether the initial states
     /// were recorded.

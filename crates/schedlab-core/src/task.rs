@@ -92,6 +92,12 @@ pub struct Task {
     pub pc: Pc,
     /// Work left in the current Run op (ns at capacity 1024).
     pub work_left: Nanos,
+    /// Trace only: run time accounted at user-level op boundaries (the
+    /// simulator's own steps, which the kernel does not see) and not yet
+    /// reported by a `sched_stat_runtime`; the next kernel-visible
+    /// `update_curr` reports it. Keeps the trace the same whether a run of
+    /// syscalls is stepped one by one or fast-forwarded.
+    pub stat_unreported: Nanos,
     /// Start time of the current run/runtime op.
     pub op_start: Nanos,
     /// End (wall) of the current Runtime op.

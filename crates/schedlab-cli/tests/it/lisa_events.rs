@@ -330,7 +330,7 @@ fn trace_dat_holds_the_new_events_like_the_text_trace() {
         ("sched_process_exit", "comm=short-3 pid=1004 prio=120"),
         ("sched_process_free", "comm=short-3 pid=1004 prio=120"),
         ("cpu_idle", "state=4294967295 cpu_id=0"),
-        ("sched_stat_runtime", "comm=rt-app pid=1000 runtime=30000"),
+        ("sched_stat_runtime", "comm=rt-app pid=1000 runtime=60000"),
     ] {
         // -R prints the raw fields by their format-file names.
         assert!(

@@ -239,13 +239,24 @@ impl<S: Sink> Sim<S> {
     /// Applies an `update_curr` result to the running task of `cpu`.
     pub(crate) fn account(&mut self, cpu: CpuId, u: CurrUpdate) {
         if u.delta_exec == 0 {
+            if self.trace && !self.stat_quiet {
+                self.report_unreported(cpu);
+            }
             if u.resched {
                 self.resched_curr(cpu, true, cpu);
             }
             return;
         }
         if let Some(t) = self.sched.rqs[cpu.idx()].curr {
-            self.emit(cpu, false, Tp::StatRuntime(t, u.delta_exec));
+            if self.trace {
+                let task = &mut self.sched.tasks[t.idx()];
+                if self.stat_quiet {
+                    task.stat_unreported += u.delta_exec;
+                } else {
+                    let runtime = u.delta_exec + std::mem::take(&mut task.stat_unreported);
+                    self.emit(cpu, false, Tp::StatRuntime(t, runtime));
+                }
+            }
             let task = &mut self.sched.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
@@ -267,6 +278,17 @@ impl<S: Sink> Sim<S> {
         }
         if u.resched {
             self.resched_curr(cpu, true, cpu);
+        }
+    }
+
+    /// Reports the running task's run time held back at op boundaries
+    /// (`Task::stat_unreported`) as one `sched_stat_runtime`.
+    pub(crate) fn report_unreported(&mut self, cpu: CpuId) {
+        if let Some(t) = self.sched.rqs[cpu.idx()].curr {
+            let pending = std::mem::take(&mut self.sched.tasks[t.idx()].stat_unreported);
+            if pending > 0 {
+                self.emit(cpu, false, Tp::StatRuntime(t, pending));
+            }
         }
     }
 

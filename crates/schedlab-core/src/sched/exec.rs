@@ -32,7 +32,11 @@ impl<S: Sink> Sim<S> {
         let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
+        // The task's own step: not an update_curr the kernel makes, so its
+        // time is reported at the next one (see Task::stat_unreported).
+        self.stat_quiet = self.trace;
         self.update_curr_task(cpu);
+        self.stat_quiet = false;
         let now = self.now;
         let task = &mut self.sched.tasks[t.idx()];
         match task.resume {
