@@ -80,16 +80,15 @@ def test_errors_carry_the_cli_line(tmp_path):
 
 
 def test_kernel_and_sysctl_reach_the_cli(tmp_path):
-    """kernel= and sysctl= become the CLI's --kernel/--sysctl. Where the CLI
-    does not have them yet (another branch adds them), the error must be the
-    CLI's own, and the test says loudly that it is skipped."""
-    try:
-        r = schedlab.run("hackbench:groups=1,loops=10", kernel="default", sysctl={"sched_migration_cost_ns": 500000}, trace=False, out=tmp_path / "k")
-    except schedlab.SchedlabError as e:
-        assert "unexpected argument '--kernel'" in str(e) or "--sysctl" in str(e), str(e)
-        print("SKIPPED LOUDLY: this CLI has no --kernel/--sysctl yet:", e, file=sys.stderr)
-        pytest.skip(f"this CLI has no --kernel/--sysctl yet ({e})")
-    assert r.summary["tasks"]
+    """kernel= and sysctl= become the CLI's --kernel/--sysctl: the summary
+    records the release and the tunable in effect; a bad release is the
+    CLI's own one-line error."""
+    r = schedlab.run("hackbench:groups=1,loops=10", kernel="5.4", sysctl={"sched_migration_cost_ns": 500000}, trace=False, out=tmp_path / "k")
+    assert r.summary["kernel"] == "5.4"
+    assert r.summary["tunables"]["migration_cost_ns"] == 500000
+    with pytest.raises(schedlab.SchedlabError) as e:
+        schedlab.run("hackbench:groups=1,loops=10", kernel="default", trace=False)
+    assert str(e.value).startswith("--kernel: unknown release 'default'")
 
 
 def test_python_m_schedlab_is_the_cli():
