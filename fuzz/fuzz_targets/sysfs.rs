@@ -8,7 +8,7 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use schedlab_core::machine::domains::{describe_domains, SchedDomains};
-use schedlab_core::machine::sysfs::{from_sysfs, SysfsReader};
+use schedlab_core::machine::sysfs::{from_sysfs, DirReader};
 use std::path::{Path, PathBuf};
 
 /// One file's content.
@@ -70,30 +70,6 @@ fn put(root: &Path, rel: &str, v: &Val, sane: impl FnOnce() -> String) {
     std::fs::write(p, bytes).unwrap();
 }
 
-/// The CLI's reader (crates/schedlab-cli/src/resolve.rs), over std::fs.
-struct FsReader(PathBuf);
-impl SysfsReader for FsReader {
-    fn read(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.0.join(rel)).ok()
-    }
-    fn list(&self, rel: &str) -> Option<Vec<String>> {
-        let mut v: Vec<String> = std::fs::read_dir(self.0.join(rel))
-            .ok()?
-            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-            .collect();
-        v.sort();
-        Some(v)
-    }
-    fn why_unreadable(&self, rel: &str) -> Option<String> {
-        match std::fs::read(self.0.join(rel)) {
-            Ok(b) if std::str::from_utf8(&b).is_err() => Some("not UTF-8 text".into()),
-            Ok(_) => None,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => Some(format!("cannot read: {e}")),
-        }
-    }
-}
-
 fuzz_target!(|t: Tree| {
     let n = 1 + (t.nr_cpus % 16) as usize;
     let nodes = (t.nr_nodes % 4) as usize;
@@ -139,7 +115,7 @@ fuzz_target!(|t: Tree| {
         }
     }
     let root_s = root.to_str().expect("utf-8 temp path");
-    let Ok(m) = from_sysfs(root_s, &FsReader(root.to_path_buf())) else {
+    let Ok(m) = from_sysfs(root_s, &DirReader(root.to_path_buf())) else {
         return;
     };
     let _ = m.describe();

@@ -5,7 +5,7 @@ use crate::user;
 use anyhow::Result;
 use clap::Args;
 use schedlab_core::features::{Features, PreemptModel};
-use schedlab_core::machine::sysfs::{from_sysfs, SysfsReader};
+use schedlab_core::machine::sysfs::{from_sysfs, DirReader};
 use schedlab_core::machine::{preset, Machine, PRESET_NAMES};
 use schedlab_core::program::Workload;
 use schedlab_core::SimConfig;
@@ -124,29 +124,6 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-struct FsReader(PathBuf);
-impl SysfsReader for FsReader {
-    fn read(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.0.join(rel)).ok()
-    }
-    fn list(&self, rel: &str) -> Option<Vec<String>> {
-        let mut v: Vec<String> = std::fs::read_dir(self.0.join(rel))
-            .ok()?
-            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-            .collect();
-        v.sort();
-        Some(v)
-    }
-    fn why_unreadable(&self, rel: &str) -> Option<String> {
-        match std::fs::read(self.0.join(rel)) {
-            Ok(b) if std::str::from_utf8(&b).is_err() => Some("not UTF-8 text".into()),
-            Ok(_) => None,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => Some(format!("cannot read: {e}")),
-        }
-    }
-}
-
 /// Resolves `--machine`.
 pub fn machine(spec: &str) -> Result<Machine> {
     if let Some(dir) = spec.strip_prefix("sysfs:") {
@@ -155,7 +132,7 @@ pub fn machine(spec: &str) -> Result<Machine> {
                 "{dir}: no such directory (for --machine sysfs:DIR)"
             )));
         }
-        return from_sysfs(dir, &FsReader(PathBuf::from(dir))).map_err(|e| user(e.to_string()));
+        return from_sysfs(dir, &DirReader(PathBuf::from(dir))).map_err(|e| user(e.to_string()));
     }
     preset(spec).ok_or_else(|| {
         user(format!(

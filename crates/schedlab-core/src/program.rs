@@ -256,6 +256,25 @@ pub struct Phase {
     pub marks: Vec<EventMark>,
 }
 
+impl Phase {
+    /// A phase of `ops`, run once per loop, that changes nothing else
+    /// (no affinity, policy, slice, group or markers).
+    pub fn once(name: impl Into<String>, ops: Vec<Op>) -> Phase {
+        Phase {
+            name: name.into(),
+            loops: 1,
+            ops,
+            cpus: None,
+            sched: None,
+            slice_ns: None,
+            uclamp: Uclamp::default(),
+            dl: None,
+            group: None,
+            marks: Vec::new(),
+        }
+    }
+}
+
 /// What rt-app's `rtapp_event: id= type= desc=` marker says about an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventMark {
@@ -470,18 +489,7 @@ impl TaskSpec {
             group: "/".into(),
             log_rows: true,
             program: Program {
-                phases: vec![Phase {
-                    name: "loop".into(),
-                    loops: 1,
-                    ops,
-                    cpus: None,
-                    sched: None,
-                    slice_ns: None,
-                    uclamp: Uclamp::default(),
-                    dl: None,
-                    group: None,
-                    marks: Vec::new(),
-                }],
+                phases: vec![Phase::once("loop", ops)],
                 loops: None,
             },
         }

@@ -1086,12 +1086,12 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             if ops.is_empty() {
                 continue;
             }
-            phases.push(activation(format!("a{k}"), ops));
+            phases.push(Phase::once(format!("a{k}"), ops));
         }
         if phases.is_empty() {
             // Ran for no measurable time: a one-µs run keeps the pid's
             // posts and forks (none here, or it would have ops) valid.
-            phases.push(activation("a0".into(), vec![run_op(1000, pload)]));
+            phases.push(Phase::once("a0", vec![run_op(1000, pload)]));
         }
         let (policy, nice) = policy_of(t.prio);
         let mut spec = TaskSpec::looping(name, index[&pid], policy, Vec::new());
@@ -1224,21 +1224,5 @@ fn base_name(comm: &str, pid: u32) -> String {
         format!("pid{pid}")
     } else {
         s
-    }
-}
-
-/// One activation of a replayed task: its ops once, nothing else set.
-fn activation(name: String, ops: Vec<Op>) -> Phase {
-    Phase {
-        name,
-        loops: 1,
-        ops,
-        cpus: None,
-        sched: None,
-        slice_ns: None,
-        uclamp: Default::default(),
-        dl: None,
-        group: None,
-        marks: Vec::new(),
     }
 }

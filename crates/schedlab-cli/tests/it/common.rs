@@ -21,6 +21,18 @@ pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rt-app")
 }
 
+/// The corpus's rt-app files, sorted.
+pub fn corpus_files() -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 5, "corpus too small: {v:?}");
+    v
+}
+
 /// rt-app's own example files, `../shared/fixtures/rt-app-examples` beside
 /// the repository (CI has them). They belong to rt-app and are not copied
 /// into the repository, so where the folder is absent (a fresh clone) this
@@ -119,18 +131,7 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
         log_rows: true,
         group: "/".into(),
         program: Program {
-            phases: vec![Phase {
-                name: "p".into(),
-                loops: 1,
-                ops,
-                cpus: None,
-                sched: None,
-                slice_ns: None,
-                uclamp: Default::default(),
-                dl: None,
-                group: None,
-                marks: Vec::new(),
-            }],
+            phases: vec![Phase::once("p", ops)],
             loops: None,
         },
     }

@@ -3,24 +3,13 @@
 //! every file runs under `--check` on the small presets, quietly, and the
 //! fork example makes exactly the threads its header promises.
 
-use crate::common::{corpus_dir, describe, run_file, schedlab};
+use crate::common::{corpus_dir, corpus_files, describe, run_file, schedlab};
 use serde_json::Value;
-
-fn corpus() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    assert!(v.len() >= 5, "corpus too small: {v:?}");
-    v
-}
 
 #[test]
 fn every_corpus_file_runs_under_check() {
     let mut problems = Vec::new();
-    for f in corpus() {
+    for f in corpus_files() {
         for machine in ["vm-2cpu", "a7-octa"] {
             let out = schedlab([
                 "run",

@@ -3,29 +3,18 @@
 //! tunables in effect; `--sysctl` changes what the model reads; bad
 //! `--kernel` / `--sysctl` / `global.sysctl` values are one line, exit 2.
 
-use crate::common::{corpus_dir, describe, schedlab, schedlab_in};
+use crate::common::{corpus_dir, corpus_files, describe, schedlab, schedlab_in};
 use serde_json::Value;
 
 const KERNELS: &[&str] = &[
     "5.4", "5.10", "5.15", "5.19", "6.1", "6.6", "6.12", "6.15", "6.18", "6.19", "tip",
 ];
 
-fn corpus() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    assert!(v.len() >= 5, "corpus too small: {v:?}");
-    v
-}
-
 #[test]
 fn every_kernel_runs_the_rt_app_examples_under_check() {
     let mut problems = Vec::new();
     for k in KERNELS {
-        for f in corpus() {
+        for f in corpus_files() {
             let out = schedlab([
                 "run",
                 &f.to_string_lossy(),

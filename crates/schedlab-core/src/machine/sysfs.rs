@@ -83,6 +83,32 @@ impl MemReader {
     }
 }
 
+/// A reader over a real directory (a copy of `/sys/devices/system/cpu`):
+/// what the CLI reads `--machine sysfs:DIR` with.
+pub struct DirReader(pub std::path::PathBuf);
+
+impl SysfsReader for DirReader {
+    fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.0.join(rel)).ok()
+    }
+    fn list(&self, rel: &str) -> Option<Vec<String>> {
+        let mut v: Vec<String> = std::fs::read_dir(self.0.join(rel))
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
+        v.sort();
+        Some(v)
+    }
+    fn why_unreadable(&self, rel: &str) -> Option<String> {
+        match std::fs::read(self.0.join(rel)) {
+            Ok(b) if std::str::from_utf8(&b).is_err() => Some("not UTF-8 text".into()),
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => Some(format!("cannot read: {e}")),
+        }
+    }
+}
+
 impl SysfsReader for MemReader {
     fn read(&self, rel_path: &str) -> Option<String> {
         self.files.get(rel_path).cloned()
@@ -679,22 +705,6 @@ mod tests {
     use super::*;
     use crate::machine::Distance;
     use std::path::{Path, PathBuf};
-
-    /// A reader over a real directory, as the CLI will have.
-    struct DirReader(PathBuf);
-    impl SysfsReader for DirReader {
-        fn read(&self, rel: &str) -> Option<String> {
-            std::fs::read_to_string(self.0.join(rel)).ok()
-        }
-        fn list(&self, rel: &str) -> Option<Vec<String>> {
-            let rd = std::fs::read_dir(self.0.join(rel)).ok()?;
-            Some(
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect(),
-            )
-        }
-    }
 
     fn data(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -49,8 +49,7 @@
 //! * SCHED_IDLE entities get the same least slice as others
 //!   (`sysctl_sched_idle_min_granularity`, 5.15+, is the same 0.75 ms).
 
-use super::eevdf::{dequeue_tree, enqueue_tree, CurrUpdate, EnqueueKind};
-use super::weight::calc_delta_fair;
+use super::eevdf::{charge_curr, dequeue_tree, enqueue_tree, vdelta, CurrUpdate, EnqueueKind};
 use crate::ids::{CfsRqId, EntityId};
 use crate::rq::{CfsRq, SchedEntity};
 use crate::time::Nanos;
@@ -82,11 +81,6 @@ pub struct CfsParams {
     pub base_slice: bool,
 }
 
-#[inline]
-fn vdelta(delta: Nanos, w: u64) -> i64 {
-    calc_delta_fair(delta, w) as i64
-}
-
 /// `update_min_vruntime`.
 pub fn update_min_vruntime(cfs: &mut CfsRq, ents: &[SchedEntity]) {
     let curr = cfs
@@ -109,14 +103,9 @@ pub fn update_curr(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos) -> Cur
     let Some(c) = cfs.curr else {
         return CurrUpdate::default();
     };
-    let se = &mut ents[c.idx()];
-    if now <= se.exec_start {
+    let Some(delta) = charge_curr(&mut ents[c.idx()], now) else {
         return CurrUpdate::default();
-    }
-    let delta = now - se.exec_start;
-    se.exec_start = now;
-    se.sum_exec_runtime += delta;
-    se.vruntime += vdelta(delta, se.weight);
+    };
     update_min_vruntime(cfs, ents);
     CurrUpdate {
         delta_exec: delta,

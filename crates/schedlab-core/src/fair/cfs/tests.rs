@@ -2,6 +2,7 @@
 //! 6 ms, min_granularity 0.75 ms, wakeup_granularity 1 ms, nr_latency 8).
 
 use super::*;
+use crate::fair::weight::calc_delta_fair;
 use crate::ids::CfsRqId;
 
 const MS: Nanos = 1_000_000;

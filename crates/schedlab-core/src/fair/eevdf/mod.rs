@@ -50,8 +50,22 @@ pub struct EevdfParams {
 }
 
 #[inline]
-fn vdelta(delta: Nanos, w: u64) -> i64 {
+pub(crate) fn vdelta(delta: Nanos, w: u64) -> i64 {
     calc_delta_fair(delta, w) as i64
+}
+
+/// `update_curr_se` and the vruntime step of `update_curr`, shared by both
+/// fair-class variants: charges the running entity `se` up to `now` and
+/// returns the time charged (`None` if none has passed).
+pub(crate) fn charge_curr(se: &mut SchedEntity, now: Nanos) -> Option<Nanos> {
+    if now <= se.exec_start {
+        return None;
+    }
+    let delta = now - se.exec_start;
+    se.exec_start = now;
+    se.sum_exec_runtime += delta;
+    se.vruntime += vdelta(delta, se.weight);
+    Some(delta)
 }
 
 /// `Σ w'(v − v0)` and `Σ w'` over the queued entities, curr included
@@ -158,13 +172,9 @@ pub fn update_curr(
         return CurrUpdate::default();
     };
     let se = &mut ents[c.idx()];
-    if now <= se.exec_start {
+    let Some(delta) = charge_curr(se, now) else {
         return CurrUpdate::default();
-    }
-    let delta = now - se.exec_start;
-    se.exec_start = now;
-    se.sum_exec_runtime += delta;
-    se.vruntime += vdelta(delta, se.weight);
+    };
     let consumed = update_deadline(se, p);
     let protected_over = se.vruntime >= se.vprot;
     CurrUpdate {
