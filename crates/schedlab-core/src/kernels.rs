@@ -52,7 +52,7 @@ pub const CHANGES: &[Change] = &[
         source: "0c2de3f054a5 \"sched,fair: Alternative sched_slice()\"; 8a99b6833c88 \"sched: Move SCHED_DEBUG sysctl to debugfs\"",
     },
     Change {
-        since: "5.19",
+        since: "6.0",
         what: "SIS_UTIL on, SIS_PROP off: the LLC scan depth comes from the LLC's utilisation",
         source: "70fb5ccf2ebb \"sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg\"",
     },
@@ -64,7 +64,7 @@ pub const CHANGES: &[Change] = &[
     Change {
         since: "6.12",
         what: "DELAY_DEQUEUE, DELAY_ZERO and PREEMPT_SHORT on",
-        source: "\"sched/fair: Implement delayed dequeue\", \"sched/eevdf: Allow shorter slices to wakeup-preempt\" (the 6.12 EEVDF completion series; ids in docs/kernels.md)",
+        source: "152e11f6df29 \"sched/fair: Implement delayed dequeue\"; 54a58a787791 \"sched/fair: Implement DELAY_ZERO\"; 85e511df3cec \"sched/eevdf: Allow shorter slices to wakeup-preempt\"",
     },
     Change {
         since: "6.15",
@@ -74,12 +74,12 @@ pub const CHANGES: &[Change] = &[
     Change {
         since: "6.18",
         what: "THROTTLE=per-task: a throttled group's tasks leave at return to user",
-        source: "Aaron Lu / Valentin Schneider, \"sched/fair: Switch to task based throttle model\" (series \"Defer throttle when task exits to user\")",
+        source: "e1fad12dcb66 \"sched/fair: Switch to task based throttle model\" (Valentin Schneider, Aaron Lu)",
     },
     Change {
         since: "6.19",
         what: "LB_SERIALIZE=balancer-only; NI_RANDOM on",
-        source: "3324b2180c17 (Tim Chen: take sched_balance_running only once the domain is due); 522fb20fbdbe (Peter Zijlstra: SD_SERIALIZE for newidle balancing too); NI_RANDOM: tip 2025-11 (id not verified); see docs/reference/kernel-model.md §7.4, §9",
+        source: "3324b2180c17 (Tim Chen: take sched_balance_running only once the domain is due); 522fb20fbdbe (Peter Zijlstra: SD_SERIALIZE for newidle balancing too); 33cf66d88306 \"sched/fair: Proportional newidle balance\" (NI_RANDOM); see docs/reference/kernel-model.md §7.4, §9",
     },
 ];
 
@@ -122,8 +122,8 @@ pub fn defaults(kernel: &str) -> Option<(Features, Tunables)> {
         preempt_short: at(6, 12),
         delay_dequeue: at(6, 12),
         delay_zero: at(6, 12),
-        sis_util: at(5, 19),
-        sis_prop: !at(5, 19),
+        sis_util: at(6, 0),
+        sis_prop: !at(6, 0),
         alt_period: at(5, 13),
         base_slice: at(5, 13),
         ni_random: at(6, 19),
@@ -158,7 +158,7 @@ pub fn has_feature(kernel: &str, name: &str) -> bool {
         "PREEMPT_SHORT" | "DELAY_DEQUEUE" | "DELAY_ZERO" => at(6, 12),
         "GENTLE_FAIR_SLEEPERS" | "START_DEBIT" | "LAST_BUDDY" => !at(6, 6),
         "ALT_PERIOD" | "BASE_SLICE" => at(5, 13) && !at(6, 6),
-        "SIS_UTIL" => at(5, 19),
+        "SIS_UTIL" => at(6, 0),
         "SIS_PROP" => !at(6, 7),
         "NI_RANDOM" => at(6, 19),
         "STEAL" => false,
@@ -346,6 +346,10 @@ mod tests {
         assert_eq!(f.throttle, Throttle::Legacy);
         assert_eq!(f.lb_serialize, LbSerialize::Eager);
         assert_eq!(t.base_slice_ns(8), 3_000_000);
+        // SIS_UTIL came in 6.0 (the v6.0 scheduler pull), so 5.19 scans with SIS_PROP.
+        let (f, _) = defaults("5.19").unwrap();
+        assert!(!f.sis_util && f.sis_prop && f.alt_period);
+        assert!(!has_feature("5.19", "SIS_UTIL") && has_feature("6.1", "SIS_UTIL"));
         let (f, _) = defaults("6.1").unwrap();
         assert!(f.sis_util && !f.sis_prop && f.alt_period && f.fair_class == FairClass::Cfs);
         let (f, t) = defaults("6.6").unwrap();
