@@ -80,7 +80,7 @@ FINDINGS = [
     },
     {
         "id": "vcpu-pack",
-        "shape": r"p\d-.*|p2n5-.*|fifo1-fair|pairs-.*",
+        "shape": r"(?!.*-pin)(p\d-.*|p2n5-.*|fifo1-fair|pairs-.*)",
         "metric": r".*",
         "subject": r".*",
         "mechanism": (
@@ -135,6 +135,24 @@ FINDINGS = [
                        "(the coordinator's re-run) to remove it"),
     },
 ]
+
+
+# Placement controls (scripts/validate-host.sh): a shape with every thread
+# pinned where this kernel left it, beside the shape it controls.
+CONTROLS = {
+    "p2-pin0": "p2-alone",
+    "p4-pin": "p4-alone",
+    "pairs-2-pin": "pairs-2",
+    "bw-flat-busy-pin0": "bw-flat-busy",
+    "bw-flat-periodic-pin0": "bw-flat-periodic",
+}
+
+# What changed between the campaign's two binaries (--before-bin and
+# --bin): the model fixes the campaign led to, by finding id. Edit with
+# each campaign that compares two binaries.
+CHANGES = ("the noise model (F `host-noise`), zero hrtimer slack for RT/deadline tasks "
+           "(F `rt-timer-slack`), and throttle task_work running before a woken task's return "
+           "to user space (F `throttle-at-wakeup`)")
 
 
 def load(p):
@@ -271,10 +289,9 @@ def main():
         sb = f"{vb['score']:.3f} | " if overall_b is not None else ""
         p(f"| [{name}](#{name}) | `{wl_s}` | {la} | {other} | {sb}{v['score']:.3f} | {v['agree']}/{v['metric_count']} |")
     p("")
-    p("What changed between the two binaries (the model fixes this campaign led to): the noise "
-      "model (F `host-noise`), zero hrtimer slack for RT/deadline tasks (F `rt-timer-slack`), and "
-      "throttle task_work running before a woken task's return to user space (F "
-      "`throttle-at-wakeup`). Per-family scores are in each shape's validate.txt.")
+    if overall_b is not None:
+        p(f"What changed between the two binaries (the model fixes this campaign led to): {CHANGES}.")
+    p("Per-family scores are in each shape's validate.txt.")
     p("")
     p("Reproduce (root, tracefs; the before binary is optional):")
     p("")
@@ -282,6 +299,31 @@ def main():
     p("scripts/validate-host.sh --bin target/release/schedlab --before-bin /path/to/before/schedlab")
     p("```")
     p("")
+    by_name = {r[0]: r for r in rows}
+    ctl = [(c, b) for c, b in CONTROLS.items() if c in by_name and b in by_name]
+    if ctl:
+        p("## Placement controls")
+        p("")
+        p("Each control runs its shape with every thread pinned (rt-app `cpus`) to the CPU this "
+          "kernel left it on, so wake-up placement is no longer the model's choice; the rest of the "
+          "model (the pick, preemption, bandwidth, costs, noise) is compared alone. A disagreement "
+          "that goes away in the control comes from placement; one that stays does not. Families "
+          "are scored as in the shape tables (1 = exact).")
+        p("")
+        fams = []
+        for c, b in ctl:
+            for r in (by_name[b], by_name[c]):
+                for f in r[2].get("families", []):
+                    if f["family"] not in fams:
+                        fams.append(f["family"])
+        p("| shape | score | agree | " + " | ".join(fams) + " |")
+        p("|" + "---|" * (3 + len(fams)))
+        for c, b in ctl:
+            for r in (by_name[b], by_name[c]):
+                fs = {f["family"]: f["score"] for f in r[2].get("families", [])}
+                p(f"| [{r[0]}](#{r[0]}) | {r[2]['score']:.3f} | {r[2]['agree']}/{r[2]['metric_count']} | "
+                  + " | ".join(f"{fs[f]:.2f}" if f in fs else "-" for f in fams) + " |")
+        p("")
     p("## Findings")
     p("")
     p("Every disagreement below names one of these: the mechanism found, and either the model "
