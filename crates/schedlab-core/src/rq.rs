@@ -122,6 +122,11 @@ pub struct CfsRqBandwidth {
     pub limbo: Vec<TaskId>,
     /// Queued for an asynchronous unthrottle on its CPU (CSD list).
     pub csd_pending: bool,
+    /// Run time charged to this queue's running entity outside an
+    /// update_curr (at a stall, `Sim::charge_curr_quiet`), not yet
+    /// accounted to the quota: the next update_curr accounts it, as the
+    /// kernel accounts all time since its last update_curr there.
+    pub unaccounted_ns: Nanos,
 }
 
 /// A CPU's runqueue.

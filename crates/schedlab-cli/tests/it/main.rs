@@ -47,3 +47,4 @@ mod sweep_cli;
 mod sync;
 mod time_free;
 mod trace;
+mod update_curr_points;

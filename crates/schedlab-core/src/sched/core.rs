@@ -339,8 +339,18 @@ impl<S: Sink> Sim<S> {
         }
         self.acct.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
-        if self.sched.rqs[cpu.idx()].curr.is_some() {
-            self.update_curr_task(cpu);
+        if let Some(t) = self.sched.rqs[cpu.idx()].curr {
+            // A fair task's time is charged without update_curr's decisions
+            // (see `charge_curr_quiet`): the kernel reschedules a task past
+            // its deadline only at its update_curr points (the tick,
+            // enqueue/dequeue, the wake-up preemption check, put_prev).
+            // RT and deadline tasks keep the full update (runtime
+            // enforcement, as with HRTICK_DL, on time).
+            if self.sched.class_of(t) == Class::Fair {
+                self.charge_curr_quiet(cpu, t);
+            } else {
+                self.update_curr_task(cpu);
+            }
             let rq = &mut self.sched.rqs[cpu.idx()];
             let start = now.max(rq.ovh_until);
             rq.ovh_until = start + cost;

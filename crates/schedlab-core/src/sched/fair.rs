@@ -51,8 +51,10 @@ impl<S: Sink> Sim<S> {
                 first = false;
             }
             total.resched |= u.resched;
-            if u.delta_exec > 0 && self.sched.cfs[q.idx()].bw.enabled {
-                self.account_cfs_rq_runtime(q, u.delta_exec);
+            let bw = &mut self.sched.cfs[q.idx()].bw;
+            let delta = u.delta_exec + std::mem::take(&mut bw.unaccounted_ns);
+            if delta > 0 && bw.enabled {
+                self.account_cfs_rq_runtime(q, delta);
             }
             match self.sched.se_parent(e) {
                 Some(p) => e = p,
@@ -60,6 +62,46 @@ impl<S: Sink> Sim<S> {
             }
         }
         self.account(cpu, total);
+    }
+
+    /// The running fair task's time up to now, charged outside the
+    /// kernel's update_curr points: run time, vruntime and the task's
+    /// stats advance (and `exec_start` moves to now), but nothing that
+    /// update_curr decides is decided here — no new deadline, no
+    /// reschedule, no quota accounting (held in `unaccounted_ns` for the
+    /// next update_curr) — and `sched_stat_runtime` waits for the next
+    /// update_curr too. Used where the CPU stalls under a running task
+    /// (`Sim::stall`): an interrupt, or scheduler work of another CPU's
+    /// wake-up or balancing, never reaches update_curr in the kernel, so
+    /// it cannot preempt the task by itself.
+    pub(crate) fn charge_curr_quiet(&mut self, cpu: CpuId, t: TaskId) {
+        let now = self.now;
+        let mut e = self.sched.tasks[t.idx()].se;
+        let mut own = 0;
+        let mut first = true;
+        loop {
+            let q = self.sched.se_cfs_rq(e);
+            let d = eevdf::charge_curr(&mut self.sched.ents[e.idx()], now).unwrap_or(0);
+            if first {
+                own = d;
+                first = false;
+            }
+            self.sched.cfs[q.idx()].bw.unaccounted_ns += d;
+            match self.sched.se_parent(e) {
+                Some(p) => e = p,
+                None => break,
+            }
+        }
+        let quiet = self.stat_quiet;
+        self.stat_quiet = self.trace;
+        self.account(
+            cpu,
+            CurrUpdate {
+                delta_exec: own,
+                resched: false,
+            },
+        );
+        self.stat_quiet = quiet;
     }
 
     /// `update_load_avg` for a task's entities and their queues (and the

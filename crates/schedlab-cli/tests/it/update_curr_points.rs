@@ -1,0 +1,89 @@
+//! Who may reschedule a running fair task: only the kernel's update_curr
+//! points (the tick, enqueue/dequeue on its runqueue, the wake-up
+//! preemption check, put_prev). An interrupt that wakes nothing there does
+//! not reach update_curr, so a task past its deadline keeps the CPU until
+//! the next tick, however many interrupts arrive (found on the host: two
+//! periodic threads pinned to one CPU never preempt each other between
+//! ticks, where the model preempted at the first interrupt past the slice;
+//! docs/validation.md, p2-pin0).
+
+use crate::common::{run_op, task};
+use schedlab_core::config::NoiseSetting;
+use schedlab_core::machine::preset;
+use schedlab_core::noise::NoiseParams;
+use schedlab_core::observe::{Sink, TraceEvent, TraceRecord};
+use schedlab_core::program::{Policy, Workload};
+use schedlab_core::time::{NSEC_PER_MSEC, NSEC_PER_SEC};
+use schedlab_core::{Sim, SimConfig};
+
+#[derive(Default)]
+struct Switches(Vec<(u64, String, String)>);
+
+impl Sink for Switches {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &TraceRecord<'_>) {
+        if let TraceEvent::SchedSwitch { prev, next, .. } = &rec.event {
+            if rec.cpu.0 == 0 {
+                self.0.push((rec.time, prev.comm.to_string(), next.comm.to_string()));
+            }
+        }
+    }
+}
+
+/// Two nice-0 hogs pinned to CPU 0 of vm-2cpu (HZ 250, slice 1.4 ms), with
+/// an interrupt every 50 µs on average, 1-2 µs long, and no timer
+/// lateness (so ticks run on the jiffies grid): the hogs switch at ticks
+/// only, every 4 ms, not at the first interrupt past their 1.4 ms slice.
+#[test]
+fn interrupts_do_not_preempt_a_task_past_its_deadline() {
+    let mut tasks = Vec::new();
+    for (i, name) in ["a", "b"].into_iter().enumerate() {
+        let mut t = task(name, i as u32, Policy::Normal, 0, vec![run_op(100 * NSEC_PER_SEC)]);
+        t.cpus = Some(vec![0]);
+        tasks.push(t);
+    }
+    let w = Workload {
+        tasks,
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    let noise = NoiseParams {
+        irq_interval_ns: 50_000,
+        irq_len_q_ns: vec![1_000, 2_000],
+        ..Default::default()
+    };
+    let cfg = SimConfig {
+        seed: 3,
+        duration_ns: Some(400 * NSEC_PER_MSEC),
+        check: true,
+        noise: NoiseSetting::Given(noise),
+        ..SimConfig::default()
+    };
+    let tick = cfg.tick_ns();
+    assert_eq!(tick, 4 * NSEC_PER_MSEC);
+    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, Switches::default()).unwrap();
+    let res = sim.run();
+    assert!(res.violation.is_none(), "{:?}", res.violation);
+    let sw: Vec<_> = sim
+        .into_sink()
+        .0
+        .into_iter()
+        .filter(|(t, p, n)| {
+            // After start-up (rt-app's main thread releases the hogs).
+            *t > 10 * NSEC_PER_MSEC && ((p == "a" && n == "b") || (p == "b" && n == "a"))
+        })
+        .collect();
+    // ~97 ticks in the 390 ms after start-up: a switch at (nearly) every one of them.
+    assert!((88..=98).contains(&sw.len()), "{} hog-to-hog switches", sw.len());
+    // All on one phase of the tick grid: the tick, not an interrupt, ends
+    // each turn (the switch follows the tick by at most the bursts that
+    // delay it, a few µs).
+    let phase = sw[0].0 % tick;
+    for (t, p, n) in &sw {
+        let d = (t % tick + tick - phase) % tick;
+        assert!(d < 20_000, "{p} -> {n} at {t} ns: {d} ns off the tick phase");
+    }
+}
