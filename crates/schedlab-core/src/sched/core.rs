@@ -392,11 +392,22 @@ impl<S: Sink> Sim<S> {
     }
 
     fn start_tick(&mut self, cpu: CpuId) {
-        let at = self.next_tick_after(self.now);
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = false;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
-        let gen = rq.tick_gen;
+        self.push_tick(cpu);
+    }
+
+    /// Arms `cpu`'s next tick: the next point of the jiffies grid after
+    /// now. The tick is that CPU's hrtimer interrupt (tick_sched_timer),
+    /// so with host noise it runs as late as any timer interrupt of the
+    /// CPU (`timer_interrupt_at`, sched/noise.rs) — which also decides the
+    /// order of ticks due at the same instant on different CPUs (without
+    /// noise, push order).
+    fn push_tick(&mut self, cpu: CpuId) {
+        let due = self.next_tick_after(self.now);
+        let at = self.timer_interrupt_at(cpu, due);
+        let gen = self.sched.rqs[cpu.idx()].tick_gen;
         self.queue.push(at, Event::Tick { cpu, gen });
     }
 
@@ -417,9 +428,7 @@ impl<S: Sink> Sim<S> {
             if long {
                 self.stop_tick(cpu);
             } else {
-                let at = self.now + self.cfg.tick_ns();
-                let gen = self.sched.rqs[cpu.idx()].tick_gen;
-                self.queue.push(at, Event::Tick { cpu, gen });
+                self.push_tick(cpu);
             }
             self.sched_balance_trigger(cpu);
             self.reidle_keep_tick(cpu);
@@ -436,9 +445,7 @@ impl<S: Sink> Sim<S> {
             Class::Dl => {}
         }
         self.update_idle_cpu_scan(cpu);
-        let at = self.now + self.cfg.tick_ns();
-        let gen = self.sched.rqs[cpu.idx()].tick_gen;
-        self.queue.push(at, Event::Tick { cpu, gen });
+        self.push_tick(cpu);
         self.sched_balance_trigger(cpu);
         self.nohz_balancer_kick(cpu);
         self.flush_throttle_cost(cpu, true);
