@@ -16,7 +16,7 @@ use crate::resolve;
 use crate::user;
 use anyhow::Result;
 use clap::Args;
-use schedlab_core::features::{Features, PreemptModel};
+use schedlab_core::features::PreemptModel;
 use schedlab_core::program::Workload;
 use schedlab_core::time::parse_duration;
 use schedlab_core::{Sim, SimConfig};
@@ -229,7 +229,20 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
     let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
-    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+    // The recorded kernel's behaviour: the newest release the model knows
+    // that is not newer than the host's (its feature and tunable defaults,
+    // and the release-gated mechanisms); `tip` if the release is unknown.
+    let uname = host["host"]["kernel"]["release"].as_str().unwrap_or("");
+    let kernel = schedlab_core::kernels::release_of_uname(uname);
+    let kernel_note = match kernel {
+        Some(k) => format!("model kernel: {k} (the recording's {uname})"),
+        None => format!(
+            "model kernel: {} (the recording's release '{uname}' is not one the model knows)",
+            schedlab_core::kernels::DEFAULT_KERNEL
+        ),
+    };
+    let opts = schedlab_core::kernels::resolve(kernel, &a.features, &[], &[])
+        .map_err(|e| user(e.to_string()))?;
     let mut sims = Vec::new();
     for seed in 1..=a.seeds {
         let cfg = SimConfig {
@@ -237,7 +250,9 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             hz,
             preempt,
             duration_ns,
-            features: features.clone(),
+            features: opts.features.clone(),
+            tunables: opts.tunables.clone(),
+            kernel: opts.kernel,
             noise: noise.clone(),
             ..SimConfig::default()
         };
@@ -259,6 +274,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     }
     let mut report = compare(&real, &sims);
     report.notes.push(format!("model noise: {noise_note}"));
+    report.notes.push(kernel_note);
     let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),

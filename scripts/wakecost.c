@@ -1,0 +1,313 @@
+/* wakecost.c: what one hackbench message costs on this host, wakeups and
+ * context switches included (docs/syscall-costs.md, "Wakeups, switches and
+ * messages under load").
+ *
+ * scripts/syscost.c times each call alone (a pipe with room, nobody
+ * asleep). hackbench's calls are not alone: a write into an empty channel
+ * wakes the reader, on this CPU or on the other one, and the two sides of
+ * a channel run on different CPUs, so the channel's cache lines move. This
+ * program times those cases:
+ *
+ *   yield       two SCHED_FIFO threads on one CPU taking turns with
+ *               sched_yield(): one yield = a syscall + one context switch.
+ *   pp-local    ping-pong of 1-byte messages over two channels, both
+ *               threads on one CPU (lmbench lat_ctx style): per hop, and
+ *               the CPU time of the write() that wakes the sleeping peer.
+ *   pp-remote   the same with the threads on two CPUs: per hop (wakeup
+ *               latency across vCPUs, IPI included) and the waker's write().
+ *   stream-1cpu a writer and a reader of 100-byte messages on one CPU:
+ *               wall time per message and switches per message.
+ *   stream-2cpu the same on two CPUs: each side's CPU time per message
+ *               (thread CPU clock) and how often each side slept.
+ *
+ * Each case runs REPS times; the report gives the median and the range.
+ * Channels: pipe(2) and socketpair(AF_UNIX, SOCK_STREAM).
+ *
+ *   cc -O2 -pthread -o /tmp/wakecost scripts/wakecost.c
+ *   nice -n -20 /tmp/wakecost            (as root; the yield case sets FIFO)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPS 7
+
+static double now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	if (pthread_setaffinity_np(pthread_self(), sizeof s, &s)) {
+		perror("pin");
+		exit(1);
+	}
+}
+
+static void chan(int sock, int fd[2])
+{
+	if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, fd) : pipe(fd)) {
+		perror("channel");
+		exit(1);
+	}
+}
+
+static void xwrite(int fd, const void *b, size_t n)
+{
+	if (write(fd, b, n) != (ssize_t)n) {
+		perror("write");
+		exit(1);
+	}
+}
+
+static void xread(int fd, void *b, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (char *)b + got, n - got);
+		if (r <= 0) {
+			perror("read");
+			exit(1);
+		}
+		got += r;
+	}
+}
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, double *v)
+{
+	qsort(v, REPS, sizeof *v, cmpd);
+	printf("%-44s median %9.0f  min %9.0f  max %9.0f\n", what, v[REPS / 2], v[0],
+	       v[REPS - 1]);
+	fflush(stdout);
+}
+
+/* ---- yield: context switch ---- */
+static volatile int stop_yield;
+static void *yielder(void *arg)
+{
+	pin(*(int *)arg);
+	while (!stop_yield)
+		sched_yield();
+	return NULL;
+}
+
+static double yield_once(void)
+{
+	int cpu = 0, n = 200000;
+	pthread_attr_t at;
+	struct sched_param sp = { .sched_priority = 10 };
+	pthread_attr_init(&at);
+	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&at, SCHED_FIFO);
+	pthread_attr_setschedparam(&at, &sp);
+	pthread_t t;
+	stop_yield = 0;
+	if (pthread_create(&t, &at, yielder, &cpu)) {
+		perror("FIFO thread (run as root)");
+		exit(1);
+	}
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		perror("FIFO");
+		exit(1);
+	}
+	pin(cpu);
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++)
+		sched_yield();
+	double t1 = now_ns(CLOCK_MONOTONIC);
+	stop_yield = 1;
+	sched_yield();
+	struct sched_param z = { 0 };
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &z);
+	pthread_join(t, NULL);
+	/* Each of our yields hands the CPU to the peer, whose yield hands it
+	 * back: 2n yields (2n switches) in the time. */
+	return (t1 - t0) / (2.0 * n);
+}
+
+static double bare_syscall(void)
+{
+	int n = 200000;
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++)
+		getppid();
+	return (now_ns(CLOCK_MONOTONIC) - t0) / n;
+}
+
+/* ---- ping-pong ---- */
+struct pp {
+	int cpu, rd, wr, n;
+	double wake_write_ns; /* CPU time of the writes that woke the peer */
+};
+
+static void *pp_peer(void *arg)
+{
+	struct pp *p = arg;
+	char c = 0;
+	double w = 0;
+	pin(p->cpu);
+	for (int i = 0; i < p->n; i++) {
+		xread(p->rd, &c, 1);
+		double t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		xwrite(p->wr, &c, 1);
+		w += now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	}
+	p->wake_write_ns = w / p->n;
+	return NULL;
+}
+
+/* Returns the one-way hop; *wake = mean CPU time of a write that wakes
+ * the sleeping peer (measured by the peer thread). */
+static double pp_once(int sock, int cpu_a, int cpu_b, double *wake)
+{
+	int a[2], b[2], n = 50000;
+	chan(sock, a);
+	chan(sock, b);
+	struct pp peer = { .cpu = cpu_b, .rd = a[0], .wr = b[1], .n = n };
+	pthread_t t;
+	pthread_create(&t, NULL, pp_peer, &peer);
+	pin(cpu_a);
+	char c = 0;
+	usleep(10000);
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++) {
+		xwrite(a[1], &c, 1);
+		xread(b[0], &c, 1);
+	}
+	double t1 = now_ns(CLOCK_MONOTONIC);
+	pthread_join(t, NULL);
+	close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+	*wake = peer.wake_write_ns;
+	return (t1 - t0) / (2.0 * n);
+}
+
+/* ---- streaming 100-byte messages ---- */
+struct st {
+	int cpu, fd, n;
+	double cpu_ns;
+	long nvcsw, nivcsw;
+};
+
+static void *st_reader(void *arg)
+{
+	struct st *s = arg;
+	char buf[100];
+	struct rusage r0, r1;
+	pin(s->cpu);
+	getrusage(RUSAGE_THREAD, &r0);
+	double t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (int i = 0; i < s->n; i++)
+		xread(s->fd, buf, sizeof buf);
+	s->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	getrusage(RUSAGE_THREAD, &r1);
+	s->nvcsw = r1.ru_nvcsw - r0.ru_nvcsw;
+	s->nivcsw = r1.ru_nivcsw - r0.ru_nivcsw;
+	return NULL;
+}
+
+/* Returns wall ns per message; fills per-side CPU ns per message and
+ * sleeps (voluntary switches) / preemptions per 1000 messages. */
+static double st_once(int sock, int cpu_w, int cpu_r, double out[6])
+{
+	int fd[2], n = 400000;
+	char buf[100];
+	memset(buf, 'x', sizeof buf);
+	chan(sock, fd);
+	struct st rd = { .cpu = cpu_r, .fd = fd[0], .n = n };
+	pthread_t t;
+	pin(cpu_w);
+	pthread_create(&t, NULL, st_reader, &rd);
+	usleep(10000);
+	struct rusage r0, r1;
+	getrusage(RUSAGE_THREAD, &r0);
+	double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++)
+		xwrite(fd[1], buf, sizeof buf);
+	double c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	getrusage(RUSAGE_THREAD, &r1);
+	pthread_join(t, NULL);
+	double t1 = now_ns(CLOCK_MONOTONIC);
+	close(fd[0]); close(fd[1]);
+	out[0] = (c1 - c0) / n;
+	out[1] = rd.cpu_ns / n;
+	out[2] = 1000.0 * (r1.ru_nvcsw - r0.ru_nvcsw) / n;
+	out[3] = 1000.0 * rd.nvcsw / n;
+	out[4] = 1000.0 * (r1.ru_nivcsw - r0.ru_nivcsw) / n;
+	out[5] = 1000.0 * rd.nivcsw / n;
+	return (t1 - t0) / n;
+}
+
+int main(void)
+{
+	double v[REPS], w[REPS], x[6][REPS];
+	double la[3];
+	getloadavg(la, 3);
+	printf("# wakecost: %d repetitions per case; load average %.2f %.2f %.2f\n", REPS,
+	       la[0], la[1], la[2]);
+	for (int i = 0; i < REPS; i++)
+		v[i] = bare_syscall();
+	report("syscall getppid (ns)", v);
+	for (int i = 0; i < REPS; i++)
+		v[i] = yield_once();
+	report("yield FIFO 1 CPU: syscall + switch (ns)", v);
+	for (int sock = 0; sock < 2; sock++) {
+		const char *k = sock ? "unix" : "pipe";
+		char name[80];
+		for (int remote = 0; remote < 2; remote++) {
+			for (int i = 0; i < REPS; i++)
+				v[i] = pp_once(sock, 0, remote, &w[i]);
+			snprintf(name, sizeof name, "%s pp-%s hop (ns)", k, remote ? "remote" : "local");
+			report(name, v);
+			snprintf(name, sizeof name, "%s pp-%s waking write CPU (ns)", k,
+				 remote ? "remote" : "local");
+			report(name, w);
+		}
+		for (int remote = 0; remote < 2; remote++) {
+			for (int i = 0; i < REPS; i++) {
+				double o[6];
+				v[i] = st_once(sock, 0, remote, o);
+				for (int j = 0; j < 6; j++)
+					x[j][i] = o[j];
+			}
+			const char *c = remote ? "2cpu" : "1cpu";
+			snprintf(name, sizeof name, "%s stream-%s wall per msg (ns)", k, c);
+			report(name, v);
+			snprintf(name, sizeof name, "%s stream-%s writer CPU per msg (ns)", k, c);
+			report(name, x[0]);
+			snprintf(name, sizeof name, "%s stream-%s reader CPU per msg (ns)", k, c);
+			report(name, x[1]);
+			snprintf(name, sizeof name, "%s stream-%s writer sleeps /1000 msg", k, c);
+			report(name, x[2]);
+			snprintf(name, sizeof name, "%s stream-%s reader sleeps /1000 msg", k, c);
+			report(name, x[3]);
+			snprintf(name, sizeof name, "%s stream-%s writer preempted /1000", k, c);
+			report(name, x[4]);
+			snprintf(name, sizeof name, "%s stream-%s reader preempted /1000", k, c);
+			report(name, x[5]);
+		}
+	}
+	getloadavg(la, 3);
+	printf("# load average at the end %.2f %.2f %.2f\n", la[0], la[1], la[2]);
+	return 0;
+}
