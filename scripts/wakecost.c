@@ -24,7 +24,11 @@
  * Channels: pipe(2) and socketpair(AF_UNIX, SOCK_STREAM).
  *
  *   cc -O2 -pthread -o /tmp/wakecost scripts/wakecost.c
- *   nice -n -20 /tmp/wakecost            (as root; the yield case sets FIFO)
+ *   nice -n -20 /tmp/wakecost [--wake-only] [--json costs.json]
+ *       (as root: the yield and fifo-waker cases use SCHED_FIFO)
+ *
+ * --wake-only stops after the switch and wakeup cases; --json writes the
+ * machine figures schedlab validate reads from a recording's costs.json.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -88,6 +92,8 @@ static void xread(int fd, void *b, size_t n)
 	}
 }
 
+static double median_of_last; /* set by report() */
+
 static int cmpd(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -97,6 +103,7 @@ static int cmpd(const void *a, const void *b)
 static void report(const char *what, double *v)
 {
 	qsort(v, REPS, sizeof *v, cmpd);
+	median_of_last = v[REPS / 2];
 	printf("%-44s median %9.0f  min %9.0f  max %9.0f\n", what, v[REPS / 2], v[0],
 	       v[REPS - 1]);
 	fflush(stdout);
@@ -258,7 +265,89 @@ static double st_once(int sock, int cpu_w, int cpu_r, double out[6])
 	return (t1 - t0) / n;
 }
 
-int main(void)
+/* ---- a FIFO waker and a fair wakee: the wakeup alone ----
+ * A (SCHED_FIFO 10, CPU 0) writes one byte that wakes B (SCHED_OTHER,
+ * asleep in read(), on CPU 0 or CPU 1), then sleeps in read() of the other
+ * channel. B reads, notes the time, and writes back (waking A). A fair wakee
+ * never preempts a FIFO waker, so A's write() runs to its end: its CPU time
+ * is the write plus try_to_wake_up (plus, for a wakee on the other CPU, the
+ * IPI that wakes that CPU). B's return from read() minus A's clock before
+ * the write is the wakeup latency. */
+struct fw {
+	int cpu, rd, wr, n;
+	volatile double *t_send;
+	double lat_ns;
+};
+
+static void *fw_peer(void *arg)
+{
+	struct fw *p = arg;
+	char c = 0;
+	double *lat = malloc(sizeof(double) * p->n);
+	pin(p->cpu);
+	for (int i = 0; i < p->n; i++) {
+		xread(p->rd, &c, 1);
+		lat[i] = now_ns(CLOCK_MONOTONIC) - *p->t_send;
+		xwrite(p->wr, &c, 1);
+	}
+	qsort(lat, p->n, sizeof(double), cmpd);
+	p->lat_ns = lat[p->n / 2];
+	free(lat);
+	return NULL;
+}
+
+static double fw_once(int sock, int cpu_b, double *lat)
+{
+	int a[2], b[2], n = 20000;
+	static volatile double t_send;
+	chan(sock, a);
+	chan(sock, b);
+	struct fw peer = { .cpu = cpu_b, .rd = a[0], .wr = b[1], .n = n, .t_send = &t_send };
+	pthread_t t;
+	pin(0);
+	pthread_create(&t, NULL, fw_peer, &peer);
+	struct sched_param sp = { .sched_priority = 10 }, z = { 0 };
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		perror("FIFO (run as root)");
+		exit(1);
+	}
+	usleep(10000);
+	char c = 0;
+	double w = 0;
+	for (int i = 0; i < n; i++) {
+		/* Let B reach its read() (and, for CPU 1, its CPU go idle). */
+		if (cpu_b)
+			usleep(50);
+		t_send = now_ns(CLOCK_MONOTONIC);
+		double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		xwrite(a[1], &c, 1);
+		w += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		xread(b[0], &c, 1);
+	}
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &z);
+	pthread_join(t, NULL);
+	close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+	*lat = peer.lat_ns;
+	return w / n;
+}
+
+/* write + read of one byte with room and nobody asleep, per call. */
+static double wr_once(int sock)
+{
+	int fd[2], n = 200000;
+	char c = 0;
+	chan(sock, fd);
+	double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (int i = 0; i < n; i++) {
+		xwrite(fd[1], &c, 1);
+		xread(fd[0], &c, 1);
+	}
+	double r = (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (2.0 * n);
+	close(fd[0]); close(fd[1]);
+	return r;
+}
+
+int main(int argc, char **argv)
 {
 	double v[REPS], w[REPS], x[6][REPS];
 	double la[3];
@@ -268,9 +357,62 @@ int main(void)
 	for (int i = 0; i < REPS; i++)
 		v[i] = bare_syscall();
 	report("syscall getppid (ns)", v);
+	double m_sys = median_of_last;
 	for (int i = 0; i < REPS; i++)
 		v[i] = yield_once();
 	report("yield FIFO 1 CPU: syscall + switch (ns)", v);
+	double m_yield = median_of_last, m_op = 0, m_wl = 0, m_wr = 0, m_lat = 0;
+	for (int sock = 0; sock < 2; sock++) {
+		const char *k = sock ? "unix" : "pipe";
+		char name[80];
+		for (int i = 0; i < REPS; i++)
+			v[i] = wr_once(sock);
+		snprintf(name, sizeof name, "%s 1-byte write|read, no wakeup (ns)", k);
+		report(name, v);
+		if (!sock)
+			m_op = median_of_last;
+		for (int remote = 0; remote < 2; remote++) {
+			for (int i = 0; i < REPS; i++)
+				v[i] = fw_once(sock, remote, &w[i]);
+			snprintf(name, sizeof name, "%s fifo-waker %s: waking write CPU (ns)", k,
+				 remote ? "remote" : "local");
+			report(name, v);
+			if (!sock)
+				*(remote ? &m_wr : &m_wl) = median_of_last;
+			snprintf(name, sizeof name, "%s fifo-waker %s: wakee latency p50 (ns)", k,
+				 remote ? "remote" : "local");
+			report(name, w);
+			if (!sock && remote)
+				m_lat = median_of_last;
+		}
+	}
+	/* The machine figures of the model (schedlab-host costs.rs), from the
+	 * pipe cases: switch = yield - syscall; wakeup = local waking write -
+	 * a plain write; IPI send = remote waking write - local waking write;
+	 * IPI latency = remote wakee latency - local waking write - switch. */
+	double sw = m_yield - m_sys, wk = m_wl - m_op, is = m_wr - m_wl;
+	double il = m_lat - m_wl - sw;
+#define NN(x) ((x) > 0 ? (long)((x) + 0.5) : 0L)
+	printf("figures: context_switch_ns %ld wakeup_ns %ld ipi_send_ns %ld ipi_latency_ns %ld\n",
+	       NN(sw), NN(wk), NN(is), NN(il));
+	for (int i = 1; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "--json"))
+			continue;
+		FILE *f = fopen(argv[i + 1], "w");
+		if (!f) {
+			perror(argv[i + 1]);
+			return 2;
+		}
+		getloadavg(la, 3);
+		fprintf(f, "{\n  \"version\": 1,\n  \"context_switch_ns\": %ld,\n  \"wakeup_ns\": %ld,\n"
+			   "  \"ipi_send_ns\": %ld,\n  \"ipi_latency_ns\": %ld,\n"
+			   "  \"source\": \"scripts/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
+			NN(sw), NN(wk), NN(is), NN(il), REPS, la[0]);
+		fclose(f);
+	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--wake-only"))
+			return 0;
 	for (int sock = 0; sock < 2; sock++) {
 		const char *k = sock ? "unix" : "pipe";
 		char name[80];

@@ -224,7 +224,27 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         other => (resolve::noise(other)?, format!("{other} (--noise)")),
     };
     let sysfs = a.dir.join("sysfs");
-    let machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
+    // The host's measured costs when the recording has them
+    // (scripts/wakecost.c --json; schedlab_host::costs), read before the
+    // machine like noise.json.
+    let cp = a.dir.join("costs.json");
+    let host_costs = if cp.is_file() {
+        let text = std::fs::read_to_string(&cp)
+            .map_err(|e| user(format!("{}: cannot read: {e}", cp.display())))?;
+        Some(schedlab_host::costs::parse(&cp, &text).map_err(user)?)
+    } else {
+        None
+    };
+    let mut machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
+    let costs_note = if let Some(hc) = &host_costs {
+        hc.apply(&mut machine.costs);
+        format!(
+            "model machine costs: measured (the recording's costs.json: switch {} ns, wakeup {} ns, IPI send {} ns, IPI latency {} ns)",
+            hc.context_switch_ns, hc.wakeup_ns, hc.ipi_send_ns, hc.ipi_latency_ns
+        )
+    } else {
+        "model machine costs: the sysfs import's guess (the recording has no costs.json)".to_string()
+    };
     let w = recorded_workload(&a.dir, machine.nr_cpus())?;
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
@@ -275,6 +295,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     let mut report = compare(&real, &sims);
     report.notes.push(format!("model noise: {noise_note}"));
     report.notes.push(kernel_note);
+    report.notes.push(costs_note);
     let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),

@@ -41,7 +41,7 @@ const HOST_COND_OP_NS: Nanos = 2;
 /// Host: `sem_post` + `sem_wait` with a token, 19 ns: 10 ns each.
 const HOST_SEM_OP_NS: Nanos = 10;
 /// Context switch of the machine the host figures stand for.
-const REFERENCE_SWITCH_NS: Nanos = 2_000;
+pub const REFERENCE_SWITCH_NS: Nanos = 2_000;
 
 /// Per-call CPU costs on one machine.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -69,7 +69,8 @@ pub struct SyscallCosts {
 impl SyscallCosts {
     /// The host figures scaled to a machine (module docs).
     pub fn for_machine(c: &MachineCosts) -> SyscallCosts {
-        let s = |ns: Nanos| (ns * c.context_switch_ns / REFERENCE_SWITCH_NS).max(1);
+        let [num, den] = c.syscall_scale;
+        let s = |ns: Nanos| (ns * num / den.max(1)).max(1);
         SyscallCosts {
             pipe_write: s(HOST_PIPE_WRITE_NS),
             pipe_read: s(HOST_PIPE_READ_NS),
@@ -93,9 +94,11 @@ mod tests {
         let mut c = crate::machine::presets::default_costs();
         let x = SyscallCosts::for_machine(&c);
         assert_eq!((x.unix_write, x.unix_read), (402, 424));
-        c.context_switch_ns = 8_000;
+        c.syscall_scale = [8_000, REFERENCE_SWITCH_NS];
         assert_eq!(SyscallCosts::for_machine(&c).pipe_write, 624);
-        c.context_switch_ns = 1;
+        c.syscall_scale = [1, 1];
+        assert_eq!(SyscallCosts::for_machine(&c).pipe_write, 156);
+        c.syscall_scale = [1, REFERENCE_SWITCH_NS];
         let y = SyscallCosts::for_machine(&c);
         assert!(y.mutex >= 1 && y.cond >= 1 && y.sem >= 1 && y.pipe_read >= 1);
     }
