@@ -93,6 +93,7 @@ static void xread(int fd, void *b, size_t n)
 }
 
 static double median_of_last; /* set by report() */
+static int stream_msgs = 400000;
 
 static int cmpd(const void *a, const void *b)
 {
@@ -237,7 +238,7 @@ static void *st_reader(void *arg)
  * sleeps (voluntary switches) / preemptions per 1000 messages. */
 static double st_once(int sock, int cpu_w, int cpu_r, double out[6])
 {
-	int fd[2], n = 400000;
+	int fd[2], n = stream_msgs;
 	char buf[100];
 	memset(buf, 'x', sizeof buf);
 	chan(sock, fd);
@@ -386,6 +387,26 @@ int main(int argc, char **argv)
 				m_lat = median_of_last;
 		}
 	}
+	/* hackbench's own calls on one CPU: 100-byte writes and reads of a
+	 * writer and a reader taking turns (each side's thread CPU time per
+	 * message; it includes the few switches between them). */
+	double m_ch[4];
+	stream_msgs = 100000;
+	for (int sock = 0; sock < 2; sock++) {
+		double o[6];
+		for (int side = 0; side < 2; side++) {
+			for (int i = 0; i < REPS; i++) {
+				st_once(sock, 0, 0, o);
+				v[i] = o[side];
+			}
+			char name[80];
+			snprintf(name, sizeof name, "%s stream-1cpu (100k) %s CPU per msg (ns)",
+				 sock ? "unix" : "pipe", side ? "reader" : "writer");
+			report(name, v);
+			m_ch[2 * sock + side] = median_of_last;
+		}
+	}
+	stream_msgs = 400000;
 	/* The machine figures of the model (schedlab-host costs.rs), from the
 	 * pipe cases: switch = yield - syscall; wakeup = local waking write -
 	 * a plain write; IPI send = remote waking write - local waking write;
@@ -393,8 +414,9 @@ int main(int argc, char **argv)
 	double sw = m_yield - m_sys, wk = m_wl - m_op, is = m_wr - m_wl;
 	double il = m_lat - m_wl - sw;
 #define NN(x) ((x) > 0 ? (long)((x) + 0.5) : 0L)
-	printf("figures: context_switch_ns %ld wakeup_ns %ld ipi_send_ns %ld ipi_latency_ns %ld\n",
-	       NN(sw), NN(wk), NN(is), NN(il));
+	printf("figures: context_switch_ns %ld wakeup_ns %ld ipi_send_ns %ld ipi_latency_ns %ld"
+	       " pipe_write_ns %ld pipe_read_ns %ld unix_write_ns %ld unix_read_ns %ld\n",
+	       NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]), NN(m_ch[3]));
 	for (int i = 1; i + 1 < argc; i++) {
 		if (strcmp(argv[i], "--json"))
 			continue;
@@ -406,8 +428,11 @@ int main(int argc, char **argv)
 		getloadavg(la, 3);
 		fprintf(f, "{\n  \"version\": 1,\n  \"context_switch_ns\": %ld,\n  \"wakeup_ns\": %ld,\n"
 			   "  \"ipi_send_ns\": %ld,\n  \"ipi_latency_ns\": %ld,\n"
+			   "  \"pipe_write_ns\": %ld,\n  \"pipe_read_ns\": %ld,\n"
+			   "  \"unix_write_ns\": %ld,\n  \"unix_read_ns\": %ld,\n"
 			   "  \"source\": \"scripts/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
-			NN(sw), NN(wk), NN(is), NN(il), REPS, la[0]);
+			NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]),
+			NN(m_ch[3]), REPS, la[0]);
 		fclose(f);
 	}
 	for (int i = 1; i < argc; i++)

@@ -241,7 +241,12 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         format!(
             "model machine costs: measured (the recording's costs.json: switch {} ns, wakeup {} ns, IPI send {} ns, IPI latency {} ns)",
             hc.context_switch_ns, hc.wakeup_ns, hc.ipi_send_ns, hc.ipi_latency_ns
-        )
+        ) + &hc.channel_ns.map_or(String::new(), |c| {
+            format!(
+                "; pipe write/read {}/{} ns, unix write/read {}/{} ns",
+                c[0], c[1], c[2], c[3]
+            )
+        })
     } else {
         "model machine costs: the sysfs import's guess (the recording has no costs.json)".to_string()
     };

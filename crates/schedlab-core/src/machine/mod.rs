@@ -105,6 +105,11 @@ pub struct MachineCosts {
     /// the 2 µs reference (the presets' rule), or 1/1 for costs measured on
     /// the host the syscall figures come from.
     pub syscall_scale: [Nanos; 2],
+    /// Pipe write, pipe read, AF_UNIX write, AF_UNIX read of one message,
+    /// measured on this machine in hackbench's own pattern (a writer and a
+    /// reader of 100-byte messages taking turns on one CPU): when present
+    /// they replace the scaled host figures of `sched/syscall_cost.rs`.
+    pub channel_ns: Option<[Nanos; 4]>,
 }
 
 /// A machine to simulate.

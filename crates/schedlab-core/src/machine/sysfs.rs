@@ -226,6 +226,7 @@ pub fn imported_costs(nr_cpus: usize, nr_packages: usize) -> MachineCosts {
             ipi_latency_ns: 1_500,
             ipi_send_ns: 0,
             syscall_scale: [1_500, crate::sched::syscall_cost::REFERENCE_SWITCH_NS],
+            channel_ns: None,
         }
     } else {
         default_costs()

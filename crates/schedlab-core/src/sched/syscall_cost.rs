@@ -71,11 +71,17 @@ impl SyscallCosts {
     pub fn for_machine(c: &MachineCosts) -> SyscallCosts {
         let [num, den] = c.syscall_scale;
         let s = |ns: Nanos| (ns * num / den.max(1)).max(1);
+        let ch = c.channel_ns.map(|v| v.map(|x| x.max(1))).unwrap_or([
+            s(HOST_PIPE_WRITE_NS),
+            s(HOST_PIPE_READ_NS),
+            s(HOST_UNIX_WRITE_NS),
+            s(HOST_UNIX_READ_NS),
+        ]);
         SyscallCosts {
-            pipe_write: s(HOST_PIPE_WRITE_NS),
-            pipe_read: s(HOST_PIPE_READ_NS),
-            unix_write: s(HOST_UNIX_WRITE_NS),
-            unix_read: s(HOST_UNIX_READ_NS),
+            pipe_write: ch[0],
+            pipe_read: ch[1],
+            unix_write: ch[2],
+            unix_read: ch[3],
             futex: s(HOST_FUTEX_NS),
             syscall: s(HOST_SYSCALL_NS),
             mutex: s(HOST_MUTEX_OP_NS),
@@ -98,6 +104,10 @@ mod tests {
         assert_eq!(SyscallCosts::for_machine(&c).pipe_write, 624);
         c.syscall_scale = [1, 1];
         assert_eq!(SyscallCosts::for_machine(&c).pipe_write, 156);
+        c.channel_ns = Some([250, 260, 0, 800]);
+        let m = SyscallCosts::for_machine(&c);
+        assert_eq!((m.pipe_write, m.pipe_read, m.unix_write, m.unix_read), (250, 260, 1, 800));
+        c.channel_ns = None;
         c.syscall_scale = [1, REFERENCE_SWITCH_NS];
         let y = SyscallCosts::for_machine(&c);
         assert!(y.mutex >= 1 && y.cond >= 1 && y.sem >= 1 && y.pipe_read >= 1);
