@@ -19,6 +19,10 @@
  *               wall time per message and switches per message.
  *   stream-2cpu the same on two CPUs: each side's CPU time per message
  *               (thread CPU clock) and how often each side slept.
+ *   fifo-waker  a SCHED_FIFO waker on CPU 0 writes one byte that wakes a
+ *               fair reader on CPU 0 (local) or CPU 1 (remote, its CPU
+ *               idle): the waker's CPU time of that write(), the wakee's
+ *               latency. These give the machine figures of --json.
  *
  * Each case runs REPS times; the report gives the median and the range.
  * Channels: pipe(2) and socketpair(AF_UNIX, SOCK_STREAM).

@@ -16,6 +16,10 @@
 //! the host shares. A preset's relative speed is thus the one its
 //! context-switch figure already states (a7-octa's 8 µs makes its
 //! syscalls 4x slower). Every cost is at least 1 ns, so no op is free.
+//! The factor is `MachineCosts::syscall_scale` (1/1 for costs measured on
+//! the host itself), and a machine whose channel calls were measured in
+//! hackbench's pattern (`MachineCosts::channel_ns`, from a recording's
+//! costs.json) uses those for pipe and socket reads and writes.
 
 use crate::machine::MachineCosts;
 use crate::time::Nanos;
