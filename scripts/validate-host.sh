@@ -24,6 +24,14 @@
 #   --revalidate       do not record: validate the recordings already in DIR
 #   --doc FILE         write the scoreboard there (default docs/validation.md)
 #   --no-doc           print the scoreboard summary only
+#   --no-costs         do not measure the host's machine costs: the model
+#                      keeps the sysfs import's guessed costs
+#
+# Before recording, scripts/wakecost.c measures this host's context switch,
+# wakeup and IPI costs once (about 10 s) into DIR/costs.json, and each
+# recording gets a copy, which validate applies to the imported machine
+# (docs/syscall-costs.md). With --revalidate, DIR/costs.json (if there) is
+# copied into recordings that lack one.
 #
 # Each recording runs in its own session whose autogroup gets nice -20
 # (/proc/self/autogroup): other sessions of the host (compiles, editors)
@@ -38,6 +46,7 @@ bin=${SCHEDLAB:-}
 before=
 only=
 revalidate=0
+costs=1
 doc=docs/validation.md
 while [ $# -gt 0 ]; do
     case $1 in
@@ -47,6 +56,7 @@ while [ $# -gt 0 ]; do
         --seeds) seeds=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
         --revalidate) revalidate=1; shift ;;
+        --no-costs) costs=0; shift ;;
         --doc) doc=$2; shift 2 ;;
         --no-doc) doc=; shift ;;
         -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
@@ -174,6 +184,13 @@ fi
 # ---- record and validate -------------------------------------------------
 t0=$(date +%s)
 echo "$shapes" > "$out/shapes.txt"
+if [ $revalidate = 0 ] && [ $costs = 1 ]; then
+    echo "== machine costs: scripts/wakecost.c (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    cc -O2 -pthread -o "$out/wakecost" "$here/scripts/wakecost.c"
+    setsid -w sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh \
+        "$out/wakecost" --wake-only --json "$out/costs.json" > "$out/wakecost.txt"
+    grep -h "^figures:" "$out/wakecost.txt" >&2
+fi
 echo "$shapes" | while read -r name wl; do
     dir=$out/$name
     if [ $revalidate = 0 ]; then
@@ -184,9 +201,13 @@ echo "$shapes" | while read -r name wl; do
         setsid -w sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh \
             "$bin" record "$wl" --out "$dir" --quiet
         echo "$load" > "$dir/loadavg.txt"
+        if [ $costs = 1 ]; then cp "$out/costs.json" "$dir/costs.json"; fi
     else
         [ -d "$dir" ] || { echo "validate-host.sh: $dir: no recording (run without --revalidate)" >&2; exit 2; }
         echo "== $name: revalidate" >&2
+        if [ $costs = 1 ] && [ -f "$out/costs.json" ] && [ ! -f "$dir/costs.json" ]; then
+            cp "$out/costs.json" "$dir/costs.json"
+        fi
     fi
     if [ -n "$before" ]; then
         "$before" validate "$dir" --seeds "$seeds" --json "$dir/validate-before.json" > "$dir/validate-before.txt"

@@ -16,7 +16,7 @@ use crate::resolve;
 use crate::user;
 use anyhow::Result;
 use clap::Args;
-use schedlab_core::features::{Features, PreemptModel};
+use schedlab_core::features::PreemptModel;
 use schedlab_core::program::Workload;
 use schedlab_core::time::parse_duration;
 use schedlab_core::{Sim, SimConfig};
@@ -224,12 +224,50 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         other => (resolve::noise(other)?, format!("{other} (--noise)")),
     };
     let sysfs = a.dir.join("sysfs");
-    let machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
+    // The host's measured costs when the recording has them
+    // (scripts/wakecost.c --json; schedlab_host::costs), read before the
+    // machine like noise.json.
+    let cp = a.dir.join("costs.json");
+    let host_costs = if cp.is_file() {
+        let text = std::fs::read_to_string(&cp)
+            .map_err(|e| user(format!("{}: cannot read: {e}", cp.display())))?;
+        Some(schedlab_host::costs::parse(&cp, &text).map_err(user)?)
+    } else {
+        None
+    };
+    let mut machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
+    let costs_note = if let Some(hc) = &host_costs {
+        hc.apply(&mut machine.costs);
+        format!(
+            "model machine costs: measured (the recording's costs.json: switch {} ns, wakeup {} ns, IPI send {} ns, IPI latency {} ns)",
+            hc.context_switch_ns, hc.wakeup_ns, hc.ipi_send_ns, hc.ipi_latency_ns
+        ) + &hc.channel_ns.map_or(String::new(), |c| {
+            format!(
+                "; pipe write/read {}/{} ns, unix write/read {}/{} ns",
+                c[0], c[1], c[2], c[3]
+            )
+        })
+    } else {
+        "model machine costs: the sysfs import's guess (the recording has no costs.json)".to_string()
+    };
     let w = recorded_workload(&a.dir, machine.nr_cpus())?;
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
     let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
-    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+    // The recorded kernel's behaviour: the newest release the model knows
+    // that is not newer than the host's (its feature and tunable defaults,
+    // and the release-gated mechanisms); `tip` if the release is unknown.
+    let uname = host["host"]["kernel"]["release"].as_str().unwrap_or("");
+    let kernel = schedlab_core::kernels::release_of_uname(uname);
+    let kernel_note = match kernel {
+        Some(k) => format!("model kernel: {k} (the recording's {uname})"),
+        None => format!(
+            "model kernel: {} (the recording's release '{uname}' is not one the model knows)",
+            schedlab_core::kernels::DEFAULT_KERNEL
+        ),
+    };
+    let opts = schedlab_core::kernels::resolve(kernel, &a.features, &[], &[])
+        .map_err(|e| user(e.to_string()))?;
     let mut sims = Vec::new();
     for seed in 1..=a.seeds {
         let cfg = SimConfig {
@@ -237,7 +275,9 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             hz,
             preempt,
             duration_ns,
-            features: features.clone(),
+            features: opts.features.clone(),
+            tunables: opts.tunables.clone(),
+            kernel: opts.kernel,
             noise: noise.clone(),
             ..SimConfig::default()
         };
@@ -259,6 +299,8 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     }
     let mut report = compare(&real, &sims);
     report.notes.push(format!("model noise: {noise_note}"));
+    report.notes.push(kernel_note);
+    report.notes.push(costs_note);
     let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),

@@ -103,6 +103,14 @@ fn bad_recordings_give_one_line_and_status_2() {
     ]));
     assert!(e.contains("--noise: /nonexistent/n.json"), "{e}");
     std::fs::remove_file(rec.join("noise.json")).unwrap();
+    // A broken costs.json (the host's measured machine costs).
+    std::fs::write(rec.join("costs.json"), "{\n  \"version\": ,\n}\n").unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("costs.json:2: "), "{e}");
+    std::fs::write(rec.join("costs.json"), r#"{"version": 1, "wakeup_ns": 5}"#).unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("costs.json: 'context_switch_ns' missing"), "{e}");
+    std::fs::remove_file(rec.join("costs.json")).unwrap();
     // record without --out.
     let e = one_line_error(&schedlab(&["record", "hackbench:groups=1"]));
     assert!(e.contains("--out"), "{e}");

@@ -78,8 +78,8 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         since: "6.19",
-        what: "LB_SERIALIZE=balancer-only; NI_RANDOM on",
-        source: "3324b2180c17 (Tim Chen: take sched_balance_running only once the domain is due); 522fb20fbdbe (Peter Zijlstra: SD_SERIALIZE for newidle balancing too); 33cf66d88306 \"sched/fair: Proportional newidle balance\" (NI_RANDOM); see docs/reference/kernel-model.md §7.4, §9",
+        what: "LB_SERIALIZE=balancer-only; NI_RANDOM on; wakeup preemption reschedules an ineligible waker in task context and RUN_TO_PARITY shrinks curr's protection after every wakeup (before: only after a PREEMPT_SHORT one)",
+        source: "3324b2180c17 (Tim Chen: take sched_balance_running only once the domain is due); 522fb20fbdbe (Peter Zijlstra: SD_SERIALIZE for newidle balancing too); 33cf66d88306 \"sched/fair: Proportional newidle balance\" (NI_RANDOM); e837456fdca8 \"sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals\" (Mel Gorman, the wakeup preemption rules); see docs/reference/kernel-model.md §2.9, §7.4, §9",
     },
 ];
 
@@ -90,6 +90,30 @@ fn version(name: &str) -> Option<(u32, u32)> {
     }
     let (a, b) = name.split_once('.')?;
     Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Is `kernel` (a [`KERNELS`] name or any form [`canonical`] takes) the
+/// release `maj.min` or later? An unknown name counts as `tip`.
+pub fn at_least(kernel: &str, maj: u32, min: u32) -> bool {
+    canonical(kernel)
+        .and_then(version)
+        .is_none_or(|v| v >= (maj, min))
+}
+
+/// The newest listed release that is not newer than a running kernel's
+/// `uname -r` (`6.18.44-fc-v657` -> `6.18`, `6.17.3` -> `6.15`), for
+/// simulating a recording with the recorded kernel's behaviour; None when
+/// the release is older than every listed one or does not parse.
+pub fn release_of_uname(release: &str) -> Option<&'static str> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    let maj: u32 = it.next()?.parse().ok()?;
+    let min: u32 = it.next()?.parse().ok()?;
+    KERNELS
+        .iter()
+        .copied()
+        .filter(|k| *k != "tip")
+        .filter(|k| version(k).is_some_and(|v| v <= (maj, min)))
+        .next_back()
 }
 
 /// The canonical name of a `--kernel` value (`v5.4`, `5.4.0` and
@@ -329,6 +353,17 @@ pub fn listing() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_running_kernel_maps_to_the_newest_release_not_after_it() {
+        assert_eq!(release_of_uname("6.18.44-fc-v657"), Some("6.18"));
+        assert_eq!(release_of_uname("6.17.3"), Some("6.15"));
+        assert_eq!(release_of_uname("7.2.0-rc1"), Some("6.19"));
+        assert_eq!(release_of_uname("4.19.0"), None);
+        assert_eq!(release_of_uname("linux"), None);
+        assert!(at_least("6.19", 6, 19) && at_least("tip", 6, 19));
+        assert!(!at_least("6.18", 6, 19) && !at_least("v6.18.2", 6, 19));
+    }
 
     #[test]
     fn tip_is_the_default_configuration() {

@@ -88,6 +88,7 @@
 
 pub mod calib;
 pub mod cgroup;
+pub mod costs;
 pub mod error;
 pub mod exec;
 pub mod facts;

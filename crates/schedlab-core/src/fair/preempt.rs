@@ -9,6 +9,13 @@
 //! Deviations: NEXT_BUDDY (step 9) is not modelled yet, so a WF_SYNC wakeup
 //! never sets a buddy.
 //!
+//! Releases: step 8 and the unconditional RUN_TO_PARITY shrink of step 10
+//! came with Mel Gorman's "sched/fair: Reimplement NEXT_BUDDY to align with
+//! EEVDF goals" (posted 2025-10/11 against 6.18-rc1, merged for 6.19). A
+//! 6.17/6.18 kernel's `check_preempt_wakeup_fair` has neither: after the
+//! idle and policy rules it goes straight to the pick test, and shrinks
+//! curr's protection only when PREEMPT_SHORT applied (`rework_6_19` off).
+//!
 //! CFS (`FAIR_CLASS=cfs`, ≤6.5): [`wakeup_preempt_cfs`] is the decision of
 //! `check_preempt_wakeup` after `find_matching_se`: the idle-entity rule
 //! (5.15+), then `wakeup_preempt_entity(se, pse) == 1`, i.e. curr's
@@ -52,6 +59,11 @@ pub struct WakeupCtx {
     pub preempt_short: bool,
     /// RUN_TO_PARITY.
     pub run_to_parity: bool,
+    /// The 6.19 rework (module docs): an ineligible waker in task context
+    /// is rescheduled (step 8), and RUN_TO_PARITY shrinks curr's
+    /// protection after every wakeup that did not preempt; without it
+    /// (6.17/6.18) only a PREEMPT_SHORT wakeup shrinks it.
+    pub rework_6_19: bool,
 }
 
 /// Steps 3–10 of `wakeup_preempt_fair` for curr `se` and wakee `pse`, both
@@ -86,7 +98,7 @@ pub fn wakeup_preempt_fair(
             return PreemptDecision::None;
         }
         // 8. A waker running in task context that is no longer eligible.
-        if ctx.in_task && !entity_eligible(cfs, ents, se) {
+        if ctx.rework_6_19 && ctx.in_task && !entity_eligible(cfs, ents, se) {
             return PreemptDecision::Preempt {
                 cancel_protect: false,
             };
@@ -98,7 +110,7 @@ pub fn wakeup_preempt_fair(
             cancel_protect: short,
         };
     }
-    if ctx.run_to_parity {
+    if ctx.run_to_parity && (ctx.rework_6_19 || short) {
         PreemptDecision::ShrinkProtect
     } else {
         PreemptDecision::None
@@ -184,6 +196,7 @@ mod tests {
             in_task: false,
             preempt_short: true,
             run_to_parity: true,
+            rework_6_19: true,
         }
     }
 
@@ -244,6 +257,43 @@ mod tests {
         };
         assert_eq!(
             wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c),
+            PreemptDecision::None
+        );
+    }
+
+    #[test]
+    fn an_ineligible_waker_is_rescheduled_only_from_6_19() {
+        // curr at v=2 ms, the wakee at v=0: V = 1 ms, curr is not eligible.
+        // The wakee's deadline (3 ms) is later than curr's (2.8 ms), so the
+        // pick (protection ignored: curr is ineligible) chooses by deadline
+        // among the eligible: only the wakee is eligible -> both releases
+        // preempt, 6.19 already at step 8.
+        let (cfs, mut e) = setup(false, false, 0, 3_000_000);
+        e[0].vruntime = 2_000_000;
+        let c = WakeupCtx {
+            in_task: true,
+            ..ctx()
+        };
+        let pre = PreemptDecision::Preempt {
+            cancel_protect: false,
+        };
+        assert_eq!(wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c), pre);
+        let old = WakeupCtx {
+            rework_6_19: false,
+            ..c
+        };
+        assert_eq!(wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &old), pre);
+    }
+
+    #[test]
+    fn before_6_19_an_equal_slice_wakeup_leaves_protection_alone() {
+        let (cfs, e) = setup(false, false, 0, 1_000_000);
+        let old = WakeupCtx {
+            rework_6_19: false,
+            ..ctx()
+        };
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &old),
             PreemptDecision::None
         );
     }

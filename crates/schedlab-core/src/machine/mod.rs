@@ -94,6 +94,22 @@ pub struct MachineCosts {
     /// Latency from sending a reschedule/wakeup IPI until the target runs the
     /// handler, excluding any idle-exit latency of the target.
     pub ipi_latency_ns: Nanos,
+    /// CPU time the *sender* of a reschedule/wakeup IPI spends sending it
+    /// (`smp_send_reschedule`, the wakelist IPI of `ttwu_queue_wakelist`).
+    /// Small on bare metal (an x2APIC ICR write) and taken as 0 there; in a
+    /// guest without IPI virtualisation the write exits to the host, which
+    /// also kicks the target vCPU: microseconds (measured, `vm-2cpu`).
+    pub ipi_send_ns: Nanos,
+    /// The syscall figures of `sched/syscall_cost.rs` are multiplied by
+    /// `syscall_scale[0] / syscall_scale[1]`: a preset's context switch over
+    /// the 2 µs reference (the presets' rule), or 1/1 for costs measured on
+    /// the host the syscall figures come from.
+    pub syscall_scale: [Nanos; 2],
+    /// Pipe write, pipe read, AF_UNIX write, AF_UNIX read of one message,
+    /// measured on this machine in hackbench's own pattern (a writer and a
+    /// reader of 100-byte messages taking turns on one CPU): when present
+    /// they replace the scaled host figures of `sched/syscall_cost.rs`.
+    pub channel_ns: Option<[Nanos; 4]>,
 }
 
 /// A machine to simulate.

@@ -460,6 +460,16 @@ impl<S: Sink> Sim<S> {
         let ipi = self.machine.costs.ipi_latency_ns;
         let rq = &mut self.sched.rqs[cpu.idx()];
         if rq.curr.is_none() {
+            // An idle CPU that polls (`set_nr_if_polling`) or is already
+            // woken needs no IPI; one in a halting state does.
+            let halted = rq.awake_at.is_none()
+                && rq
+                    .idle_state
+                    .is_some_and(|s| self.machine.idle_states[s].exit_latency_ns > 0);
+            if !local && halted && !rq.need_resched {
+                self.charge_ipi_send(from);
+            }
+            let rq = &mut self.sched.rqs[cpu.idx()];
             rq.need_resched = true;
             let t = if local { self.now } else { self.now + ipi };
             let t = self.irq_time(cpu, t);
@@ -479,6 +489,16 @@ impl<S: Sink> Sim<S> {
         rq.need_resched = true;
         let t = if local { self.now } else { self.now + ipi };
         self.post_resched(cpu, t);
+        if !local {
+            self.charge_ipi_send(from);
+        }
+    }
+
+    /// The sender's CPU time of one reschedule/wakeup IPI
+    /// (`MachineCosts::ipi_send_ns`; 0 on the bare-metal presets).
+    pub(crate) fn charge_ipi_send(&mut self, from: CpuId) {
+        let cost = self.machine.costs.ipi_send_ns;
+        self.charge(from, cost, Path::Wakeup, true);
     }
 
     pub(crate) fn post_resched(&mut self, cpu: CpuId, t: Nanos) {
@@ -914,6 +934,7 @@ impl<S: Sink> Sim<S> {
             // TTWU_QUEUE: the target enqueues it in its IPI handler.
             self.sched.tasks[t.idx()].state = TaskState::Waking;
             self.sched.rqs[target.idx()].ttwu_pending += 1;
+            self.charge_ipi_send(waker_cpu);
             let at = self.now + self.machine.costs.ipi_latency_ns;
             let at = self.irq_time(target, at);
             self.queue.push(

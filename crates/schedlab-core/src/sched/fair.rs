@@ -513,6 +513,7 @@ impl<S: Sink> Sim<S> {
             in_task,
             preempt_short: self.cfg.features.preempt_short,
             run_to_parity: self.cfg.features.run_to_parity,
+            rework_6_19: crate::kernels::at_least(self.cfg.kernel, 6, 19),
         };
         match preempt::wakeup_preempt_fair(&self.sched.cfs[q], &self.sched.ents, se, pse, &ctx) {
             PreemptDecision::Preempt { cancel_protect } => {

@@ -16,6 +16,10 @@
 //! the host shares. A preset's relative speed is thus the one its
 //! context-switch figure already states (a7-octa's 8 µs makes its
 //! syscalls 4x slower). Every cost is at least 1 ns, so no op is free.
+//! The factor is `MachineCosts::syscall_scale` (1/1 for costs measured on
+//! the host itself), and a machine whose channel calls were measured in
+//! hackbench's pattern (`MachineCosts::channel_ns`, from a recording's
+//! costs.json) uses those for pipe and socket reads and writes.
 
 use crate::machine::MachineCosts;
 use crate::time::Nanos;
@@ -41,7 +45,7 @@ const HOST_COND_OP_NS: Nanos = 2;
 /// Host: `sem_post` + `sem_wait` with a token, 19 ns: 10 ns each.
 const HOST_SEM_OP_NS: Nanos = 10;
 /// Context switch of the machine the host figures stand for.
-const REFERENCE_SWITCH_NS: Nanos = 2_000;
+pub const REFERENCE_SWITCH_NS: Nanos = 2_000;
 
 /// Per-call CPU costs on one machine.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -69,12 +73,19 @@ pub struct SyscallCosts {
 impl SyscallCosts {
     /// The host figures scaled to a machine (module docs).
     pub fn for_machine(c: &MachineCosts) -> SyscallCosts {
-        let s = |ns: Nanos| (ns * c.context_switch_ns / REFERENCE_SWITCH_NS).max(1);
+        let [num, den] = c.syscall_scale;
+        let s = |ns: Nanos| (ns * num / den.max(1)).max(1);
+        let ch = c.channel_ns.map(|v| v.map(|x| x.max(1))).unwrap_or([
+            s(HOST_PIPE_WRITE_NS),
+            s(HOST_PIPE_READ_NS),
+            s(HOST_UNIX_WRITE_NS),
+            s(HOST_UNIX_READ_NS),
+        ]);
         SyscallCosts {
-            pipe_write: s(HOST_PIPE_WRITE_NS),
-            pipe_read: s(HOST_PIPE_READ_NS),
-            unix_write: s(HOST_UNIX_WRITE_NS),
-            unix_read: s(HOST_UNIX_READ_NS),
+            pipe_write: ch[0],
+            pipe_read: ch[1],
+            unix_write: ch[2],
+            unix_read: ch[3],
             futex: s(HOST_FUTEX_NS),
             syscall: s(HOST_SYSCALL_NS),
             mutex: s(HOST_MUTEX_OP_NS),
@@ -93,9 +104,15 @@ mod tests {
         let mut c = crate::machine::presets::default_costs();
         let x = SyscallCosts::for_machine(&c);
         assert_eq!((x.unix_write, x.unix_read), (402, 424));
-        c.context_switch_ns = 8_000;
+        c.syscall_scale = [8_000, REFERENCE_SWITCH_NS];
         assert_eq!(SyscallCosts::for_machine(&c).pipe_write, 624);
-        c.context_switch_ns = 1;
+        c.syscall_scale = [1, 1];
+        assert_eq!(SyscallCosts::for_machine(&c).pipe_write, 156);
+        c.channel_ns = Some([250, 260, 0, 800]);
+        let m = SyscallCosts::for_machine(&c);
+        assert_eq!((m.pipe_write, m.pipe_read, m.unix_write, m.unix_read), (250, 260, 1, 800));
+        c.channel_ns = None;
+        c.syscall_scale = [1, REFERENCE_SWITCH_NS];
         let y = SyscallCosts::for_machine(&c);
         assert!(y.mutex >= 1 && y.cond >= 1 && y.sem >= 1 && y.pipe_read >= 1);
     }

@@ -1,0 +1,136 @@
+//! The host's measured machine costs (`costs.json` of a recording), which
+//! `validate` gives the machine it imports from the recording's sysfs copy
+//! in place of the size-based guess of `machine::sysfs::imported_costs`.
+//!
+//! The file is written by `scripts/wakecost.c --json FILE` (method and
+//! figures in docs/syscall-costs.md, "Wakeups, switches and IPIs"):
+//!
+//! ```json
+//! { "version": 1, "context_switch_ns": 790, "wakeup_ns": 589,
+//!   "ipi_send_ns": 8609, "ipi_latency_ns": 15704, "source": "..." }
+//! ```
+//!
+//! Optionally also `pipe_write_ns`, `pipe_read_ns`, `unix_write_ns`,
+//! `unix_read_ns` (all four or none): one 100-byte message's call in
+//! hackbench's pattern on one CPU, replacing the scaled syscall figures.
+//!
+//! Every figure is required and a non-negative integer; unknown keys are
+//! refused, so a typo cannot silently leave a guess in place. The syscall
+//! figures were measured on the same host, so they apply unscaled.
+
+use schedlab_core::machine::MachineCosts;
+use std::path::Path;
+
+/// The four measured figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostCosts {
+    /// One context switch.
+    pub context_switch_ns: u64,
+    /// One local `try_to_wake_up`.
+    pub wakeup_ns: u64,
+    /// The sender's CPU time of one IPI to a halted CPU.
+    pub ipi_send_ns: u64,
+    /// From the IPI's send to the target running, idle exit included.
+    pub ipi_latency_ns: u64,
+    /// Pipe write/read and AF_UNIX write/read of a 100-byte message in
+    /// hackbench's pattern on one CPU (optional: all four or none).
+    pub channel_ns: Option<[u64; 4]>,
+}
+
+const FIELDS: [&str; 4] = [
+    "context_switch_ns",
+    "wakeup_ns",
+    "ipi_send_ns",
+    "ipi_latency_ns",
+];
+const CHANNEL: [&str; 4] = ["pipe_write_ns", "pipe_read_ns", "unix_write_ns", "unix_read_ns"];
+
+/// Parses the text of a costs.json; the error is one line naming `path`.
+pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
+    let at = path.display();
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("{at}:{}: {e}", e.line()))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("{at}: expected a JSON object"))?;
+    for k in obj.keys() {
+        if !FIELDS.contains(&k.as_str())
+            && !CHANNEL.contains(&k.as_str())
+            && k != "version"
+            && k != "source"
+        {
+            return Err(format!("{at}: unknown key '{k}'"));
+        }
+    }
+    if obj.get("version").and_then(|x| x.as_u64()) != Some(1) {
+        return Err(format!("{at}: 'version' must be 1"));
+    }
+    let get = |k: &str| {
+        obj.get(k)
+            .and_then(|x| x.as_u64())
+            .ok_or_else(|| format!("{at}: '{k}' missing or not a non-negative integer"))
+    };
+    let given = CHANNEL.iter().filter(|k| obj.contains_key(**k)).count();
+    let channel_ns = match given {
+        0 => None,
+        4 => Some([get(CHANNEL[0])?, get(CHANNEL[1])?, get(CHANNEL[2])?, get(CHANNEL[3])?]),
+        _ => return Err(format!("{at}: give all of {} or none", CHANNEL.join(", "))),
+    };
+    Ok(HostCosts {
+        channel_ns,
+        context_switch_ns: get(FIELDS[0])?,
+        wakeup_ns: get(FIELDS[1])?,
+        ipi_send_ns: get(FIELDS[2])?,
+        ipi_latency_ns: get(FIELDS[3])?,
+    })
+}
+
+impl HostCosts {
+    /// `c` with the measured figures in place (cache-line figures stay).
+    pub fn apply(&self, c: &mut MachineCosts) {
+        c.context_switch_ns = self.context_switch_ns;
+        c.wakeup_ns = self.wakeup_ns;
+        c.ipi_send_ns = self.ipi_send_ns;
+        c.ipi_latency_ns = self.ipi_latency_ns;
+        c.syscall_scale = [1, 1];
+        c.channel_ns = self.channel_ns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<HostCosts, String> {
+        parse(Path::new("rec/costs.json"), s)
+    }
+
+    #[test]
+    fn a_good_file_parses_and_applies() {
+        let c = p(r#"{"version":1,"context_switch_ns":790,"wakeup_ns":589,"ipi_send_ns":8609,"ipi_latency_ns":15704,"source":"x"}"#).unwrap();
+        let mut m = schedlab_core::machine::presets::default_costs();
+        c.apply(&mut m);
+        assert_eq!((m.context_switch_ns, m.ipi_send_ns, m.syscall_scale), (790, 8609, [1, 1]));
+        assert_eq!(m.channel_ns, None);
+        let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_write_ns":5,"pipe_read_ns":6,"unix_write_ns":7,"unix_read_ns":8}"#).unwrap();
+        c.apply(&mut m);
+        assert_eq!(m.channel_ns, Some([5, 6, 7, 8]));
+    }
+
+    #[test]
+    fn broken_files_give_one_line_naming_the_file() {
+        for (text, want) in [
+            ("{", "rec/costs.json:1:"),
+            ("[]", "expected a JSON object"),
+            (r#"{"version":2}"#, "'version' must be 1"),
+            (r#"{"version":1,"wakeup_ns":1}"#, "'context_switch_ns' missing"),
+            (r#"{"version":1,"context_switch_ns":-1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1}"#, "'context_switch_ns' missing or not"),
+            (r#"{"version":1,"context_switch":1}"#, "unknown key 'context_switch'"),
+            (r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_read_ns":3}"#, "give all of pipe_write_ns"),
+        ] {
+            let e = p(text).unwrap_err();
+            assert!(e.contains(want) && e.starts_with("rec/costs.json"), "{text}: {e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+}

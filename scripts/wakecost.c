@@ -1,0 +1,484 @@
+/* wakecost.c: what one hackbench message costs on this host, wakeups and
+ * context switches included (docs/syscall-costs.md, "Wakeups, switches and
+ * messages under load").
+ *
+ * scripts/syscost.c times each call alone (a pipe with room, nobody
+ * asleep). hackbench's calls are not alone: a write into an empty channel
+ * wakes the reader, on this CPU or on the other one, and the two sides of
+ * a channel run on different CPUs, so the channel's cache lines move. This
+ * program times those cases:
+ *
+ *   yield       two SCHED_FIFO threads on one CPU taking turns with
+ *               sched_yield(): one yield = a syscall + one context switch.
+ *   pp-local    ping-pong of 1-byte messages over two channels, both
+ *               threads on one CPU (lmbench lat_ctx style): per hop, and
+ *               the CPU time of the write() that wakes the sleeping peer.
+ *   pp-remote   the same with the threads on two CPUs: per hop (wakeup
+ *               latency across vCPUs, IPI included) and the waker's write().
+ *   stream-1cpu a writer and a reader of 100-byte messages on one CPU:
+ *               wall time per message and switches per message.
+ *   stream-2cpu the same on two CPUs: each side's CPU time per message
+ *               (thread CPU clock) and how often each side slept.
+ *   fifo-waker  a SCHED_FIFO waker on CPU 0 writes one byte that wakes a
+ *               fair reader on CPU 0 (local) or CPU 1 (remote, its CPU
+ *               idle): the waker's CPU time of that write(), the wakee's
+ *               latency. These give the machine figures of --json.
+ *
+ * Each case runs REPS times; the report gives the median and the range.
+ * Channels: pipe(2) and socketpair(AF_UNIX, SOCK_STREAM).
+ *
+ *   cc -O2 -pthread -o /tmp/wakecost scripts/wakecost.c
+ *   nice -n -20 /tmp/wakecost [--wake-only] [--json costs.json]
+ *       (as root: the yield and fifo-waker cases use SCHED_FIFO)
+ *
+ * --wake-only stops after the switch and wakeup cases; --json writes the
+ * machine figures schedlab validate reads from a recording's costs.json.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPS 7
+
+static double now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	if (pthread_setaffinity_np(pthread_self(), sizeof s, &s)) {
+		perror("pin");
+		exit(1);
+	}
+}
+
+static void chan(int sock, int fd[2])
+{
+	if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, fd) : pipe(fd)) {
+		perror("channel");
+		exit(1);
+	}
+}
+
+static void xwrite(int fd, const void *b, size_t n)
+{
+	if (write(fd, b, n) != (ssize_t)n) {
+		perror("write");
+		exit(1);
+	}
+}
+
+static void xread(int fd, void *b, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (char *)b + got, n - got);
+		if (r <= 0) {
+			perror("read");
+			exit(1);
+		}
+		got += r;
+	}
+}
+
+static double median_of_last; /* set by report() */
+static int stream_msgs = 400000;
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, double *v)
+{
+	qsort(v, REPS, sizeof *v, cmpd);
+	median_of_last = v[REPS / 2];
+	printf("%-44s median %9.0f  min %9.0f  max %9.0f\n", what, v[REPS / 2], v[0],
+	       v[REPS - 1]);
+	fflush(stdout);
+}
+
+/* ---- yield: context switch ---- */
+static volatile int stop_yield;
+static void *yielder(void *arg)
+{
+	pin(*(int *)arg);
+	while (!stop_yield)
+		sched_yield();
+	return NULL;
+}
+
+static double yield_once(void)
+{
+	int cpu = 0, n = 200000;
+	pthread_attr_t at;
+	struct sched_param sp = { .sched_priority = 10 };
+	pthread_attr_init(&at);
+	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&at, SCHED_FIFO);
+	pthread_attr_setschedparam(&at, &sp);
+	pthread_t t;
+	stop_yield = 0;
+	if (pthread_create(&t, &at, yielder, &cpu)) {
+		perror("FIFO thread (run as root)");
+		exit(1);
+	}
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		perror("FIFO");
+		exit(1);
+	}
+	pin(cpu);
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++)
+		sched_yield();
+	double t1 = now_ns(CLOCK_MONOTONIC);
+	stop_yield = 1;
+	sched_yield();
+	struct sched_param z = { 0 };
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &z);
+	pthread_join(t, NULL);
+	/* Each of our yields hands the CPU to the peer, whose yield hands it
+	 * back: 2n yields (2n switches) in the time. */
+	return (t1 - t0) / (2.0 * n);
+}
+
+static double bare_syscall(void)
+{
+	int n = 200000;
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++)
+		getppid();
+	return (now_ns(CLOCK_MONOTONIC) - t0) / n;
+}
+
+/* ---- ping-pong ---- */
+struct pp {
+	int cpu, rd, wr, n;
+	double wake_write_ns; /* CPU time of the writes that woke the peer */
+};
+
+static void *pp_peer(void *arg)
+{
+	struct pp *p = arg;
+	char c = 0;
+	double w = 0;
+	pin(p->cpu);
+	for (int i = 0; i < p->n; i++) {
+		xread(p->rd, &c, 1);
+		double t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		xwrite(p->wr, &c, 1);
+		w += now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	}
+	p->wake_write_ns = w / p->n;
+	return NULL;
+}
+
+/* Returns the one-way hop; *wake = mean CPU time of a write that wakes
+ * the sleeping peer (measured by the peer thread). */
+static double pp_once(int sock, int cpu_a, int cpu_b, double *wake)
+{
+	int a[2], b[2], n = 50000;
+	chan(sock, a);
+	chan(sock, b);
+	struct pp peer = { .cpu = cpu_b, .rd = a[0], .wr = b[1], .n = n };
+	pthread_t t;
+	pthread_create(&t, NULL, pp_peer, &peer);
+	pin(cpu_a);
+	char c = 0;
+	usleep(10000);
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++) {
+		xwrite(a[1], &c, 1);
+		xread(b[0], &c, 1);
+	}
+	double t1 = now_ns(CLOCK_MONOTONIC);
+	pthread_join(t, NULL);
+	close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+	*wake = peer.wake_write_ns;
+	return (t1 - t0) / (2.0 * n);
+}
+
+/* ---- streaming 100-byte messages ---- */
+struct st {
+	int cpu, fd, n;
+	double cpu_ns;
+	long nvcsw, nivcsw;
+};
+
+static void *st_reader(void *arg)
+{
+	struct st *s = arg;
+	char buf[100];
+	struct rusage r0, r1;
+	pin(s->cpu);
+	getrusage(RUSAGE_THREAD, &r0);
+	double t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (int i = 0; i < s->n; i++)
+		xread(s->fd, buf, sizeof buf);
+	s->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	getrusage(RUSAGE_THREAD, &r1);
+	s->nvcsw = r1.ru_nvcsw - r0.ru_nvcsw;
+	s->nivcsw = r1.ru_nivcsw - r0.ru_nivcsw;
+	return NULL;
+}
+
+/* Returns wall ns per message; fills per-side CPU ns per message and
+ * sleeps (voluntary switches) / preemptions per 1000 messages. */
+static double st_once(int sock, int cpu_w, int cpu_r, double out[6])
+{
+	int fd[2], n = stream_msgs;
+	char buf[100];
+	memset(buf, 'x', sizeof buf);
+	chan(sock, fd);
+	struct st rd = { .cpu = cpu_r, .fd = fd[0], .n = n };
+	pthread_t t;
+	pin(cpu_w);
+	pthread_create(&t, NULL, st_reader, &rd);
+	usleep(10000);
+	struct rusage r0, r1;
+	getrusage(RUSAGE_THREAD, &r0);
+	double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < n; i++)
+		xwrite(fd[1], buf, sizeof buf);
+	double c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	getrusage(RUSAGE_THREAD, &r1);
+	pthread_join(t, NULL);
+	double t1 = now_ns(CLOCK_MONOTONIC);
+	close(fd[0]); close(fd[1]);
+	out[0] = (c1 - c0) / n;
+	out[1] = rd.cpu_ns / n;
+	out[2] = 1000.0 * (r1.ru_nvcsw - r0.ru_nvcsw) / n;
+	out[3] = 1000.0 * rd.nvcsw / n;
+	out[4] = 1000.0 * (r1.ru_nivcsw - r0.ru_nivcsw) / n;
+	out[5] = 1000.0 * rd.nivcsw / n;
+	return (t1 - t0) / n;
+}
+
+/* ---- a FIFO waker and a fair wakee: the wakeup alone ----
+ * A (SCHED_FIFO 10, CPU 0) writes one byte that wakes B (SCHED_OTHER,
+ * asleep in read(), on CPU 0 or CPU 1), then sleeps in read() of the other
+ * channel. B reads, notes the time, and writes back (waking A). A fair wakee
+ * never preempts a FIFO waker, so A's write() runs to its end: its CPU time
+ * is the write plus try_to_wake_up (plus, for a wakee on the other CPU, the
+ * IPI that wakes that CPU). B's return from read() minus A's clock before
+ * the write is the wakeup latency. */
+struct fw {
+	int cpu, rd, wr, n;
+	volatile double *t_send;
+	double lat_ns;
+};
+
+static void *fw_peer(void *arg)
+{
+	struct fw *p = arg;
+	char c = 0;
+	double *lat = malloc(sizeof(double) * p->n);
+	pin(p->cpu);
+	for (int i = 0; i < p->n; i++) {
+		xread(p->rd, &c, 1);
+		lat[i] = now_ns(CLOCK_MONOTONIC) - *p->t_send;
+		xwrite(p->wr, &c, 1);
+	}
+	qsort(lat, p->n, sizeof(double), cmpd);
+	p->lat_ns = lat[p->n / 2];
+	free(lat);
+	return NULL;
+}
+
+static double fw_once(int sock, int cpu_b, double *lat)
+{
+	int a[2], b[2], n = 20000;
+	static volatile double t_send;
+	chan(sock, a);
+	chan(sock, b);
+	struct fw peer = { .cpu = cpu_b, .rd = a[0], .wr = b[1], .n = n, .t_send = &t_send };
+	pthread_t t;
+	pin(0);
+	pthread_create(&t, NULL, fw_peer, &peer);
+	struct sched_param sp = { .sched_priority = 10 }, z = { 0 };
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		perror("FIFO (run as root)");
+		exit(1);
+	}
+	usleep(10000);
+	char c = 0;
+	double w = 0;
+	for (int i = 0; i < n; i++) {
+		/* Let B reach its read() (and, for CPU 1, its CPU go idle). */
+		if (cpu_b)
+			usleep(50);
+		t_send = now_ns(CLOCK_MONOTONIC);
+		double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		xwrite(a[1], &c, 1);
+		w += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		xread(b[0], &c, 1);
+	}
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &z);
+	pthread_join(t, NULL);
+	close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+	*lat = peer.lat_ns;
+	return w / n;
+}
+
+/* write + read of one byte with room and nobody asleep, per call. */
+static double wr_once(int sock)
+{
+	int fd[2], n = 200000;
+	char c = 0;
+	chan(sock, fd);
+	double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (int i = 0; i < n; i++) {
+		xwrite(fd[1], &c, 1);
+		xread(fd[0], &c, 1);
+	}
+	double r = (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (2.0 * n);
+	close(fd[0]); close(fd[1]);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	double v[REPS], w[REPS], x[6][REPS];
+	double la[3];
+	getloadavg(la, 3);
+	printf("# wakecost: %d repetitions per case; load average %.2f %.2f %.2f\n", REPS,
+	       la[0], la[1], la[2]);
+	for (int i = 0; i < REPS; i++)
+		v[i] = bare_syscall();
+	report("syscall getppid (ns)", v);
+	double m_sys = median_of_last;
+	for (int i = 0; i < REPS; i++)
+		v[i] = yield_once();
+	report("yield FIFO 1 CPU: syscall + switch (ns)", v);
+	double m_yield = median_of_last, m_op = 0, m_wl = 0, m_wr = 0, m_lat = 0;
+	for (int sock = 0; sock < 2; sock++) {
+		const char *k = sock ? "unix" : "pipe";
+		char name[80];
+		for (int i = 0; i < REPS; i++)
+			v[i] = wr_once(sock);
+		snprintf(name, sizeof name, "%s 1-byte write|read, no wakeup (ns)", k);
+		report(name, v);
+		if (!sock)
+			m_op = median_of_last;
+		for (int remote = 0; remote < 2; remote++) {
+			for (int i = 0; i < REPS; i++)
+				v[i] = fw_once(sock, remote, &w[i]);
+			snprintf(name, sizeof name, "%s fifo-waker %s: waking write CPU (ns)", k,
+				 remote ? "remote" : "local");
+			report(name, v);
+			if (!sock)
+				*(remote ? &m_wr : &m_wl) = median_of_last;
+			snprintf(name, sizeof name, "%s fifo-waker %s: wakee latency p50 (ns)", k,
+				 remote ? "remote" : "local");
+			report(name, w);
+			if (!sock && remote)
+				m_lat = median_of_last;
+		}
+	}
+	/* hackbench's own calls on one CPU: 100-byte writes and reads of a
+	 * writer and a reader taking turns (each side's thread CPU time per
+	 * message; it includes the few switches between them). */
+	double m_ch[4];
+	stream_msgs = 100000;
+	for (int sock = 0; sock < 2; sock++) {
+		double o[6];
+		for (int side = 0; side < 2; side++) {
+			for (int i = 0; i < REPS; i++) {
+				st_once(sock, 0, 0, o);
+				v[i] = o[side];
+			}
+			char name[80];
+			snprintf(name, sizeof name, "%s stream-1cpu (100k) %s CPU per msg (ns)",
+				 sock ? "unix" : "pipe", side ? "reader" : "writer");
+			report(name, v);
+			m_ch[2 * sock + side] = median_of_last;
+		}
+	}
+	stream_msgs = 400000;
+	/* The machine figures of the model (schedlab-host costs.rs), from the
+	 * pipe cases: switch = yield - syscall; wakeup = local waking write -
+	 * a plain write; IPI send = remote waking write - local waking write;
+	 * IPI latency = remote wakee latency - local waking write - switch. */
+	double sw = m_yield - m_sys, wk = m_wl - m_op, is = m_wr - m_wl;
+	double il = m_lat - m_wl - sw;
+#define NN(x) ((x) > 0 ? (long)((x) + 0.5) : 0L)
+	printf("figures: context_switch_ns %ld wakeup_ns %ld ipi_send_ns %ld ipi_latency_ns %ld"
+	       " pipe_write_ns %ld pipe_read_ns %ld unix_write_ns %ld unix_read_ns %ld\n",
+	       NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]), NN(m_ch[3]));
+	for (int i = 1; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "--json"))
+			continue;
+		FILE *f = fopen(argv[i + 1], "w");
+		if (!f) {
+			perror(argv[i + 1]);
+			return 2;
+		}
+		getloadavg(la, 3);
+		fprintf(f, "{\n  \"version\": 1,\n  \"context_switch_ns\": %ld,\n  \"wakeup_ns\": %ld,\n"
+			   "  \"ipi_send_ns\": %ld,\n  \"ipi_latency_ns\": %ld,\n"
+			   "  \"pipe_write_ns\": %ld,\n  \"pipe_read_ns\": %ld,\n"
+			   "  \"unix_write_ns\": %ld,\n  \"unix_read_ns\": %ld,\n"
+			   "  \"source\": \"scripts/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
+			NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]),
+			NN(m_ch[3]), REPS, la[0]);
+		fclose(f);
+	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--wake-only"))
+			return 0;
+	for (int sock = 0; sock < 2; sock++) {
+		const char *k = sock ? "unix" : "pipe";
+		char name[80];
+		for (int remote = 0; remote < 2; remote++) {
+			for (int i = 0; i < REPS; i++)
+				v[i] = pp_once(sock, 0, remote, &w[i]);
+			snprintf(name, sizeof name, "%s pp-%s hop (ns)", k, remote ? "remote" : "local");
+			report(name, v);
+			snprintf(name, sizeof name, "%s pp-%s waking write CPU (ns)", k,
+				 remote ? "remote" : "local");
+			report(name, w);
+		}
+		for (int remote = 0; remote < 2; remote++) {
+			for (int i = 0; i < REPS; i++) {
+				double o[6];
+				v[i] = st_once(sock, 0, remote, o);
+				for (int j = 0; j < 6; j++)
+					x[j][i] = o[j];
+			}
+			const char *c = remote ? "2cpu" : "1cpu";
+			snprintf(name, sizeof name, "%s stream-%s wall per msg (ns)", k, c);
+			report(name, v);
+			snprintf(name, sizeof name, "%s stream-%s writer CPU per msg (ns)", k, c);
+			report(name, x[0]);
+			snprintf(name, sizeof name, "%s stream-%s reader CPU per msg (ns)", k, c);
+			report(name, x[1]);
+			snprintf(name, sizeof name, "%s stream-%s writer sleeps /1000 msg", k, c);
+			report(name, x[2]);
+			snprintf(name, sizeof name, "%s stream-%s reader sleeps /1000 msg", k, c);
+			report(name, x[3]);
+			snprintf(name, sizeof name, "%s stream-%s writer preempted /1000", k, c);
+			report(name, x[4]);
+			snprintf(name, sizeof name, "%s stream-%s reader preempted /1000", k, c);
+			report(name, x[5]);
+		}
+	}
+	getloadavg(la, 3);
+	printf("# load average at the end %.2f %.2f %.2f\n", la[0], la[1], la[2]);
+	return 0;
+}
