@@ -68,7 +68,11 @@ pub struct ValidateArgs {
 
 fn host_workload(a: &ExecArgs) -> Result<(Workload, ExecOptions)> {
     let ncpu = schedlab_host::sys::online_cpus().len().max(1);
-    let (w, warnings) = resolve::workload(&a.workload, ncpu)?;
+    let (w, warnings) = resolve::workload(
+        &a.workload,
+        ncpu,
+        &schedlab_core::machine::presets::default_costs(),
+    )?;
     if !a.quiet {
         for m in warnings {
             eprintln!("schedlab: {m}");
@@ -157,7 +161,7 @@ pub fn record(a: &ExecArgs) -> Result<ExitCode> {
 }
 
 /// The recorded workload: DIR/workload.json or DIR/workload.spec.
-fn recorded_workload(dir: &Path, nr_cpus: usize) -> Result<Workload> {
+fn recorded_workload(dir: &Path, m: &schedlab_core::machine::Machine) -> Result<Workload> {
     let json = dir.join("workload.json");
     let spec = dir.join("workload.spec");
     let src = if json.is_file() {
@@ -166,7 +170,7 @@ fn recorded_workload(dir: &Path, nr_cpus: usize) -> Result<Workload> {
         let t = std::fs::read_to_string(&spec)
             .map_err(|e| user(format!("{}: cannot read: {e}", spec.display())))?;
         let t = t.trim().to_string();
-        if schedlab_workload::generators::generator(&t, nr_cpus).is_none() {
+        if schedlab_workload::generators::generator(&t, m.nr_cpus()).is_none() {
             return Err(user(format!(
                 "{}:1: '{t}' is not a generator spec",
                 spec.display()
@@ -179,7 +183,7 @@ fn recorded_workload(dir: &Path, nr_cpus: usize) -> Result<Workload> {
             json.display()
         )));
     };
-    Ok(resolve::workload(&src, nr_cpus)?.0)
+    Ok(resolve::workload(&src, m.nr_cpus(), &m.costs)?.0)
 }
 
 /// `schedlab validate`.
@@ -225,7 +229,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     };
     let sysfs = a.dir.join("sysfs");
     let machine = resolve::machine(&format!("sysfs:{}", sysfs.display()))?;
-    let w = recorded_workload(&a.dir, machine.nr_cpus())?;
+    let w = recorded_workload(&a.dir, &machine)?;
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
     let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);

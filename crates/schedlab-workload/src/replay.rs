@@ -148,6 +148,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::sched::syscall_cost::SyscallCosts;
 use schedlab_core::time::Nanos;
 use schedlab_output::ftrace_text::{parse_ftrace_line, OwnedEvent, OwnedRecord};
 
@@ -182,6 +183,15 @@ pub struct ReplayOptions {
     /// released together at T0, which is taken to be the first one's first
     /// run (the timers' origin).
     pub launchers: bool,
+    /// Per-call CPU costs of the machine the replay will run on
+    /// (`schedlab_core::sched::syscall_cost`; default: the reference
+    /// figures, measured on the host the model was built on). The
+    /// semaphore ops the replay emits pay these there, while the traced
+    /// spans already hold the CPU time of whatever calls the original made
+    /// to sleep and to wake; the lowering takes each emitted op's cost out
+    /// of the runs next to it, so that the replay spends the trace's CPU
+    /// time (module doc, "Syscall costs").
+    pub syscalls: SyscallCosts,
 }
 
 impl Default for ReplayOptions {
@@ -192,6 +202,7 @@ impl Default for ReplayOptions {
             switch_cost_ns: 0,
             wakeup_cost_ns: 0,
             launchers: true,
+            syscalls: SyscallCosts::for_machine(&schedlab_core::machine::presets::default_costs()),
         }
     }
 }
@@ -204,6 +215,15 @@ impl ReplayOptions {
         ReplayOptions {
             switch_cost_ns: machine.costs.context_switch_ns,
             wakeup_cost_ns: machine.costs.wakeup_ns,
+            ..ReplayOptions::for_machine(machine)
+        }
+    }
+
+    /// Options for replaying any trace on `machine`: the syscall costs of
+    /// the ops the replay emits are that machine's.
+    pub fn for_machine(machine: &schedlab_core::machine::Machine) -> ReplayOptions {
+        ReplayOptions {
+            syscalls: SyscallCosts::for_machine(&machine.costs),
             ..ReplayOptions::default()
         }
     }
@@ -896,6 +916,26 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         }
     }
     let started_set: HashSet<u32> = started.iter().copied().collect();
+    // The start barrier: a started task's second activation woken by
+    // another started task still in its first one (the last to start
+    // releases the others, as rt-app's threads do) is the release the
+    // simulator's own start-up performs at T0. Kept, it would be released
+    // twice: once by the start-up, then again by the replayed post.
+    let released_at_start = |pid: u32| -> Option<u32> {
+        let t = &rd.tasks[&pid];
+        let Some(Cause::Dep { waker, .. }) = t.done.get(1).map(|a| a.cause) else {
+            return None;
+        };
+        let in_first = rd.tasks[&waker]
+            .done
+            .first()
+            .is_some_and(|a| a.marks.iter().any(|&(_, m)| m == Mark::Post(pid)));
+        (started_set.contains(&pid) && started_set.contains(&waker) && in_first).then_some(waker)
+    };
+    let start_release: HashSet<(u32, u32)> = started
+        .iter()
+        .filter_map(|&p| released_at_start(p).map(|w| (w, p)))
+        .collect();
     // The timers' origin: the trace's first line, or with launchers the
     // first started task's first run (rt-app's T0 is read there).
     // (after the switch's overhead, when it has one).
@@ -999,6 +1039,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         for (k, a) in t.done.iter().enumerate() {
             let mut ops = Vec::new();
             let wait_until = match a.cause {
+                Cause::Dep { waker, .. } if k == 1 && start_release.contains(&(waker, pid)) => None,
                 Cause::Dep { waker, at } => {
                     if kept.contains(&waker) {
                         ops.push(Op::SemWait { sem: sem_of[&pid] });
@@ -1062,6 +1103,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
                             period_ns: p,
                         }
                     }
+                    Mark::Post(p) if k == 0 && start_release.contains(&(pid, p)) => continue,
                     Mark::Post(p) if kept.contains(&p) && sem_of.contains_key(&p) => {
                         // Only posts that release a replayed wait.
                         Op::SemPost { sem: sem_of[&p] }
@@ -1088,6 +1130,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             }
             phases.push(Phase::once(format!("a{k}"), ops));
         }
+        deduct_sync_costs(&mut phases, &opts.syscalls, pload);
         if phases.is_empty() {
             // Ran for no measurable time: a one-µs run keeps the pid's
             // posts and forks (none here, or it would have ops) valid.
@@ -1139,6 +1182,46 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         workload: w,
         report: rd.report,
     })
+}
+
+/// Takes the CPU time the emitted semaphore ops will cost out of the task's
+/// runs (module doc, "Syscall costs"). Each op is charged as the trace shows
+/// it behaved: a wait that sleeps (libc path plus a futex wait) and a post
+/// that wakes a sleeper (libc path plus a futex wake), as the simulator's
+/// `sync_cost` prices them. The cost is paid just before the op, so it comes
+/// out of the runs before it, nearest first, across activations (a wait's
+/// futex call is the end of the previous activation); what a post cannot
+/// find before it comes out of the runs after it. A wait with no run before
+/// it (the task's first) was paid before the trace began: nothing is taken.
+/// A run is never taken below 1 ns.
+fn deduct_sync_costs(phases: &mut [Phase], c: &SyscallCosts, pload: u64) {
+    let cost = c.sem + c.futex;
+    // (phase, op) of every op, in program order.
+    let pos: Vec<(usize, usize)> = phases
+        .iter()
+        .enumerate()
+        .flat_map(|(p, ph)| (0..ph.ops.len()).map(move |o| (p, o)))
+        .collect();
+    for (i, &(p, o)) in pos.iter().enumerate() {
+        let forward = match phases[p].ops[o] {
+            Op::SemPost { .. } => true,
+            Op::SemWait { .. } => false,
+            _ => continue,
+        };
+        let mut debt = cost;
+        let before = pos[..i].iter().rev();
+        let after = pos[i + 1..].iter().filter(|_| forward);
+        for &(q, r) in before.chain(after) {
+            if debt == 0 {
+                break;
+            }
+            if let Op::Run { work_ns, .. } = phases[q].ops[r] {
+                let take = debt.min(work_ns.saturating_sub(1));
+                debt -= take;
+                phases[q].ops[r] = run_op(work_ns - take, pload);
+            }
+        }
+    }
 }
 
 /// The wakeups `at` and `next` of a periodic task are this many periods
