@@ -373,8 +373,23 @@ enum Mark {
 struct Activation {
     cause: Cause,
     cpu_ns: Nanos,
+    /// Sum of the `sched_stat_runtime` lines of the task while this
+    /// activation ran (ns, where the span times have the text's µs).
+    stat_ns: Nanos,
     /// (CPU-time offset in the activation, mark).
     marks: Vec<(Nanos, Mark)>,
+}
+
+impl Activation {
+    /// The activation's CPU time once it ends: the sum of its
+    /// `sched_stat_runtime` lines when it had any (the kernel's own count,
+    /// to the ns), else the sum of its spans (µs).
+    fn closed(mut self) -> Activation {
+        if self.stat_ns > 0 {
+            self.cpu_ns = self.stat_ns;
+        }
+        self
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -548,7 +563,7 @@ impl<'a> Reader<'a> {
         t.state = state;
         if state != State::Runnable {
             if let Some(a) = t.cur.take() {
-                t.done.push(a);
+                t.done.push(a.closed());
             }
             t.pending = None;
         }
@@ -580,6 +595,7 @@ impl<'a> Reader<'a> {
             t.cur = Some(Activation {
                 cause,
                 cpu_ns: 0,
+                stat_ns: 0,
                 marks: Vec::new(),
             });
         }
@@ -798,6 +814,22 @@ impl<'a> Reader<'a> {
                         self.task(pid).exited = true;
                     }
                 }
+                "sched_stat_runtime" => {
+                    let pid = payload_value(payload, "pid").and_then(|v| v.parse::<u32>().ok());
+                    let ns =
+                        payload_value(payload, "runtime").and_then(|v| v.parse::<Nanos>().ok());
+                    let (Some(pid), Some(ns)) = (pid, ns) else {
+                        return Err(self.err(
+                            ReplayErrorKind::BrokenLine,
+                            "sched_stat_runtime: no pid=/runtime=".into(),
+                        ));
+                    };
+                    self.report.events_used += 1;
+                    let a = self.tasks.get_mut(&pid).and_then(|t| t.cur.as_mut());
+                    if let Some(a) = a {
+                        a.stat_ns += ns;
+                    }
+                }
                 _ => *self.report.skipped.entry(name.clone()).or_default() += 1,
             },
         }
@@ -817,7 +849,7 @@ impl<'a> Reader<'a> {
         }
         for t in self.tasks.values_mut() {
             if let Some(a) = t.cur.take() {
-                t.done.push(a);
+                t.done.push(a.closed());
             }
         }
     }

@@ -469,14 +469,49 @@ fn unknown_events_are_skipped_and_counted() {
         1,
         "d..2.",
         5_100_010,
-        "sched_stat_runtime: comm=tick pid=42 runtime=1000 [ns]",
+        "sched_stat_wait: comm=tick pid=42 delay=1000 [ns]",
     ));
     s.push('\n');
     let r = replay_trace(&s, "u.txt", &opts()).unwrap();
     assert_eq!(r.report.skipped.get("tracing_mark_write"), Some(&4));
-    assert_eq!(r.report.skipped.get("sched_stat_runtime"), Some(&1));
+    assert_eq!(r.report.skipped.get("sched_stat_wait"), Some(&1));
     assert_eq!(r.report.events_used, 12);
     assert_eq!(r.report.lines, 17);
+}
+
+#[test]
+fn sched_stat_runtime_gives_the_cpu_time_to_the_ns() {
+    // The kernel's runtime lines (ns) replace the span (µs) of the
+    // activations they fall in: here two lines in the second activation.
+    let text = periodic(3, 10_000, 100);
+    let mut s = String::new();
+    for l in text.lines() {
+        s.push_str(l);
+        s.push('\n');
+        if l.contains("next_comm=tick") && l.contains(" 5.010003:") {
+            for (t, ns) in [(5_010_050, 49_900), (5_010_103, 50_311)] {
+                let ev = format!("sched_stat_runtime: comm=tick pid=42 runtime={ns} [ns]");
+                s.push_str(&line("tick", 42, 1, "d..2.", t, &ev));
+                s.push('\n');
+            }
+        }
+    }
+    let r = replay_trace(&s, "s.txt", &opts()).unwrap();
+    assert!(r.report.skipped.is_empty(), "{:?}", r.report.skipped);
+    let runs: Vec<u64> = r.workload.tasks[0]
+        .program
+        .phases
+        .iter()
+        .map(|ph| match ph.ops[1] {
+            Op::Run { work_ns, .. } => work_ns,
+            ref o => panic!("{o:?}"),
+        })
+        .collect();
+    assert_eq!(runs, [100_000, 100_211, 100_000]);
+    // A line without its runtime is broken.
+    let bad = s.replace("runtime=49900", "runtime=x");
+    let e = err_of(&bad);
+    assert_eq!(e.kind, ReplayErrorKind::BrokenLine);
 }
 
 #[test]
