@@ -16,7 +16,7 @@ use crate::resolve;
 use crate::user;
 use anyhow::Result;
 use clap::Args;
-use schedlab_core::features::{Features, PreemptModel};
+use schedlab_core::features::PreemptModel;
 use schedlab_core::program::Workload;
 use schedlab_core::time::parse_duration;
 use schedlab_core::{Sim, SimConfig};
@@ -59,6 +59,10 @@ pub struct ValidateArgs {
     /// Feature switches for the simulation: NAME, NO_NAME, comma-separated.
     #[arg(long, default_value = "")]
     pub features: String,
+    /// Kernel release to simulate (`schedlab kernels`). Default: the
+    /// recorded host's (host.json's `uname -r`, mapped to a listed release).
+    #[arg(long, value_name = "VERSION")]
+    pub kernel: Option<String>,
     /// Host noise for the simulation: `recorded` (DIR/noise.json, the
     /// host's measured noise; the clean model when the recording has none),
     /// `off`, or a noise.json file.
@@ -186,6 +190,48 @@ fn recorded_workload(dir: &Path, m: &schedlab_core::machine::Machine) -> Result<
     Ok(resolve::workload(&src, m.nr_cpus(), &m.costs)?.0)
 }
 
+/// The release `validate` simulates, and where it came from: `--kernel`
+/// when given, else the recorded host's `uname -r` (host.json
+/// `host.kernel.release`) mapped by `kernels::for_host_release` (a release
+/// between two listed ones takes the older, one newer than the newest
+/// numbered takes `tip`, one older than the oldest is an error). A
+/// recording without a release (none made by `schedlab record`) runs the
+/// default release, and says so.
+fn validate_kernel<'a>(
+    flag: Option<&'a str>,
+    host: &Value,
+    hp: &Path,
+) -> Result<(&'a str, String)> {
+    use schedlab_core::kernels;
+    if let Some(k) = flag {
+        let name = kernels::canonical(k).ok_or_else(|| {
+            user(format!(
+                "--kernel: unknown release '{k}' (one of {})",
+                kernels::KERNELS.join(", ")
+            ))
+        })?;
+        return Ok((name, "--kernel".into()));
+    }
+    let Some(release) = host["host"]["kernel"]["release"].as_str() else {
+        return Ok((
+            kernels::DEFAULT_KERNEL,
+            format!(
+                "{}: no host.kernel.release; the default release",
+                hp.display()
+            ),
+        ));
+    };
+    match kernels::for_host_release(release) {
+        Ok((name, None)) => Ok((name, format!("the recorded host's release {release}"))),
+        Ok((name, Some(note))) => Ok((name, format!("the recorded host's release: {note}"))),
+        Err(e) => Err(user(format!(
+            "{}: host.kernel.release: {e}; pass --kernel VERSION to validate against one of {}",
+            hp.display(),
+            kernels::KERNELS.join(", ")
+        ))),
+    }
+}
+
 /// `schedlab validate`.
 pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     if a.seeds == 0 {
@@ -233,7 +279,10 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
     let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
-    let features = Features::parse(&a.features).map_err(|e| user(format!("--features: {e}")))?;
+    let (kernel, kernel_note) = validate_kernel(a.kernel.as_deref(), &host, &hp)?;
+    resolve::parse_features("--features", &a.features)?;
+    let opts = schedlab_core::kernels::resolve(Some(kernel), &a.features, &w.sysctls, &[])
+        .map_err(|e| user(e.to_string()))?;
     let mut sims = Vec::new();
     for seed in 1..=a.seeds {
         let cfg = SimConfig {
@@ -241,7 +290,9 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             hz,
             preempt,
             duration_ns,
-            features: features.clone(),
+            kernel: opts.kernel,
+            features: opts.features.clone(),
+            tunables: opts.tunables.clone(),
             noise: noise.clone(),
             ..SimConfig::default()
         };
@@ -263,7 +314,12 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     }
     let mut report = compare(&real, &sims);
     report.notes.push(format!("model noise: {noise_note}"));
-    let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
+    report
+        .notes
+        .push(format!("model kernel: {} ({kernel_note})", opts.kernel));
+    let mut j = report.to_json();
+    j["kernel"] = serde_json::json!({ "release": opts.kernel, "source": kernel_note });
+    let json = serde_json::to_string_pretty(&j).unwrap_or_default() + "\n";
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),
         Some(p) => {
