@@ -1035,6 +1035,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
     let mut w = Workload {
         log_basename: "replay".into(),
         calibration_ns: pload,
+        sem_waits_sleep: true,
         ..Default::default()
     };
     // Semaphores: one per task that waits on one.
