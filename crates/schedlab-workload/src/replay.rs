@@ -37,8 +37,9 @@
 //!
 //! | trace | program op |
 //! |---|---|
-//! | CPU time of an activation (sum of its running spans) | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another |
-//! | woken (`sched_waking`, else `sched_wakeup`) from the context of a replayed task, not in interrupt context (flags column without `h`/`s`/`H`/`z`/`Z`) | the wakee's phase starts with [`Op::SemWait`] on the wakee's own semaphore; the waker posts it ([`Op::SemPost`]) at the same CPU-time offset of its own activation as in the trace |
+//! | CPU time of an activation: the sum of the task's `sched_stat_runtime` lines while it ran (the kernel's own count, in ns) when it has any, else the sum of its running spans (µs) | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another, less the CPU time of the semaphore calls the replay adds ("Syscall costs" below) |
+//! | woken (`sched_waking`, else `sched_wakeup`) from the context of a replayed task, not in interrupt context (flags column without `h`/`s`/`H`/`z`/`Z`) | the wakee's phase starts with [`Op::SemWait`] on the wakee's own semaphore; the waker posts it ([`Op::SemPost`]) at the same CPU-time offset of its own activation as in the trace; the waits always sleep ([`Workload::sem_waits_sleep`]) |
+//! | with launchers, a started task's second activation woken by another started task during that one's first (rt-app's start barrier: the last thread to start releases the others) | no wait and no post: the simulator's own start-up releases every started thread at T0 |
 //! | woken from idle, from interrupt context, by a dropped task, or no wakeup line seen | [`Op::Timer`] on the task's own **absolute** timer, expiring at the wakeup's time less the timer slack ([`ReplayOptions::timer_slack_ns`]), measured from the trace's first line (from the fork for a forked task) |
 //! | a task whose timed wakeups all lie on one grid (period detection below) and that ran through `n - 1` expiries without sleeping | the activation's CPU time split in `n` equal shares, with a timer wait of one period between them |
 //! | first seen running, never woken in the trace | the same timer op, at the time it first ran |
@@ -59,6 +60,20 @@
 //! `ttwu_runnable` too) releases nothing and is counted in
 //! [`ReplayReport::ignored_wakeups`].
 //!
+//! Why the waits always sleep: the trace says more than "activation k
+//! comes after post k": the wakee was asleep when it was woken, so it had
+//! gone to sleep after activation k-1 before the post (in hackbench, the
+//! write woke the reader *because* it had drained the pipe and slept). A
+//! plain counting semaphore keeps only the first order: a wakee that runs
+//! a µs late (the text has µs times; hackbench's activations last 1-4 µs)
+//! takes the early post without sleeping and runs two traced activations
+//! back to back, so the replay could lose wakeups and never gain one
+//! (hackbench receivers -5 % to -71 %). With [`Workload::sem_waits_sleep`]
+//! the wait always sleeps, and a post made before it is held and wakes it
+//! as it goes to sleep: both orders the trace shows are kept, and each
+//! traced dependency activation is a sleep and a wakeup. (`schedlab exec`
+//! runs a replay with POSIX semaphores, which count.)
+//!
 //! Why absolute timers: a timer-driven periodic task keeps its period on a
 //! machine where it runs late (rt-app's absolute `timer`: an overrun does not
 //! shift the grid).
@@ -72,6 +87,19 @@
 //! even where the replaying machine lets it keep up, so the replay could only
 //! lose wakeups; split at those expiries, it sleeps there when it is on time
 //! and runs on when it is late, as rt-app's loop does.
+//!
+//! **Syscall costs.** The replayed semaphore calls cost CPU time on the
+//! replaying machine (`schedlab_core::sched::syscall_cost`: a futex sleep
+//! or wake plus the libc path, every wait and post), while the traced spans
+//! already hold the CPU time of the calls the original made to sleep and
+//! to wake (pipe reads and writes, futexes...). The lowering takes each
+//! added call's cost ([`ReplayOptions::syscalls`], the replaying machine's)
+//! out of the runs before it, nearest first and across activations (a
+//! wait's futex sleep ends the previous activation); what a post cannot find
+//! before it comes out of the runs after it. Deduction rather than a
+//! lowering into pipe or socket ops: ftrace's sched events do not say which
+//! file a task slept on or wrote to, so the trace cannot show a pipe
+//! dependency; and the deduction keeps the traced CPU time on any machine.
 //!
 //! **Scheduler overhead.** A span of a task in the trace includes the
 //! kernel's scheduling work done while it is current. For a real trace that
@@ -87,29 +115,19 @@
 //! task, replay against original:
 //!
 //! * four periodic tasks using 1.35 CPUs (p2 overruns now and then):
-//!   runtimes within 0.22 %, wakeups within 1.5 % (p2 -1.4 %, p3 +1.5 %).
-//! * the same beside a nice-19 CPU hog: runtimes within 0.22 %; wakeups
-//!   p0, p1 within 0.5 %, but p2 -26 % (1982 -> 1474) and p3 -9 %
-//!   (491 -> 446). With launchers the replay's first 34 trace lines are the
-//!   original's, to the µs; the first difference is p3's first timer wakeup
-//!   on an idle CPU, 30 µs late: the traced wakeup time includes the idle
-//!   state's exit latency, and the replaying simulator adds it again. From
-//!   there the interleaving differs, and p2 (300 µs every 1 ms), which
-//!   overran 18 of its 2000 periods, overruns about 500. Without launchers
-//!   (start-up differing from the first switch) it was -13 %: the figure
-//!   swings with µs-level changes, so the shape is chaotic in this model
-//!   rather than systematically biased by the replay.
-//! * pipe hackbench, 2 groups of 4+4, 200 loops: runtimes within 1.7 %;
-//!   senders' wakeups exact, receivers' -25 % to -81 % (101 -> 19 and
-//!   42 -> 11 for the busiest). A receiver's activation in the trace is
-//!   "drain the pipe"; its length came from how many messages were there,
-//!   which the trace does not show (a write that finds the reader awake
-//!   leaves no event).
-//!   Replayed as fixed runs behind a counting semaphore, a receiver that
-//!   falls behind runs its activations back to back and never sleeps again,
-//!   while one ahead sleeps at each: the replay can lose wakeups but not
-//!   gain them. Sync wakeups (a pipe write's `WF_SYNC`, lowered to
-//!   `Send`/`Recv` instead of semaphores) were tried and do not change this.
+//!   runtimes exact (to the ns, from `sched_stat_runtime`), wakeups within
+//!   1.7 % (p2 -0.5 %, p3 +1.7 %).
+//! * the same beside a nice-19 CPU hog: runtimes exact, wakeups within
+//!   1.1 % (p2 +0.1 %, p3 -1.0 %). It missed before (p2 -47 %, p3 -10 %)
+//!   because the start barrier was released twice: by the simulator's
+//!   start-up and again by the replayed post of the last thread to start,
+//!   which made every thread's first activation wait for that thread's
+//!   run; the interleaving never recovered.
+//! * pipe hackbench, 2 groups of 4+4, 200 loops: runtimes within 0.65 %
+//!   (the receivers' extra: the first wait's futex call, before the trace
+//!   began), wakeups exact. Before: runtimes +0.5 % to +26 % (the added
+//!   semaphore calls paid on top of the traced ones), receivers' wakeups
+//!   -12 % to -70 % (a counting semaphore, above).
 //!
 //! # Kernel threads
 //!
