@@ -39,7 +39,7 @@
 //! |---|---|
 //! | CPU time of an activation: the sum of the task's `sched_stat_runtime` lines while it ran (the kernel's own count, in ns) when it has any, else the sum of its running spans (µs) | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another, less the CPU time of the semaphore calls the replay adds ("Syscall costs" below) |
 //! | woken (`sched_waking`, else `sched_wakeup`) from the context of a replayed task, not in interrupt context (flags column without `h`/`s`/`H`/`z`/`Z`) | the wakee's phase starts with [`Op::SemWait`] on the wakee's own semaphore; the waker posts it ([`Op::SemPost`]) at the same CPU-time offset of its own activation as in the trace; the waits always sleep ([`Workload::sem_waits_sleep`]) |
-//! | with launchers, a started task's second activation woken by another started task during that one's first (rt-app's start barrier: the last thread to start releases the others) | no wait and no post: the simulator's own start-up releases every started thread at T0 |
+//! | with launchers, a started task's second activation woken by another started task during that one's first (rt-app's start barrier: the last thread to start releases the others) | no wait, and the first such post not replayed (later posts of the same activation to it are real wakeups): the simulator's own start-up releases every started thread at T0 |
 //! | woken from idle, from interrupt context, by a dropped task, or no wakeup line seen | [`Op::Timer`] on the task's own **absolute** timer, expiring at the wakeup's time less the timer slack ([`ReplayOptions::timer_slack_ns`]), measured from the trace's first line (from the fork for a forked task) |
 //! | a task whose timed wakeups all lie on one grid (period detection below) and that ran through `n - 1` expiries without sleeping | the activation's CPU time split in `n` equal shares, with a timer wait of one period between them |
 //! | first seen running, never woken in the trace | the same timer op, at the time it first ran |
@@ -128,6 +128,15 @@
 //!   began), wakeups exact. Before: runtimes +0.5 % to +26 % (the added
 //!   semaphore calls paid on top of the traced ones), receivers' wakeups
 //!   -12 % to -70 % (a counting semaphore, above).
+//! * pipe hackbench, 1 group of 10+10, 300 loops (senders block on full
+//!   pipes): wakeups exact, senders' and most receivers' runtimes within
+//!   0.74 %, but the three busiest receivers +11 %, +40 % and +62 %: their
+//!   traced activations average 0.43 µs, less than the futex and libc call
+//!   (0.56 µs on vm-2cpu) each replayed wait adds, so the deduction
+//!   ("Syscall costs") cannot take it all out. Known miss, kept as an
+//!   ignored test. Replayed calls that cost nothing (their time being in
+//!   the runs already) would remove it; the engine's rule that every op
+//!   costs at least 1 ns would then be the only cost.
 //!
 //! # Kernel threads
 //!
@@ -1142,6 +1151,9 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             }
             marks.sort_by_key(|m| m.0);
             let mut done_ns = 0;
+            // The start barrier's post to each task it releases: only the
+            // first post to it (the same activation may wake it again).
+            let mut released: HashSet<u32> = HashSet::new();
             for (off, m) in marks {
                 let op = match m {
                     Mark::Tick => {
@@ -1154,7 +1166,11 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
                             period_ns: p,
                         }
                     }
-                    Mark::Post(p) if k == 0 && start_release.contains(&(pid, p)) => continue,
+                    Mark::Post(p)
+                        if k == 0 && start_release.contains(&(pid, p)) && released.insert(p) =>
+                    {
+                        continue
+                    }
                     Mark::Post(p) if kept.contains(&p) && sem_of.contains_key(&p) => {
                         // Only posts that release a replayed wait.
                         Op::SemPost { sem: sem_of[&p] }

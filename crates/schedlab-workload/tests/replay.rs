@@ -1176,3 +1176,30 @@ fn round_trip_hackbench_pipe_full_criterion() {
     let rows = round_trip(&hackbench_pipe(), "vm-2cpu", None);
     check(&rows, "hackbench");
 }
+
+/// One group of 10+10: senders block on full pipes, and the last thread to
+/// start writes (and wakes receivers) in the same activation that releases
+/// the start barrier: only the barrier's post is the start-up's (dropping
+/// every post of that activation to a started task deadlocked the replay).
+fn hackbench_ten_fds() -> Workload {
+    schedlab_workload::generators::generator("hackbench:groups=1,fds=10,loops=300,ipc=pipe", 2)
+        .unwrap()
+        .unwrap()
+        .workload
+}
+
+#[test]
+fn round_trip_hackbench_pipe_ten_fds_wakeups() {
+    // Runs to the end (no deadlock), every wakeup count exact.
+    let rows = round_trip(&hackbench_ten_fds(), "vm-2cpu", None);
+    for (n, _, _, w0, w1) in &rows {
+        assert_eq!(w0, w1, "{n}");
+    }
+}
+
+#[test]
+#[ignore = "known miss: the busiest receivers' runtimes +11 % (hb-r0-1), +40 % (hb-r0-0), +62 % (hb-r0-3): their traced activations average 0.43 µs, less than the futex+libc call (0.56 µs on vm-2cpu) each replayed wait adds, so the deduction cannot take it out; every other task within 0.74 %, wakeups exact"]
+fn round_trip_hackbench_pipe_ten_fds_full_criterion() {
+    let rows = round_trip(&hackbench_ten_fds(), "vm-2cpu", None);
+    check(&rows, "hackbench 1x10");
+}
