@@ -59,6 +59,10 @@ pub struct ValidateArgs {
     /// Feature switches for the simulation: NAME, NO_NAME, comma-separated.
     #[arg(long, default_value = "")]
     pub features: String,
+    /// Kernel release to simulate (`schedlab kernels`). Default: the
+    /// recorded host's (host.json's `uname -r`, mapped to a listed release).
+    #[arg(long, value_name = "VERSION")]
+    pub kernel: Option<String>,
     /// Host noise for the simulation: `recorded` (DIR/noise.json, the
     /// host's measured noise; the clean model when the recording has none),
     /// `off`, or a noise.json file.
@@ -68,7 +72,11 @@ pub struct ValidateArgs {
 
 fn host_workload(a: &ExecArgs) -> Result<(Workload, ExecOptions)> {
     let ncpu = schedlab_host::sys::online_cpus().len().max(1);
-    let (w, warnings) = resolve::workload(&a.workload, ncpu)?;
+    let (w, warnings) = resolve::workload(
+        &a.workload,
+        ncpu,
+        &schedlab_core::machine::presets::default_costs(),
+    )?;
     if !a.quiet {
         for m in warnings {
             eprintln!("schedlab: {m}");
@@ -157,7 +165,7 @@ pub fn record(a: &ExecArgs) -> Result<ExitCode> {
 }
 
 /// The recorded workload: DIR/workload.json or DIR/workload.spec.
-fn recorded_workload(dir: &Path, nr_cpus: usize) -> Result<Workload> {
+fn recorded_workload(dir: &Path, m: &schedlab_core::machine::Machine) -> Result<Workload> {
     let json = dir.join("workload.json");
     let spec = dir.join("workload.spec");
     let src = if json.is_file() {
@@ -166,7 +174,7 @@ fn recorded_workload(dir: &Path, nr_cpus: usize) -> Result<Workload> {
         let t = std::fs::read_to_string(&spec)
             .map_err(|e| user(format!("{}: cannot read: {e}", spec.display())))?;
         let t = t.trim().to_string();
-        if schedlab_workload::generators::generator(&t, nr_cpus).is_none() {
+        if schedlab_workload::generators::generator(&t, m.nr_cpus()).is_none() {
             return Err(user(format!(
                 "{}:1: '{t}' is not a generator spec",
                 spec.display()
@@ -179,7 +187,49 @@ fn recorded_workload(dir: &Path, nr_cpus: usize) -> Result<Workload> {
             json.display()
         )));
     };
-    Ok(resolve::workload(&src, nr_cpus)?.0)
+    Ok(resolve::workload(&src, m.nr_cpus(), &m.costs)?.0)
+}
+
+/// The release `validate` simulates, and where it came from: `--kernel`
+/// when given, else the recorded host's `uname -r` (host.json
+/// `host.kernel.release`) mapped by `kernels::for_host_release` (a release
+/// between two listed ones takes the older, one newer than the newest
+/// numbered takes `tip`, one older than the oldest is an error). A
+/// recording without a release (none made by `schedlab record`) runs the
+/// default release, and says so.
+fn validate_kernel<'a>(
+    flag: Option<&'a str>,
+    host: &Value,
+    hp: &Path,
+) -> Result<(&'a str, String)> {
+    use schedlab_core::kernels;
+    if let Some(k) = flag {
+        let name = kernels::canonical(k).ok_or_else(|| {
+            user(format!(
+                "--kernel: unknown release '{k}' (one of {})",
+                kernels::KERNELS.join(", ")
+            ))
+        })?;
+        return Ok((name, "--kernel".into()));
+    }
+    let Some(release) = host["host"]["kernel"]["release"].as_str() else {
+        return Ok((
+            kernels::DEFAULT_KERNEL,
+            format!(
+                "{}: no host.kernel.release; the default release",
+                hp.display()
+            ),
+        ));
+    };
+    match kernels::for_host_release(release) {
+        Ok((name, None)) => Ok((name, format!("the recorded host's release {release}"))),
+        Ok((name, Some(note))) => Ok((name, format!("the recorded host's release: {note}"))),
+        Err(e) => Err(user(format!(
+            "{}: host.kernel.release: {e}; pass --kernel VERSION to validate against one of {}",
+            hp.display(),
+            kernels::KERNELS.join(", ")
+        ))),
+    }
 }
 
 /// `schedlab validate`.
@@ -250,23 +300,13 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     } else {
         "model machine costs: the sysfs import's guess (the recording has no costs.json)".to_string()
     };
-    let w = recorded_workload(&a.dir, machine.nr_cpus())?;
+    let w = recorded_workload(&a.dir, &machine)?;
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
     let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
-    // The recorded kernel's behaviour: the newest release the model knows
-    // that is not newer than the host's (its feature and tunable defaults,
-    // and the release-gated mechanisms); `tip` if the release is unknown.
-    let uname = host["host"]["kernel"]["release"].as_str().unwrap_or("");
-    let kernel = schedlab_core::kernels::release_of_uname(uname);
-    let kernel_note = match kernel {
-        Some(k) => format!("model kernel: {k} (the recording's {uname})"),
-        None => format!(
-            "model kernel: {} (the recording's release '{uname}' is not one the model knows)",
-            schedlab_core::kernels::DEFAULT_KERNEL
-        ),
-    };
-    let opts = schedlab_core::kernels::resolve(kernel, &a.features, &[], &[])
+    let (kernel, kernel_note) = validate_kernel(a.kernel.as_deref(), &host, &hp)?;
+    resolve::parse_features("--features", &a.features)?;
+    let opts = schedlab_core::kernels::resolve(Some(kernel), &a.features, &w.sysctls, &[])
         .map_err(|e| user(e.to_string()))?;
     let mut sims = Vec::new();
     for seed in 1..=a.seeds {
@@ -275,9 +315,9 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             hz,
             preempt,
             duration_ns,
+            kernel: opts.kernel,
             features: opts.features.clone(),
             tunables: opts.tunables.clone(),
-            kernel: opts.kernel,
             noise: noise.clone(),
             ..SimConfig::default()
         };
@@ -299,9 +339,13 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     }
     let mut report = compare(&real, &sims);
     report.notes.push(format!("model noise: {noise_note}"));
-    report.notes.push(kernel_note);
+    report
+        .notes
+        .push(format!("model kernel: {} ({kernel_note})", opts.kernel));
     report.notes.push(costs_note);
-    let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
+    let mut j = report.to_json();
+    j["kernel"] = serde_json::json!({ "release": opts.kernel, "source": kernel_note });
+    let json = serde_json::to_string_pretty(&j).unwrap_or_default() + "\n";
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),
         Some(p) => {

@@ -142,11 +142,17 @@ pub fn machine(spec: &str) -> Result<Machine> {
     })
 }
 
-/// Reads and lowers the workload.
-pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+/// Reads and lowers the workload for a machine of `nr_cpus` CPUs whose
+/// costs are `costs` (a replayed trace takes the calls it emits at these
+/// costs out of the traced runs: `schedlab_workload::replay`).
+pub fn workload(
+    path: &str,
+    nr_cpus: usize,
+    costs: &schedlab_core::machine::MachineCosts,
+) -> Result<(Workload, Vec<String>)> {
     use schedlab_workload::generators;
     if let Some(trace) = path.strip_prefix("replay:") {
-        return replay(trace);
+        return replay(trace, costs);
     }
     if let Some(r) = generators::generator(path, nr_cpus) {
         let loaded = r.map_err(|e| user(e.to_string()))?;
@@ -161,7 +167,7 @@ pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
     let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
     let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
     if text.trim_start().starts_with("# tracer:") {
-        return replay_text(path, &text);
+        return replay_text(path, &text, costs);
     }
     let loaded =
         schedlab_workload::load_rtapp(path, &text, nr_cpus).map_err(|e| user(e.to_string()))?;
@@ -171,15 +177,27 @@ pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
 /// A real ftrace text trace (the layout of `/sys/kernel/tracing/trace`) as
 /// a workload: schedlab-workload's replay (run bursts, sleeps, wakeup
 /// dependencies, timers, forks). What it found is said as warnings.
-fn replay(path: &str) -> Result<(Workload, Vec<String>)> {
+fn replay(
+    path: &str,
+    costs: &schedlab_core::machine::MachineCosts,
+) -> Result<(Workload, Vec<String>)> {
     let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
     let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
-    replay_text(path, &text)
+    replay_text(path, &text, costs)
 }
 
-fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
+fn replay_text(
+    path: &str,
+    text: &str,
+    costs: &schedlab_core::machine::MachineCosts,
+) -> Result<(Workload, Vec<String>)> {
+    use schedlab_core::sched::syscall_cost::SyscallCosts;
     use schedlab_workload::replay::{replay_trace, ReplayOptions};
-    let r = replay_trace(text, path, &ReplayOptions::default()).map_err(|e| user(e.to_string()))?;
+    let opts = ReplayOptions {
+        syscalls: SyscallCosts::for_machine(costs),
+        ..ReplayOptions::default()
+    };
+    let r = replay_trace(text, path, &opts).map_err(|e| user(e.to_string()))?;
     let rep = &r.report;
     let mut warnings = vec![format!(
         "{path}: replayed {} tasks from {} event lines ({} used, {} switches inferred from the context column, {:.3} s traced)",
@@ -202,12 +220,15 @@ fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
 
 /// Reads and lowers the workload of a run, then applies its `--cgroup`
 /// settings ([`cgroups`]).
-pub fn run_workload(a: &SimArgs, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
+pub fn run_workload(
+    a: &SimArgs,
+    m: &schedlab_core::machine::Machine,
+) -> Result<(Workload, Vec<String>)> {
     schedlab_workload::limits::set_max_tasks(a.max_tasks);
     if let Some(d) = &a.max_duration {
         crate::preflight::max_duration_flag(d)?;
     }
-    let (mut w, warnings) = workload(&a.workload, nr_cpus)?;
+    let (mut w, warnings) = workload(&a.workload, m.nr_cpus(), &m.costs)?;
     cgroups(&mut w, &a.cgroup)?;
     Ok((w, warnings))
 }

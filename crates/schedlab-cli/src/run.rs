@@ -28,7 +28,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let max_output = a.sim.max_output_bytes()?;
     let m = resolve::machine(&a.sim.machine)?;
     preflight::check_cpus("--machine", &m, a.sim.max_cpus)?;
-    let (w, mut warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
+    let (w, mut warnings) = resolve::run_workload(&a.sim, &m)?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
     preflight::check_memory(&a.sim.workload, &m, &w, &cfg)?;
     let est = preflight::estimate(&m, &w, &cfg);

@@ -281,3 +281,116 @@ fn exec_writes_a_run_directory_that_is_not_a_recording() {
     let e = one_line_error(&schedlab(&["validate", out.to_str().unwrap()]));
     assert!(e.contains("host.json: missing"), "{e}");
 }
+
+/// A recording made from pieces: the golden periodic mix's run directory
+/// (trace, logs, summary), its workload, a sysfs tree, and a host.json
+/// whose `uname -r` is `release` (none: the field is left out).
+fn recording_fixture(dir: &Path, release: Option<&str>) -> PathBuf {
+    let rec = dir.join("rec");
+    copy_dir(&golden("out/periodic-mix"), &rec);
+    std::fs::copy(golden("periodic-mix.json"), rec.join("workload.json")).unwrap();
+    let sysfs =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedlab-core/tests/data/sysfs-2s4c2t");
+    copy_dir(&sysfs, &rec.join("sysfs"));
+    let kernel = release.map_or(String::new(), |r| {
+        format!("\"kernel\": {{\"sysname\": \"Linux\", \"release\": \"{r}\"}}, ")
+    });
+    std::fs::write(
+        rec.join("host.json"),
+        format!("{{\"version\": 1, \"host\": {{{kernel}\"hz\": {{\"value\": 250}}, \"preempt\": {{\"value\": \"none\"}}}}}}\n"),
+    )
+    .unwrap();
+    rec
+}
+
+/// Validates `rec` with one seed: (stdout, the simulated run's kernel, the
+/// report's kernel object).
+fn validate_kernel_of(rec: &Path, extra: &[&str]) -> (String, String, serde_json::Value) {
+    let json = rec.join("v.json");
+    let mut args = vec![
+        "validate",
+        rec.to_str().unwrap(),
+        "--seeds",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = schedlab(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.join("sim-seed1/summary.json")).unwrap())
+            .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        s["kernel"].as_str().unwrap().to_string(),
+        v["kernel"].clone(),
+    )
+}
+
+#[test]
+fn validate_simulates_the_recorded_hosts_kernel() {
+    let d = tempfile::tempdir().unwrap();
+    // This VM's release: 6.18, said in the report and in its JSON.
+    let rec = recording_fixture(d.path(), Some("6.18.44-fc-v657"));
+    let (text, k, j) = validate_kernel_of(&rec, &[]);
+    assert_eq!(k, "6.18");
+    assert!(
+        text.contains("note: model kernel: 6.18 (the recorded host's release 6.18.44-fc-v657)"),
+        "{text}"
+    );
+    assert_eq!(j["release"], "6.18");
+    // --kernel overrides it.
+    let (text, k, j) = validate_kernel_of(&rec, &["--kernel", "5.15"]);
+    assert_eq!((k.as_str(), j["release"].as_str()), ("5.15", Some("5.15")));
+    assert!(text.contains("model kernel: 5.15 (--kernel)"), "{text}");
+    // A release between two listed ones runs the older, with a note.
+    let d2 = tempfile::tempdir().unwrap();
+    let rec = recording_fixture(d2.path(), Some("6.8.0-45-generic"));
+    let (text, k, _) = validate_kernel_of(&rec, &[]);
+    assert_eq!(k, "6.6");
+    assert!(text.contains("not a listed release"), "{text}");
+    // Newer than every numbered release: tip.
+    let d3 = tempfile::tempdir().unwrap();
+    let rec = recording_fixture(d3.path(), Some("7.1.0"));
+    let (text, k, _) = validate_kernel_of(&rec, &[]);
+    assert_eq!(k, "tip");
+    assert!(text.contains("newer than 6.19"), "{text}");
+    // No release recorded: the default, said so.
+    let d4 = tempfile::tempdir().unwrap();
+    let rec = recording_fixture(d4.path(), None);
+    let (text, k, _) = validate_kernel_of(&rec, &[]);
+    assert_eq!(k, "tip");
+    assert!(text.contains("no host.kernel.release"), "{text}");
+}
+
+#[test]
+fn validate_refuses_a_kernel_it_cannot_model() {
+    let d = tempfile::tempdir().unwrap();
+    // Older than the oldest release the model has: one line, status 2,
+    // and --kernel picks one anyway.
+    let rec = recording_fixture(d.path(), Some("4.19.0-27-amd64"));
+    let r = rec.to_str().unwrap();
+    let e = one_line_error(&schedlab(&["validate", r, "--seeds", "1"]));
+    assert!(
+        e.contains(
+            "host.json: host.kernel.release: kernel release 4.19.0-27-amd64 is older than 5.4"
+        ) && e.contains("--kernel"),
+        "{e}"
+    );
+    let (_, k, _) = validate_kernel_of(&rec, &["--kernel", "5.4"]);
+    assert_eq!(k, "5.4");
+    // Not a release at all.
+    std::fs::write(
+        rec.join("host.json"),
+        "{\"host\": {\"kernel\": {\"release\": \"banana\"}}}\n",
+    )
+    .unwrap();
+    let e = one_line_error(&schedlab(&["validate", r, "--seeds", "1"]));
+    assert!(e.contains("'banana' is not MAJOR.MINOR"), "{e}");
+    // A --kernel the model does not know.
+    let e = one_line_error(&schedlab(&["validate", r, "--kernel", "3.10"]));
+    assert!(e.contains("--kernel: unknown release '3.10'"), "{e}");
+}

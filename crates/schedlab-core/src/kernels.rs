@@ -100,22 +100,6 @@ pub fn at_least(kernel: &str, maj: u32, min: u32) -> bool {
         .is_none_or(|v| v >= (maj, min))
 }
 
-/// The newest listed release that is not newer than a running kernel's
-/// `uname -r` (`6.18.44-fc-v657` -> `6.18`, `6.17.3` -> `6.15`), for
-/// simulating a recording with the recorded kernel's behaviour; None when
-/// the release is older than every listed one or does not parse.
-pub fn release_of_uname(release: &str) -> Option<&'static str> {
-    let mut it = release.split(|c: char| !c.is_ascii_digit());
-    let maj: u32 = it.next()?.parse().ok()?;
-    let min: u32 = it.next()?.parse().ok()?;
-    KERNELS
-        .iter()
-        .copied()
-        .filter(|k| *k != "tip")
-        .filter(|k| version(k).is_some_and(|v| v <= (maj, min)))
-        .next_back()
-}
-
 /// The canonical name of a `--kernel` value (`v5.4`, `5.4.0` and
 /// `linux-5.4` are 5.4), or None.
 pub fn canonical(name: &str) -> Option<&'static str> {
@@ -256,6 +240,62 @@ pub fn resolve(
     })
 }
 
+/// The release the model runs for a host whose `uname -r` is `release`
+/// (`schedlab validate` reads it from a recording's host.json):
+///
+/// * a listed release (`6.18.44-fc-v657`, `5.15.0-91-generic`): that one;
+/// * between two listed releases (`6.8.0`): the newest listed release not
+///   newer than it, with a note (the model's defaults are per change, and
+///   changes merged after that release and up to the host's are missing);
+/// * newer than the newest numbered release (`6.20`, `7.0`): `tip`, with a
+///   note;
+/// * older than the oldest listed release (`4.19`), or not `MAJOR.MINOR...`:
+///   an error (the model has no class variant for it; `--kernel` picks one
+///   anyway).
+///
+/// Returns the canonical name and the note, if any.
+pub fn for_host_release(release: &str) -> Result<(&'static str, Option<String>), String> {
+    let r = release.trim();
+    let r = r.strip_prefix("linux-").unwrap_or(r);
+    let r = r.strip_prefix('v').unwrap_or(r);
+    let bad = || format!("kernel release '{release}' is not MAJOR.MINOR...");
+    let mut parts = r.splitn(3, '.');
+    let a = parts.next().unwrap_or("");
+    let b = parts.next().unwrap_or("");
+    let b_digits = &b[..b.find(|c: char| !c.is_ascii_digit()).unwrap_or(b.len())];
+    if a.is_empty() || !a.bytes().all(|c| c.is_ascii_digit()) || b_digits.is_empty() {
+        return Err(bad());
+    }
+    let v: (u32, u32) = match (a.parse::<u32>(), b_digits.parse::<u32>()) {
+        (Ok(a), Ok(b)) => (a, b),
+        _ => return Err(bad()),
+    };
+    let numbered = || KERNELS.iter().copied().filter(|k| *k != "tip");
+    let oldest = numbered().next().expect("KERNELS has releases");
+    let newest = numbered().last().expect("KERNELS has releases");
+    if v < version(oldest).expect("listed") {
+        return Err(format!(
+            "kernel release {release} is older than {oldest}, the oldest release the model has"
+        ));
+    }
+    if v > version(newest).expect("listed") {
+        return Ok((
+            "tip",
+            Some(format!(
+                "{release} is newer than {newest}, the newest numbered release the model has: tip"
+            )),
+        ));
+    }
+    let floor = numbered()
+        .filter(|k| version(k).is_some_and(|k| k <= v))
+        .last()
+        .expect("not older than the oldest");
+    let note = (version(floor) != Some(v)).then(|| {
+        format!("{release} is not a listed release: {floor}, the newest listed release before it")
+    });
+    Ok((floor, note))
+}
+
 /// The text of `schedlab kernels`: the releases with what changes at each,
 /// then the feature defaults and the tunable defaults of every release
 /// (`-`: the release has no such switch or knob).
@@ -352,15 +392,31 @@ pub fn listing() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_host_release_maps_to_a_listed_one() {
+        use super::for_host_release as f;
+        assert_eq!(f("6.18.44-fc-v657"), Ok(("6.18", None)));
+        assert_eq!(f("5.15.0-91-generic"), Ok(("5.15", None)));
+        assert_eq!(f("6.1"), Ok(("6.1", None)));
+        assert_eq!(f("v5.10.12"), Ok(("5.10", None)));
+        let (k, note) = f("6.8.0-45-generic").unwrap();
+        assert_eq!(k, "6.6");
+        assert!(note.unwrap().contains("6.6"));
+        let (k, note) = f("7.0.1").unwrap();
+        assert_eq!(k, "tip");
+        assert!(note.unwrap().contains("newer than 6.19"));
+        assert_eq!(f("6.20-rc1").unwrap().0, "tip");
+        let e = f("4.19.0-27-amd64").unwrap_err();
+        assert!(e.contains("older than 5.4"), "{e}");
+        for bad in ["", "six", "6", "6.x", ".18", "6..1"] {
+            assert!(f(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]
-    fn a_running_kernel_maps_to_the_newest_release_not_after_it() {
-        assert_eq!(release_of_uname("6.18.44-fc-v657"), Some("6.18"));
-        assert_eq!(release_of_uname("6.17.3"), Some("6.15"));
-        assert_eq!(release_of_uname("7.2.0-rc1"), Some("6.19"));
-        assert_eq!(release_of_uname("4.19.0"), None);
-        assert_eq!(release_of_uname("linux"), None);
+    fn at_least_orders_releases() {
         assert!(at_least("6.19", 6, 19) && at_least("tip", 6, 19));
         assert!(!at_least("6.18", 6, 19) && !at_least("v6.18.2", 6, 19));
     }

@@ -459,6 +459,13 @@ pub struct Workload {
     /// lock to the first waiter; otherwise glibc's normal mutexes, whose
     /// woken waiter must compete again.
     pub pi_mutexes: bool,
+    /// Semaphore waits always sleep (trace replay, `schedlab_workload::replay`):
+    /// a post made before the wait it releases is held, and wakes the waiter
+    /// as it goes to sleep; every wait pays a futex sleep and every post a
+    /// futex wake. The trace shows each such activation began with a sleep
+    /// and a wakeup; a counting semaphore would let a waiter that runs late
+    /// take an early post without sleeping, merging two traced activations.
+    pub sem_waits_sleep: bool,
     /// rt-app `global.ftrace` categories whose `trace_marker` lines the
     /// trace gets (bit set of the `FTRACE_*` constants).
     pub ftrace: u8,

@@ -37,6 +37,8 @@ pub struct Runtime {
     pub(crate) cumulative_slack: bool,
     /// `Workload::pi_mutexes`.
     pub(crate) pi_mutexes: bool,
+    /// `Workload::sem_waits_sleep`.
+    pub(crate) sem_waits_sleep: bool,
     /// rt-app ftrace categories to mark (`Workload::ftrace`).
     pub(crate) ftrace: u8,
     /// Tasks not yet dead.
@@ -131,6 +133,7 @@ impl Runtime {
             fork_next: vec![0; workload.fork_pools.len()],
             cumulative_slack: workload.cumulative_slack,
             pi_mutexes: workload.pi_mutexes,
+            sem_waits_sleep: workload.sem_waits_sleep,
             ftrace: workload.ftrace,
             live_tasks: startup_threads,
         }

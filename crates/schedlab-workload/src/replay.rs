@@ -37,8 +37,9 @@
 //!
 //! | trace | program op |
 //! |---|---|
-//! | CPU time of an activation (sum of its running spans) | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another |
-//! | woken (`sched_waking`, else `sched_wakeup`) from the context of a replayed task, not in interrupt context (flags column without `h`/`s`/`H`/`z`/`Z`) | the wakee's phase starts with [`Op::SemWait`] on the wakee's own semaphore; the waker posts it ([`Op::SemPost`]) at the same CPU-time offset of its own activation as in the trace |
+//! | CPU time of an activation: the sum of the task's `sched_stat_runtime` lines while it ran (the kernel's own count, in ns) when it has any, else the sum of its running spans (µs) | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another, less the CPU time of the semaphore calls the replay adds ("Syscall costs" below) |
+//! | woken (`sched_waking`, else `sched_wakeup`) from the context of a replayed task, not in interrupt context (flags column without `h`/`s`/`H`/`z`/`Z`) | the wakee's phase starts with [`Op::SemWait`] on the wakee's own semaphore; the waker posts it ([`Op::SemPost`]) at the same CPU-time offset of its own activation as in the trace; the waits always sleep ([`Workload::sem_waits_sleep`]) |
+//! | with launchers, a started task's second activation woken by another started task during that one's first (rt-app's start barrier: the last thread to start releases the others) | no wait, and the first such post not replayed (later posts of the same activation to it are real wakeups): the simulator's own start-up releases every started thread at T0 |
 //! | woken from idle, from interrupt context, by a dropped task, or no wakeup line seen | [`Op::Timer`] on the task's own **absolute** timer, expiring at the wakeup's time less the timer slack ([`ReplayOptions::timer_slack_ns`]), measured from the trace's first line (from the fork for a forked task) |
 //! | a task whose timed wakeups all lie on one grid (period detection below) and that ran through `n - 1` expiries without sleeping | the activation's CPU time split in `n` equal shares, with a timer wait of one period between them |
 //! | first seen running, never woken in the trace | the same timer op, at the time it first ran |
@@ -59,6 +60,20 @@
 //! `ttwu_runnable` too) releases nothing and is counted in
 //! [`ReplayReport::ignored_wakeups`].
 //!
+//! Why the waits always sleep: the trace says more than "activation k
+//! comes after post k": the wakee was asleep when it was woken, so it had
+//! gone to sleep after activation k-1 before the post (in hackbench, the
+//! write woke the reader *because* it had drained the pipe and slept). A
+//! plain counting semaphore keeps only the first order: a wakee that runs
+//! a µs late (the text has µs times; hackbench's activations last 1-4 µs)
+//! takes the early post without sleeping and runs two traced activations
+//! back to back, so the replay could lose wakeups and never gain one
+//! (hackbench receivers -5 % to -71 %). With [`Workload::sem_waits_sleep`]
+//! the wait always sleeps, and a post made before it is held and wakes it
+//! as it goes to sleep: both orders the trace shows are kept, and each
+//! traced dependency activation is a sleep and a wakeup. (`schedlab exec`
+//! runs a replay with POSIX semaphores, which count.)
+//!
 //! Why absolute timers: a timer-driven periodic task keeps its period on a
 //! machine where it runs late (rt-app's absolute `timer`: an overrun does not
 //! shift the grid).
@@ -72,6 +87,19 @@
 //! even where the replaying machine lets it keep up, so the replay could only
 //! lose wakeups; split at those expiries, it sleeps there when it is on time
 //! and runs on when it is late, as rt-app's loop does.
+//!
+//! **Syscall costs.** The replayed semaphore calls cost CPU time on the
+//! replaying machine (`schedlab_core::sched::syscall_cost`: a futex sleep
+//! or wake plus the libc path, every wait and post), while the traced spans
+//! already hold the CPU time of the calls the original made to sleep and
+//! to wake (pipe reads and writes, futexes...). The lowering takes each
+//! added call's cost ([`ReplayOptions::syscalls`], the replaying machine's)
+//! out of the runs before it, nearest first and across activations (a
+//! wait's futex sleep ends the previous activation); what a post cannot find
+//! before it comes out of the runs after it. Deduction rather than a
+//! lowering into pipe or socket ops: ftrace's sched events do not say which
+//! file a task slept on or wrote to, so the trace cannot show a pipe
+//! dependency; and the deduction keeps the traced CPU time on any machine.
 //!
 //! **Scheduler overhead.** A span of a task in the trace includes the
 //! kernel's scheduling work done while it is current. For a real trace that
@@ -87,29 +115,28 @@
 //! task, replay against original:
 //!
 //! * four periodic tasks using 1.35 CPUs (p2 overruns now and then):
-//!   runtimes within 0.22 %, wakeups within 1.5 % (p2 -1.4 %, p3 +1.5 %).
-//! * the same beside a nice-19 CPU hog: runtimes within 0.22 %; wakeups
-//!   p0, p1 within 0.5 %, but p2 -26 % (1982 -> 1474) and p3 -9 %
-//!   (491 -> 446). With launchers the replay's first 34 trace lines are the
-//!   original's, to the µs; the first difference is p3's first timer wakeup
-//!   on an idle CPU, 30 µs late: the traced wakeup time includes the idle
-//!   state's exit latency, and the replaying simulator adds it again. From
-//!   there the interleaving differs, and p2 (300 µs every 1 ms), which
-//!   overran 18 of its 2000 periods, overruns about 500. Without launchers
-//!   (start-up differing from the first switch) it was -13 %: the figure
-//!   swings with µs-level changes, so the shape is chaotic in this model
-//!   rather than systematically biased by the replay.
-//! * pipe hackbench, 2 groups of 4+4, 200 loops: runtimes within 1.7 %;
-//!   senders' wakeups exact, receivers' -25 % to -81 % (101 -> 19 and
-//!   42 -> 11 for the busiest). A receiver's activation in the trace is
-//!   "drain the pipe"; its length came from how many messages were there,
-//!   which the trace does not show (a write that finds the reader awake
-//!   leaves no event).
-//!   Replayed as fixed runs behind a counting semaphore, a receiver that
-//!   falls behind runs its activations back to back and never sleeps again,
-//!   while one ahead sleeps at each: the replay can lose wakeups but not
-//!   gain them. Sync wakeups (a pipe write's `WF_SYNC`, lowered to
-//!   `Send`/`Recv` instead of semaphores) were tried and do not change this.
+//!   runtimes exact (to the ns, from `sched_stat_runtime`), wakeups within
+//!   1.7 % (p2 -0.5 %, p3 +1.7 %).
+//! * the same beside a nice-19 CPU hog: runtimes exact, wakeups within
+//!   1.1 % (p2 +0.1 %, p3 -1.0 %). It missed before (p2 -47 %, p3 -10 %)
+//!   because the start barrier was released twice: by the simulator's
+//!   start-up and again by the replayed post of the last thread to start,
+//!   which made every thread's first activation wait for that thread's
+//!   run; the interleaving never recovered.
+//! * pipe hackbench, 2 groups of 4+4, 200 loops: runtimes within 0.65 %
+//!   (the receivers' extra: the first wait's futex call, before the trace
+//!   began), wakeups exact. Before: runtimes +0.5 % to +26 % (the added
+//!   semaphore calls paid on top of the traced ones), receivers' wakeups
+//!   -12 % to -70 % (a counting semaphore, above).
+//! * pipe hackbench, 1 group of 10+10, 300 loops (senders block on full
+//!   pipes): wakeups exact, senders' and most receivers' runtimes within
+//!   0.74 %, but the three busiest receivers +11 %, +40 % and +62 %: their
+//!   traced activations average 0.43 µs, less than the futex and libc call
+//!   (0.56 µs on vm-2cpu) each replayed wait adds, so the deduction
+//!   ("Syscall costs") cannot take it all out. Known miss, kept as an
+//!   ignored test. Replayed calls that cost nothing (their time being in
+//!   the runs already) would remove it; the engine's rule that every op
+//!   costs at least 1 ns would then be the only cost.
 //!
 //! # Kernel threads
 //!
@@ -148,6 +175,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use schedlab_core::program::{Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload};
+use schedlab_core::sched::syscall_cost::SyscallCosts;
 use schedlab_core::time::Nanos;
 use schedlab_output::ftrace_text::{parse_ftrace_line, OwnedEvent, OwnedRecord};
 
@@ -182,6 +210,15 @@ pub struct ReplayOptions {
     /// released together at T0, which is taken to be the first one's first
     /// run (the timers' origin).
     pub launchers: bool,
+    /// Per-call CPU costs of the machine the replay will run on
+    /// (`schedlab_core::sched::syscall_cost`; default: the reference
+    /// figures, measured on the host the model was built on). The
+    /// semaphore ops the replay emits pay these there, while the traced
+    /// spans already hold the CPU time of whatever calls the original made
+    /// to sleep and to wake; the lowering takes each emitted op's cost out
+    /// of the runs next to it, so that the replay spends the trace's CPU
+    /// time (module doc, "Syscall costs").
+    pub syscalls: SyscallCosts,
 }
 
 impl Default for ReplayOptions {
@@ -192,6 +229,7 @@ impl Default for ReplayOptions {
             switch_cost_ns: 0,
             wakeup_cost_ns: 0,
             launchers: true,
+            syscalls: SyscallCosts::for_machine(&schedlab_core::machine::presets::default_costs()),
         }
     }
 }
@@ -204,6 +242,15 @@ impl ReplayOptions {
         ReplayOptions {
             switch_cost_ns: machine.costs.context_switch_ns,
             wakeup_cost_ns: machine.costs.wakeup_ns,
+            ..ReplayOptions::for_machine(machine)
+        }
+    }
+
+    /// Options for replaying any trace on `machine`: the syscall costs of
+    /// the ops the replay emits are that machine's.
+    pub fn for_machine(machine: &schedlab_core::machine::Machine) -> ReplayOptions {
+        ReplayOptions {
+            syscalls: SyscallCosts::for_machine(&machine.costs),
             ..ReplayOptions::default()
         }
     }
@@ -353,8 +400,23 @@ enum Mark {
 struct Activation {
     cause: Cause,
     cpu_ns: Nanos,
+    /// Sum of the `sched_stat_runtime` lines of the task while this
+    /// activation ran (ns, where the span times have the text's µs).
+    stat_ns: Nanos,
     /// (CPU-time offset in the activation, mark).
     marks: Vec<(Nanos, Mark)>,
+}
+
+impl Activation {
+    /// The activation's CPU time once it ends: the sum of its
+    /// `sched_stat_runtime` lines when it had any (the kernel's own count,
+    /// to the ns), else the sum of its spans (µs).
+    fn closed(mut self) -> Activation {
+        if self.stat_ns > 0 {
+            self.cpu_ns = self.stat_ns;
+        }
+        self
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -528,7 +590,7 @@ impl<'a> Reader<'a> {
         t.state = state;
         if state != State::Runnable {
             if let Some(a) = t.cur.take() {
-                t.done.push(a);
+                t.done.push(a.closed());
             }
             t.pending = None;
         }
@@ -560,6 +622,7 @@ impl<'a> Reader<'a> {
             t.cur = Some(Activation {
                 cause,
                 cpu_ns: 0,
+                stat_ns: 0,
                 marks: Vec::new(),
             });
         }
@@ -778,6 +841,22 @@ impl<'a> Reader<'a> {
                         self.task(pid).exited = true;
                     }
                 }
+                "sched_stat_runtime" => {
+                    let pid = payload_value(payload, "pid").and_then(|v| v.parse::<u32>().ok());
+                    let ns =
+                        payload_value(payload, "runtime").and_then(|v| v.parse::<Nanos>().ok());
+                    let (Some(pid), Some(ns)) = (pid, ns) else {
+                        return Err(self.err(
+                            ReplayErrorKind::BrokenLine,
+                            "sched_stat_runtime: no pid=/runtime=".into(),
+                        ));
+                    };
+                    self.report.events_used += 1;
+                    let a = self.tasks.get_mut(&pid).and_then(|t| t.cur.as_mut());
+                    if let Some(a) = a {
+                        a.stat_ns += ns;
+                    }
+                }
                 _ => *self.report.skipped.entry(name.clone()).or_default() += 1,
             },
         }
@@ -797,7 +876,7 @@ impl<'a> Reader<'a> {
         }
         for t in self.tasks.values_mut() {
             if let Some(a) = t.cur.take() {
-                t.done.push(a);
+                t.done.push(a.closed());
             }
         }
     }
@@ -896,6 +975,26 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         }
     }
     let started_set: HashSet<u32> = started.iter().copied().collect();
+    // The start barrier: a started task's second activation woken by
+    // another started task still in its first one (the last to start
+    // releases the others, as rt-app's threads do) is the release the
+    // simulator's own start-up performs at T0. Kept, it would be released
+    // twice: once by the start-up, then again by the replayed post.
+    let released_at_start = |pid: u32| -> Option<u32> {
+        let t = &rd.tasks[&pid];
+        let Some(Cause::Dep { waker, .. }) = t.done.get(1).map(|a| a.cause) else {
+            return None;
+        };
+        let in_first = rd.tasks[&waker]
+            .done
+            .first()
+            .is_some_and(|a| a.marks.iter().any(|&(_, m)| m == Mark::Post(pid)));
+        (started_set.contains(&pid) && started_set.contains(&waker) && in_first).then_some(waker)
+    };
+    let start_release: HashSet<(u32, u32)> = started
+        .iter()
+        .filter_map(|&p| released_at_start(p).map(|w| (w, p)))
+        .collect();
     // The timers' origin: the trace's first line, or with launchers the
     // first started task's first run (rt-app's T0 is read there).
     // (after the switch's overhead, when it has one).
@@ -963,6 +1062,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
     let mut w = Workload {
         log_basename: "replay".into(),
         calibration_ns: pload,
+        sem_waits_sleep: true,
         ..Default::default()
     };
     // Semaphores: one per task that waits on one.
@@ -999,6 +1099,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         for (k, a) in t.done.iter().enumerate() {
             let mut ops = Vec::new();
             let wait_until = match a.cause {
+                Cause::Dep { waker, .. } if k == 1 && start_release.contains(&(waker, pid)) => None,
                 Cause::Dep { waker, at } => {
                     if kept.contains(&waker) {
                         ops.push(Op::SemWait { sem: sem_of[&pid] });
@@ -1050,6 +1151,9 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             }
             marks.sort_by_key(|m| m.0);
             let mut done_ns = 0;
+            // The start barrier's post to each task it releases: only the
+            // first post to it (the same activation may wake it again).
+            let mut released: HashSet<u32> = HashSet::new();
             for (off, m) in marks {
                 let op = match m {
                     Mark::Tick => {
@@ -1061,6 +1165,11 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
                             timer: tr,
                             period_ns: p,
                         }
+                    }
+                    Mark::Post(p)
+                        if k == 0 && start_release.contains(&(pid, p)) && released.insert(p) =>
+                    {
+                        continue
                     }
                     Mark::Post(p) if kept.contains(&p) && sem_of.contains_key(&p) => {
                         // Only posts that release a replayed wait.
@@ -1088,6 +1197,7 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
             }
             phases.push(Phase::once(format!("a{k}"), ops));
         }
+        deduct_sync_costs(&mut phases, &opts.syscalls, pload);
         if phases.is_empty() {
             // Ran for no measurable time: a one-µs run keeps the pid's
             // posts and forks (none here, or it would have ops) valid.
@@ -1139,6 +1249,46 @@ fn lower(mut rd: Reader<'_>, t_begin: Nanos, opts: &ReplayOptions) -> Result<Rep
         workload: w,
         report: rd.report,
     })
+}
+
+/// Takes the CPU time the emitted semaphore ops will cost out of the task's
+/// runs (module doc, "Syscall costs"). Each op is charged as the trace shows
+/// it behaved: a wait that sleeps (libc path plus a futex wait) and a post
+/// that wakes a sleeper (libc path plus a futex wake), as the simulator's
+/// `sync_cost` prices them. The cost is paid just before the op, so it comes
+/// out of the runs before it, nearest first, across activations (a wait's
+/// futex call is the end of the previous activation); what a post cannot
+/// find before it comes out of the runs after it. A wait with no run before
+/// it (the task's first) was paid before the trace began: nothing is taken.
+/// A run is never taken below 1 ns.
+fn deduct_sync_costs(phases: &mut [Phase], c: &SyscallCosts, pload: u64) {
+    let cost = c.sem + c.futex;
+    // (phase, op) of every op, in program order.
+    let pos: Vec<(usize, usize)> = phases
+        .iter()
+        .enumerate()
+        .flat_map(|(p, ph)| (0..ph.ops.len()).map(move |o| (p, o)))
+        .collect();
+    for (i, &(p, o)) in pos.iter().enumerate() {
+        let forward = match phases[p].ops[o] {
+            Op::SemPost { .. } => true,
+            Op::SemWait { .. } => false,
+            _ => continue,
+        };
+        let mut debt = cost;
+        let before = pos[..i].iter().rev();
+        let after = pos[i + 1..].iter().filter(|_| forward);
+        for &(q, r) in before.chain(after) {
+            if debt == 0 {
+                break;
+            }
+            if let Op::Run { work_ns, .. } = phases[q].ops[r] {
+                let take = debt.min(work_ns.saturating_sub(1));
+                debt -= take;
+                phases[q].ops[r] = run_op(work_ns - take, pload);
+            }
+        }
+    }
 }
 
 /// The wakeups `at` and `next` of a periodic task are this many periods

@@ -1001,6 +1001,33 @@ impl<S: Sink> Sim<S> {
                 }
                 false
             }
+            Op::SemWait { sem } if self.prog.sem_waits_sleep => {
+                // Stage 0: sleep. With a post held for it, the held wakeup
+                // comes as it sleeps (stage 2, token taken); else it waits
+                // for the post (stage 1) and the retry takes the token.
+                let stage = self.sched.tasks[t.idx()].sync_stage;
+                if stage == 2 {
+                    return false;
+                }
+                if stage == 1 {
+                    let took = self.prog.sems[sem as usize].wait(t);
+                    debug_assert!(took, "a woken waiter finds its post");
+                    return !took;
+                }
+                let s = &mut self.prog.sems[sem as usize];
+                let held = s.count > 0;
+                if held {
+                    s.count -= 1;
+                } else {
+                    s.waiters.push_back(t);
+                }
+                self.sched.tasks[t.idx()].sync_stage = if held { 2 } else { 1 };
+                self.block_sync(cpu, t);
+                if held {
+                    self.try_to_wake_up(t, cpu, false, false);
+                }
+                true
+            }
             Op::SemWait { sem } => {
                 // Also the retry of a woken waiter.
                 if self.prog.sems[sem as usize].wait(t) {
@@ -1076,6 +1103,10 @@ impl<S: Sink> Sim<S> {
             }
             Op::Resume { cond, mutex } => lock(mutex) + signal(cond) + unlock(mutex),
             Op::Barrier { .. } => c.mutex + c.futex,
+            Op::SemPost { .. } | Op::SemWait { .. } if self.prog.sem_waits_sleep => {
+                // Every post wakes (now or held), every wait sleeps.
+                c.sem + c.futex
+            }
             Op::SemPost { sem } => {
                 c.sem
                     + if self.prog.sems[sem as usize].waiters.is_empty() {

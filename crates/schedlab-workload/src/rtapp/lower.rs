@@ -95,6 +95,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         fork_pools: Vec::new(),
         cumulative_slack: g.cumulative_slack,
         pi_mutexes: g.pi_enabled,
+        sem_waits_sleep: false,
         ftrace: g.ftrace,
         groups: Vec::new(),
         sysctls: g.sysctls.clone(),
