@@ -41,6 +41,12 @@ pub struct Runtime {
     pub(crate) ftrace: u8,
     /// Tasks not yet dead.
     pub(crate) live_tasks: usize,
+    /// Futex words, wake lists, request queues (`sched/futex_word.rs`).
+    pub(crate) futex_words: Vec<crate::sched::futex_word::FutexWord>,
+    pub(crate) wake_lists: Vec<Vec<(TaskId, u32, u8)>>,
+    pub(crate) request_queues: Vec<(crate::program::RequestQueueSpec, u64)>,
+    /// Each probe's samples `(start, end)` in recording order (`Op::Record`).
+    pub probes: Vec<Vec<(Nanos, Nanos)>>,
 }
 
 /// State of one rt-app timer object.
@@ -133,6 +139,14 @@ impl Runtime {
             pi_mutexes: workload.pi_mutexes,
             ftrace: workload.ftrace,
             live_tasks: startup_threads,
+            futex_words: vec![Default::default(); workload.futex_words as usize],
+            wake_lists: vec![Vec::new(); workload.wake_lists as usize],
+            request_queues: workload
+                .request_queues
+                .iter()
+                .map(|q| (q.clone(), 0))
+                .collect(),
+            probes: vec![Vec::new(); workload.probes.len()],
         }
     }
 

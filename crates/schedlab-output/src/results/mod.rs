@@ -135,6 +135,7 @@
 
 pub mod by_name;
 mod collect;
+pub mod schbench;
 mod text;
 
 pub use collect::{check_outcome, deadlines_json, schedstat, summary};
