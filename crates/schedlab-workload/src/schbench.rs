@@ -471,3 +471,84 @@ pub fn schbench(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, Worklo
 pub fn warmup_ns(p: &Params) -> Option<Nanos> {
     (p.warmup_s > 0).then(|| p.warmup_s * NSEC_PER_SEC)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(rest: &str, cpus: usize) -> Params {
+        parse("schbench:x", rest, cpus).unwrap().0
+    }
+
+    #[test]
+    fn defaults_follow_schbench() {
+        let d = p("", 160);
+        assert_eq!((d.message_threads, d.workers, d.runtime_s), (1, 160, 30));
+        assert_eq!((d.sleep_us, d.operations, d.footprint_kb), (100, 5, 256));
+        assert!(d.locking && d.rps == 0 && d.warmup_s == 0 && d.pinning == Pinning::None);
+        assert_eq!(d.matrix_size(), 104);
+        assert_eq!(d.work_ns(), 1_929_141);
+        // t = ceil(CPUs / m).
+        assert_eq!(p("m=3", 8).workers, 3);
+        assert!(!p("L", 8).locking && !p("L=1", 8).locking && p("L=0", 8).locking);
+        // Warmup only for r >= 30 and without R.
+        assert_eq!(p("r=60,w=5", 8).warmup_s, 5);
+        assert_eq!(p("r=10,w=5", 8).warmup_s, 0);
+        assert_eq!(p("r=60,w=5,R=100", 8).warmup_s, 0);
+        assert_eq!(p("M=auto,m=2", 8).pinning, Pinning::Auto);
+        assert_eq!(p("M=2-3", 8).pinning, Pinning::Cpus(vec![2, 3]));
+        assert_eq!(p("n=0", 8).work_ns(), 0);
+    }
+
+    #[test]
+    fn shape_of_both_modes() {
+        let w = build(&p("m=2,t=3,r=2", 8), "/", 8);
+        assert_eq!(w.tasks.len(), 8);
+        assert_eq!(w.tasks[4].name, "schbench-msg-1");
+        assert_eq!(w.tasks[5].name, "schbench-worker-3");
+        assert_eq!((w.futex_words, w.wake_lists), (8, 2));
+        assert_eq!(w.duration_ns, Some(2 * NSEC_PER_SEC));
+        assert!(w.host_work && w.request_queues.is_empty());
+        // A worker of message thread 1 enlists on list 1 and posts word 4.
+        let ops = &w.tasks[5].program.phases[0].ops;
+        assert!(ops.contains(&Op::FutexPost { word: 4 }));
+        assert!(ops.contains(&Op::ListAdd {
+            list: 1,
+            word: 5,
+            slot: SLOT_WAKE
+        }));
+        let r = build(&p("m=2,t=3,r=2,R=250", 8), "/", 8);
+        assert_eq!(r.request_queues.len(), 6);
+        // 125 posts a second per message thread, to its own 3 workers.
+        let ph = &r.tasks[4].program.phases;
+        assert_eq!(ph[1].loops, 125);
+        assert_eq!(
+            ph[1].ops[0],
+            Op::RequestPost {
+                first: 3,
+                count: 3,
+                cap: 128,
+                backoff_ns: RPS_BACKOFF_NS
+            }
+        );
+    }
+
+    #[test]
+    fn broken_specs() {
+        for (rest, needle) in [
+            ("m=0", "key 'm'"),
+            ("r=0", "key 'r'"),
+            ("r=100000", "key 'r'"),
+            ("f=1", "the footprint is F"),
+            ("w=40,r=30", "warmup"),
+            ("M=a", "not auto"),
+            ("L=x", "key 'L'"),
+            ("s", "not key=value"),
+            ("s=1,s=2", "twice"),
+        ] {
+            let e = parse("schbench:x", rest, 8).unwrap_err().to_string();
+            assert!(e.contains(needle), "{rest}: {e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+}
