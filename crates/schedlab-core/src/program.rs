@@ -281,6 +281,16 @@ pub enum Op {
         /// Probe of the wakeup latency.
         probe: u32,
     },
+    /// Take the per-CPU lock of the CPU the task runs on (schbench's
+    /// `lock_this_cpu`): lock `first + cpu`; while another thread holds
+    /// it, spin (stay running, burning CPU); once taken, if the task now
+    /// runs on another CPU, release it and start again.
+    CpuLock {
+        /// Lock of CPU 0 (`Workload::spinlocks`).
+        first: u32,
+    },
+    /// Release the per-CPU lock the task took with `Op::CpuLock`.
+    CpuUnlock,
     /// Sleep until a slot's timestamp plus `ns` (returns at once if that
     /// time has passed): schbench's `-R` "rest of the second".
     SleepUntil {
@@ -569,6 +579,8 @@ pub struct Workload {
     /// Number of futex words (`Op::FutexArm` and friends), all BLOCKED
     /// at start.
     pub futex_words: u32,
+    /// Number of spinning locks (`Op::CpuLock`).
+    pub spinlocks: u32,
     /// Number of wake lists (`Op::ListAdd`, `Op::ListWakeAll`).
     pub wake_lists: u32,
     /// Request queues (`Op::RequestPost`, `Op::RequestTake`).

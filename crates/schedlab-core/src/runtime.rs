@@ -44,6 +44,8 @@ pub struct Runtime {
     /// Futex words, wake lists, request queues (`sched/futex_word.rs`).
     pub(crate) futex_words: Vec<crate::sched::futex_word::FutexWord>,
     pub(crate) wake_lists: Vec<Vec<(TaskId, u32, u8)>>,
+    /// Spinning locks: holder, and the threads spinning on it.
+    pub(crate) spinlocks: Vec<(Option<TaskId>, Vec<TaskId>)>,
     pub(crate) request_queues: Vec<(crate::program::RequestQueueSpec, u64)>,
     /// Each probe's samples `(start, end)` in recording order (`Op::Record`).
     pub probes: Vec<Vec<(Nanos, Nanos)>>,
@@ -141,6 +143,7 @@ impl Runtime {
             live_tasks: startup_threads,
             futex_words: vec![Default::default(); workload.futex_words as usize],
             wake_lists: vec![Vec::new(); workload.wake_lists as usize],
+            spinlocks: vec![(None, Vec::new()); workload.spinlocks as usize],
             request_queues: workload
                 .request_queues
                 .iter()

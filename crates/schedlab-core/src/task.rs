@@ -147,6 +147,8 @@ pub struct Task {
     pub sync_stage: u8,
     /// Timestamp slots of `Op::Stamp` / `Op::Record` (`sched/futex_word.rs`).
     pub stamps: [Nanos; 2],
+    /// The spinning lock `Op::CpuLock` chose (and holds once taken).
+    pub spin_lock: u32,
     /// Requests spliced from its queue and not yet taken (`Op::RequestTake`).
     pub batch: u64,
     /// Round-robin position of `Op::RequestPost`.

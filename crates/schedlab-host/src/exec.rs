@@ -257,7 +257,9 @@ pub fn check(w: &Workload) -> Result<(), HostError> {
                     | Op::ListWakeAll { .. }
                     | Op::RequestPost { .. }
                     | Op::RequestTake { .. }
-                    | Op::SleepUntil { .. } => {
+                    | Op::SleepUntil { .. }
+                    | Op::CpuLock { .. }
+                    | Op::CpuUnlock => {
                         return bad(format!(
                             "{}: the host runner does not run futex-word ops ({op:?}; the schbench generator) yet: run the real schbench instead",
                             t.name
@@ -881,7 +883,9 @@ fn do_op(
         | Op::ListWakeAll { .. }
         | Op::RequestPost { .. }
         | Op::RequestTake { .. }
-        | Op::SleepUntil { .. } => unreachable!("check() rejects futex-word ops"),
+        | Op::SleepUntil { .. }
+        | Op::CpuLock { .. }
+        | Op::CpuUnlock => unreachable!("check() rejects futex-word ops"),
     })
 }
 

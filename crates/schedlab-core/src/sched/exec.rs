@@ -326,7 +326,9 @@ impl<S: Sink> Sim<S> {
                 | Op::ListWakeAll { .. }
                 | Op::RequestPost { .. }
                 | Op::RequestTake { .. }
-                | Op::SleepUntil { .. } => {
+                | Op::SleepUntil { .. }
+                | Op::CpuLock { .. }
+                | Op::CpuUnlock => {
                     if fresh {
                         let task = &mut self.sched.tasks[t.idx()];
                         task.sync_stage = 0;

@@ -24,6 +24,9 @@ use crate::task::Resume;
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
+/// A spin's CPU time before it is ended by a release: longer than any run.
+const SPIN_NS: Nanos = 1 << 50;
+
 /// One futex word.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FutexWord {
@@ -179,7 +182,80 @@ impl<S: Sink> Sim<S> {
                 post_word,
                 probe,
             } => self.request_take(cpu, t, queue, post_word, probe),
+            Op::CpuLock { first } => self.cpu_lock(cpu, t, first),
+            Op::CpuUnlock => {
+                let c = self.sys.mutex;
+                if self.pay_step(cpu, t, c) {
+                    return true;
+                }
+                let l = self.sched.tasks[t.idx()].spin_lock;
+                self.spin_unlock(t, l);
+                false
+            }
             _ => unreachable!("not a futex-word op: {op:?}"),
+        }
+    }
+
+    /// `Op::CpuLock`: stage 0 picks the lock of the CPU the task runs on
+    /// and pays the trylock (one atomic); stage 1 takes it if free, else
+    /// spins: the task keeps its CPU with unbounded work until a release
+    /// ends the spin (`spin_unlock`), then tries again. A lock taken after
+    /// a migration is released and the op starts over on the new CPU.
+    fn cpu_lock(&mut self, cpu: CpuId, t: TaskId, first: u32) -> bool {
+        loop {
+            if self.sched.tasks[t.idx()].sync_stage == 0 {
+                let c = self.sys.mutex;
+                if self.pay_step(cpu, t, c) {
+                    return true;
+                }
+                let task = &mut self.sched.tasks[t.idx()];
+                task.spin_lock = first + cpu.0 as u32;
+                task.sync_stage = 1;
+            }
+            let l = self.sched.tasks[t.idx()].spin_lock;
+            let lock = &mut self.prog.spinlocks[l as usize];
+            if lock.0.is_some() {
+                if !lock.1.contains(&t) {
+                    lock.1.push(t);
+                }
+                let task = &mut self.sched.tasks[t.idx()];
+                task.work_left = SPIN_NS;
+                task.resume = Resume::Continue;
+                self.arm_burst(cpu);
+                return true;
+            }
+            lock.0 = Some(t);
+            let cur = self.sched.tasks[t.idx()].cpu;
+            if first + cur.0 as u32 == l {
+                return false;
+            }
+            // Got the lock but migrated: release it, start again.
+            self.spin_unlock(t, l);
+            let task = &mut self.sched.tasks[t.idx()];
+            task.sync_stage = 0;
+            task.paid = 0;
+        }
+    }
+
+    /// Releases spinning lock `l` held by `t`; every spinner's spin ends
+    /// now (a running one at once, a preempted one when it next runs), and
+    /// each tries again.
+    fn spin_unlock(&mut self, t: TaskId, l: u32) {
+        let lock = &mut self.prog.spinlocks[l as usize];
+        if lock.0 != Some(t) {
+            return;
+        }
+        lock.0 = None;
+        for s in std::mem::take(&mut lock.1) {
+            let c = self.sched.tasks[s.idx()].cpu;
+            let running = self.sched.rqs[c.idx()].curr == Some(s);
+            if running {
+                self.update_curr_task(c);
+            }
+            self.sched.tasks[s.idx()].work_left = 0;
+            if running {
+                self.arm_burst(c);
+            }
         }
     }
 

@@ -440,6 +440,7 @@ fn new_task(
         sync_stage: 0,
         stamps: [0; 2],
         batch: 0,
+        spin_lock: 0,
         rr_next: 0,
         wake_batch: Vec::new(),
         wake_now: 0,
