@@ -204,6 +204,113 @@ pub enum Op {
         /// Messages to read in all.
         msgs: u64,
     },
+    /// Set a futex word to BLOCKED: a plain store (schbench's
+    /// `td->futex = FUTEX_BLOCKED`). Free. (`sched/futex_word.rs`.)
+    FutexArm {
+        /// Futex word (index, `Workload::futex_words`).
+        word: u32,
+    },
+    /// Post a futex word (schbench's `fpost`): a cmpxchg BLOCKED → RUNNING
+    /// and, if it flipped, one `FUTEX_WAKE` syscall waking one sleeper.
+    FutexPost {
+        /// Futex word.
+        word: u32,
+    },
+    /// Wait on a futex word (schbench's `fwait`): a cmpxchg RUNNING →
+    /// BLOCKED returns at once; otherwise `FUTEX_WAIT` sleeps until posted.
+    FutexWait {
+        /// Futex word.
+        word: u32,
+    },
+    /// Read the clock into one of the task's timestamp slots
+    /// (`gettimeofday`, a vDSO call: free).
+    Stamp {
+        /// Slot (0 or 1).
+        slot: u8,
+    },
+    /// Record one sample `(the slot's timestamp, now)` into a probe
+    /// (`Workload::probes`): the latencies a benchmark measures itself.
+    Record {
+        /// Slot the interval starts at.
+        slot: u8,
+        /// Probe index.
+        probe: u32,
+    },
+    /// Prepend the task to a wake list (schbench's `xlist_add`, a
+    /// cmpxchg): whoever wakes the list stamps `slot` of this task and
+    /// posts `word`.
+    ListAdd {
+        /// Wake list index (`Workload::wake_lists`).
+        list: u32,
+        /// The task's own futex word.
+        word: u32,
+        /// The task's slot the waker stamps.
+        slot: u8,
+    },
+    /// Wake a wake list (schbench's `xlist_wake_all`): splice it (newest
+    /// first), read the clock once, then for each member stamp its slot
+    /// with that time and post its word, one member after another.
+    ListWakeAll {
+        /// Wake list index.
+        list: u32,
+    },
+    /// Queue one request (schbench's `-R` message thread): to the next of
+    /// request queues `first .. first + count` in turn; when that queue
+    /// already holds more than `cap` requests, sleep `backoff_ns` instead
+    /// (the request is dropped); else add it, stamp the consumer's slot
+    /// and post its word (`Workload::request_queues`).
+    RequestPost {
+        /// First queue.
+        first: u32,
+        /// Queues taken in turn.
+        count: u32,
+        /// Requests a queue may hold before posting backs off.
+        cap: u64,
+        /// The back-off sleep.
+        backoff_ns: Nanos,
+    },
+    /// Take one request from the task's queue (schbench's `-R` worker):
+    /// from the batch spliced earlier if any; else arm its word, stamp its
+    /// slot, splice the queue; if empty, post `post_word`, wait on its own
+    /// word, record the wakeup into `probe`, and try again.
+    RequestTake {
+        /// The task's request queue.
+        queue: u32,
+        /// The word to post before sleeping (the message thread's).
+        post_word: u32,
+        /// Probe of the wakeup latency.
+        probe: u32,
+    },
+    /// Take the per-CPU lock of the CPU the task runs on (schbench's
+    /// `lock_this_cpu`): lock `first + cpu`; while another thread holds
+    /// it, spin (stay running, burning CPU); once taken, if the task now
+    /// runs on another CPU, release it and start again.
+    CpuLock {
+        /// Lock of CPU 0 (`Workload::spinlocks`).
+        first: u32,
+    },
+    /// Release the per-CPU lock the task took with `Op::CpuLock`.
+    CpuUnlock,
+    /// Sleep until a slot's timestamp plus `ns` (returns at once if that
+    /// time has passed): schbench's `-R` "rest of the second".
+    SleepUntil {
+        /// Slot.
+        slot: u8,
+        /// Offset from the slot's time.
+        ns: Nanos,
+    },
+}
+
+/// A request queue of `Op::RequestPost` / `Op::RequestTake`: its consumer
+/// thread, whose futex word is posted and whose slot is stamped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestQueueSpec {
+    /// The consumer (index into `Workload::tasks`).
+    pub consumer: u32,
+    /// The consumer's futex word.
+    pub word: u32,
+    /// The consumer's slot stamped at each post.
+    pub slot: u8,
 }
 
 /// What kind of kernel object a channel is; its capacity and wakeups
@@ -476,6 +583,27 @@ pub struct Workload {
     /// Scheduler tunables the workload sets (`global.sysctl`: kernel name
     /// → value), applied before `--sysctl` (`kernels::resolve`).
     pub sysctls: Vec<(String, String)>,
+    /// Number of futex words (`Op::FutexArm` and friends), all BLOCKED
+    /// at start.
+    pub futex_words: u32,
+    /// Number of spinning locks (`Op::CpuLock`).
+    pub spinlocks: u32,
+    /// Number of wake lists (`Op::ListAdd`, `Op::ListWakeAll`).
+    pub wake_lists: u32,
+    /// Request queues (`Op::RequestPost`, `Op::RequestTake`).
+    pub request_queues: Vec<RequestQueueSpec>,
+    /// `Run` / `Work` amounts are CPU times measured on the build host
+    /// (a generator's documented figure): each machine gets them scaled by
+    /// the syscall costs' rule (`sched/syscall_cost.rs`), so a preset whose
+    /// context switch is 4x the reference runs them 4x longer.
+    pub host_work: bool,
+    /// Names of the probes `Op::Record` fills (benchmark-measured
+    /// intervals, e.g. schbench's wakeup and request latencies).
+    pub probes: Vec<String>,
+    /// When the benchmark resets its statistics (schbench's warmup), ns
+    /// after the run's start: probe samples that end earlier are not
+    /// reported.
+    pub probe_reset_ns: Option<Nanos>,
 }
 
 impl TaskSpec {

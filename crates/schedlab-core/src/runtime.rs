@@ -43,6 +43,14 @@ pub struct Runtime {
     pub(crate) ftrace: u8,
     /// Tasks not yet dead.
     pub(crate) live_tasks: usize,
+    /// Futex words, wake lists, request queues (`sched/futex_word.rs`).
+    pub(crate) futex_words: Vec<crate::sched::futex_word::FutexWord>,
+    pub(crate) wake_lists: Vec<Vec<(TaskId, u32, u8)>>,
+    /// Spinning locks: holder, and the threads spinning on it.
+    pub(crate) spinlocks: Vec<(Option<TaskId>, Vec<TaskId>)>,
+    pub(crate) request_queues: Vec<(crate::program::RequestQueueSpec, u64)>,
+    /// Each probe's samples `(start, end)` in recording order (`Op::Record`).
+    pub probes: Vec<Vec<(Nanos, Nanos)>>,
 }
 
 /// State of one rt-app timer object.
@@ -136,6 +144,15 @@ impl Runtime {
             sem_waits_sleep: workload.sem_waits_sleep,
             ftrace: workload.ftrace,
             live_tasks: startup_threads,
+            futex_words: vec![Default::default(); workload.futex_words as usize],
+            wake_lists: vec![Vec::new(); workload.wake_lists as usize],
+            spinlocks: vec![(None, Vec::new()); workload.spinlocks as usize],
+            request_queues: workload
+                .request_queues
+                .iter()
+                .map(|q| (q.clone(), 0))
+                .collect(),
+            probes: vec![Vec::new(); workload.probes.len()],
         }
     }
 

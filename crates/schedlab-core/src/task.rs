@@ -145,6 +145,19 @@ pub struct Task {
     pub chan_waited: bool,
     /// Where a blocking synchronisation op stands (see `exec::sync_op`).
     pub sync_stage: u8,
+    /// Timestamp slots of `Op::Stamp` / `Op::Record` (`sched/futex_word.rs`).
+    pub stamps: [Nanos; 2],
+    /// The spinning lock `Op::CpuLock` chose (and holds once taken).
+    pub spin_lock: u32,
+    /// Requests spliced from its queue and not yet taken (`Op::RequestTake`).
+    pub batch: u64,
+    /// Round-robin position of `Op::RequestPost`.
+    pub rr_next: u64,
+    /// Members of a wake list being woken (`Op::ListWakeAll`), and the
+    /// time read at the start of that list run.
+    pub wake_batch: Vec<(TaskId, u32, u8)>,
+    /// The clock read at the start of the current `Op::ListWakeAll`.
+    pub wake_now: Nanos,
     /// Position in its runqueue's `cfs_tasks` list: tasks go to the head
     /// when enqueued and when picked; load balancing walks from the tail
     /// (smallest stamp first).

@@ -27,6 +27,12 @@
 //!   `clients=0` keeps the earlier open loop without clients: each backend
 //!   repeats `X/2` µs of CPU, `Y` µs of I/O, `X/2` µs of CPU and a pause of
 //!   `Z` µs (default 60), with no locks and no wakeups between threads.
+//!
+//! * `schbench:m=M,t=T,r=R,s=S,n=N,F=KB,L,M=auto,R=RPS,w=W,cgroup=PATH` —
+//!   Chris Mason's schbench: message threads waking worker threads by
+//!   futex, each request a sleep and matrix-multiply CPU work, the
+//!   wakeup and request latencies measured by the threads themselves
+//!   (module [`crate::schbench`]).
 
 use crate::{ErrorKind, Loaded, WorkloadError};
 use schedlab_core::program::{ChannelSpec, Op, Policy, TaskSpec, Workload};
@@ -381,7 +387,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
 }
 
 /// The generators' names, as written before the `:` of a spec.
-pub const GENERATOR_NAMES: &[&str] = &["oltp", "hackbench"];
+pub const GENERATOR_NAMES: &[&str] = &["oltp", "hackbench", "schbench"];
 
 /// The name of the generator `spec` asks for, if it names one.
 pub fn generator_name(spec: &str) -> Option<&'static str> {
@@ -423,6 +429,7 @@ pub fn generator(spec: &str, nr_cpus: usize) -> Option<Result<Loaded, WorkloadEr
     match name {
         "oltp" => Some(oltp(spec, rest, nr_cpus)),
         "hackbench" => Some(hackbench(spec, rest)),
+        "schbench" => Some(crate::schbench::schbench(spec, rest, nr_cpus)),
         _ => None,
     }
 }
@@ -434,7 +441,9 @@ mod tests {
     #[test]
     fn unknown_generators_are_named() {
         let m = unknown_generator("hackbnech:groups=2").unwrap();
-        assert!(m.contains("unknown generator 'hackbnech'") && m.contains("oltp, hackbench"));
+        assert!(
+            m.contains("unknown generator 'hackbnech'") && m.contains("oltp, hackbench, schbench")
+        );
         assert!(unknown_generator("hackbench")
             .unwrap()
             .contains("'hackbench:'"));

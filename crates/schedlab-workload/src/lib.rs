@@ -31,6 +31,7 @@ pub mod oltp;
 pub mod replay;
 pub mod rtapp;
 pub mod scenario;
+pub mod schbench;
 
 use schedlab_core::program::Workload;
 

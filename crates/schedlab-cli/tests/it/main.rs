@@ -17,6 +17,7 @@
 //! | `sweep_cli` | `schedlab sweep` / `montecarlo`: dataset layout, resume, failed points, bad specs |
 //! | `time_free` | issue 18.2: loops of rt-app events alone advance time and end, rows bounded |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
+//! | `schbench` | the schbench generator: hand-checked latencies, rate mode, its tables under --check on icx and a7, determinism, bad specs |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
 mod common;
@@ -42,6 +43,7 @@ mod phase_slice;
 mod proptest_check;
 mod replay_cli;
 mod rt;
+mod schbench;
 mod shares;
 mod sweep_cli;
 mod sync;

@@ -317,6 +317,29 @@ impl<S: Sink> Sim<S> {
                     self.sched.tasks[t.idx()].paid = 0;
                     self.op_done(t);
                 }
+                Op::FutexArm { .. }
+                | Op::FutexPost { .. }
+                | Op::FutexWait { .. }
+                | Op::Stamp { .. }
+                | Op::Record { .. }
+                | Op::ListAdd { .. }
+                | Op::ListWakeAll { .. }
+                | Op::RequestPost { .. }
+                | Op::RequestTake { .. }
+                | Op::SleepUntil { .. }
+                | Op::CpuLock { .. }
+                | Op::CpuUnlock => {
+                    if fresh {
+                        let task = &mut self.sched.tasks[t.idx()];
+                        task.sync_stage = 0;
+                        task.paid = 0;
+                    }
+                    if self.futex_word_op(cpu, t, &op) {
+                        return;
+                    }
+                    self.sched.tasks[t.idx()].paid = 0;
+                    self.op_done(t);
+                }
                 Op::Send { first, count } => {
                     if fresh {
                         self.sched.tasks[t.idx()].chan_pos = 0;
@@ -481,7 +504,14 @@ impl<S: Sink> Sim<S> {
 
     /// Blocks the running task until `expiry` (sleep, timer, start delay);
     /// `expiry` is in the future.
-    fn block(&mut self, cpu: CpuId, t: TaskId, expiry: Nanos, is_timer: bool, resume: Resume) {
+    pub(crate) fn block(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        expiry: Nanos,
+        is_timer: bool,
+        resume: Resume,
+    ) {
         debug_assert!(expiry > self.now, "blocking until a time that has passed");
         let task = &mut self.sched.tasks[t.idx()];
         task.wake_expiry = Some(expiry);
@@ -894,7 +924,7 @@ impl<S: Sink> Sim<S> {
 
     /// The running task spends `work` of CPU time in `n` syscalls, then
     /// carries on with its current op (which applies their effects).
-    fn pay(&mut self, cpu: CpuId, t: TaskId, n: u64, work: Nanos) {
+    pub(crate) fn pay(&mut self, cpu: CpuId, t: TaskId, n: u64, work: Nanos) {
         // Entering the kernel from user space: a pending throttle task_work
         // ran on the way out of the previous syscall.
         if self.sched.tasks[t.idx()].throttle_work {
@@ -1197,7 +1227,7 @@ impl<S: Sink> Sim<S> {
         self.mutex_lock(cpu, t, mutex)
     }
 
-    fn block_sync(&mut self, cpu: CpuId, t: TaskId) {
+    pub(crate) fn block_sync(&mut self, cpu: CpuId, t: TaskId) {
         let task = &mut self.sched.tasks[t.idx()];
         task.resume = Resume::Continue;
         task.wake_expiry = None;

@@ -130,6 +130,13 @@ impl<S: Sink> Sim<S> {
                     })?;
                 }
             }
+            let scaled;
+            let spec = if workload.host_work {
+                scaled = host_work_scaled(spec, &machine.costs);
+                &scaled
+            } else {
+                spec
+            };
             let (e, t) = new_task(
                 TaskId(i as u32),
                 FIRST_PID + i as u32,
@@ -358,6 +365,25 @@ impl<S: Sink> Sim<S> {
 }
 
 /// Builds a task and its scheduling entity.
+/// A task whose `Run` / `Work` amounts are host-measured figures
+/// (`Workload::host_work`), scaled to the machine by the syscall costs'
+/// rule (`sched/syscall_cost.rs`).
+fn host_work_scaled(spec: &TaskSpec, c: &crate::machine::MachineCosts) -> TaskSpec {
+    let s = |ns: Nanos| crate::sched::syscall_cost::scale_host_ns(c, ns);
+    let mut spec = spec.clone();
+    for ph in &mut spec.program.phases {
+        for op in &mut ph.ops {
+            match op {
+                crate::program::Op::Run { work_ns, .. } | crate::program::Op::Work { work_ns } => {
+                    *work_ns = s(*work_ns)
+                }
+                _ => {}
+            }
+        }
+    }
+    spec
+}
+
 fn new_task(
     id: TaskId,
     pid: u32,
@@ -412,6 +438,12 @@ fn new_task(
         paid: 0,
         chan_waited: false,
         sync_stage: 0,
+        stamps: [0; 2],
+        batch: 0,
+        spin_lock: 0,
+        rr_next: 0,
+        wake_batch: Vec::new(),
+        wake_now: 0,
         group: crate::ids::GroupId(0),
         throttle_work: false,
         prio: crate::fair::weight::kernel_prio(spec.policy, spec.nice),

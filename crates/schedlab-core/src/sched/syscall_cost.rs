@@ -47,6 +47,12 @@ const HOST_SEM_OP_NS: Nanos = 10;
 /// Context switch of the machine the host figures stand for.
 pub const REFERENCE_SWITCH_NS: Nanos = 2_000;
 
+/// A CPU time measured on the host, scaled to a machine by the rule of
+/// the module docs (at least 1 ns).
+pub fn scale_host_ns(c: &MachineCosts, ns: Nanos) -> Nanos {
+    ((ns as u128 * c.context_switch_ns as u128 / REFERENCE_SWITCH_NS as u128) as Nanos).max(1)
+}
+
 /// Per-call CPU costs on one machine.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct SyscallCosts {

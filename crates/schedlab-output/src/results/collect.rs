@@ -27,7 +27,10 @@ impl RunResults {
     /// from (it names the log files). Infallible: see [`check_outcome`]
     /// for whether the run ended well.
     pub fn collect<S: Sink>(sim: &Sim<S>, res: &RunResult, workload: &Workload) -> RunResults {
-        let summary = summary(sim, res);
+        let mut summary = summary(sim, res);
+        if let Some(v) = super::schbench::report(sim, res, workload) {
+            summary.extra.insert("schbench".into(), v);
+        }
         let cgroup_cpu_stat = summary
             .groups
             .iter()

@@ -126,6 +126,10 @@ impl RunResults {
         let result = match o.generator.as_deref() {
             Some("hackbench") => hackbench_result(s, &mut notes),
             Some("oltp") => oltp_result(s),
+            Some("schbench") => s.extra.get("schbench").map(|v| {
+                let t = super::schbench::text(v);
+                t.trim_end().to_string()
+            }),
             _ => None,
         };
         if !notes.is_empty() {

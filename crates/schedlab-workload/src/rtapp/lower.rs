@@ -99,6 +99,7 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         ftrace: g.ftrace,
         groups: Vec::new(),
         sysctls: g.sysctls.clone(),
+        ..Default::default()
     };
     let absolute = timer_modes(raw);
     let mut timer_ids: HashMap<String, TimerRef> = HashMap::new();
