@@ -31,8 +31,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     preflight::check_cpus("--machine", &m, a.sim.max_cpus)?;
     let (w, mut warnings) = resolve::run_workload(&a.sim, m.nr_cpus())?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
-    preflight::check_memory(&a.sim.workload, &m, &w, &cfg)?;
-    let est = preflight::estimate(&m, &w, &cfg);
+    preflight::check_memory(&a.sim.workload, &m, &w, &cfg, preflight::Rows::Streamed)?;
+    let est = preflight::estimate(&m, &w, &cfg, preflight::Rows::Streamed);
     if a.out.is_some() {
         preflight::check_output(&a.sim.workload, &est, max_output)?;
     }
