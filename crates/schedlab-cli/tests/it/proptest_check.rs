@@ -229,8 +229,6 @@ fn op() -> impl Strategy<Value = GenOp> {
         1 => (0..SYNC_OBJECTS).prop_map(GenOp::Barrier),
         1 => Just(GenOp::Suspend),
         1 => (0u32..8).prop_map(GenOp::Resume),
-        1 => (0..SYNC_OBJECTS).prop_map(GenOp::LockUnlock),
-        1 => (1u64..=64).prop_map(GenOp::IoMem),
     ]
 }
 
