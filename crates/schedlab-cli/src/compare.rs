@@ -75,7 +75,7 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     crate::preflight::check_cpus("--machine", &m, sa.max_cpus)?;
     let (w, _) = resolve::run_workload(&sa, &m)?;
     let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
-    crate::preflight::check_memory(&sa.workload, &m, &w, &cfg)?;
+    crate::preflight::check_memory(&sa.workload, &m, &w, &cfg, crate::preflight::Rows::Held)?;
     let (sim, res) =
         simulate(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
     let results = RunResults::collect(&sim, &res, &w);

@@ -13,8 +13,10 @@
 //!                                       loops × Σ phase loops)
 //! ```
 //!
-//! A row is one phase iteration of one thread (its rt-app log line, held
-//! in memory until the end of the run). A thread's shortest iteration is
+//! A row is one phase iteration of one thread (its rt-app log line).
+//! `run` streams rows to disk as they complete and keeps only its
+//! threads' run-length latency samples (`PER_ROW_STREAMED`, an upper
+//! bound); `compare` holds them until the end (`PER_ROW`). A thread's shortest iteration is
 //! the least, over its phases, of the time the phase's ops take at the
 //! least: the larger of the sum of its `run` work, `runtime` and `sleep`
 //! (they follow one another) and the sum of its timers' periods (each waits
@@ -51,8 +53,23 @@ const PER_TASK: u64 = 4 << 10;
 /// Per CPU: run queue, per-CPU statistics, schedstat.
 const PER_CPU: u64 = 64 << 10;
 /// Per log row held in memory (88-byte `LogRow`, its wakeup-latency
-/// sample and the vectors' growth; measured 184 B).
+/// sample and the vectors' growth; measured 184 B): `compare`, which keeps
+/// the rows of its runs.
 const PER_ROW: u64 = 192;
+/// Per log row of a run that streams its rows to disk (`run`): at most one
+/// 16-byte run of its thread's run-length wakeup-latency samples
+/// (`stats::LatencySamples`), when its latency differs from the previous
+/// row's; 0 while it stays the same.
+const PER_ROW_STREAMED: u64 = 16;
+
+/// Whether a run keeps its log rows in memory until the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// Kept (`compare`).
+    Held,
+    /// Streamed to the log files as they complete (`run`).
+    Streamed,
+}
 /// Bytes of one rt-app log line (fixed-width columns: 124 B measured in
 /// the golden runs' logs, more once times pass 10^8 µs).
 const LOG_LINE_BYTES: u64 = 130;
@@ -290,7 +307,7 @@ pub struct Estimate {
 }
 
 /// Estimates the memory of a run (module docs).
-pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
+pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig, held: Rows) -> Estimate {
     let duration = cfg.duration_ns.or(w.duration_ns);
     let tasks = w.tasks.len() as u64;
     let cpus = m.nr_cpus() as u64;
@@ -317,7 +334,10 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig) -> Estimate {
         BASE,
         tasks.saturating_mul(PER_TASK),
         cpus.saturating_mul(PER_CPU),
-        rows.saturating_mul(PER_ROW),
+        rows.saturating_mul(match held {
+            Rows::Held => PER_ROW,
+            Rows::Streamed => PER_ROW_STREAMED,
+        }),
     ]
     .into_iter()
     .fold(0u64, u64::saturating_add);
@@ -413,14 +433,24 @@ pub fn estimate_line(e: &Estimate) -> Option<String> {
 }
 
 /// Refuses a run estimated to need more than the machine's memory.
-pub fn check_memory(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> Result<()> {
-    let e = estimate(m, w, cfg);
+pub fn check_memory(
+    what: &str,
+    m: &Machine,
+    w: &Workload,
+    cfg: &SimConfig,
+    held: Rows,
+) -> Result<()> {
+    let e = estimate(m, w, cfg, held);
+    let rows = match held {
+        Rows::Held => "log rows held until the end",
+        Rows::Streamed => "log rows, streamed, their latency samples kept",
+    };
     let Some(total) = machine_memory() else {
         return Ok(());
     };
     if e.bytes > total {
         return Err(user(format!(
-            "{what}: the run would need about {} of memory ({} threads, {} CPUs, {} log rows held until the end), more than the {} this machine has available: shorten --duration, the workload or the machine",
+            "{what}: the run would need about {} of memory ({} threads, {} CPUs, {} {rows}), more than the {} this machine has available: shorten --duration, the workload or the machine",
             gib(e.bytes),
             e.tasks,
             e.cpus,

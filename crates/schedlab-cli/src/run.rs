@@ -8,10 +8,11 @@ use crate::preflight;
 use crate::resolve::{self, RunArgs};
 use crate::user;
 use anyhow::Result;
-use schedlab_core::observe::{NullSink, Sink};
+use schedlab_core::observe::{DiscardRows, NullSink, Sink};
 use schedlab_core::program::Workload;
 use schedlab_core::SimError;
 use schedlab_core::{RunResult, Sim};
+use schedlab_output::log_stream::LogStream;
 use schedlab_output::outdir::StagedOutDir;
 use schedlab_output::results::{check_outcome, write_run, RunError, RunResults, TextOptions};
 use schedlab_output::tee::{TraceOutput, TraceSinks};
@@ -30,8 +31,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     preflight::check_cpus("--machine", &m, a.sim.max_cpus)?;
     let (w, mut warnings) = resolve::run_workload(&a.sim, &m)?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
-    preflight::check_memory(&a.sim.workload, &m, &w, &cfg)?;
-    let est = preflight::estimate(&m, &w, &cfg);
+    preflight::check_memory(&a.sim.workload, &m, &w, &cfg, preflight::Rows::Streamed)?;
+    let est = preflight::estimate(&m, &w, &cfg, preflight::Rows::Streamed);
     if a.out.is_some() {
         preflight::check_output(&a.sim.workload, &est, max_output)?;
     }
@@ -82,7 +83,16 @@ fn execute<S: TraceOutput>(
             eprintln!("schedlab: {wmsg}");
         }
     }
+    // Log rows go to the staged log files as the iterations complete (or
+    // nowhere without --out): memory stays flat however long the run.
+    sim.stream_rows(match &stage {
+        Some(st) => Box::new(LogStream::new(st.appender(), w)),
+        None => Box::new(DiscardRows),
+    });
     let res = run_with_bar(&mut sim, a.quiet);
+    if let Some(mut rows) = sim.take_row_sink() {
+        rows.finish()?;
+    }
     match check_outcome(&sim, &res) {
         Ok(()) => {}
         Err(e @ RunError::Deadlock { .. }) => {

@@ -5,7 +5,8 @@
 //! for an inlined empty call. Writers (ftrace text, trace.dat, Perfetto)
 //! live in `schedlab-output` and implement this trait.
 
-use crate::ids::CpuId;
+use crate::ids::{CpuId, TaskId};
+use crate::stats::LogRow;
 use crate::time::Nanos;
 
 /// A task as a tracepoint names it.
@@ -271,4 +272,27 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     fn trace(&mut self, rec: &TraceRecord<'_>) {
         (**self).trace(rec)
     }
+}
+
+/// Receiver of the rt-app log rows when the simulator streams them
+/// ([`crate::Sim::stream_rows`]): one call per completed iteration of a
+/// thread that logs, in simulated-time order, instead of keeping the row
+/// in the thread's `log`. It cannot fail mid-run: an implementation keeps
+/// its first error and reports it from its own `finish`.
+pub trait RowSink {
+    /// Thread `task` (named `name`) completed an iteration.
+    fn row(&mut self, task: TaskId, name: &str, row: &LogRow);
+    /// Ends the stream (flushes what is buffered); the first error of the
+    /// run, if any.
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A row sink that drops the rows (a run that writes no logs, such as
+/// `schedlab run` without `--out`: the statistics are kept by the tasks).
+#[derive(Default, Debug, Clone, Copy)]
+pub struct DiscardRows;
+impl RowSink for DiscardRows {
+    fn row(&mut self, _task: TaskId, _name: &str, _row: &LogRow) {}
 }

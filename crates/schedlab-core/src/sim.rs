@@ -81,6 +81,9 @@ pub struct Sim<S: Sink> {
     pub(crate) idle_trace_started: bool,
     /// Host noise (`sched/noise.rs`); None: the clean model.
     pub(crate) noise: Option<crate::noise::NoiseState>,
+    /// Where completed iterations' log rows go instead of `Task::log`
+    /// ([`Sim::stream_rows`]).
+    pub(crate) rows: Option<Box<dyn crate::observe::RowSink>>,
 }
 
 /// The scheduler's state (what `kernel/sched` keeps in `struct rq`,
@@ -177,6 +180,20 @@ impl<S: Sink> Sim<S> {
     /// Threads of the workload that have not exited.
     pub fn live_tasks_left(&self) -> usize {
         self.prog.live_tasks
+    }
+
+    /// Streams every completed iteration's log row to `rows` as it
+    /// completes instead of keeping it in [`Task::log`] (which then stays
+    /// empty), so a run's memory does not grow with its length. The
+    /// wakeup-latency samples and slack figures are kept either way
+    /// ([`Task::latency`], [`Task::slack`]). Call before [`Sim::run`].
+    pub fn stream_rows(&mut self, rows: Box<dyn crate::observe::RowSink>) {
+        self.rows = Some(rows);
+    }
+
+    /// Takes the row sink back (to finish it) after the run.
+    pub fn take_row_sink(&mut self) -> Option<Box<dyn crate::observe::RowSink>> {
+        self.rows.take()
     }
 
     /// Consumes the simulator, returning the sink.

@@ -130,21 +130,112 @@ impl SampleStats {
     /// Statistics of `xs` (population stddev, as rt-app users compute it).
     pub fn of(xs: impl IntoIterator<Item = u64>) -> SampleStats {
         let v: Vec<u64> = xs.into_iter().collect();
-        if v.is_empty() {
+        SampleStats::of_replay(|| v.iter().copied())
+    }
+
+    /// Statistics of the sequence `xs()` yields, read twice (the mean
+    /// first, then the squared deviations in the same order) without
+    /// holding it: the same arithmetic in the same order as
+    /// [`of`](SampleStats::of), so the same bits.
+    pub fn of_replay<I: Iterator<Item = u64>>(xs: impl Fn() -> I) -> SampleStats {
+        let (mut n, mut sum, mut min, mut max) = (0u64, 0u64, u64::MAX, 0u64);
+        for x in xs() {
+            n += 1;
+            sum += x;
+            min = min.min(x);
+            max = max.max(x);
+        }
+        if n == 0 {
             return SampleStats::default();
         }
-        let n = v.len() as u64;
-        let sum: u64 = v.iter().sum();
         let mean = sum as f64 / n as f64;
-        let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+        let var = xs().map(|x| (x as f64 - mean).powi(2)).sum::<f64>() / n as f64;
         SampleStats {
             n,
-            min: *v.iter().min().unwrap(),
-            max: *v.iter().max().unwrap(),
+            min,
+            max,
             sum,
             mean,
             stddev: var.sqrt(),
         }
+    }
+}
+
+/// A thread's wakeup-latency samples (the `wu_lat` of its log rows that
+/// waited on a timer), in order, run-length encoded: a thread whose
+/// latency stays the same costs one run however long it runs, and the
+/// statistics are computed from the sequence itself
+/// ([`SampleStats::of_replay`]), so they do not depend on whether the rows
+/// were kept. Memory: 16 bytes per change of value between consecutive
+/// samples.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatencySamples {
+    /// `(value, count)` runs in order.
+    runs: Vec<(u64, u64)>,
+}
+
+impl LatencySamples {
+    /// Appends one sample.
+    pub fn push(&mut self, x: u64) {
+        match self.runs.last_mut() {
+            Some((v, c)) if *v == x => *c += 1,
+            _ => self.runs.push((x, 1)),
+        }
+    }
+
+    /// The samples in order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.runs
+            .iter()
+            .flat_map(|&(v, c)| std::iter::repeat_n(v, c as usize))
+    }
+
+    /// Runs held (the memory this costs: 16 bytes each).
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+}
+
+/// Slack of a thread's log rows that waited on a timer, kept as the rows
+/// complete (the `deadlines` object of summary.json).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SlackStats {
+    /// Timer rows.
+    pub periods: u64,
+    /// Timer rows with negative slack (the work ended after the expiry).
+    pub missed: u64,
+    /// Σ slack (µs).
+    pub sum: i64,
+    /// Smallest slack (µs); meaningless while `periods` is 0.
+    pub min: i64,
+    /// Largest slack (µs); meaningless while `periods` is 0.
+    pub max: i64,
+}
+
+impl SlackStats {
+    /// Adds one row (rows without a timer, `c_period` 0, do not count).
+    pub fn push(&mut self, r: &LogRow) {
+        if r.c_period == 0 {
+            return;
+        }
+        if self.periods == 0 {
+            self.min = r.slack;
+            self.max = r.slack;
+        }
+        self.periods += 1;
+        self.missed += (r.slack < 0) as u64;
+        self.sum += r.slack;
+        self.min = self.min.min(r.slack);
+        self.max = self.max.max(r.slack);
+    }
+
+    /// The figures of `rows`.
+    pub fn of(rows: &[LogRow]) -> SlackStats {
+        let mut s = SlackStats::default();
+        for r in rows {
+            s.push(r);
+        }
+        s
     }
 }
 
@@ -210,4 +301,53 @@ pub struct Accounting {
     pub profile: Profile,
     /// The wasted-CPU metric.
     pub waste: Waste,
+}
+
+#[cfg(test)]
+mod sample_tests {
+    use super::*;
+
+    /// The run-length samples give back the sequence, and the two-pass
+    /// statistics over them are bit for bit those of the collected list.
+    #[test]
+    fn latency_runs_replay_the_sequence_and_its_statistics() {
+        let mut x = 12345u64;
+        let mut seq = Vec::new();
+        let mut l = LatencySamples::default();
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Long runs of equal values with occasional changes.
+            let v = if (x >> 33) % 7 == 0 {
+                (x >> 40) % 900
+            } else {
+                seq.last().copied().unwrap_or(85)
+            };
+            seq.push(v);
+            l.push(v);
+        }
+        assert_eq!(l.iter().collect::<Vec<_>>(), seq);
+        assert!(l.runs() < seq.len() / 2, "{} runs", l.runs());
+        let a = SampleStats::of(seq.iter().copied());
+        let b = SampleStats::of_replay(|| l.iter());
+        assert_eq!(a, b);
+        assert_eq!(a.stddev.to_bits(), b.stddev.to_bits());
+        assert_eq!(
+            SampleStats::of_replay(|| std::iter::empty()),
+            SampleStats::default()
+        );
+    }
+
+    #[test]
+    fn slack_of_timer_rows_only() {
+        let r = |c_period, slack| LogRow {
+            c_period,
+            slack,
+            ..Default::default()
+        };
+        let s = SlackStats::of(&[r(0, -50), r(10, 5), r(10, -3), r(10, 7)]);
+        assert_eq!((s.periods, s.missed, s.sum, s.min, s.max), (3, 1, 9, -3, 7));
+        assert_eq!(SlackStats::of(&[r(0, 1)]).periods, 0);
+    }
 }

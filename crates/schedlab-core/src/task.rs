@@ -4,7 +4,7 @@
 use crate::ids::{CpuId, EntityId, TaskId};
 use crate::machine::CpuMask;
 use crate::program::{DlParams, Policy, TaskSpec};
-use crate::stats::{LogRow, TaskStats};
+use crate::stats::{LatencySamples, LogRow, SlackStats, TaskStats};
 use crate::time::Nanos;
 
 /// Where a task is in its life.
@@ -114,8 +114,15 @@ pub struct Task {
     pub timer_expiry: Nanos,
     /// Current iteration accumulators.
     pub iter: Iteration,
-    /// Completed iterations (rt-app log rows).
+    /// Completed iterations (rt-app log rows), unless the simulator streams
+    /// them out ([`crate::observe::RowSink`]).
     pub log: Vec<LogRow>,
+    /// Wakeup-latency samples of the completed timer iterations (kept
+    /// whether or not the rows are).
+    pub latency: LatencySamples,
+    /// Slack of the completed timer iterations (kept whether or not the
+    /// rows are).
+    pub slack: SlackStats,
     /// Counters.
     pub stats: TaskStats,
     /// What to do when the task next gets the CPU.
@@ -225,7 +232,7 @@ impl Task {
     /// Log rows that belong to iterations with a timer (wakeup-latency
     /// samples in µs, the `wu_lat` column).
     pub fn wakeup_latency_samples(&self) -> impl Iterator<Item = u64> + '_ {
-        self.log.iter().filter(|r| r.c_period > 0).map(|r| r.wu_lat)
+        self.latency.iter()
     }
 }
 

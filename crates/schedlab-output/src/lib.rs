@@ -22,6 +22,7 @@
 //! |---|---|---|
 //! | [`ftrace_text`] | `/sys/kernel/tracing/trace` layout, reader, running-task timeline | formats-spec.md 4 |
 //! | [`rtapp_log`] | rt-app per-thread logs | formats-spec.md 2 |
+//! | [`log_stream`] | the logs streamed into the stage while the run goes | — |
 //! | [`results`] | a finished run → all of the above; summary.json's field reference | — |
 //! | [`summary`] | `summary.json` | architecture.md 5 |
 //! | [`outdir`] | atomic output directory | architecture.md 2 |
@@ -44,6 +45,7 @@
 pub mod cgroup;
 pub mod compare;
 pub mod ftrace_text;
+pub mod log_stream;
 pub mod outdir;
 pub mod parquet;
 pub mod pftrace;

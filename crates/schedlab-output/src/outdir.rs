@@ -344,6 +344,15 @@ impl StagedOutDir {
         &self.stage
     }
 
+    /// A handle that appends to files of the stage while the run goes
+    /// (the streamed rt-app logs, [`crate::log_stream`]); what it writes
+    /// is committed with the rest, or removed with the stage.
+    pub fn appender(&self) -> StageAppender {
+        StageAppender {
+            stage: self.stage.clone(),
+        }
+    }
+
     /// Creates (truncates) `name` in the stage.
     pub fn create_file(&self, name: &str) -> io::Result<BufWriter<File>> {
         let path = self.stage.join(check_name(name)?);
@@ -432,6 +441,33 @@ impl StagedOutDir {
             let _ = d.sync_all();
         }
         Ok(files)
+    }
+}
+
+/// Appends to files of a stage ([`StagedOutDir::appender`]).
+#[derive(Debug, Clone)]
+pub struct StageAppender {
+    stage: PathBuf,
+}
+
+impl StageAppender {
+    /// Appends `bytes` to `name` in the stage (created, with its parent
+    /// directories, when missing); the file is closed again, so any number
+    /// of files can be appended to without holding descriptors. No fsync:
+    /// the commit syncs the stage once.
+    pub fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let path = self.stage.join(check_name(name)?);
+        let open = || fs::OpenOptions::new().append(true).create(true).open(&path);
+        let mut f = match open() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(parent) = path.parent() {
+                    fs::create_dir_all(parent)?;
+                }
+                open()?
+            }
+            r => r?,
+        };
+        f.write_all(bytes)
     }
 }
 

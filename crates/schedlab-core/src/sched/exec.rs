@@ -194,7 +194,14 @@ impl<S: Sink> Sim<S> {
             wu_lat: it.wu_lat_us,
         };
         if keep {
-            task.log.push(row);
+            if row.c_period > 0 {
+                task.latency.push(row.wu_lat);
+            }
+            task.slack.push(&row);
+            match self.rows.as_mut() {
+                Some(out) => out.row(t, &task.spec.name, &row),
+                None => task.log.push(row),
+            }
         }
         task.stats.loops += 1;
         let prog = &task.spec.program;

@@ -6,7 +6,8 @@ use schedlab_core::features::FeatureValue;
 use schedlab_core::ids::CpuId;
 use schedlab_core::observe::Sink;
 use schedlab_core::program::{Policy, TaskSpec, Uclamp, Workload, DEFAULT_BW_PERIOD_NS};
-use schedlab_core::stats::{LogRow, SampleStats};
+use schedlab_core::stats::{LogRow, SampleStats, SlackStats};
+use schedlab_core::task::Task;
 use schedlab_core::{RunResult, Sim};
 use serde_json::{json, Map, Value};
 
@@ -17,9 +18,6 @@ use crate::summary::{
     CpuSummary, GroupCpuStat, GroupSummary, MachineSummary, PathsNs, ProfileSummary, Summary,
     TaskSummary,
 };
-
-/// rt-app's default `log_basename`, used when the workload sets none.
-const DEFAULT_LOG_BASENAME: &str = "rt-app";
 
 impl RunResults {
     /// Everything a finished run leaves behind, read from `sim` after
@@ -36,11 +34,7 @@ impl RunResults {
             .iter()
             .map(|g| (format!("cgroup{}/cpu.stat", g.path), g.cpu_stat.clone()))
             .collect();
-        let base = if workload.log_basename.is_empty() {
-            DEFAULT_LOG_BASENAME
-        } else {
-            &workload.log_basename
-        };
+        let base = crate::log_stream::log_basename(workload);
         let logs = sim
             .threads()
             .iter()
@@ -105,9 +99,9 @@ impl Headline {
             workload_time_us: workload_time_us(sim),
             throttled_ns: throttled.map(|t| t.0),
             nr_throttled: throttled.map(|t| t.1),
-            wakeup_latency: SampleStats::of(
-                threads.iter().flat_map(|t| t.wakeup_latency_samples()),
-            ),
+            wakeup_latency: SampleStats::of_replay(|| {
+                threads.iter().flat_map(|t| t.wakeup_latency_samples())
+            }),
             runtime_ns: threads.iter().map(|t| t.stats.runtime_ns).sum(),
             switches: threads.iter().map(|t| t.stats.switches).sum(),
             migrations: threads.iter().map(|t| t.stats.migrations).sum(),
@@ -132,7 +126,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .iter()
         .filter(|t| t.existed())
         .map(|t| {
-            let lat = SampleStats::of(t.wakeup_latency_samples());
+            let lat = SampleStats::of_replay(|| t.wakeup_latency_samples());
             let rt = matches!(t.policy, Policy::Fifo | Policy::Rr);
             let fair = t.policy.is_fair();
             let mut ts = TaskSummary::from_stats(
@@ -147,7 +141,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             if let Some(u) = uclamp_json(&t.spec) {
                 ts.extra.insert("uclamp".into(), u);
             }
-            if let Some(d) = deadlines_json(&t.log) {
+            if let Some(d) = slack_json(&t.slack) {
                 ts.extra.insert("deadlines".into(), d);
             }
             if rt {
@@ -420,10 +414,11 @@ pub fn schedstat<S: Sink>(sim: &Sim<S>) -> Vec<CpuSchedstat> {
 /// suffix), in order of first appearance; threads without timer rows are
 /// left out.
 fn latency_groups<S: Sink>(sim: &Sim<S>) -> Vec<LatencyGroup> {
-    let mut groups: Vec<(String, Vec<u64>)> = Vec::new();
+    // The threads of each task, in thread order (their samples are read
+    // in that order, as one sequence per task).
+    let mut groups: Vec<(String, Vec<&Task>)> = Vec::new();
     for t in sim.threads().iter().filter(|t| t.existed()) {
-        let samples: Vec<u64> = t.wakeup_latency_samples().collect();
-        if samples.is_empty() {
+        if t.latency.runs() == 0 {
             continue;
         }
         let key = t
@@ -433,15 +428,15 @@ fn latency_groups<S: Sink>(sim: &Sim<S>) -> Vec<LatencyGroup> {
             .map_or(t.spec.name.as_str(), |(a, _)| a)
             .to_string();
         match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.extend(samples),
-            None => groups.push((key, samples)),
+            Some((_, v)) => v.push(t),
+            None => groups.push((key, vec![t])),
         }
     }
     groups
         .into_iter()
-        .map(|(name, v)| LatencyGroup {
+        .map(|(name, ts)| LatencyGroup {
             name,
-            stats: SampleStats::of(v),
+            stats: SampleStats::of_replay(|| ts.iter().flat_map(|t| t.wakeup_latency_samples())),
         })
         .collect()
 }
@@ -481,24 +476,21 @@ fn uclamp_json(spec: &TaskSpec) -> Option<Value> {
 /// work ended after the timer's expiry: negative slack) and the slack's
 /// spread. `None` for threads without timer rows (or without log rows).
 pub fn deadlines_json(log: &[LogRow]) -> Option<Value> {
-    let slack: Vec<i64> = log
-        .iter()
-        .filter(|r| r.c_period > 0)
-        .map(|r| r.slack)
-        .collect();
-    let n = slack.len() as i64;
-    if n == 0 {
+    slack_json(&SlackStats::of(log))
+}
+
+/// [`deadlines_json`] from the figures a thread kept as its rows completed.
+pub fn slack_json(s: &SlackStats) -> Option<Value> {
+    if s.periods == 0 {
         return None;
     }
-    let missed = slack.iter().filter(|&&s| s < 0).count();
-    let sum: i64 = slack.iter().sum();
     Some(json!({
-        "periods": n,
-        "missed": missed,
+        "periods": s.periods,
+        "missed": s.missed,
         "slack_us": {
-            "min": slack.iter().min(),
-            "mean": sum / n,
-            "max": slack.iter().max(),
+            "min": s.min,
+            "mean": s.sum / s.periods as i64,
+            "max": s.max,
         },
     }))
 }
