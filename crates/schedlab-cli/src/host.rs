@@ -298,7 +298,8 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             )
         })
     } else {
-        "model machine costs: the sysfs import's guess (the recording has no costs.json)".to_string()
+        "model machine costs: the sysfs import's guess (the recording has no costs.json)"
+            .to_string()
     };
     let w = recorded_workload(&a.dir, &machine)?;
     // The recorded run's length when it had an end; else the workload's own.

@@ -9,6 +9,16 @@ use crate::program::Workload;
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
+/// One futex word (schbench's message and worker words; its operations
+/// are in `sched/futex_word.rs`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FutexWord {
+    /// RUNNING (posted) rather than BLOCKED.
+    pub running: bool,
+    /// Threads asleep in `FUTEX_WAIT` on it, in arrival order.
+    pub sleepers: VecDeque<TaskId>,
+}
+
 /// The program runtime of one simulation.
 #[derive(Clone, Debug, Default)]
 pub struct Runtime {
@@ -44,7 +54,7 @@ pub struct Runtime {
     /// Tasks not yet dead.
     pub(crate) live_tasks: usize,
     /// Futex words, wake lists, request queues (`sched/futex_word.rs`).
-    pub(crate) futex_words: Vec<crate::sched::futex_word::FutexWord>,
+    pub(crate) futex_words: Vec<FutexWord>,
     pub(crate) wake_lists: Vec<Vec<(TaskId, u32, u8)>>,
     /// Spinning locks: holder, and the threads spinning on it.
     pub(crate) spinlocks: Vec<(Option<TaskId>, Vec<TaskId>)>,

@@ -43,7 +43,12 @@ const FIELDS: [&str; 4] = [
     "ipi_send_ns",
     "ipi_latency_ns",
 ];
-const CHANNEL: [&str; 4] = ["pipe_write_ns", "pipe_read_ns", "unix_write_ns", "unix_read_ns"];
+const CHANNEL: [&str; 4] = [
+    "pipe_write_ns",
+    "pipe_read_ns",
+    "unix_write_ns",
+    "unix_read_ns",
+];
 
 /// Parses the text of a costs.json; the error is one line naming `path`.
 pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
@@ -73,7 +78,12 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
     let given = CHANNEL.iter().filter(|k| obj.contains_key(**k)).count();
     let channel_ns = match given {
         0 => None,
-        4 => Some([get(CHANNEL[0])?, get(CHANNEL[1])?, get(CHANNEL[2])?, get(CHANNEL[3])?]),
+        4 => Some([
+            get(CHANNEL[0])?,
+            get(CHANNEL[1])?,
+            get(CHANNEL[2])?,
+            get(CHANNEL[3])?,
+        ]),
         _ => return Err(format!("{at}: give all of {} or none", CHANNEL.join(", "))),
     };
     Ok(HostCosts {
@@ -110,7 +120,10 @@ mod tests {
         let c = p(r#"{"version":1,"context_switch_ns":790,"wakeup_ns":589,"ipi_send_ns":8609,"ipi_latency_ns":15704,"source":"x"}"#).unwrap();
         let mut m = schedlab_core::machine::presets::default_costs();
         c.apply(&mut m);
-        assert_eq!((m.context_switch_ns, m.ipi_send_ns, m.syscall_scale), (790, 8609, [1, 1]));
+        assert_eq!(
+            (m.context_switch_ns, m.ipi_send_ns, m.syscall_scale),
+            (790, 8609, [1, 1])
+        );
         assert_eq!(m.channel_ns, None);
         let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_write_ns":5,"pipe_read_ns":6,"unix_write_ns":7,"unix_read_ns":8}"#).unwrap();
         c.apply(&mut m);
@@ -123,13 +136,28 @@ mod tests {
             ("{", "rec/costs.json:1:"),
             ("[]", "expected a JSON object"),
             (r#"{"version":2}"#, "'version' must be 1"),
-            (r#"{"version":1,"wakeup_ns":1}"#, "'context_switch_ns' missing"),
-            (r#"{"version":1,"context_switch_ns":-1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1}"#, "'context_switch_ns' missing or not"),
-            (r#"{"version":1,"context_switch":1}"#, "unknown key 'context_switch'"),
-            (r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_read_ns":3}"#, "give all of pipe_write_ns"),
+            (
+                r#"{"version":1,"wakeup_ns":1}"#,
+                "'context_switch_ns' missing",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":-1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1}"#,
+                "'context_switch_ns' missing or not",
+            ),
+            (
+                r#"{"version":1,"context_switch":1}"#,
+                "unknown key 'context_switch'",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_read_ns":3}"#,
+                "give all of pipe_write_ns",
+            ),
         ] {
             let e = p(text).unwrap_err();
-            assert!(e.contains(want) && e.starts_with("rec/costs.json"), "{text}: {e}");
+            assert!(
+                e.contains(want) && e.starts_with("rec/costs.json"),
+                "{text}: {e}"
+            );
             assert!(!e.contains('\n'));
         }
     }

@@ -26,7 +26,8 @@ impl Sink for Switches {
     fn trace(&mut self, rec: &TraceRecord<'_>) {
         if let TraceEvent::SchedSwitch { prev, next, .. } = &rec.event {
             if rec.cpu.0 == 0 {
-                self.0.push((rec.time, prev.comm.to_string(), next.comm.to_string()));
+                self.0
+                    .push((rec.time, prev.comm.to_string(), next.comm.to_string()));
             }
         }
     }
@@ -40,7 +41,13 @@ impl Sink for Switches {
 fn interrupts_do_not_preempt_a_task_past_its_deadline() {
     let mut tasks = Vec::new();
     for (i, name) in ["a", "b"].into_iter().enumerate() {
-        let mut t = task(name, i as u32, Policy::Normal, 0, vec![run_op(100 * NSEC_PER_SEC)]);
+        let mut t = task(
+            name,
+            i as u32,
+            Policy::Normal,
+            0,
+            vec![run_op(100 * NSEC_PER_SEC)],
+        );
         t.cpus = Some(vec![0]);
         tasks.push(t);
     }
@@ -77,13 +84,20 @@ fn interrupts_do_not_preempt_a_task_past_its_deadline() {
         })
         .collect();
     // ~97 ticks in the 390 ms after start-up: a switch at (nearly) every one of them.
-    assert!((88..=98).contains(&sw.len()), "{} hog-to-hog switches", sw.len());
+    assert!(
+        (88..=98).contains(&sw.len()),
+        "{} hog-to-hog switches",
+        sw.len()
+    );
     // All on one phase of the tick grid: the tick, not an interrupt, ends
     // each turn (the switch follows the tick by at most the bursts that
     // delay it, a few µs).
     let phase = sw[0].0 % tick;
     for (t, p, n) in &sw {
         let d = (t % tick + tick - phase) % tick;
-        assert!(d < 20_000, "{p} -> {n} at {t} ns: {d} ns off the tick phase");
+        assert!(
+            d < 20_000,
+            "{p} -> {n} at {t} ns: {d} ns off the tick phase"
+        );
     }
 }

@@ -277,12 +277,18 @@ mod tests {
         let pre = PreemptDecision::Preempt {
             cancel_protect: false,
         };
-        assert_eq!(wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c), pre);
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c),
+            pre
+        );
         let old = WakeupCtx {
             rework_6_19: false,
             ..c
         };
-        assert_eq!(wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &old), pre);
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &old),
+            pre
+        );
     }
 
     #[test]

@@ -78,6 +78,9 @@ pub enum Distance {
     OtherPackage,
 }
 
+/// Context switch of the machine the host figures stand for.
+pub const REFERENCE_SWITCH_NS: crate::time::Nanos = 2_000;
+
 /// Costs that belong to the machine rather than to the scheduler code.
 ///
 /// Every cost is a figure for this class of hardware, stated in the preset

@@ -167,7 +167,7 @@ fn costs(
         wakeup_ns,
         ipi_latency_ns: ipi_ns,
         ipi_send_ns: 0,
-        syscall_scale: [context_switch_ns, crate::sched::syscall_cost::REFERENCE_SWITCH_NS],
+        syscall_scale: [context_switch_ns, super::REFERENCE_SWITCH_NS],
         channel_ns: None,
     }
 }

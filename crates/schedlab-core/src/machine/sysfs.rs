@@ -225,7 +225,7 @@ pub fn imported_costs(nr_cpus: usize, nr_packages: usize) -> MachineCosts {
             wakeup_ns: 1_000,
             ipi_latency_ns: 1_500,
             ipi_send_ns: 0,
-            syscall_scale: [1_500, crate::sched::syscall_cost::REFERENCE_SWITCH_NS],
+            syscall_scale: [1_500, super::REFERENCE_SWITCH_NS],
             channel_ns: None,
         }
     } else {

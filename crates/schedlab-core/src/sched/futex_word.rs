@@ -22,19 +22,9 @@ use crate::program::Op;
 use crate::sim::Sim;
 use crate::task::Resume;
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 /// A spin's CPU time before it is ended by a release: longer than any run.
 const SPIN_NS: Nanos = 1 << 50;
-
-/// One futex word.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FutexWord {
-    /// RUNNING (posted) rather than BLOCKED.
-    pub running: bool,
-    /// Threads asleep in `FUTEX_WAIT` on it, in arrival order.
-    pub sleepers: VecDeque<TaskId>,
-}
 
 impl<S: Sink> Sim<S> {
     /// CPU time of a post of `word`: the cmpxchg, plus the wake syscall

@@ -44,8 +44,7 @@ const HOST_MUTEX_OP_NS: Nanos = 3;
 const HOST_COND_OP_NS: Nanos = 2;
 /// Host: `sem_post` + `sem_wait` with a token, 19 ns: 10 ns each.
 const HOST_SEM_OP_NS: Nanos = 10;
-/// Context switch of the machine the host figures stand for.
-pub const REFERENCE_SWITCH_NS: Nanos = 2_000;
+pub use crate::machine::REFERENCE_SWITCH_NS;
 
 /// A CPU time measured on the host, scaled to a machine by the rule of
 /// the module docs (at least 1 ns).
@@ -116,7 +115,10 @@ mod tests {
         assert_eq!(SyscallCosts::for_machine(&c).pipe_write, 156);
         c.channel_ns = Some([250, 260, 0, 800]);
         let m = SyscallCosts::for_machine(&c);
-        assert_eq!((m.pipe_write, m.pipe_read, m.unix_write, m.unix_read), (250, 260, 1, 800));
+        assert_eq!(
+            (m.pipe_write, m.pipe_read, m.unix_write, m.unix_read),
+            (250, 260, 1, 800)
+        );
         c.channel_ns = None;
         c.syscall_scale = [1, REFERENCE_SWITCH_NS];
         let y = SyscallCosts::for_machine(&c);
