@@ -110,6 +110,13 @@ struct CpuState {
     cur: Option<u32>,
     last: u64,
     t: CpuTime,
+    /// Tasks woken onto this CPU while it was idle: (pid, when, idle time
+    /// counted since). The kernel can lose the idle -> task sched_switch
+    /// line; when one of them then shows up in the context column, it has
+    /// been running since about its wake-up, not since that line, and the
+    /// idle time counted in between is its run time. (A timer interrupt can
+    /// wake several; the one that shows up ran first.)
+    woken: Vec<(u32, u64, u64)>,
 }
 
 impl CpuState {
@@ -128,6 +135,9 @@ impl CpuState {
                 self.t.covered_ns += d;
                 if p == 0 {
                     self.t.idle_ns += d;
+                    for (_, since, acc) in &mut self.woken {
+                        *acc += b.saturating_sub(a.max(*since));
+                    }
                 } else if watched.contains(&p) {
                     self.t.watched_ns += d;
                     pids.entry(p).or_default().run_ns += d;
@@ -198,6 +208,22 @@ pub fn trace_stats(
         // The context column names the current task.
         if st.cur != Some(rec.ctx_pid) {
             let was_known = st.cur.is_some();
+            // Its switch-in line was lost: if it was woken onto this idle
+            // CPU, it has run since then (see `CpuState::woken`).
+            if st.cur == Some(0) {
+                let woken = std::mem::take(&mut st.woken);
+                if let Some(&(pid, _, acc)) = woken.iter().find(|w| w.0 == rec.ctx_pid) {
+                    if acc > 0 {
+                        st.t.idle_ns -= acc;
+                        if watched.contains(&pid) {
+                            st.t.watched_ns += acc;
+                            pids.entry(pid).or_default().run_ns += acc;
+                        } else {
+                            st.t.other_ns += acc;
+                        }
+                    }
+                }
+            }
             st.cur = Some(rec.ctx_pid);
             if was_known && inside && watched.contains(&rec.ctx_pid) {
                 let c = pids.entry(rec.ctx_pid).or_default();
@@ -205,8 +231,10 @@ pub fn trace_stats(
                 c.inferred += 1;
             }
         }
+        let mut woken_onto = None;
         match &rec.event {
             OwnedEvent::SchedSwitch { next, .. } => {
+                st.woken.clear();
                 st.cur = Some(next.pid);
                 if inside && watched.contains(&next.pid) {
                     pids.entry(next.pid).or_default().switch_ins += 1;
@@ -215,10 +243,23 @@ pub fn trace_stats(
             OwnedEvent::SchedMigrateTask { task, .. } if inside && watched.contains(&task.pid) => {
                 pids.entry(task.pid).or_default().migrations += 1;
             }
-            OwnedEvent::SchedWakeup { task, .. } if inside && watched.contains(&task.pid) => {
-                pids.entry(task.pid).or_default().wakeups += 1;
+            OwnedEvent::SchedWakeup { task, target_cpu } => {
+                if inside && watched.contains(&task.pid) {
+                    pids.entry(task.pid).or_default().wakeups += 1;
+                }
+                woken_onto = Some((*target_cpu, task.pid));
+            }
+            OwnedEvent::SchedWakeupNew { task, target_cpu } => {
+                woken_onto = Some((*target_cpu, task.pid));
             }
             _ => {}
+        }
+        if let Some((cpu, pid)) = woken_onto {
+            if let Some(dst) = cpus.get_mut(&cpu) {
+                if dst.cur == Some(0) && !dst.woken.iter().any(|w| w.0 == pid) {
+                    dst.woken.push((pid, t, 0));
+                }
+            }
         }
     }
     if lines == 0 {
@@ -276,8 +317,10 @@ mod tests {
         let w: BTreeSet<u32> = [101, 102].into();
         let s = trace_stats(f.path(), &w, None).unwrap();
         assert_eq!(s.lines, 8);
-        // CPU 0: idle 10.000-10.001... the idle->a switch is missing: the
-        // line at 10.003 has context a, so a runs from 10.003 (inferred).
+        // CPU 0: idle 10.000-10.001, then the idle->a switch line is
+        // missing: the line at 10.003 has context a, so a was switched in
+        // (inferred), and it has run since its wake-up onto the idle CPU at
+        // 10.001, not since 10.003.
         let a = &s.pids[&101];
         assert_eq!(
             (a.switch_ins, a.inferred, a.migrations, a.wakeups),
@@ -286,13 +329,30 @@ mod tests {
         let b = &s.pids[&102];
         assert_eq!((b.switch_ins, b.inferred), (1, 0));
         assert_eq!(b.run_ns, 3_000_000);
+        assert_eq!(a.run_ns, 2_000_000);
         let c0 = &s.cpus[0];
-        assert_eq!(c0.idle_ns, 3_000_000);
-        assert_eq!(c0.watched_ns, 3_000_000);
+        assert_eq!(c0.idle_ns, 1_000_000);
+        assert_eq!(c0.watched_ns, 5_000_000);
         // CPU 1: idle from 10.000 to 10.005 (a's inferred span is 0 long),
         // then idle to the trace's end (10.006).
         let c1 = &s.cpus[1];
         assert_eq!((c1.idle_ns, c1.watched_ns, c1.other_ns), (6_000_000, 0, 0));
+    }
+
+    #[test]
+    fn a_traced_switch_in_keeps_the_idle_time_before_it() {
+        // The same wake-up, but the idle->a switch is traced at 10.0015:
+        // CPU 0 was idle until then.
+        let t = T.replace(
+            "               a-101     [000] d..2.   10.003000: sched_switch",
+            "          <idle>-0       [000] d..2.   10.001500: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=101 next_prio=120\n               a-101     [000] d..2.   10.003000: sched_switch",
+        );
+        let f = file(&t);
+        let w: BTreeSet<u32> = [101, 102].into();
+        let s = trace_stats(f.path(), &w, None).unwrap();
+        assert_eq!(s.pids[&101].run_ns, 1_500_000);
+        assert_eq!(s.cpus[0].idle_ns, 1_500_000);
+        assert_eq!(s.pids[&101].inferred, 1);
     }
 
     #[test]
