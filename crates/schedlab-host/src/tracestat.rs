@@ -356,6 +356,23 @@ mod tests {
     }
 
     #[test]
+    fn two_woken_in_one_interrupt_the_one_that_shows_up_ran_first() {
+        // b is woken onto idle CPU 0 in the same interrupt as a, after it;
+        // the idle -> a switch is lost; a shows up at 10.003: a ran from
+        // 10.001, b from its traced switch-in.
+        let t = T.replace(
+            "          <idle>-0       [000] dNh3.   10.001000: sched_wakeup: comm=a pid=101 prio=120 target_cpu=000\n",
+            "          <idle>-0       [000] dNh3.   10.001000: sched_wakeup: comm=a pid=101 prio=120 target_cpu=000\n          <idle>-0       [000] dNh3.   10.001000: sched_wakeup: comm=b pid=102 prio=120 target_cpu=000\n",
+        );
+        let f = file(&t);
+        let w: BTreeSet<u32> = [101, 102].into();
+        let s = trace_stats(f.path(), &w, None).unwrap();
+        assert_eq!(s.pids[&101].run_ns, 2_000_000);
+        assert_eq!(s.pids[&102].run_ns, 3_000_000);
+        assert_eq!(s.cpus[0].idle_ns, 1_000_000);
+    }
+
+    #[test]
     fn window_clips() {
         let f = file(T);
         let w: BTreeSet<u32> = [101, 102].into();
