@@ -127,21 +127,22 @@ FINDINGS = [
     },
     {
         "id": "trace-util-loss",
-        "shape": r"p4-pin|pairs-2-pin",
+        "shape": r"(?!)",
         "metric": r"cpu_util/util",
-        "subject": r"rank1",
+        "subject": r".*",
         "mechanism": (
             "Identical pinned work on both CPUs (p4-pin: two 2 ms/16 ms threads per CPU; "
-            "pairs-2-pin: one producer/consumer pair per CPU), and every thread's run and period "
-            "agree with the model within 2 % on both CPUs, yet the recording gives one CPU about "
-            "half the utilisation of the other (0.13 vs 0.25; 0.38 vs 0.60). Per-CPU utilisation "
-            "is read from the recording's sched_switch lines, and this kernel loses some of them "
-            "(about half of the idle -> task lines, as noted when record was built): the real "
-            "figure is low, not the model's (inferred from the per-thread agreement)"),
-        "resolution": ("deviation", "trace-util-loss",
-                       "per-CPU utilisation of a recording should come from the threads' own run "
-                       "times (sched_stat_runtime or the rt-app logs) rather than from switch "
-                       "lines; not changed yet"),
+            "pairs-2-pin: one producer/consumer pair per CPU), every thread's run and period "
+            "agreeing with the model within 2 % on both CPUs, and yet the recording gave one CPU "
+            "about half the utilisation of the other (0.13 vs 0.25; 0.38 vs 0.60). This kernel "
+            "loses some idle -> task sched_switch lines; the recording's statistics took a task "
+            "whose switch-in was lost to run only from its first line in the context column, so "
+            "its run until then counted as idle"),
+        "resolution": ("fix", "a task woken onto an idle CPU whose switch-in line is lost runs "
+                       "from its wake-up (crates/schedlab-host/src/tracestat.rs, `CpuState::woken`; "
+                       "p4-pin rank1 0.127 -> 0.251, pairs-2-pin 0.379 -> 0.599, model 0.253 and "
+                       "0.586). A measurement fix: the before column was measured by the before "
+                       "binary with the old statistics"),
     },
     {
         "id": "bimodal-wakeup",
@@ -248,8 +249,10 @@ CONTROLS = {
 CHANGES = ("stalls (noise bursts, other CPUs' wake-up and balancing work) no longer reschedule "
            "the running task, and the tick is late like any timer interrupt (F `update-curr-points`); "
            "validate applies the recording's measured costs and simulates its release, 6.18, "
-           "instead of tip (F `hackbench-ipc-cost`); replay and schbench changes do not touch "
-           "these shapes")
+           "instead of tip (F `hackbench-ipc-cost`). The after binary also measures the recordings "
+           "better (F `trace-util-loss`: lost switch-in lines no longer count as idle); the before "
+           "column is the before binary's own measurement. With the old measurement for both "
+           "(the same campaign before that fix): 0.695 -> 0.705")
 
 
 def load(p):
