@@ -7,6 +7,7 @@
 //! ```text
 //! bytes = BASE
 //!       + tasks × PER_TASK
+//!       + 2 × Σ over threads of task_bytes
 //!       + cpus × PER_CPU
 //!       + rows × PER_ROW
 //! rows  = Σ over logging threads of min(duration / shortest iteration,
@@ -32,6 +33,16 @@
 //! levels and fits in `PER_CPU` (a flat single-LLC sysfs tree measured
 //! 5.6 MB at 1024 CPUs, 9.6 MB at 2048, 22 MB at 4096; the per-CPU-pair
 //! group tables it replaced took 392 MB, 2.61 GB and aborted).
+//!
+//! `task_bytes` (`schedlab_workload::limits::task_bytes`) is what a
+//! thread's spec takes as built: its names and its program's phases and
+//! ops, by capacity, at glibc malloc's chunk sizes. The reader's workload
+//! and the simulator's copy of each spec both live for the whole run,
+//! hence twice. It matters for threads with long programs: an `oltp:`
+//! backend holds 32 transactions of 26 ops, ~34 KB (~68 KB in a run),
+//! where `PER_TASK` is 4 KiB. A generator whose threads would take more
+//! than [`build_budget`] (counted twice) is refused before it builds
+//! them (`limits::check_build_bytes`, called by the `oltp:` generator).
 //!
 //! A run whose estimate exceeds the memory it can have is refused with the
 //! estimate and its parts: `MemAvailable` of /proc/meminfo, or less if the
@@ -330,9 +341,15 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig, held: Rows) -> Estim
         }
     }
     let rows = busy_rows.saturating_add(free_rows);
+    let specs = w
+        .tasks
+        .iter()
+        .map(schedlab_workload::limits::task_bytes)
+        .fold(0u64, u64::saturating_add);
     let bytes = [
         BASE,
         tasks.saturating_mul(PER_TASK),
+        specs.saturating_mul(2),
         cpus.saturating_mul(PER_CPU),
         rows.saturating_mul(match held {
             Rows::Held => PER_ROW,
@@ -378,6 +395,13 @@ fn machine_memory() -> Option<u64> {
         u64::MAX
     };
     Some(mem.min(as_limit))
+}
+
+/// The memory a generator's threads may take, counted twice (the
+/// workload as built and the simulator's copy): what the machine has
+/// available ([`machine_memory`]), unlimited when that is unknown.
+pub fn build_budget() -> u64 {
+    machine_memory().unwrap_or(u64::MAX)
 }
 
 fn gib(b: u64) -> String {

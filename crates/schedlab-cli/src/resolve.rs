@@ -225,6 +225,9 @@ pub fn run_workload(
     m: &schedlab_core::machine::Machine,
 ) -> Result<(Workload, Vec<String>)> {
     schedlab_workload::limits::set_max_tasks(a.max_tasks);
+    // A generator whose threads the machine cannot hold is refused before
+    // it builds them (preflight.rs, "the workload as built").
+    schedlab_workload::limits::set_max_build_bytes(crate::preflight::build_budget());
     if let Some(d) = &a.max_duration {
         crate::preflight::max_duration_flag(d)?;
     }

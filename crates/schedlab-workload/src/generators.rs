@@ -228,6 +228,17 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
             client_us,
             io_us,
         };
+        // Refused before building when the machine cannot hold it.
+        let built = crate::oltp::built_bytes(&params);
+        crate::limits::check_build_bytes(
+            built,
+            &format!(
+                "{:.1} KiB per connection, its backend's {} pre-drawn transactions",
+                built as f64 / workers as f64 / 1024.0,
+                crate::oltp::TX_TABLE
+            ),
+        )
+        .map_err(|e| err(spec, e))?;
         crate::oltp::build(&params, &mut w);
     }
     for t in &mut w.tasks {

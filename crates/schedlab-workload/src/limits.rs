@@ -227,3 +227,104 @@ mod quick_count_tests {
         assert_eq!(quick_task_count("[1]"), None);
     }
 }
+
+/// Bytes of a heap block of `n` bytes in glibc's malloc: the request plus
+/// an 8-byte size header, rounded up to 16, at least 32 (malloc.c's
+/// documented chunk layout on 64-bit); nothing for `n == 0` (an empty
+/// `Vec` or `String` does not allocate).
+pub fn heap_block(n: usize) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        ((n + 8).div_ceil(16) * 16).max(32) as u64
+    }
+}
+
+/// Bytes one thread of a built workload takes: its [`TaskSpec`] and what
+/// it owns on the heap (names, CPU lists, phases and their ops, counted
+/// by capacity). The simulator keeps a copy of every thread's spec
+/// (`schedlab_core::task::Task::spec`), so a run holds this twice.
+///
+/// [`TaskSpec`]: schedlab_core::program::TaskSpec
+pub fn task_bytes(t: &schedlab_core::program::TaskSpec) -> u64 {
+    use schedlab_core::program::{EventMark, Op, Phase, TaskSpec};
+    use std::mem::size_of;
+    let cpus = |c: &Option<Vec<u32>>| c.as_ref().map_or(0, |v| heap_block(v.capacity() * 4));
+    let phases: u64 = t
+        .program
+        .phases
+        .iter()
+        .map(|ph| {
+            heap_block(ph.name.capacity())
+                + heap_block(ph.ops.capacity() * size_of::<Op>())
+                + cpus(&ph.cpus)
+                + heap_block(ph.marks.capacity() * size_of::<EventMark>())
+                + ph.marks.iter().map(|m| heap_block(m.desc.capacity())).sum::<u64>()
+                + ph.group.as_ref().map_or(0, |g| heap_block(g.capacity()))
+        })
+        .sum();
+    size_of::<TaskSpec>() as u64
+        + heap_block(t.name.capacity())
+        + heap_block(t.group.capacity())
+        + cpus(&t.cpus)
+        + heap_block(t.program.phases.capacity() * size_of::<Phase>())
+        + phases
+}
+
+static MAX_BUILD_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Memory a generator's threads may take, counted twice (the workload as
+/// built and the simulator's copy of each thread, [`task_bytes`]): no
+/// limit unless the program set one with [`set_max_build_bytes`] (the CLI
+/// sets the memory the machine has available; the fuzz targets, less than
+/// libFuzzer's RSS limit).
+pub fn max_build_bytes() -> u64 {
+    MAX_BUILD_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets [`max_build_bytes`] for the process.
+pub fn set_max_build_bytes(n: u64) {
+    MAX_BUILD_BYTES.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Refuses, before anything is built, a workload whose threads would take
+/// `built` bytes as built (so twice that while simulating) when that is
+/// more than [`max_build_bytes`]; `what` says what one thread holds.
+pub fn check_build_bytes(built: u64, what: &str) -> Result<(), String> {
+    let need = built.saturating_mul(2);
+    let max = max_build_bytes();
+    if need > max {
+        let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+        return Err(format!(
+            "its threads would take about {} of memory ({} as built, as much again for the simulator's copy; {what}), more than the {} available: use fewer threads",
+            gib(need),
+            gib(built),
+            gib(max)
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod build_bytes_tests {
+    use super::*;
+
+    #[test]
+    fn heap_blocks_follow_glibc_chunks() {
+        assert_eq!(heap_block(0), 0);
+        assert_eq!(heap_block(1), 32);
+        assert_eq!(heap_block(24), 32);
+        assert_eq!(heap_block(25), 48);
+        assert_eq!(heap_block(832), 848);
+    }
+
+    #[test]
+    fn a_build_past_the_limit_is_refused_with_both_sizes() {
+        set_max_build_bytes(3 << 30);
+        let e = check_build_bytes(2 << 30, "x").unwrap_err();
+        assert!(e.contains("4.0 GiB") && e.contains("2.0 GiB") && e.contains("3.0 GiB"), "{e}");
+        assert!(check_build_bytes(1 << 30, "x").is_ok());
+        set_max_build_bytes(u64::MAX);
+        assert!(check_build_bytes(u64::MAX, "x").is_ok());
+    }
+}

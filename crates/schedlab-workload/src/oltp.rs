@@ -143,12 +143,114 @@ pub fn connections_of(j: u64, workers: u64, clients: u64) -> (u64, u64) {
     (j * q + j.min(r), q + u64::from(j < r))
 }
 
+/// Ops of one transaction of a backend whose statements take `cpu` µs:
+/// per statement its request (`Recv`), its CPU (`Run`, when not zero)
+/// and its reply (`Send`); two row locks, the commit's flush (`Sleep`)
+/// and two unlocks. Used to allocate each transaction's ops exactly (a `Vec`
+/// grown by pushes doubles to 32 slots for 26 ops).
+fn tx_ops(cpu: &[u64; STATEMENTS]) -> usize {
+    2 * STATEMENTS + 5 + cpu.iter().filter(|&&us| us > 0).count()
+}
+
+/// Ops of a client thread per connection: per statement its CPU (when not
+/// zero), the request and the wait for the reply.
+fn client_ops(cpu: &[u64; STATEMENTS]) -> usize {
+    2 * STATEMENTS + cpu.iter().filter(|&&us| us > 0).count()
+}
+
+/// The program of backend `c` (connection `c`, replying on channel
+/// `reply`): [`TX_TABLE`] transactions whose rows splitmix64 of `c` drew.
+fn backend(c: u64, reply: u32, index: u32, p: &Params, cpu: &[u64; STATEMENTS]) -> TaskSpec {
+    let tellers = 10 * p.scale;
+    let mut rng = c.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed;
+    let mut t = TaskSpec::looping(
+        format!("worker-{c}"),
+        index,
+        schedlab_core::program::Policy::Normal,
+        Vec::new(),
+    );
+    let proto = t.program.phases.pop().expect("a looping task has one phase");
+    let mut phases = Vec::with_capacity(TX_TABLE);
+    for i in 0..TX_TABLE {
+        let teller = (splitmix(&mut rng) % tellers) as u32;
+        let branch = (tellers + splitmix(&mut rng) % p.scale) as u32;
+        let mut ops = Vec::with_capacity(tx_ops(cpu));
+        for (s, &us) in cpu.iter().enumerate() {
+            ops.push(Op::Recv {
+                chan: c as u32,
+                msgs: 1,
+            });
+            match s {
+                STMT_TELLER => ops.push(Op::Lock { mutex: teller }),
+                STMT_BRANCH => ops.push(Op::Lock { mutex: branch }),
+                _ => {}
+            }
+            if us > 0 {
+                ops.push(run(us));
+            }
+            if s == STMT_COMMIT {
+                ops.push(Op::Sleep {
+                    ns: p.io_us * NSEC_PER_USEC,
+                });
+                ops.push(Op::Unlock { mutex: branch });
+                ops.push(Op::Unlock { mutex: teller });
+            }
+            ops.push(Op::Send {
+                first: reply,
+                count: 1,
+            });
+        }
+        debug_assert_eq!(ops.len(), tx_ops(cpu));
+        phases.push(schedlab_core::program::Phase {
+            name: format!("tx{i}"),
+            ops,
+            ..proto.clone()
+        });
+    }
+    t.program.phases = phases;
+    t
+}
+
+/// Bytes the workload [`build`] makes for `p` will take (the threads'
+/// programs, names and channels; [`crate::limits::task_bytes`]), computed
+/// without building it: every backend has the same shape as backend 0,
+/// and a client thread has [`client_ops`] ops per connection.
+/// ~34 KB per backend with the default CPU split.
+pub fn built_bytes(p: &Params) -> u64 {
+    use crate::limits::{heap_block, task_bytes};
+    let cpu = split(p.cpu_us);
+    let per_backend = task_bytes(&backend(0, 0, 0, p, &cpu));
+    let per_client = task_bytes(&TaskSpec::looping(
+        "client-0",
+        0,
+        schedlab_core::program::Policy::Normal,
+        Vec::new(),
+    ));
+    // The first `workers % clients` threads have q + 1 connections.
+    let (q, r) = (p.workers / p.clients, p.workers % p.clients);
+    let conn_ops = |n: u64| {
+        heap_block(n as usize * client_ops(&split(p.client_us)) * std::mem::size_of::<Op>())
+    };
+    let chan = std::mem::size_of::<ChannelSpec>() as u64;
+    [
+        p.workers.saturating_mul(per_backend),
+        p.clients.saturating_mul(per_client),
+        r.saturating_mul(conn_ops(q + 1)),
+        (p.clients - r).saturating_mul(conn_ops(q)),
+        p.workers.saturating_add(p.clients).saturating_mul(chan),
+    ]
+    .into_iter()
+    .fold(0u64, u64::saturating_add)
+}
+
 /// Builds the request/reply workload into `w` (threads `worker-k`, then
 /// `client-j`; channels: one per connection, then one per client thread;
-/// mutexes: tellers, then branches).
+/// mutexes: tellers, then branches). The caller checks its size first
+/// ([`built_bytes`], [`crate::limits::check_build_bytes`]).
 pub fn build(p: &Params, w: &mut Workload) {
     let (workers, clients) = (p.workers, p.clients);
     w.pi_mutexes = true;
+    w.channels.reserve_exact((workers + clients) as usize);
     for _ in 0..workers + clients {
         w.channels.push(ChannelSpec {
             kind: ChannelKind::UnixStream,
@@ -171,64 +273,16 @@ pub fn build(p: &Params, w: &mut Workload) {
             r + (c - r * (q + 1)) / q
         }
     };
+    w.tasks.reserve_exact((workers + clients) as usize);
     for c in 0..workers {
         let reply = (workers + owner(c)) as u32;
-        let mut rng = c.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed;
-        let mut phases = Vec::with_capacity(TX_TABLE);
-        for _ in 0..TX_TABLE {
-            let teller = (splitmix(&mut rng) % tellers) as u32;
-            let branch = (tellers + splitmix(&mut rng) % p.scale) as u32;
-            let mut ops = Vec::new();
-            for (s, &us) in cpu.iter().enumerate() {
-                ops.push(Op::Recv {
-                    chan: c as u32,
-                    msgs: 1,
-                });
-                match s {
-                    STMT_TELLER => ops.push(Op::Lock { mutex: teller }),
-                    STMT_BRANCH => ops.push(Op::Lock { mutex: branch }),
-                    _ => {}
-                }
-                if us > 0 {
-                    ops.push(run(us));
-                }
-                if s == STMT_COMMIT {
-                    ops.push(Op::Sleep {
-                        ns: p.io_us * NSEC_PER_USEC,
-                    });
-                    ops.push(Op::Unlock { mutex: branch });
-                    ops.push(Op::Unlock { mutex: teller });
-                }
-                ops.push(Op::Send {
-                    first: reply,
-                    count: 1,
-                });
-            }
-            phases.push(ops);
-        }
-        let mut t = TaskSpec::looping(
-            format!("worker-{c}"),
-            index,
-            schedlab_core::program::Policy::Normal,
-            Vec::new(),
-        );
-        let proto = t.program.phases[0].clone();
-        t.program.phases = phases
-            .into_iter()
-            .enumerate()
-            .map(|(i, ops)| schedlab_core::program::Phase {
-                name: format!("tx{i}"),
-                ops,
-                ..proto.clone()
-            })
-            .collect();
-        w.tasks.push(t);
+        w.tasks.push(backend(c, reply, index, p, &cpu));
         index += 1;
     }
     let client_cpu = split(p.client_us);
     for j in 0..clients {
         let (first, n) = connections_of(j, workers, clients);
-        let mut ops = Vec::new();
+        let mut ops = Vec::with_capacity(n as usize * client_ops(&client_cpu));
         for c in first..first + n {
             for &us in &client_cpu {
                 if us > 0 {
@@ -359,5 +413,24 @@ mod tests {
         build(&params(4, 2), &mut w2);
         assert_eq!(w, w2);
         assert_ne!(w.tasks[0].program.phases, w.tasks[1].program.phases);
+    }
+
+    #[test]
+    fn the_size_is_known_before_building_and_nothing_is_over_allocated() {
+        for (workers, clients) in [(1, 1), (7, 3), (40, 40), (100, 1)] {
+            let p = params(workers, clients);
+            let mut w = Workload::default();
+            build(&p, &mut w);
+            for t in &w.tasks {
+                assert!(t.program.phases.iter().all(|ph| ph.ops.len() == ph.ops.capacity()));
+                assert_eq!(t.program.phases.len(), t.program.phases.capacity());
+            }
+            let built: u64 = w.tasks.iter().map(crate::limits::task_bytes).sum::<u64>()
+                + w.channels.capacity() as u64 * std::mem::size_of::<ChannelSpec>() as u64;
+            assert_eq!(built_bytes(&p), built, "{workers}/{clients}");
+        }
+        // About 34 KB a backend (32 transactions of 26 ops).
+        let per = built_bytes(&params(1000, 1000)) / 1000;
+        assert!((30_000..40_000).contains(&per), "{per}");
     }
 }

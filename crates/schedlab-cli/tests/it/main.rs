@@ -15,6 +15,7 @@
 //! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
 //! | `sweep_cli` | `schedlab sweep` / `montecarlo`: dataset layout, resume, failed points, bad specs |
+//! | `oltp_memory` | an `oltp:` workload the memory cannot hold is refused before it is built |
 //! | `time_free` | issue 18.2: loops of rt-app events alone advance time and end, rows bounded |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
 //! | `schbench` | the schbench generator: hand-checked latencies, rate mode, its tables under --check on icx and a7, determinism, bad specs |
@@ -39,6 +40,7 @@ mod kill_out;
 mod lisa_events;
 mod markers;
 mod memrun;
+mod oltp_memory;
 mod phase_slice;
 mod proptest_check;
 mod replay_cli;
