@@ -8,11 +8,12 @@ use crate::resolve::{self, SimArgs};
 use crate::user;
 use anyhow::Result;
 use clap::Args;
-use schedlab_core::observe::NullSink;
+use schedlab_core::observe::{DiscardRows, NullSink};
+use schedlab_core::Sim;
 use schedlab_output::compare::{
     headline_metrics, render_json, render_posting_table, task_figures, task_metrics, TaskFigures,
 };
-use schedlab_output::results::{simulate, Headline, RunResults};
+use schedlab_output::results::{Headline, RunResults};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -75,9 +76,20 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     crate::preflight::check_cpus("--machine", &m, sa.max_cpus)?;
     let (w, _) = resolve::run_workload(&sa, &m)?;
     let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
-    crate::preflight::check_memory(&sa.workload, &m, &w, &cfg, crate::preflight::Rows::Held)?;
-    let (sim, res) =
-        simulate(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
+    crate::preflight::check_memory(
+        &sa.workload,
+        &m,
+        &w,
+        &cfg,
+        crate::preflight::Rows::Streamed,
+    )?;
+    let mut sim = Sim::new(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
+    // The rt-app log rows are dropped as they complete, as `run` without
+    // --out does: no figure of the comparison comes from them (the
+    // latency samples and statistics are kept by the threads), so memory
+    // does not grow with the run's length.
+    sim.stream_rows(Box::new(DiscardRows));
+    let res = sim.run();
     let results = RunResults::collect(&sim, &res, &w);
     let tasks = task_figures(&results, a.per_task);
     Ok((results.headline, tasks))

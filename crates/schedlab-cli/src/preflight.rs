@@ -9,15 +9,17 @@
 //!       + tasks × PER_TASK
 //!       + 2 × Σ over threads of task_bytes
 //!       + cpus × PER_CPU
-//!       + rows × PER_ROW
+//!       + rows × PER_ROW_STREAMED
 //! rows  = Σ over logging threads of min(duration / shortest iteration,
 //!                                       loops × Σ phase loops)
 //! ```
 //!
 //! A row is one phase iteration of one thread (its rt-app log line).
-//! `run` streams rows to disk as they complete and keeps only its
-//! threads' run-length latency samples (`PER_ROW_STREAMED`, an upper
-//! bound); `compare` holds them until the end (`PER_ROW`). A thread's shortest iteration is
+//! `run` streams rows to disk as they complete, `compare` drops them as
+//! they complete (none of its figures comes from them); both keep only
+//! the threads' run-length latency samples (`PER_ROW_STREAMED`, an upper
+//! bound). (`compare` held every row until the end, 184 B a row, until
+//! issue 18's last round.) A thread's shortest iteration is
 //! the least, over its phases, of the time the phase's ops take at the
 //! least: the larger of the sum of its `run` work, `runtime` and `sleep`
 //! (they follow one another) and the sum of its timers' periods (each waits
@@ -63,22 +65,20 @@ const BASE: u64 = 16 << 20;
 const PER_TASK: u64 = 4 << 10;
 /// Per CPU: run queue, per-CPU statistics, schedstat.
 const PER_CPU: u64 = 64 << 10;
-/// Per log row held in memory (88-byte `LogRow`, its wakeup-latency
-/// sample and the vectors' growth; measured 184 B): `compare`, which keeps
-/// the rows of its runs.
-const PER_ROW: u64 = 192;
-/// Per log row of a run that streams its rows to disk (`run`): at most one
+/// Per log row of a run that streams its rows to disk (`run`) or drops
+/// them (`compare`): at most one
 /// 16-byte run of its thread's run-length wakeup-latency samples
 /// (`stats::LatencySamples`), when its latency differs from the previous
 /// row's; 0 while it stays the same.
 const PER_ROW_STREAMED: u64 = 16;
 
-/// Whether a run keeps its log rows in memory until the end.
+/// What a run does with its log rows. Every command now hands them on as
+/// they complete (a row held until the end took 184 B), so there is one
+/// case; the parameter stays for the callers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rows {
-    /// Kept (`compare`).
-    Held,
-    /// Streamed to the log files as they complete (`run`).
+    /// Streamed to the log files (`run --out`) or dropped (`run`,
+    /// `compare`) as they complete.
     Streamed,
 }
 /// Bytes of one rt-app log line (fixed-width columns: 124 B measured in
@@ -352,7 +352,6 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig, held: Rows) -> Estim
         specs.saturating_mul(2),
         cpus.saturating_mul(PER_CPU),
         rows.saturating_mul(match held {
-            Rows::Held => PER_ROW,
             Rows::Streamed => PER_ROW_STREAMED,
         }),
     ]
@@ -466,7 +465,6 @@ pub fn check_memory(
 ) -> Result<()> {
     let e = estimate(m, w, cfg, held);
     let rows = match held {
-        Rows::Held => "log rows held until the end",
         Rows::Streamed => "log rows, streamed, their latency samples kept",
     };
     let Some(total) = machine_memory() else {
