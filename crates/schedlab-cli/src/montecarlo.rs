@@ -28,6 +28,10 @@ pub struct MonteCarloArgs {
     /// Feature switches of the new side.
     #[arg(long)]
     pub new: String,
+    /// Most runs the screening may make (machines x scenarios x 2 sides x
+    /// seeds); more is refused before any is built.
+    #[arg(long, default_value_t = sweep::DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
     /// Random scenarios per machine.
     #[arg(long, default_value_t = 10)]
     pub scenarios: u64,
@@ -93,6 +97,15 @@ pub fn points(p: &Plan) -> Result<Vec<Point>> {
     if p.machines.is_empty() {
         return Err(user("montecarlo: --machines: at least one machine"));
     }
+    sweep::check_points(
+        "montecarlo",
+        &[
+            ("machines", p.machines.len() as u64),
+            ("scenarios", p.scenarios),
+            ("sides", 2),
+            ("seeds", p.seeds),
+        ],
+    )?;
     let mut out = Vec::new();
     for machine in &p.machines {
         let nr_cpus = crate::resolve::machine(machine)?.nr_cpus();
@@ -394,6 +407,7 @@ pub fn run(a: &MonteCarloArgs) -> Result<ExitCode> {
         seed: a.seed,
         duration: a.duration.clone(),
     };
+    sweep::set_max_points(a.max_points);
     let pts = points(&plan)?;
     let jobs = a.jobs.unwrap_or_else(sweep::default_jobs).max(1);
     use std::io::IsTerminal;
@@ -453,5 +467,20 @@ mod tests {
         let pts = points(&p).unwrap();
         assert_eq!(pts.len(), 2 * 2 * 2);
         assert_ne!(pts[0].id, pts[2].id);
+        // Past --max-points (and past u64): refused before any is built.
+        for (scenarios, seeds, want) in [
+            (100_000, 2, "400000 points (1 machines x 100000 scenarios x 2 sides x 2 seeds)"),
+            (u64::MAX, u64::MAX, "more than 2^64 points"),
+        ] {
+            let e = points(&Plan {
+                scenarios,
+                seeds,
+                ..p.clone()
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(e.starts_with("montecarlo: ") && e.contains(want), "{e}");
+            assert!(e.contains("--max-points"), "{e}");
+        }
     }
 }

@@ -48,6 +48,50 @@ pub struct SweepArgs {
     /// Print nothing on success and draw no progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Most points the spec may make (its lists' cross product); more is
+    /// refused before any point is built.
+    #[arg(long, default_value_t = DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
+}
+
+/// The default of [`max_points`]: 100 000 points. What a sweep keeps
+/// itself grows ~9 KB a point (measured, docs/limits.md), so ~1 GB; the
+/// runs take at least milliseconds each.
+pub const DEFAULT_MAX_POINTS: u64 = 100_000;
+
+static MAX_POINTS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_POINTS);
+
+/// Most points a sweep or a screening may have: [`DEFAULT_MAX_POINTS`]
+/// unless `--max-points` changed it ([`set_max_points`]).
+pub fn max_points() -> u64 {
+    MAX_POINTS.load(Ordering::Relaxed)
+}
+
+/// Sets [`max_points`] for the process.
+pub fn set_max_points(n: u64) {
+    MAX_POINTS.store(n, Ordering::Relaxed);
+}
+
+/// Refuses a plan of `parts` (name, count) whose product is past
+/// [`max_points`], before any point is built.
+pub fn check_points(what: &str, parts: &[(&str, u64)]) -> Result<()> {
+    let n = parts
+        .iter()
+        .try_fold(1u64, |acc, (_, k)| acc.checked_mul(*k));
+    let max = max_points();
+    if n.is_some_and(|n| n <= max) {
+        return Ok(());
+    }
+    let product = parts
+        .iter()
+        .map(|(name, k)| format!("{k} {name}"))
+        .collect::<Vec<_>>()
+        .join(" x ");
+    let n = n.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
+    Err(user(format!(
+        "{what}: {n} points ({product}), more than the limit of {max}: --max-points raises it"
+    )))
 }
 
 /// Which way a metric is better, for screening.
@@ -498,6 +542,17 @@ pub fn parse_spec(v: &Value, file: &str) -> Result<Spec> {
             )));
         }
     }
+    check_points(
+        file,
+        &[
+            ("machines", machines.len() as u64),
+            ("kernels", kernels.len() as u64),
+            ("features", features.len() as u64),
+            ("sysctls", sysctls.len() as u64),
+            ("workloads", workloads.len() as u64),
+            ("seeds", seeds.len() as u64),
+        ],
+    )?;
     let mut points = Vec::new();
     for machine in &machines {
         for kernel in &kernels {
@@ -854,6 +909,7 @@ pub fn default_jobs() -> usize {
 
 /// `schedlab sweep`.
 pub fn run(a: &SweepArgs) -> Result<ExitCode> {
+    set_max_points(a.max_points);
     let spec = read_spec(&a.spec)?;
     let root = sweep_root(a, &spec);
     let jobs = a.jobs.unwrap_or_else(default_jobs);
@@ -917,6 +973,14 @@ mod tests {
             ),
             (json!({"workloads": [3]}), "key \"workloads\": every entry"),
             (json!([1]), "a sweep spec is a table"),
+            (
+                // 20 x 1e6 points: refused before any is built (it used to
+                // allocate until malloc aborted).
+                json!({"workloads": ["x"], "seeds": 1_000_000,
+                       "features": ["", "A", "B", "C", "D", "E", "F", "G", "H", "I",
+                                    "J", "K", "L", "M", "N", "O", "P", "Q", "R", "S"]}),
+                "20000000 points (1 machines x 1 kernels x 20 features x 1 sysctls x 1 workloads x 1000000 seeds), more than the limit of 100000: --max-points raises it",
+            ),
         ] {
             let e = parse_spec(&v, "s.toml").unwrap_err().to_string();
             assert!(e.starts_with("s.toml: ") && e.contains(want), "{e}");

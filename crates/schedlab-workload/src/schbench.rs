@@ -287,7 +287,9 @@ pub fn parse(spec: &str, rest: &str, nr_cpus: usize) -> Result<(Params, String),
     if r < 30 || rps > 0 {
         w = 0;
     }
-    match m.checked_mul(t + 1) {
+    // Checked both ways: `t=18446744073709551615` must not wrap `t + 1`
+    // to 0 threads under the cap (found by the `generator` fuzz target).
+    match t.checked_add(1).and_then(|n| m.checked_mul(n)) {
         Some(x) if x <= crate::limits::max_tasks() => {}
         x => {
             let x = x.map_or_else(|| format!("{m} x ({t} + 1)"), |x| x.to_string());
