@@ -1,5 +1,5 @@
-//! Generator specs (`hackbench:...`, `oltp:...`): any text after `run`.
-//! The CPU count comes from the first byte.
+//! Generator specs (`hackbench:...`, `oltp:...`, `schbench:...`): any text
+//! after `run`. The CPU count comes from the first byte.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
@@ -11,11 +11,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let nr_cpus = 1 + cpus as usize;
-    // Specs past 10 000 threads are refused here (the `--max-tasks` limit,
-    // whose refusal is fuzzed too): an OLTP backend holds 32 pre-drawn
-    // transactions, ~42 KB, so the default cap of 100 000 threads builds
-    // ~4.2 GB, past libFuzzer's 2 GB RSS limit (docs/limits.md).
-    schedlab_workload::limits::set_max_tasks(10_000);
+    // The default thread cap (100 000, `--max-tasks`), and a memory budget
+    // for the threads' programs under libFuzzer's 2 GB RSS limit: 1 GiB
+    // counted twice, so at most 512 MiB built (an `oltp:` backend is
+    // ~35 KiB: ~15 000 of them), as the CLI sets the machine's memory.
+    // The budget's refusal is fuzzed too.
+    schedlab_workload::limits::set_max_tasks(schedlab_workload::limits::DEFAULT_MAX_TASKS);
+    schedlab_workload::limits::set_max_build_bytes(1 << 30);
     let _ = schedlab_workload::generators::unknown_generator(spec);
     let _ = schedlab_workload::generators::generator_name(spec);
     let _ = schedlab_workload::generators::generator(spec, nr_cpus);

@@ -288,7 +288,8 @@ pub fn parse(spec: &str, rest: &str, nr_cpus: usize) -> Result<(Params, String),
         w = 0;
     }
     // Checked both ways: `t=18446744073709551615` must not wrap `t + 1`
-    // to 0 threads under the cap (found by the `generator` fuzz target).
+    // to 0 threads under the cap (it built for ever; found probing the
+    // keys' extremes, now a seed of the `generator` fuzz target).
     match t.checked_add(1).and_then(|n| m.checked_mul(n)) {
         Some(x) if x <= crate::limits::max_tasks() => {}
         x => {
