@@ -1,28 +1,127 @@
 //! `schedlab bench`: the performance suite. Each case is a fixed workload on
-//! a preset; the figures are events per wall second and simulated seconds
-//! per wall second. Targets are tracked in BENCHMARKS.md, never asserted.
+//! a preset; the figures are events per wall second, simulated seconds per
+//! wall second and the peak resident memory of the run. Targets are tracked
+//! in BENCHMARKS.md, never asserted.
+//!
+//! Every case runs in a child process of its own (this binary again, with
+//! the hidden `--child NAME`), which builds the simulation, runs it and then
+//! reads its own peak resident set (`VmHWM` of /proc/self/status): the
+//! figure is the high-water mark of a process that did nothing but that
+//! case, start-up included (about 2-5 MB for the binary itself). With
+//! `--in-process` (or when this is not the `schedlab` binary, e.g. inside
+//! the Python package) the cases run in this process and no memory figure is
+//! given.
 
 use crate::user;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_core::machine::preset;
 use schedlab_core::observe::NullSink;
 use schedlab_core::program::{Op, Policy, TaskSpec, TimerRef, TimerSpec, Workload};
 use schedlab_core::time::{NSEC_PER_SEC, NSEC_PER_USEC};
-use schedlab_core::SimConfig;
-use schedlab_output::results::simulate;
+use schedlab_core::{Sim, SimConfig};
 use std::process::ExitCode;
 use std::time::Instant;
 
 /// `schedlab bench` arguments.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Simulated seconds of every case. Without it the small cases (8 and
-    /// 160 CPUs) run 10 s and the large ones (384 and 512 CPUs, several
-    /// wall seconds per simulated second) run 1 s.
+    /// Simulated seconds of every case (a decimal number, e.g. 0.1).
+    /// Without it each case runs its default length (the `default s`
+    /// column of `--list`): 10 s for the small periodic cases, 1 s for
+    /// OLTP and the quota hierarchy, 0.1 s for the message-by-message
+    /// hackbench, 2 s for the 4096-CPU case (1.5 s of it thread start-up).
     #[arg(long)]
-    pub seconds: Option<u64>,
+    pub seconds: Option<String>,
+    /// Run only this case (repeatable); `--list` names them.
+    #[arg(long = "case", value_name = "NAME")]
+    pub cases: Vec<String>,
+    /// List the cases and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Print the results as one JSON document instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Run the cases in this process (no child processes; no peak-RSS
+    /// figure, since the high-water mark would mix the cases).
+    #[arg(long)]
+    pub in_process: bool,
+    /// Internal: run one case and print its figures as one JSON line.
+    #[arg(long, hide = true)]
+    pub child: Option<String>,
 }
+
+/// One bench case: a workload on a preset.
+struct Case {
+    name: &'static str,
+    label: &'static str,
+    machine: &'static str,
+    default_s: f64,
+}
+
+/// The cases, in running order.
+const CASES: &[Case] = &[
+    Case {
+        name: "sched-idle-8",
+        label: "sched-idle 8cpu: 8 periodic + 5 SCHED_IDLE",
+        machine: "a7-octa",
+        default_s: 10.0,
+    },
+    Case {
+        name: "periodic-8-dense",
+        label: "periodic 8cpu, 4096-case shape: 96 + 2 idle",
+        machine: "a7-octa",
+        default_s: 10.0,
+    },
+    Case {
+        name: "periodic-160",
+        label: "periodic 160cpu: 320 periodic + 40 SCHED_IDLE",
+        machine: "icx-2s-80c-ht",
+        default_s: 10.0,
+    },
+    Case {
+        name: "hackbench-160",
+        label: "hackbench 160cpu: 8 groups, socket, msg by msg",
+        machine: "icx-2s-80c-ht",
+        default_s: 0.1,
+    },
+    Case {
+        name: "oltp-384",
+        label: "oltp 384cpu gnr-2s-snc3 (defaults)",
+        machine: "gnr-2s-snc3",
+        default_s: 1.0,
+    },
+    Case {
+        name: "oltp-512",
+        label: "oltp 512cpu epyc-2s-256c-smt (defaults)",
+        machine: "epyc-2s-256c-smt",
+        default_s: 1.0,
+    },
+    Case {
+        name: "quota-512",
+        label: "hackbench 512cpu, 3-level cgroups with cpu.max",
+        machine: "epyc-2s-256c-smt",
+        default_s: 1.0,
+    },
+    Case {
+        name: "periodic-4096",
+        label: "periodic 4096cpu: 48976 periodic + 1024 idle",
+        machine: "big-8s-4096",
+        // rt-app's main thread creates the 50 000 threads 30 µs apart
+        // (sched/init.rs): 1.5 simulated s of start-up before they run.
+        default_s: 2.0,
+    },
+];
+
+/// Periodic tasks of the 4096-CPU case (and of its 8-CPU twin, scaled to
+/// the same tasks per CPU): 50 000 tasks in all, ~12 per CPU, each running
+/// 100 µs every 4 ms (~30 % busy), plus one SCHED_IDLE looper per 4 CPUs
+/// as in the 160-CPU case. Light enough that the machine is not
+/// overloaded even with every task on one board of 4 sockets, where fork
+/// placement leaves them (no SD_BALANCE_FORK above SLIT 30, as in the
+/// kernel) until the machine-wide NUMA balance (4-8 s interval) moves some.
+const BIG_PERIODIC: u32 = 48_976;
+const BIG_IDLE: u32 = 1_024;
 
 /// `n` periodic threads (run `run_us` every `period_us`, unique timers) plus
 /// `idle` SCHED_IDLE threads looping on `idle_run_us` runs: the shape of the
@@ -65,100 +164,301 @@ pub fn periodic(n: u32, run_us: u64, period_us: u64, idle: u32, idle_run_us: u64
     w
 }
 
+/// The workload of case `name`.
+fn workload(name: &str, nr_cpus: usize) -> Workload {
+    match name {
+        "sched-idle-8" => periodic(8, 5333, 7777, 5, 3000),
+        "periodic-8-dense" => {
+            let per = BIG_PERIODIC as usize * nr_cpus / 4096;
+            let idle = BIG_IDLE as usize * nr_cpus / 4096;
+            periodic(per as u32, 100, 4000, idle as u32, 3000)
+        }
+        "periodic-160" => periodic(320, 2000, 5000, 40, 3000),
+        "periodic-4096" => periodic(BIG_PERIODIC, 100, 4000, BIG_IDLE, 3000),
+        // The STEAL experiment's 8-group row, every message a write() and a
+        // read() (with the exact fast-forward `schedlab run` uses by default).
+        "hackbench-160" => {
+            schedlab_workload::generators::hackbench(
+                "hackbench:",
+                "groups=8,loops=100000,mode=process,ipc=socket",
+            )
+            .expect("hackbench spec")
+            .workload
+        }
+        "oltp-384" | "oltp-512" => {
+            schedlab_workload::generators::oltp("oltp:", "", nr_cpus)
+                .expect("default oltp")
+                .workload
+        }
+        // hackbench in a 3-level hierarchy with quotas on every level (the
+        // bandwidth-hierarchy experiment's shape), looping for the whole run.
+        "quota-512" => {
+            let mut w = schedlab_workload::generators::hackbench(
+                "hackbench:",
+                "groups=16,loops=1000000,mode=process,ipc=pipe,cgroup=/hb/l2/g%g",
+            )
+            .expect("hackbench spec")
+            .workload;
+            let mut args = vec![
+                "/hb:cpu.max=480000,20000".to_string(),
+                "/hb/l2:cpu.max=320000,20000".into(),
+            ];
+            args.extend((0..16).map(|g| format!("/hb/l2/g{g}:cpu.max=30000,20000")));
+            let args: Vec<_> = args
+                .iter()
+                .map(|a| schedlab_workload::cgroup::parse_arg(a).expect("cgroup arg"))
+                .collect();
+            schedlab_workload::cgroup::apply_overrides(&mut w, &args).expect("cgroup settings");
+            w
+        }
+        _ => unreachable!("case names are checked before"),
+    }
+}
+
+/// The figures of one case.
+#[derive(Debug, Clone)]
+struct Figures {
+    name: String,
+    label: String,
+    machine: String,
+    cpus: usize,
+    tasks: usize,
+    sim_s: f64,
+    events: u64,
+    /// Wall seconds of `Sim::new` (domains, tasks, queues).
+    setup_s: f64,
+    /// Wall seconds of the run itself; the rates below divide by it.
+    wall_s: f64,
+    /// CPU seconds (user + system) of the run itself: on a machine shared
+    /// with other jobs, the steadier figure.
+    cpu_s: f64,
+    events_per_s: f64,
+    ns_per_event: f64,
+    sim_s_per_wall_s: f64,
+    /// Peak resident set of the case's own process, bytes (`VmHWM`); None
+    /// in-process.
+    peak_rss_bytes: Option<u64>,
+}
+
+impl Figures {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name, "label": self.label, "machine": self.machine,
+            "cpus": self.cpus, "tasks": self.tasks, "sim_s": self.sim_s,
+            "events": self.events, "setup_s": self.setup_s, "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
+            "events_per_s": self.events_per_s, "ns_per_event": self.ns_per_event,
+            "sim_s_per_wall_s": self.sim_s_per_wall_s,
+            "peak_rss_bytes": self.peak_rss_bytes,
+        })
+    }
+    fn from_json(v: &serde_json::Value) -> Option<Figures> {
+        let s = |k: &str| v[k].as_str().map(String::from);
+        let f = |k: &str| v[k].as_f64();
+        let u = |k: &str| v[k].as_u64();
+        Some(Figures {
+            name: s("name")?,
+            label: s("label")?,
+            machine: s("machine")?,
+            cpus: u("cpus")? as usize,
+            tasks: u("tasks")? as usize,
+            sim_s: f("sim_s")?,
+            events: u("events")?,
+            setup_s: f("setup_s")?,
+            wall_s: f("wall_s")?,
+            cpu_s: f("cpu_s")?,
+            events_per_s: f("events_per_s")?,
+            ns_per_event: f("ns_per_event")?,
+            sim_s_per_wall_s: f("sim_s_per_wall_s")?,
+            peak_rss_bytes: u("peak_rss_bytes"),
+        })
+    }
+}
+
+/// User + system CPU seconds of this process so far.
+fn cpu_time() -> f64 {
+    // SAFETY: getrusage fills the struct it is given; zeroed is a valid
+    // initial value for this plain C struct.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(r.ru_utime) + tv(r.ru_stime)
+}
+
+/// `VmHWM` of this process, in bytes (Linux only).
+fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Builds and runs one case in this process.
+fn run_case(c: &Case, secs: f64) -> Result<Figures> {
+    let machine = preset(c.machine).expect("preset exists");
+    let cpus = machine.nr_cpus();
+    let w = workload(c.name, cpus);
+    let cfg = SimConfig {
+        duration_ns: Some((secs * NSEC_PER_SEC as f64).round() as u64),
+        ..SimConfig::default()
+    };
+    let t0 = Instant::now();
+    let mut sim = Sim::new(machine, &w, cfg, NullSink).map_err(|e| user(e.to_string()))?;
+    let setup_s = t0.elapsed().as_secs_f64();
+    let (t1, c1) = (Instant::now(), cpu_time());
+    let res = sim.run();
+    let wall_s = t1.elapsed().as_secs_f64();
+    let cpu_s = cpu_time() - c1;
+    Ok(Figures {
+        name: c.name.into(),
+        label: c.label.into(),
+        machine: c.machine.into(),
+        cpus,
+        tasks: w.tasks.len(),
+        sim_s: secs,
+        events: res.events,
+        setup_s,
+        wall_s,
+        cpu_s,
+        events_per_s: res.events as f64 / wall_s,
+        ns_per_event: wall_s * 1e9 / res.events.max(1) as f64,
+        sim_s_per_wall_s: secs / wall_s,
+        peak_rss_bytes: None,
+    })
+}
+
+/// Runs one case in a child process (this binary, `bench --child`).
+fn run_child(exe: &std::path::Path, c: &Case, secs: f64) -> Result<Figures> {
+    let out = std::process::Command::new(exe)
+        .args(["bench", "--child", c.name, "--seconds", &format!("{secs}")])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("starting {} for case {}", exe.display(), c.name))?;
+    if !out.status.success() {
+        anyhow::bail!("case {}: child process failed ({})", c.name, out.status);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str::<serde_json::Value>(text.trim())
+        .ok()
+        .as_ref()
+        .and_then(Figures::from_json)
+        .with_context(|| format!("case {}: child output {:?}", c.name, text.trim()))
+}
+
+/// Parses `--seconds`: a positive, finite number of seconds.
+fn parse_seconds(s: &str) -> Result<f64> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err(user(format!(
+            "--seconds: {s:?} is not a number of seconds greater than zero (at most 1e6)"
+        ))),
+    }
+}
+
+fn find_case(name: &str) -> Result<&'static Case> {
+    CASES.iter().find(|c| c.name == name).ok_or_else(|| {
+        let names: Vec<_> = CASES.iter().map(|c| c.name).collect();
+        user(format!(
+            "--case: no case {name:?}; the cases are {}",
+            names.join(", ")
+        ))
+    })
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))
+}
+
 /// `schedlab bench`.
 pub fn run(a: &BenchArgs) -> Result<ExitCode> {
-    let oltp = |m: &str| {
-        let n = preset(m).expect("preset exists").nr_cpus();
-        schedlab_workload::generators::oltp("oltp:", "", n)
-            .expect("default oltp")
-            .workload
-    };
-    // hackbench in a 3-level hierarchy with quotas on every level (the
-    // bandwidth-hierarchy experiment's shape), looping for the whole run.
-    let capped_hackbench = {
-        let mut w = schedlab_workload::generators::hackbench(
-            "hackbench:",
-            "groups=16,loops=1000000,mode=process,ipc=pipe,cgroup=/hb/l2/g%g",
-        )
-        .expect("hackbench spec")
-        .workload;
-        let mut args = vec![
-            "/hb:cpu.max=480000,20000".to_string(),
-            "/hb/l2:cpu.max=320000,20000".into(),
-        ];
-        args.extend((0..16).map(|g| format!("/hb/l2/g{g}:cpu.max=30000,20000")));
-        let args: Vec<_> = args
-            .iter()
-            .map(|a| schedlab_workload::cgroup::parse_arg(a).expect("cgroup arg"))
-            .collect();
-        schedlab_workload::cgroup::apply_overrides(&mut w, &args).expect("cgroup settings");
-        w
-    };
-    // (name, machine, workload, simulated seconds)
-    if a.seconds == Some(0) {
-        return Err(user("--seconds: must be greater than zero"));
+    let seconds = a.seconds.as_deref().map(parse_seconds).transpose()?;
+    if let Some(name) = &a.child {
+        let c = find_case(name)?;
+        let mut f = run_case(c, seconds.unwrap_or(c.default_s))?;
+        f.peak_rss_bytes = peak_rss();
+        println!("{}", f.to_json());
+        return Ok(ExitCode::SUCCESS);
     }
-    let small = a.seconds.unwrap_or(10);
-    let big = a.seconds.unwrap_or(1);
-    let cases: Vec<(&str, &str, Workload, u64)> = vec![
-        (
-            "sched-idle 8cpu: 8 periodic + 5 SCHED_IDLE",
-            "a7-octa",
-            periodic(8, 5333, 7777, 5, 3000),
-            small,
-        ),
-        (
-            "periodic 160cpu: 320 periodic + 40 SCHED_IDLE",
-            "icx-2s-80c-ht",
-            periodic(320, 2000, 5000, 40, 3000),
-            small,
-        ),
-        (
-            "oltp 384cpu gnr-2s-snc3 (defaults)",
-            "gnr-2s-snc3",
-            oltp("gnr-2s-snc3"),
-            big,
-        ),
-        (
-            "oltp 512cpu epyc-2s-256c-smt (defaults)",
-            "epyc-2s-256c-smt",
-            oltp("epyc-2s-256c-smt"),
-            big,
-        ),
-        (
-            "hackbench 512cpu, 3-level cgroups with cpu.max",
-            "epyc-2s-256c-smt",
-            capped_hackbench,
-            big,
-        ),
-    ];
-    println!(
-        "{:<48} {:>6} {:>12} {:>10} {:>12} {:>12}",
-        "case", "sim s", "events", "wall s", "events/s", "sim-s/wall-s"
-    );
-    for (name, m, w, secs) in cases {
-        let machine = preset(m).expect("preset exists");
-        let cfg = SimConfig {
-            duration_ns: Some(secs * NSEC_PER_SEC),
-            ..SimConfig::default()
-        };
-        let t0 = Instant::now();
-        let (_sim, res) = simulate(machine, &w, cfg, NullSink).map_err(|e| user(e.to_string()))?;
-        let wall = t0.elapsed().as_secs_f64();
+    if a.list {
+        println!("{:<18} {:<18} {:>9}  what", "case", "machine", "default s");
+        for c in CASES {
+            println!(
+                "{:<18} {:<18} {:>9}  {}",
+                c.name, c.machine, c.default_s, c.label
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let selected: Vec<&Case> = if a.cases.is_empty() {
+        CASES.iter().collect()
+    } else {
+        a.cases
+            .iter()
+            .map(|n| find_case(n))
+            .collect::<Result<_>>()?
+    };
+    // Child processes only when this is the schedlab binary itself.
+    let exe = std::env::current_exe().ok().filter(|p| {
+        p.file_stem()
+            .is_some_and(|s| s.to_string_lossy().starts_with("schedlab"))
+    });
+    let exe = if a.in_process { None } else { exe };
+    if !a.json {
         println!(
-            "{:<48} {:>6} {:>12} {:>10.3} {:>12.0} {:>12.3}",
-            name,
-            secs,
-            res.events,
-            wall,
-            res.events as f64 / wall,
-            secs as f64 / wall
+            "{:<48} {:>8} {:>12} {:>8} {:>9} {:>9} {:>12} {:>9} {:>12} {:>9}",
+            "case",
+            "sim s",
+            "events",
+            "setup s",
+            "wall s",
+            "cpu s",
+            "events/s",
+            "ns/event",
+            "sim-s/wall-s",
+            "peak MiB"
         );
     }
-    if a.seconds.is_none() {
+    let mut all = Vec::new();
+    for c in selected {
+        let secs = seconds.unwrap_or(c.default_s);
+        let f = match &exe {
+            Some(exe) => run_child(exe, c, secs)?,
+            None => run_case(c, secs)?,
+        };
+        if !a.json {
+            println!(
+                "{:<48} {:>8} {:>12} {:>8.3} {:>9.3} {:>9.3} {:>12.0} {:>9.1} {:>12.3} {:>9}",
+                f.label,
+                f.sim_s,
+                f.events,
+                f.setup_s,
+                f.wall_s,
+                f.cpu_s,
+                f.events_per_s,
+                f.ns_per_event,
+                f.sim_s_per_wall_s,
+                mib(f.peak_rss_bytes)
+            );
+        }
+        all.push(f);
+    }
+    if a.json {
+        let doc = serde_json::json!({
+            "peak_rss": if exe.is_some() {
+                "VmHWM of a child process that ran only this case"
+            } else {
+                "not measured (in-process)"
+            },
+            "cases": all.iter().map(Figures::to_json).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else if seconds.is_none() {
         println!(
-            "(default lengths: the 8- and 160-CPU cases run 10 simulated s, the 384- and 512-CPU \
-             cases 1 s as they take seconds of wall time per simulated s; --seconds N runs every case N s)"
+            "(default lengths per case: `schedlab bench --list`; --seconds N runs every case N simulated s; \
+             rates divide by the run's wall time, setup excluded; peak MiB: {})",
+            if exe.is_some() { "VmHWM of the case's own child process" } else { "not measured in-process" }
         );
     }
     Ok(ExitCode::SUCCESS)

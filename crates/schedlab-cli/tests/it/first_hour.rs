@@ -338,19 +338,79 @@ fn run_help_names_the_three_trace_files() {
 
 #[test]
 fn bench_seconds_sets_every_case() {
-    let text = assert_success(&schedlab(["bench", "--seconds", "1"]));
-    let rows: Vec<&str> = text
-        .lines()
-        .skip(1)
-        .filter(|l| !l.starts_with('('))
-        .collect();
-    assert_eq!(rows.len(), 5, "{text}");
-    for r in rows {
-        // The `sim s` column follows the 48-character case name.
-        let secs = r[48..].split_whitespace().next().unwrap();
-        assert_eq!(secs, "1", "{r}");
+    // Every case, 10 simulated ms each, as JSON: each row says 0.01 s, has
+    // events and a peak RSS from its own child process.
+    let text = assert_success(&schedlab(["bench", "--seconds", "0.01", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&text).expect("bench --json is JSON");
+    let cases = v["cases"].as_array().expect("cases");
+    let list = assert_success(&schedlab(["bench", "--list"]));
+    assert_eq!(cases.len(), list.lines().count() - 1, "{text}\n{list}");
+    for c in cases {
+        assert_eq!(c["sim_s"].as_f64(), Some(0.01), "{c}");
+        assert!(c["events"].as_u64().unwrap() > 0, "{c}");
+        assert!(c["peak_rss_bytes"].as_u64().unwrap() > 1 << 20, "{c}");
+        assert!(c["events_per_s"].as_f64().unwrap() > 0.0, "{c}");
     }
-    assert!(!text.contains("default lengths"), "{text}");
+    assert!(
+        cases
+            .iter()
+            .any(|c| c["cpus"] == 4096 && c["tasks"] == 50_000),
+        "{text}"
+    );
+    // The table, one case chosen by name; no footnote with --seconds.
+    let text = assert_success(&schedlab([
+        "bench",
+        "--seconds",
+        "0.5",
+        "--case",
+        "sched-idle-8",
+    ]));
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].starts_with("sched-idle 8cpu"), "{text}");
+    assert_eq!(
+        rows[0][48..].split_whitespace().next(),
+        Some("0.5"),
+        "{text}"
+    );
+    // In-process: the same events, no memory figure.
+    let a = assert_success(&schedlab([
+        "bench",
+        "--seconds",
+        "0.5",
+        "--case",
+        "sched-idle-8",
+        "--json",
+    ]));
+    let b = assert_success(&schedlab([
+        "bench",
+        "--seconds",
+        "0.5",
+        "--case",
+        "sched-idle-8",
+        "--json",
+        "--in-process",
+    ]));
+    let (a, b): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&a).unwrap(),
+        serde_json::from_str(&b).unwrap(),
+    );
+    assert_eq!(a["cases"][0]["events"], b["cases"][0]["events"]);
+    assert!(b["cases"][0]["peak_rss_bytes"].is_null(), "{b}");
+}
+
+#[test]
+fn bench_refuses_bad_seconds_and_unknown_cases() {
+    for bad in ["0", "-1", "abc", "nan", "inf", "1e9"] {
+        let arg = format!("--seconds={bad}");
+        let err = assert_user_error(&["bench", &arg]);
+        assert!(err.contains("--seconds"), "{err}");
+    }
+    let err = assert_user_error(&["bench", "--case", "no-such-case"]);
+    assert!(
+        err.contains("no-such-case") && err.contains("periodic-4096"),
+        "{err}"
+    );
 }
 
 // --------------------------------------------- 6. constant latency note

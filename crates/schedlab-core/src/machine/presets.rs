@@ -8,6 +8,7 @@
 //!   cwf-2s-240c        240    2    2    2    60 x 4 cores    no   modules contiguous
 //!   epyc-2s-256c-smt   512    2    2   32    = cores         2    sibling of i is i+256
 //!   vm-2cpu              2    1    1    1    = cores         no
+//!   big-8s-4096         4096    8    8  128    = cores         2    sibling of i is i+2048
 //! ```
 //!
 //! Every preset is built by one generator (`Layout`): cores are laid out
@@ -44,6 +45,7 @@ pub const PRESET_NAMES: &[&str] = &[
     "cwf-2s-240c",
     "epyc-2s-256c-smt",
     "vm-2cpu",
+    "big-8s-4096",
 ];
 
 /// Looks up a preset by name.
@@ -55,6 +57,7 @@ pub fn preset(name: &str) -> Option<Machine> {
         "cwf-2s-240c" => cwf_2s_240c(),
         "epyc-2s-256c-smt" => epyc_2s_256c_smt(),
         "vm-2cpu" => vm_2cpu(),
+        "big-8s-4096" => big_8s_4096(),
         _ => return None,
     };
     Some(m.expect("built-in preset must be a valid machine"))
@@ -505,6 +508,78 @@ pub fn make_test_machine(
     .expect("make_test_machine: counts must be non-zero and the machine not too large")
 }
 
+/// The scaling preset (issue 17): 8 sockets x 256 cores x 2 threads, 4096
+/// CPUs, the most CPUs the CLI accepts by default (`--max-cpus` 4096).
+///
+/// No shipping machine has this exact shape; it is a composite of real
+/// parts, each figure from the part it comes from:
+/// * **Socket**: 256 Zen-class cores with SMT2, the core count AMD announced
+///   for EPYC "Venice" (Zen 6, 2026; public announcement, June 2025). Its CCD
+///   layout was not confirmed when this was written (32-core CCDs are a
+///   2024 rumour), so the socket is built from the CCD of the shipping
+///   192-core EPYC 9965 (Turin dense, Zen 5c): 16 cores sharing one 32 MB
+///   L3, one CCX per CCD (die-shot reports of April 2025, e.g. HXL's,
+///   relayed by the hardware press). 16 such CCXs give 256 cores: the
+///   kernel's MC domain is the CCX (32 CPUs), as on every EPYC.
+/// * **Sockets and nodes**: EPYC stops at 2 sockets; 8 sockets are the shape
+///   of 8-socket x86 servers. NPS1: one node per socket. The distance table
+///   is that of a two-level 8-socket fabric, two 4-socket boards (as HPE
+///   Superdome Flex chassis or 8-socket Xeon systems pair 4-socket halves):
+///   SLIT 10 local, 21 to the 3 other sockets of the board (the common
+///   one-hop value of UPI/xGMI machines, as on the other presets), 31 across
+///   boards (+10 per extra hop, the usual firmware convention). Recalled
+///   conventions, not read off one machine: a guess. It gives the kernel
+///   two NUMA levels (board, whole machine) above PKG.
+/// * **Numbering**: as Linux numbers x86 servers, the first threads of all
+///   2048 cores, then their siblings (sibling of `i` is `i + 2048`).
+/// * Idle states, costs: those of `epyc-2s-256c-smt` (same vendor class),
+///   with one more hop across boards (guess: ~400 ns, a second fabric
+///   crossing on top of the ~230 ns socket-to-socket figure).
+fn big_8s_4096() -> Result<Machine, super::MachineError> {
+    const BOARD: u32 = 4; // sockets per board
+    let l = Layout {
+        packages: 8,
+        nodes_per_package: 1, // NPS1
+        llcs_per_node: 16,
+        clusters_per_llc: 16,
+        cores_per_cluster: 1, // L2 is private per core
+        threads_per_core: 2,
+        numbering: Numbering::SiblingsLast,
+        same_package_distance: 21, // unused: one node per package
+        other_package_distance: 21,
+    };
+    let distances = (0..8u32)
+        .map(|a| {
+            (0..8u32)
+                .map(|b| {
+                    if a == b {
+                        10
+                    } else if a / BOARD == b / BOARD {
+                        21
+                    } else {
+                        31
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    // As epyc-2s-256c-smt (acpi_idle on EPYC; recalled, not verified).
+    let idle = vec![poll(), state("C1", 1, 2), state("C2", 18, 36)];
+    // Guesses: ~25 ns inside a CCX, ~120 ns between CCXs of a socket, the
+    // other-package figure averaged over one-hop (~230 ns) and two-hop
+    // (~400 ns) sockets: 4 of the 7 other sockets are two hops away, so
+    // ~330 ns. The cost table has one other-package level.
+    let c = costs([5, 8, 25, 25, 120, 120, 330], 1_800, 1_300, 1_500);
+    Machine::new(
+        "big-8s-4096",
+        "8 x 256C/512T sockets (Venice-class core count, 16-core CCX as the EPYC 9965), 2 boards of 4 sockets, NPS1",
+        l.cpus(),
+        distances,
+        c,
+        idle,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -610,6 +685,27 @@ mod tests {
         assert_eq!(m.distance(c(0), c(8)), Distance::SameNode);
         assert_eq!(m.distance(c(0), c(128)), Distance::OtherPackage);
         assert_eq!(m.node_distance, vec![vec![10, 32], vec![32, 10]]);
+    }
+
+    #[test]
+    fn machine_preset_big_4096() {
+        let m = preset("big-8s-4096").unwrap();
+        // 8 x 256 cores x 2; 16 CCX of 16 cores per socket; one node each.
+        assert_eq!(shape(&m), (4096, 2048, 2048, 128, 8, 8, true));
+        assert_eq!(m.core_span(c(3)).to_list(), "3,2051");
+        assert_eq!(m.llc_span(c(17)).to_list(), "16-31,2064-2079");
+        assert_eq!(m.distance(c(0), c(2048)), Distance::SameCore);
+        assert_eq!(m.distance(c(0), c(15)), Distance::SameLlc);
+        assert_eq!(m.distance(c(0), c(16)), Distance::SameNode);
+        assert_eq!(m.distance(c(0), c(256)), Distance::OtherPackage);
+        // Two boards of four sockets: 21 on the board, 31 across.
+        assert_eq!(m.node_distance[0], vec![10, 21, 21, 21, 31, 31, 31, 31]);
+        assert_eq!(m.node_distance[6], vec![31, 31, 31, 31, 21, 21, 10, 21]);
+        for a in 0..8 {
+            for b in 0..8 {
+                assert_eq!(m.node_distance[a][b], m.node_distance[b][a]);
+            }
+        }
     }
 
     #[test]
