@@ -1092,7 +1092,7 @@ impl<S: Sink> Sim<S> {
     /// holds (`i32::MAX` when none). A deadline waiter lends the highest
     /// RT priority (deviation: the kernel lends its deadline parameters).
     pub(crate) fn pi_prio(&self, t: TaskId) -> i32 {
-        if !self.prog.pi_mutexes {
+        if !self.prog.pi_mutexes || self.prog.mutexes_held_by(t) == 0 {
             return i32::MAX;
         }
         self.prog

@@ -1171,7 +1171,7 @@ impl<S: Sink> Sim<S> {
     /// that locks first takes it (barging), sending the waiter back to the
     /// end of the queue.
     fn mutex_lock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) -> bool {
-        match self.prog.mutexes[mutex as usize].lock(t) {
+        match self.prog.mutex_lock(mutex as usize, t) {
             Ok(()) => false,
             Err(owner) => {
                 if self.prog.pi_mutexes {
@@ -1194,7 +1194,7 @@ impl<S: Sink> Sim<S> {
 
     fn mutex_unlock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) {
         let pi = self.prog.pi_mutexes;
-        let Some(next) = self.prog.mutexes[mutex as usize].unlock(t, pi) else {
+        let Some(next) = self.prog.mutex_unlock(mutex as usize, t, pi) else {
             return; // unlocking a mutex one does not hold: rt-app's bug, ignored
         };
         if self.prog.pi_mutexes {
