@@ -30,10 +30,11 @@ pub struct Runtime {
     /// through [`Runtime::mutex_lock`] and [`Runtime::mutex_unlock`], which
     /// keep `mutexes_held` in step.
     pub(crate) mutexes: Vec<MutexState>,
-    /// How many mutexes each task (by index) holds, so that the PI walk
-    /// (`pi_prio`) skips the scan of every mutex for a task holding none
-    /// (issue 17: that scan was a fifth of an OLTP run). Grown on demand.
-    pub(crate) mutexes_held: Vec<u32>,
+    /// The mutexes each task (by index) holds, in no particular order, so
+    /// that the PI walk (`pi_prio`) visits those rather than scanning every
+    /// mutex (issue 17: that scan was a fifth of an OLTP run). Grown on
+    /// demand.
+    pub(crate) mutexes_held: Vec<Vec<u32>>,
     /// Condition variables: waiters in arrival order.
     pub(crate) conds: Vec<VecDeque<TaskId>>,
     /// Barriers.
@@ -177,7 +178,7 @@ impl Runtime {
     pub(crate) fn mutex_lock(&mut self, m: usize, t: TaskId) -> Result<(), TaskId> {
         let before = self.mutexes[m].owner;
         let r = self.mutexes[m].lock(t);
-        self.note_owner(before, self.mutexes[m].owner);
+        self.note_owner(m, before, self.mutexes[m].owner);
         r
     }
 
@@ -185,29 +186,34 @@ impl Runtime {
     pub(crate) fn mutex_unlock(&mut self, m: usize, t: TaskId, handoff: bool) -> Option<Option<TaskId>> {
         let before = self.mutexes[m].owner;
         let r = self.mutexes[m].unlock(t, handoff);
-        self.note_owner(before, self.mutexes[m].owner);
+        self.note_owner(m, before, self.mutexes[m].owner);
         r
     }
 
-    fn note_owner(&mut self, before: Option<TaskId>, after: Option<TaskId>) {
+    fn note_owner(&mut self, m: usize, before: Option<TaskId>, after: Option<TaskId>) {
         if before == after {
             return;
         }
         if let Some(b) = before {
-            self.mutexes_held[b.idx()] -= 1;
+            let held = &mut self.mutexes_held[b.idx()];
+            let i = held
+                .iter()
+                .position(|&x| x as usize == m)
+                .expect("the owner's list holds the mutex");
+            held.swap_remove(i);
         }
         if let Some(a) = after {
             if self.mutexes_held.len() <= a.idx() {
-                self.mutexes_held.resize(a.idx() + 1, 0);
+                self.mutexes_held.resize_with(a.idx() + 1, Vec::new);
             }
-            self.mutexes_held[a.idx()] += 1;
+            self.mutexes_held[a.idx()].push(m as u32);
         }
     }
 
-    /// Number of mutexes `t` holds.
+    /// The mutexes `t` holds, in no particular order.
     #[inline]
-    pub(crate) fn mutexes_held_by(&self, t: TaskId) -> u32 {
-        self.mutexes_held.get(t.idx()).copied().unwrap_or(0)
+    pub(crate) fn mutexes_held_by(&self, t: TaskId) -> &[u32] {
+        self.mutexes_held.get(t.idx()).map_or(&[], Vec::as_slice)
     }
 
     /// Condition variable `cond` signalled (`all`: broadcast): the waiters

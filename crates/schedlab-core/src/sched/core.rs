@@ -1092,14 +1092,14 @@ impl<S: Sink> Sim<S> {
     /// holds (`i32::MAX` when none). A deadline waiter lends the highest
     /// RT priority (deviation: the kernel lends its deadline parameters).
     pub(crate) fn pi_prio(&self, t: TaskId) -> i32 {
-        if !self.prog.pi_mutexes || self.prog.mutexes_held_by(t) == 0 {
+        if !self.prog.pi_mutexes {
             return i32::MAX;
         }
+        // A minimum: the order the held mutexes are visited in is moot.
         self.prog
-            .mutexes
+            .mutexes_held_by(t)
             .iter()
-            .filter(|m| m.owner == Some(t))
-            .flat_map(|m| m.waiters.iter())
+            .flat_map(|&m| self.prog.mutexes[m as usize].waiters.iter())
             .map(|&w| self.sched.tasks[w.idx()].prio.max(0))
             .min()
             .unwrap_or(i32::MAX)
