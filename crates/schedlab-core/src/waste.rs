@@ -53,7 +53,7 @@ impl<S: Sink> Sim<S> {
                 if ents[task.se.idx()].sched_delayed {
                     return;
                 }
-                if task.cpus_allowed.weight() == n {
+                if task.nr_cpus_allowed as usize == n {
                     waiting_any.set(rq.cpu);
                 } else {
                     restricted.push((rq.cpu, &task.cpus_allowed));

@@ -577,7 +577,7 @@ impl<S: Sink> Sim<S> {
         if mask == self.sched.tasks[t.idx()].cpus_allowed {
             return false;
         }
-        self.sched.tasks[t.idx()].cpus_allowed = mask.clone();
+        self.sched.tasks[t.idx()].set_cpus_allowed(mask.clone());
         if mask.test(cpu) {
             return false;
         }
