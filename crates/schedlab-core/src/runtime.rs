@@ -68,6 +68,10 @@ pub struct Runtime {
     pub(crate) request_queues: Vec<(crate::program::RequestQueueSpec, u64)>,
     /// Each probe's samples `(start, end)` in recording order (`Op::Record`).
     pub probes: Vec<Vec<(Nanos, Nanos)>>,
+    /// An empty list, swapped with a socket's wait queue when all its
+    /// sleepers are woken, so that neither list is reallocated per message
+    /// (`sched/exec.rs`).
+    pub(crate) wake_scratch: Vec<TaskId>,
 }
 
 /// State of one rt-app timer object.
@@ -171,6 +175,7 @@ impl Runtime {
                 .map(|q| (q.clone(), 0))
                 .collect(),
             probes: vec![Vec::new(); workload.probes.len()],
+            wake_scratch: Vec::new(),
         }
     }
 

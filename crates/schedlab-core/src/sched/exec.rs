@@ -725,12 +725,24 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// Wakes, in order, the tasks a socket's wait queue held (swapped into
+    /// `wake_scratch`), then keeps the emptied list for the next swap.
+    fn wake_swapped_list(&mut self, cpu: CpuId) {
+        let list = std::mem::take(&mut self.prog.wake_scratch);
+        for &w in &list {
+            self.try_to_wake_up(w, cpu, true, true);
+        }
+        let mut list = list;
+        list.clear();
+        self.prog.wake_scratch = list;
+    }
+
     /// The effect of one paid `write()` on channel `ch`: false when the
     /// channel is full and the writer went to sleep on it.
     fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
-        let mut wake_all = Vec::new();
+        let mut wake_all = false;
         match &mut self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => {
                 if !p.writable(*n) {
@@ -756,12 +768,16 @@ impl<S: Sink> Sim<S> {
                 }
                 s.write(*n);
                 // sock_def_readable: every sleeping reader.
-                wake_all = std::mem::take(&mut s.readers);
+                std::mem::swap(&mut s.readers, &mut self.prog.wake_scratch);
+                wake_all = true;
             }
         }
         self.sched.tasks[t.idx()].chan_waited = false;
-        for w in wake.into_iter().flatten().chain(wake_all) {
+        for w in wake.into_iter().flatten() {
             self.try_to_wake_up(w, cpu, true, true);
+        }
+        if wake_all {
+            self.wake_swapped_list(cpu);
         }
         true
     }
@@ -771,7 +787,7 @@ impl<S: Sink> Sim<S> {
     fn chan_read(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
-        let mut wake_all = Vec::new();
+        let mut wake_all = false;
         match &mut self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => {
                 if p.unread() < *n {
@@ -797,13 +813,17 @@ impl<S: Sink> Sim<S> {
                 // sock_wfree -> unix_write_space: every sleeping writer,
                 // once at most a quarter of the send buffer is in use.
                 if s.read() {
-                    wake_all = std::mem::take(&mut s.writers);
+                    std::mem::swap(&mut s.writers, &mut self.prog.wake_scratch);
+                    wake_all = true;
                 }
             }
         }
         self.sched.tasks[t.idx()].chan_waited = false;
-        for w in wake.into_iter().flatten().chain(wake_all) {
+        for w in wake.into_iter().flatten() {
             self.try_to_wake_up(w, cpu, true, true);
+        }
+        if wake_all {
+            self.wake_swapped_list(cpu);
         }
         true
     }
