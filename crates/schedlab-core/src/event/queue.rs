@@ -18,7 +18,7 @@ struct Entry {
 /// Children per node. A 4-ary heap is half as deep as a binary one, and a
 /// node's four children (32 bytes each) share two cache lines; issue 17's
 /// profile had the binary heap's pop at a fifth of a hackbench run.
-const ARITY: usize = 4;
+const ARITY: usize = 4; // `pop` unrolls a family of four
 
 /// Pending events.
 #[derive(Debug, Default)]
@@ -63,29 +63,48 @@ impl EventQueue {
         }
         let top = self.heap[0];
         // Sift `last` down from the root with a hole: the smallest child
-        // moves up until `last` fits.
+        // moves up until `last` fits. Full families (all but the last) are
+        // compared unrolled on one slice, without per-child bounds checks.
+        let heap = &mut self.heap[..];
         let mut i = 0;
         loop {
             let c = i * ARITY + 1;
-            if c >= n {
-                break;
-            }
-            let mut m = c;
-            let mut mk = self.heap[c].key;
-            for j in c + 1..(c + ARITY).min(n) {
-                let k = self.heap[j].key;
-                if k < mk {
-                    m = j;
-                    mk = k;
+            let (m, mk) = if c + ARITY <= n {
+                let ch = &heap[c..c + ARITY];
+                let (mut m, mut mk) = (0, ch[0].key);
+                if ch[1].key < mk {
+                    m = 1;
+                    mk = ch[1].key;
                 }
-            }
+                if ch[2].key < mk {
+                    m = 2;
+                    mk = ch[2].key;
+                }
+                if ch[3].key < mk {
+                    m = 3;
+                    mk = ch[3].key;
+                }
+                (c + m, mk)
+            } else if c < n {
+                let mut m = c;
+                let mut mk = heap[c].key;
+                for (j, e) in heap.iter().enumerate().take(n).skip(c + 1) {
+                    if e.key < mk {
+                        m = j;
+                        mk = e.key;
+                    }
+                }
+                (m, mk)
+            } else {
+                break;
+            };
             if last.key <= mk {
                 break;
             }
-            self.heap[i] = self.heap[m];
+            heap[i] = heap[m];
             i = m;
         }
-        self.heap[i] = last;
+        heap[i] = last;
         Some(((top.key >> 64) as Nanos, top.event))
     }
     /// Time of the earliest pending event (stale ones included), if any.
