@@ -16,6 +16,22 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     overload_bitmaps_match(sim)?;
     idle_cpu_with_work_is_woken(sim)?;
     bandwidth_within_quota(sim)?;
+    affinity_counts_match(sim)?;
+    Ok(())
+}
+
+/// Every task's cached `nr_cpus_allowed` is the weight of its mask.
+pub fn affinity_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    for t in &sim.sched.tasks {
+        if t.nr_cpus_allowed as usize != t.cpus_allowed.weight() {
+            return Err(format!(
+                "task {}: nr_cpus_allowed {} but {} CPUs allowed",
+                t.spec.name,
+                t.nr_cpus_allowed,
+                t.cpus_allowed.weight()
+            ));
+        }
+    }
     Ok(())
 }
 

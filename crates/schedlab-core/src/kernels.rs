@@ -106,9 +106,11 @@ pub fn canonical(name: &str) -> Option<&'static str> {
     let n = name.trim();
     let n = n.strip_prefix("linux-").unwrap_or(n);
     let n = n.strip_prefix('v').unwrap_or(n);
-    let n = match n.split('.').collect::<Vec<_>>().as_slice() {
-        [a, b, _patch] => format!("{a}.{b}"),
-        _ => n.to_string(),
+    // `a.b.patch` is `a.b`; anything else is taken whole. Without
+    // allocating: `wakeup_preempt` asks on every wakeup (`at_least`).
+    let n = match n.split('.').count() {
+        3 => &n[..n.rfind('.').expect("three parts have two dots")],
+        _ => n,
     };
     KERNELS.iter().copied().find(|k| *k == n)
 }

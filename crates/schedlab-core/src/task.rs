@@ -78,8 +78,11 @@ pub struct Task {
     pub policy: Policy,
     /// Current nice.
     pub nice: i32,
-    /// Allowed CPUs.
+    /// Allowed CPUs. Assign through [`Task::set_cpus_allowed`], which
+    /// keeps `nr_cpus_allowed` in step.
     pub cpus_allowed: CpuMask,
+    /// Weight of `cpus_allowed` (`p->nr_cpus_allowed`).
+    pub nr_cpus_allowed: u32,
     /// Its scheduling entity.
     pub se: EntityId,
     /// Life state.
@@ -210,6 +213,12 @@ pub enum Resume {
 }
 
 impl Task {
+    /// Sets the allowed CPUs and their count.
+    pub fn set_cpus_allowed(&mut self, mask: CpuMask) {
+        self.nr_cpus_allowed = mask.weight() as u32;
+        self.cpus_allowed = mask;
+    }
+
     /// False for a thread of a fork pool that no fork ever started: it
     /// never existed, so it has no log and is not in summary.json.
     pub fn existed(&self) -> bool {

@@ -18,6 +18,7 @@
 //! | `oltp_memory` | an `oltp:` workload the memory cannot hold is refused before it is built |
 //! | `time_free` | issue 18.2: loops of rt-app events alone advance time and end, rows bounded |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
+//! | `identical` | issue 17: the performance cases' shapes at small scale, every output file (traces too) hashed against committed hashes |
 //! | `schbench` | the schbench generator: hand-checked latencies, rate mode, its tables under --check on icx and a7, determinism, bad specs |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
@@ -35,6 +36,7 @@ mod fork;
 mod golden;
 mod groups;
 mod hackbench;
+mod identical;
 mod kernels;
 mod kill_out;
 mod lisa_events;

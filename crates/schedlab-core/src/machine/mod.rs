@@ -143,6 +143,9 @@ struct Spans {
     llc: Vec<CpuMask>,
     node: Vec<CpuMask>,
     package: Vec<CpuMask>,
+    /// Some core has more than one CPU (cached: `has_smt` is asked on
+    /// every wakeup).
+    smt: bool,
 }
 
 /// Why a machine description is impossible.
@@ -201,12 +204,14 @@ impl Machine {
                 llc: dense(&|c| c.llc, "LLC")?,
                 node: dense(&|c| c.node, "node")?,
                 package: dense(&|c| c.package, "package")?,
+                smt: false,
             })
         })();
-        let spans = match spans {
+        let mut spans = match spans {
             Ok(s) => s,
             Err(m) => return bad(m),
         };
+        spans.smt = spans.core.iter().any(|s| s.weight() > 1);
         // Nesting: all CPUs of a core share a cluster, of a cluster an LLC, ...
         for (i, c) in cpus.iter().enumerate() {
             let first_of = |span: &CpuMask| span.first().unwrap().idx();
@@ -367,7 +372,7 @@ impl Machine {
     }
     /// True when some core has more than one CPU.
     pub fn has_smt(&self) -> bool {
-        self.spans.core.iter().any(|s| s.weight() > 1)
+        self.spans.smt
     }
     /// `cpus_share_cache(a, b)`.
     #[inline]

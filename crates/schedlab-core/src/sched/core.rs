@@ -1095,11 +1095,11 @@ impl<S: Sink> Sim<S> {
         if !self.prog.pi_mutexes {
             return i32::MAX;
         }
+        // A minimum: the order the held mutexes are visited in is moot.
         self.prog
-            .mutexes
+            .mutexes_held_by(t)
             .iter()
-            .filter(|m| m.owner == Some(t))
-            .flat_map(|m| m.waiters.iter())
+            .flat_map(|&m| self.prog.mutexes[m as usize].waiters.iter())
             .map(|&w| self.sched.tasks[w.idx()].prio.max(0))
             .min()
             .unwrap_or(i32::MAX)

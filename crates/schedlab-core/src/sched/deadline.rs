@@ -315,7 +315,7 @@ impl<S: Sink> Sim<S> {
             .queue
             .iter()
             .map(|&(_, _, t)| t)
-            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.weight() > 1)
+            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].nr_cpus_allowed > 1)
     }
 
     /// `push_dl_tasks`: move queued deadline tasks that cannot run on

@@ -577,7 +577,7 @@ impl<S: Sink> Sim<S> {
         if mask == self.sched.tasks[t.idx()].cpus_allowed {
             return false;
         }
-        self.sched.tasks[t.idx()].cpus_allowed = mask.clone();
+        self.sched.tasks[t.idx()].set_cpus_allowed(mask.clone());
         if mask.test(cpu) {
             return false;
         }
@@ -725,12 +725,24 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// Wakes, in order, the tasks a socket's wait queue held (swapped into
+    /// `wake_scratch`), then keeps the emptied list for the next swap.
+    fn wake_swapped_list(&mut self, cpu: CpuId) {
+        let list = std::mem::take(&mut self.prog.wake_scratch);
+        for &w in &list {
+            self.try_to_wake_up(w, cpu, true, true);
+        }
+        let mut list = list;
+        list.clear();
+        self.prog.wake_scratch = list;
+    }
+
     /// The effect of one paid `write()` on channel `ch`: false when the
     /// channel is full and the writer went to sleep on it.
     fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
-        let mut wake_all = Vec::new();
+        let mut wake_all = false;
         match &mut self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => {
                 if !p.writable(*n) {
@@ -756,12 +768,16 @@ impl<S: Sink> Sim<S> {
                 }
                 s.write(*n);
                 // sock_def_readable: every sleeping reader.
-                wake_all = std::mem::take(&mut s.readers);
+                std::mem::swap(&mut s.readers, &mut self.prog.wake_scratch);
+                wake_all = true;
             }
         }
         self.sched.tasks[t.idx()].chan_waited = false;
-        for w in wake.into_iter().flatten().chain(wake_all) {
+        for w in wake.into_iter().flatten() {
             self.try_to_wake_up(w, cpu, true, true);
+        }
+        if wake_all {
+            self.wake_swapped_list(cpu);
         }
         true
     }
@@ -771,7 +787,7 @@ impl<S: Sink> Sim<S> {
     fn chan_read(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
-        let mut wake_all = Vec::new();
+        let mut wake_all = false;
         match &mut self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => {
                 if p.unread() < *n {
@@ -797,13 +813,17 @@ impl<S: Sink> Sim<S> {
                 // sock_wfree -> unix_write_space: every sleeping writer,
                 // once at most a quarter of the send buffer is in use.
                 if s.read() {
-                    wake_all = std::mem::take(&mut s.writers);
+                    std::mem::swap(&mut s.writers, &mut self.prog.wake_scratch);
+                    wake_all = true;
                 }
             }
         }
         self.sched.tasks[t.idx()].chan_waited = false;
-        for w in wake.into_iter().flatten().chain(wake_all) {
+        for w in wake.into_iter().flatten() {
             self.try_to_wake_up(w, cpu, true, true);
+        }
+        if wake_all {
+            self.wake_swapped_list(cpu);
         }
         true
     }
@@ -1171,7 +1191,7 @@ impl<S: Sink> Sim<S> {
     /// that locks first takes it (barging), sending the waiter back to the
     /// end of the queue.
     fn mutex_lock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) -> bool {
-        match self.prog.mutexes[mutex as usize].lock(t) {
+        match self.prog.mutex_lock(mutex as usize, t) {
             Ok(()) => false,
             Err(owner) => {
                 if self.prog.pi_mutexes {
@@ -1194,7 +1214,7 @@ impl<S: Sink> Sim<S> {
 
     fn mutex_unlock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) {
         let pi = self.prog.pi_mutexes;
-        let Some(next) = self.prog.mutexes[mutex as usize].unlock(t, pi) else {
+        let Some(next) = self.prog.mutex_unlock(mutex as usize, t, pi) else {
             return; // unlocking a mutex one does not hold: rt-app's bug, ignored
         };
         if self.prog.pi_mutexes {

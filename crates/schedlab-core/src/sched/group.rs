@@ -171,6 +171,39 @@ impl SchedState {
         }
     }
 
+    /// True when `f` holds for some queued, not running task of `cpu`;
+    /// the walk (in [`Self::for_each_queued_task`]'s order) stops at the
+    /// first.
+    pub(crate) fn any_queued_task<F: FnMut(TaskId) -> bool>(&self, cpu: CpuId, f: &mut F) -> bool {
+        self.any_in_queue(self.rqs[cpu.idx()].cfs, f)
+    }
+
+    fn any_in_queue<F: FnMut(TaskId) -> bool>(&self, q: CfsRqId, f: &mut F) -> bool {
+        let c = &self.cfs[q.idx()];
+        for &(_, e) in &c.timeline {
+            let se = &self.ents[e.idx()];
+            match (se.task, se.my_q) {
+                (Some(t), _) => {
+                    if f(t) {
+                        return true;
+                    }
+                }
+                (None, Some(mq)) => {
+                    if self.any_in_queue(mq, f) {
+                        return true;
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        if let Some(e) = c.curr {
+            if let Some(mq) = self.ents[e.idx()].my_q {
+                return self.any_in_queue(mq, f);
+            }
+        }
+        false
+    }
+
     /// The class of `t` (from its effective prio).
     #[inline]
     pub(crate) fn class_of(&self, t: TaskId) -> Class {

@@ -409,6 +409,7 @@ fn new_task(
         spec: spec.clone(),
         policy: spec.policy,
         nice: spec.nice,
+        nr_cpus_allowed: cpus_allowed.weight() as u32,
         cpus_allowed,
         se: EntityId(id.0),
         state: TaskState::New,

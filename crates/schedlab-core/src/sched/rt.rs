@@ -219,7 +219,7 @@ impl<S: Sink> Sim<S> {
             let ct = &self.sched.tasks[c.idx()];
             match self.sched.class_of(c) {
                 Class::Dl => true,
-                Class::Rt => ct.cpus_allowed.weight() < 2 || ct.prio <= task.prio,
+                Class::Rt => ct.nr_cpus_allowed < 2 || ct.prio <= task.prio,
                 Class::Fair => false,
             }
         });
@@ -241,7 +241,7 @@ impl<S: Sink> Sim<S> {
             .queue
             .iter()
             .map(|&(_, _, t)| t)
-            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].cpus_allowed.weight() > 1)
+            .find(|&t| rq.curr != Some(t) && self.sched.tasks[t.idx()].nr_cpus_allowed > 1)
     }
 
     /// `push_rt_tasks`: move waiting RT tasks of an overloaded `cpu` to
