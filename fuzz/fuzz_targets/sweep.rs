@@ -24,7 +24,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&kind, rest)) = data.split_first() else {
         return;
     };
-    let name = if kind & 1 == 0 { "spec.toml" } else { "spec.json" };
+    let name = if kind & 1 == 0 {
+        "spec.toml"
+    } else {
+        "spec.json"
+    };
     let path: PathBuf = dir().path().join(name);
     if std::fs::write(&path, rest).is_err() {
         return;

@@ -76,14 +76,9 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     crate::preflight::check_cpus("--machine", &m, sa.max_cpus)?;
     let (w, _) = resolve::run_workload(&sa, &m)?;
     let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
-    crate::preflight::check_memory(
-        &sa.workload,
-        &m,
-        &w,
-        &cfg,
-        crate::preflight::Rows::Streamed,
-    )?;
-    let mut sim = Sim::new(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
+    crate::preflight::check_memory(&sa.workload, &m, &w, &cfg, crate::preflight::Rows::Streamed)?;
+    let mut sim =
+        Sim::new(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
     // The rt-app log rows are dropped as they complete, as `run` without
     // --out does: no figure of the comparison comes from them (the
     // latency samples and statistics are kept by the threads), so memory

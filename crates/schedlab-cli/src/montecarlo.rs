@@ -469,7 +469,11 @@ mod tests {
         assert_ne!(pts[0].id, pts[2].id);
         // Past --max-points (and past u64): refused before any is built.
         for (scenarios, seeds, want) in [
-            (100_000, 2, "400000 points (1 machines x 100000 scenarios x 2 sides x 2 seeds)"),
+            (
+                100_000,
+                2,
+                "400000 points (1 machines x 100000 scenarios x 2 sides x 2 seeds)",
+            ),
             (u64::MAX, u64::MAX, "more than 2^64 points"),
         ] {
             let e = points(&Plan {

@@ -259,7 +259,10 @@ pub fn task_bytes(t: &schedlab_core::program::TaskSpec) -> u64 {
                 + heap_block(ph.ops.capacity() * size_of::<Op>())
                 + cpus(&ph.cpus)
                 + heap_block(ph.marks.capacity() * size_of::<EventMark>())
-                + ph.marks.iter().map(|m| heap_block(m.desc.capacity())).sum::<u64>()
+                + ph.marks
+                    .iter()
+                    .map(|m| heap_block(m.desc.capacity()))
+                    .sum::<u64>()
                 + ph.group.as_ref().map_or(0, |g| heap_block(g.capacity()))
         })
         .sum();
@@ -322,7 +325,10 @@ mod build_bytes_tests {
     fn a_build_past_the_limit_is_refused_with_both_sizes() {
         set_max_build_bytes(3 << 30);
         let e = check_build_bytes(2 << 30, "x").unwrap_err();
-        assert!(e.contains("4.0 GiB") && e.contains("2.0 GiB") && e.contains("3.0 GiB"), "{e}");
+        assert!(
+            e.contains("4.0 GiB") && e.contains("2.0 GiB") && e.contains("3.0 GiB"),
+            "{e}"
+        );
         assert!(check_build_bytes(1 << 30, "x").is_ok());
         set_max_build_bytes(u64::MAX);
         assert!(check_build_bytes(u64::MAX, "x").is_ok());

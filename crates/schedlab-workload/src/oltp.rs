@@ -169,7 +169,11 @@ fn backend(c: u64, reply: u32, index: u32, p: &Params, cpu: &[u64; STATEMENTS]) 
         schedlab_core::program::Policy::Normal,
         Vec::new(),
     );
-    let proto = t.program.phases.pop().expect("a looping task has one phase");
+    let proto = t
+        .program
+        .phases
+        .pop()
+        .expect("a looping task has one phase");
     let mut phases = Vec::with_capacity(TX_TABLE);
     for i in 0..TX_TABLE {
         let teller = (splitmix(&mut rng) % tellers) as u32;
@@ -422,7 +426,11 @@ mod tests {
             let mut w = Workload::default();
             build(&p, &mut w);
             for t in &w.tasks {
-                assert!(t.program.phases.iter().all(|ph| ph.ops.len() == ph.ops.capacity()));
+                assert!(t
+                    .program
+                    .phases
+                    .iter()
+                    .all(|ph| ph.ops.len() == ph.ops.capacity()));
                 assert_eq!(t.program.phases.len(), t.program.phases.capacity());
             }
             let built: u64 = w.tasks.iter().map(crate::limits::task_bytes).sum::<u64>()
