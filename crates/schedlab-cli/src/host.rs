@@ -72,11 +72,7 @@ pub struct ValidateArgs {
 
 fn host_workload(a: &ExecArgs) -> Result<(Workload, ExecOptions)> {
     let ncpu = schedlab_host::sys::online_cpus().len().max(1);
-    let (w, warnings) = resolve::workload(
-        &a.workload,
-        ncpu,
-        &schedlab_core::machine::presets::default_costs(),
-    )?;
+    let (w, warnings) = resolve::workload(&a.workload, ncpu)?;
     if !a.quiet {
         for m in warnings {
             eprintln!("schedlab: {m}");
@@ -187,7 +183,7 @@ fn recorded_workload(dir: &Path, m: &schedlab_core::machine::Machine) -> Result<
             json.display()
         )));
     };
-    Ok(resolve::workload(&src, m.nr_cpus(), &m.costs)?.0)
+    Ok(resolve::workload(&src, m.nr_cpus())?.0)
 }
 
 /// The release `validate` simulates, and where it came from: `--kernel`

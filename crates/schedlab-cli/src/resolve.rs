@@ -142,17 +142,11 @@ pub fn machine(spec: &str) -> Result<Machine> {
     })
 }
 
-/// Reads and lowers the workload for a machine of `nr_cpus` CPUs whose
-/// costs are `costs` (a replayed trace takes the calls it emits at these
-/// costs out of the traced runs: `schedlab_workload::replay`).
-pub fn workload(
-    path: &str,
-    nr_cpus: usize,
-    costs: &schedlab_core::machine::MachineCosts,
-) -> Result<(Workload, Vec<String>)> {
+/// Reads and lowers the workload for a machine of `nr_cpus` CPUs.
+pub fn workload(path: &str, nr_cpus: usize) -> Result<(Workload, Vec<String>)> {
     use schedlab_workload::generators;
     if let Some(trace) = path.strip_prefix("replay:") {
-        return replay(trace, costs);
+        return replay(trace);
     }
     if let Some(r) = generators::generator(path, nr_cpus) {
         let loaded = r.map_err(|e| user(e.to_string()))?;
@@ -167,7 +161,7 @@ pub fn workload(
     let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
     let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
     if text.trim_start().starts_with("# tracer:") {
-        return replay_text(path, &text, costs);
+        return replay_text(path, &text);
     }
     let loaded =
         schedlab_workload::load_rtapp(path, &text, nr_cpus).map_err(|e| user(e.to_string()))?;
@@ -177,26 +171,15 @@ pub fn workload(
 /// A real ftrace text trace (the layout of `/sys/kernel/tracing/trace`) as
 /// a workload: schedlab-workload's replay (run bursts, sleeps, wakeup
 /// dependencies, timers, forks). What it found is said as warnings.
-fn replay(
-    path: &str,
-    costs: &schedlab_core::machine::MachineCosts,
-) -> Result<(Workload, Vec<String>)> {
+fn replay(path: &str) -> Result<(Workload, Vec<String>)> {
     let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
     let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
-    replay_text(path, &text, costs)
+    replay_text(path, &text)
 }
 
-fn replay_text(
-    path: &str,
-    text: &str,
-    costs: &schedlab_core::machine::MachineCosts,
-) -> Result<(Workload, Vec<String>)> {
-    use schedlab_core::sched::syscall_cost::SyscallCosts;
+fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
     use schedlab_workload::replay::{replay_trace, ReplayOptions};
-    let opts = ReplayOptions {
-        syscalls: SyscallCosts::for_machine(costs),
-        ..ReplayOptions::default()
-    };
+    let opts = ReplayOptions::default();
     let r = replay_trace(text, path, &opts).map_err(|e| user(e.to_string()))?;
     let rep = &r.report;
     let mut warnings = vec![format!(
@@ -231,7 +214,7 @@ pub fn run_workload(
     if let Some(d) = &a.max_duration {
         crate::preflight::max_duration_flag(d)?;
     }
-    let (mut w, warnings) = workload(&a.workload, m.nr_cpus(), &m.costs)?;
+    let (mut w, warnings) = workload(&a.workload, m.nr_cpus())?;
     cgroups(&mut w, &a.cgroup)?;
     Ok((w, warnings))
 }

@@ -532,6 +532,12 @@ impl GroupSpec {
     }
 }
 
+/// CPU time the engine charges each semaphore op of a workload whose
+/// waits always sleep (`Workload::sem_waits_sleep`, a replayed trace): the
+/// calls they stand for are in the traced runs; 1 ns, the engine's
+/// minimum, so that no op is free.
+pub const REPLAYED_SYNC_OP_NS: Nanos = 1;
+
 /// A complete workload, ready to simulate.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Workload {
@@ -568,10 +574,13 @@ pub struct Workload {
     pub pi_mutexes: bool,
     /// Semaphore waits always sleep (trace replay, `schedlab_workload::replay`):
     /// a post made before the wait it releases is held, and wakes the waiter
-    /// as it goes to sleep; every wait pays a futex sleep and every post a
-    /// futex wake. The trace shows each such activation began with a sleep
-    /// and a wakeup; a counting semaphore would let a waiter that runs late
-    /// take an early post without sleeping, merging two traced activations.
+    /// as it goes to sleep. The trace shows each such activation began with
+    /// a sleep and a wakeup; a counting semaphore would let a waiter that
+    /// runs late take an early post without sleeping, merging two traced
+    /// activations. The semaphore ops stand for the calls the traced task
+    /// made to sleep and to wake (pipe reads and writes, futexes...), whose
+    /// CPU time the traced runs already hold: each costs
+    /// [`REPLAYED_SYNC_OP_NS`], not a libc and futex call on top.
     pub sem_waits_sleep: bool,
     /// rt-app `global.ftrace` categories whose `trace_marker` lines the
     /// trace gets (bit set of the `FTRACE_*` constants).

@@ -146,14 +146,11 @@ fn producer_consumer_becomes_a_dependency() {
     let cons = &w.tasks[1];
     assert_eq!(prod.program.phases.len(), 6);
     assert_eq!(cons.program.phases.len(), 6);
-    // The replay's semaphore calls cost what the simulator charges a
-    // futex wake or sleep plus the libc path (reference figures); the
-    // traced spans already hold the calls the original made, so that much
-    // comes out of the runs before each call.
-    let sys = schedlab_core::sched::syscall_cost::SyscallCosts::for_machine(
-        &schedlab_core::machine::presets::default_costs(),
-    );
-    let call = sys.sem + sys.futex;
+    // The traced spans already hold the calls the original made to sleep
+    // and to wake, so the replay's semaphore calls cost only the engine's
+    // minimum, which comes out of the runs before each call.
+    let call = schedlab_core::program::REPLAYED_SYNC_OP_NS;
+    assert_eq!(call, 1);
     // Producer: timer, 500 µs less the post's call, post, 500 µs.
     // (Phase 2: phase 1's timer is 50 µs short, see the periodic test.)
     let ops = &prod.program.phases[2].ops;
@@ -207,27 +204,16 @@ fn producer_consumer_becomes_a_dependency() {
     let rc = r.report.tasks.iter().find(|t| t.pid == 200).unwrap();
     assert_eq!(rc.dependency_wakeups, 6);
     assert_eq!(rc.timed_wakeups, 0);
-    // And it runs: the consumer gets its 6 wakeups and its CPU time. The
-    // lowering for vm-2cpu takes that machine's call costs off.
-    let m = preset("vm-2cpu").unwrap();
-    let sys = schedlab_core::sched::syscall_cost::SyscallCosts::for_machine(&m.costs);
-    let call = sys.sem + sys.futex;
-    let r = replay_trace(
-        &producer_consumer(6),
-        "pc.txt",
-        &ReplayOptions::for_machine(&m),
-    )
-    .unwrap();
+    // And it runs: the consumer gets its 6 wakeups and its CPU time, on a
+    // machine whose futex and libc calls cost far more than 1 ns.
     let (sim, _) = run(&r.workload, "vm-2cpu", None);
     let c = sim
         .threads()
         .iter()
         .find(|t| t.spec.name == "cons")
         .unwrap();
-    // Its traced CPU time: the runs less the calls, plus the calls (libc
-    // path and a futex syscall each time it sleeps:
-    // sched/syscall_cost.rs), and the first wait's call, which the trace
-    // began after.
+    // Its traced CPU time: the runs less the calls, plus the calls, and the
+    // first wait's call, which the trace began after.
     let runs = 3 * 300_000 + 3 * 302_000;
     assert_eq!(c.stats.runtime_ns, runs + call);
     // Six dependency wakeups, and the start barrier's.
@@ -462,6 +448,209 @@ fn an_overrun_is_split_at_the_missed_expiries() {
             period_ns: 4_000_000
         }
     );
+}
+
+/// The timer ops of a task's program: each one's `period_ns`.
+fn timer_periods(w: &Workload, name: &str) -> Vec<u64> {
+    let t = w.tasks.iter().find(|t| t.name == name).unwrap();
+    t.program
+        .phases
+        .iter()
+        .flat_map(|p| p.ops.iter())
+        .filter_map(|op| match op {
+            Op::Timer { period_ns, .. } => Some(*period_ns),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Task `tmr` (pid 100) wakes from idle on CPU 0 at `wakes` (µs), in the
+/// timer interrupt right after the CPU's `cpu_idle` exit line (`lead` µs
+/// before it), runs 200 µs and sleeps; the CPU enters idle state 1 after
+/// each run. A `busy` task (pid 300) runs on CPU 1 throughout.
+fn idle_woken(wakes: &[u64], lead: u64) -> String {
+    let mut s = String::from(HEADER);
+    let mut push = |l: String| {
+        s.push_str(&l);
+        s.push('\n');
+    };
+    push(line(
+        "busy",
+        300,
+        1,
+        "d..2.",
+        900_000,
+        "tracing_mark_write: x",
+    ));
+    push(line(
+        "<idle>",
+        0,
+        0,
+        "d....",
+        900_000,
+        "cpu_idle: state=1 cpu_id=0",
+    ));
+    for &w in wakes {
+        push(line(
+            "<idle>",
+            0,
+            0,
+            "d....",
+            w - lead,
+            "cpu_idle: state=4294967295 cpu_id=0",
+        ));
+        push(line(
+            "<idle>",
+            0,
+            0,
+            "d.h2.",
+            w,
+            &waking("sched_waking", "tmr", 100, 0),
+        ));
+        push(line(
+            "<idle>",
+            0,
+            0,
+            "d.h2.",
+            w,
+            &waking("sched_wakeup", "tmr", 100, 0),
+        ));
+        push(line(
+            "<idle>",
+            0,
+            0,
+            "d..2.",
+            w,
+            &switch("swapper/0", 0, "R", "tmr", 100),
+        ));
+        push(line(
+            "tmr",
+            100,
+            0,
+            "d..2.",
+            w + 200,
+            &switch("tmr", 100, "S", "swapper/0", 0),
+        ));
+        push(line(
+            "<idle>",
+            0,
+            0,
+            "d....",
+            w + 200,
+            "cpu_idle: state=1 cpu_id=0",
+        ));
+    }
+    s
+}
+
+#[test]
+fn a_timer_wakeup_on_an_idle_cpu_is_replayed_one_exit_latency_earlier() {
+    // Irregular gaps: no period, each wakeup its own timer target.
+    let wakes = [1_000_000, 1_003_100, 1_007_900, 1_010_000, 1_016_300];
+    let text = idle_woken(&wakes, 0);
+    let plain = replay_trace(&text, "idle.txt", &opts()).unwrap();
+    assert_eq!(plain.report.skipped.get("cpu_idle"), None);
+    let known = ReplayOptions {
+        idle_exit_ns: vec![0, 30_000],
+        ..opts()
+    };
+    let r = replay_trace(&text, "idle.txt", &known).unwrap();
+    let (p, k) = (
+        timer_periods(&plain.workload, "tmr"),
+        timer_periods(&r.workload, "tmr"),
+    );
+    assert_eq!(p.len(), wakes.len());
+    // Targets from the first line (0.9 s), less the 50 µs slack; with
+    // state 1's exit latency known, each target is 30 µs earlier (so the
+    // gaps between them are unchanged).
+    assert_eq!(p[0], 100_000_000 - 50_000);
+    assert_eq!(k[0], 100_000_000 - 50_000 - 30_000);
+    assert_eq!(p[1..], k[1..]);
+    // A wakeup that is not the interrupt of an idle exit (the CPU left
+    // idle 1 µs before it) is not moved.
+    let other = replay_trace(&idle_woken(&wakes, 1), "idle.txt", &known).unwrap();
+    assert_eq!(timer_periods(&other.workload, "tmr"), p);
+    // The machine presets' table is what for_schedlab_trace takes.
+    let m = preset("vm-2cpu").unwrap();
+    let o = ReplayOptions::for_schedlab_trace(&m);
+    assert_eq!(o.idle_exit_ns, vec![0, 30_000]);
+}
+
+#[test]
+fn a_cpu_idle_line_without_a_state_is_a_broken_line() {
+    let text =
+        idle_woken(&[1_000_000], 0).replacen("cpu_idle: state=1 cpu_id=0", "cpu_idle: cpu_id=0", 1);
+    let e = replay_trace(&text, "idle.txt", &opts()).unwrap_err();
+    assert_eq!(e.kind, ReplayErrorKind::BrokenLine);
+    assert_eq!(e.line, 4, "{e}");
+    assert!(e.to_string().starts_with("idle.txt:4: cpu_idle"), "{e}");
+}
+
+#[test]
+fn a_periodic_task_is_replayed_on_its_timer_grid() {
+    // 1 ms period; each wakeup comes at its expiry plus a latency of 0 to
+    // 37 µs (the slack's end, a deferred interrupt, an idle exit...), in a
+    // running task's interrupt context. The replay's timer waits lie on
+    // the grid: the latencies are the replaying machine's to make again.
+    let lat = [0u64, 5, 30, 0, 12, 37, 0, 3, 30, 30, 0, 8, 21, 0, 30, 5];
+    let mut s = String::from(HEADER);
+    s.push_str(&line(
+        "busy",
+        300,
+        0,
+        "d..2.",
+        1_900_000,
+        "tracing_mark_write: x",
+    ));
+    s.push('\n');
+    for (k, l) in lat.iter().enumerate() {
+        let w = 2_000_000 + k as u64 * 1000 + l;
+        for ev in ["sched_waking", "sched_wakeup"] {
+            s.push_str(&line(
+                "busy",
+                300,
+                0,
+                "d.h2.",
+                w,
+                &waking(ev, "per", 100, 1),
+            ));
+            s.push('\n');
+        }
+        s.push_str(&line(
+            "<idle>",
+            0,
+            1,
+            "d..2.",
+            w,
+            &switch("swapper/1", 0, "R", "per", 100),
+        ));
+        s.push('\n');
+        s.push_str(&line(
+            "per",
+            100,
+            1,
+            "d..2.",
+            w + 300,
+            &switch("per", 100, "S", "swapper/1", 0),
+        ));
+        s.push('\n');
+    }
+    let r = replay_trace(&s, "per.txt", &opts()).unwrap();
+    let t = r.report.tasks.iter().find(|t| t.comm == "per").unwrap();
+    // The period estimate is the mean gap: 1 ms + 5 µs / 15.
+    assert_eq!(t.period_ns, Some(1_000_333));
+    let p = timer_periods(&r.workload, "per");
+    assert_eq!(p.len(), lat.len());
+    // On the grid but for the estimate's drift over the neighbours each
+    // expiry is taken from (8 periods x 333 ns); the traced gaps vary by
+    // up to 37 µs.
+    assert!(
+        p[1..].iter().all(|&x| x.abs_diff(1_000_000) <= 3_000),
+        "{p:?}"
+    );
+    // The first: the grid point (the first wakeup, 0 latency), 100 ms
+    // after the trace's first line, less the slack (and the same drift).
+    assert!(p[0].abs_diff(100_000_000 - 50_000) <= 3_000, "{p:?}");
 }
 
 #[test]
@@ -1160,7 +1349,7 @@ fn round_trip_periodic_beside_a_hog_runtimes() {
 }
 
 #[test]
-#[ignore = "known miss again since the stall change (stalls no longer reschedule, 221f794): runtimes exact, p0 -1.0 %, p1 -2.3 %, p2 1875 -> 953 wakeups (-49 %), p3 -9.9 %; the replay passed on the model before that change (p2 +0.1 %). Not investigated: the original's interleaving of p2 (300 us every 1 ms) with the nice-19 hog changed, and the replay merges p2's activations again"]
+#[ignore = "known miss, a model deviation: the model reschedules at the end of every run op (burst_end calls update_curr with its decisions), where the kernel does not (rt-app's busy loop returning is no kernel entry); the original's hog loops 10 ms runs, the replay's hog is one 1.38 s run, so the original has a reschedule point every 10 ms of hog CPU time that the replay lacks (first at 0.087527 s, the end of the hog's 6th run: p1, woken at 0.086829 behind the nice-19 hog, takes the CPU there; in the replay it waits for the 0.087990 tick and CPU 0 pulls it; before that the two traces differ only in p1's wakeups coming 1 us early, its 7777 us period being estimated from the mean gap). Measured: runtimes exact, p0 -1.0 %, p1 -1.2 %, p2 1875 -> 1537 wakeups (-18.0 %), p3 -8.2 %. With burst_end charging quietly (charge_curr_quiet) the round trip is exact (every wakeup count equal), but that model change also moves examples/sched-idle-a7.json (cfs_thread-7 618 -> 455 loops) and the barrier test in tests/it/sync.rs, not yet understood; see the ignored test update_curr_points::the_end_of_a_run_op_does_not_reschedule"]
 fn round_trip_periodic_beside_a_hog_full_criterion() {
     let rows = round_trip(&periodic_beside_hog(), "vm-2cpu", Some(2_000_000_000));
     check(&rows, "periodic+hog");
@@ -1199,8 +1388,9 @@ fn round_trip_hackbench_pipe_ten_fds_wakeups() {
 }
 
 #[test]
-#[ignore = "known miss: the busiest receivers' runtimes +11 % (hb-r0-1), +40 % (hb-r0-0), +62 % (hb-r0-3): their traced activations average 0.43 µs, less than the futex+libc call (0.56 µs on vm-2cpu) each replayed wait adds, so the deduction cannot take it out; every other task within 0.74 %, wakeups exact"]
 fn round_trip_hackbench_pipe_ten_fds_full_criterion() {
+    // Fails if the replayed semaphore calls cost a futex and libc call on
+    // top of the traced runs (busiest receivers +11 % to +62 %).
     let rows = round_trip(&hackbench_ten_fds(), "vm-2cpu", None);
     check(&rows, "hackbench 1x10");
 }

@@ -101,3 +101,95 @@ fn interrupts_do_not_preempt_a_task_past_its_deadline() {
         );
     }
 }
+
+/// The end of a `run` op is not an update_curr point in the kernel either:
+/// rt-app's busy loop returns to its own code, with no kernel entry, so a
+/// CPU hog whose 10 ms `run` loops forever should be scheduled exactly as
+/// one hog whose single `run` never ends. Beside four periodic threads on
+/// vm-2cpu (HZ 250, preempt none) the model calls update_curr, with its
+/// decisions, at each op end (`burst_end`, sched/exec.rs), and a thread
+/// woken behind the nice-19 hog takes the CPU there instead of at the
+/// next tick (found by the replay round trip, which replays the hog as
+/// one run: crates/schedlab-workload/tests/replay.rs). Passes with
+/// `burst_end` charging a fair task through `charge_curr_quiet`.
+#[test]
+#[ignore = "known model deviation: burst_end reschedules at every op end; charging quietly there passes this test and makes the replay round trip beside a hog exact, but also moves examples/sched-idle-a7.json (cfs_thread-7 618 -> 455 loops in 5 s, cli_run::logs_parse_and_agree_with_the_summary) and sync::barrier_releases_everyone_at_the_last_arrival, not yet explained"]
+fn the_end_of_a_run_op_does_not_reschedule() {
+    use schedlab_core::program::{TimerRef, TimerSpec};
+    let switches = |hog_ops: Vec<schedlab_core::program::Op>| {
+        let mut w = Workload {
+            log_basename: "rt-app".into(),
+            calibration_ns: 100,
+            ..Default::default()
+        };
+        let mix = [(2000, 10_000), (2000, 7777), (300, 1000), (1500, 4000)];
+        for (i, (run_us, period_us)) in mix.into_iter().enumerate() {
+            w.timers.push(TimerSpec {
+                name: format!("unique@p{i}"),
+                absolute: true,
+            });
+            w.tasks.push(task(
+                &format!("p{i}"),
+                i as u32,
+                Policy::Normal,
+                0,
+                vec![
+                    run_op(run_us * 1000),
+                    schedlab_core::program::Op::Timer {
+                        timer: TimerRef(i as u32),
+                        period_ns: period_us * 1000,
+                    },
+                ],
+            ));
+        }
+        w.tasks.push(task("hog", 4, Policy::Normal, 19, hog_ops));
+        let cfg = SimConfig {
+            duration_ns: Some(NSEC_PER_SEC),
+            preempt: schedlab_core::features::PreemptModel::None,
+            check: true,
+            ..SimConfig::default()
+        };
+        let mut sim =
+            Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, AllSwitches::default()).unwrap();
+        let res = sim.run();
+        assert!(res.violation.is_none(), "{:?}", res.violation);
+        sim.into_sink().0
+    };
+    let looped = switches(vec![run_op(10 * NSEC_PER_MSEC)]);
+    let single = switches(vec![run_op(100 * NSEC_PER_SEC)]);
+    assert!(looped.len() > 1000, "{} switches", looped.len());
+    let first = looped.iter().zip(&single).position(|(a, b)| a != b);
+    assert_eq!(
+        (looped.len(), first),
+        (single.len(), None),
+        "first difference: {:?} vs {:?}",
+        first.map(|i| &looped[i]),
+        first.map(|i| &single[i])
+    );
+}
+
+/// Every sched_switch: (time, CPU, prev, prev state, next).
+#[derive(Default)]
+struct AllSwitches(Vec<(u64, u32, String, String, String)>);
+
+impl Sink for AllSwitches {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &TraceRecord<'_>) {
+        if let TraceEvent::SchedSwitch {
+            prev,
+            prev_state,
+            next,
+        } = &rec.event
+        {
+            self.0.push((
+                rec.time,
+                rec.cpu.0,
+                prev.comm.to_string(),
+                format!("{prev_state:?}"),
+                next.comm.to_string(),
+            ));
+        }
+    }
+}
