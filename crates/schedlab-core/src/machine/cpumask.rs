@@ -72,11 +72,34 @@ impl CpuMask {
     }
     /// CPUs in wrapping order starting at `start` (included if set), then
     /// up to the end, then from CPU 0 (`for_each_cpu_wrap(cpu, mask, start)`).
+    /// Each word is read once (the two halves split at `start`'s word), so
+    /// the walk costs the mask's words, not twice them.
     pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
-        let s = start.0;
-        self.iter()
-            .filter(move |c| c.0 >= s)
-            .chain(self.iter().filter(move |c| c.0 < s))
+        let s = (start.0 as usize).min(self.nr);
+        self.iter_range(s, self.nr).chain(self.iter_range(0, s))
+    }
+    /// CPUs `lo <= cpu < hi` in increasing order.
+    fn iter_range(&self, lo: usize, hi: usize) -> impl Iterator<Item = CpuId> + '_ {
+        let words = if lo < hi { lo / 64..hi.div_ceil(64) } else { 0..0 };
+        words.flat_map(move |wi| {
+            let mut w = self.bits[wi];
+            if wi == lo / 64 {
+                w &= !0u64 << (lo % 64);
+            }
+            if wi == hi / 64 {
+                // hi is not a multiple of 64 here (else this word is past
+                // the range): keep the bits below it.
+                w &= (1u64 << (hi % 64)) - 1;
+            }
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(CpuId(wi as u32 * 64 + b))
+            })
+        })
     }
     /// Set intersection.
     pub fn and(&self, other: &CpuMask) -> CpuMask {
@@ -136,5 +159,36 @@ mod tests {
         let w: Vec<u32> = m.iter_wrap(CpuId(3)).map(|c| c.0).collect();
         assert_eq!(w, vec![3, 8, 65, 0, 1, 2]);
         assert!(CpuMask::from_cpus(4, &[4]).is_err());
+    }
+
+    /// The word-at-a-time wrap walk against its definition (every CPU from
+    /// `start` up, then every CPU below it), on masks of 1-300 CPUs with
+    /// starts on and off word boundaries and past the end.
+    #[test]
+    fn iter_wrap_matches_the_definition() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for nr in [1usize, 2, 63, 64, 65, 127, 128, 129, 200, 300] {
+            for _ in 0..20 {
+                let mut m = CpuMask::new(nr);
+                for c in 0..nr {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if x % 3 == 0 {
+                        m.set(CpuId(c as u32));
+                    }
+                }
+                for start in [0, 1, 63, 64, 65, 128, nr / 2, nr - 1, nr, nr + 5] {
+                    let s = start as u32;
+                    let want: Vec<CpuId> = m
+                        .iter()
+                        .filter(|c| c.0 >= s)
+                        .chain(m.iter().filter(|c| c.0 < s))
+                        .collect();
+                    let got: Vec<CpuId> = m.iter_wrap(CpuId(s)).collect();
+                    assert_eq!(got, want, "nr {nr} start {start} mask {}", m.to_list());
+                }
+            }
+        }
     }
 }

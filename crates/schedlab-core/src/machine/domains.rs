@@ -1848,18 +1848,16 @@ mod tests {
         assert_eq!((s.sd_llc_size, s.sd_llc_id), (32, c(48)));
     }
 
+    /// Every preset builds, keeps the invariants and builds the same twice.
+    /// (The build time is measured, not asserted: BENCHMARKS.md, issue 17;
+    /// a 100 ms limit here failed under load once the 4096-CPU preset came.)
     #[test]
-    fn domains_all_presets_build_fast_and_deterministic() {
+    fn domains_all_presets_build_and_are_deterministic() {
         for name in presets::PRESET_NAMES {
             let m = preset(name).unwrap();
-            let t = std::time::Instant::now();
             let d = SchedDomains::build(&m, 250);
-            let took = t.elapsed();
             check_invariants(&m, &d, false);
             assert_eq!(d, SchedDomains::build(&m, 250), "{name}");
-            // 100 ms in optimised builds; slack for unoptimised ones.
-            let limit = if cfg!(debug_assertions) { 2000 } else { 100 };
-            assert!(took.as_millis() < limit, "{name}: {took:?}");
         }
     }
 
