@@ -188,7 +188,12 @@ impl Runtime {
     }
 
     /// [`MutexState::unlock`] of mutex `m`, counting holders.
-    pub(crate) fn mutex_unlock(&mut self, m: usize, t: TaskId, handoff: bool) -> Option<Option<TaskId>> {
+    pub(crate) fn mutex_unlock(
+        &mut self,
+        m: usize,
+        t: TaskId,
+        handoff: bool,
+    ) -> Option<Option<TaskId>> {
         let before = self.mutexes[m].owner;
         let r = self.mutexes[m].unlock(t, handoff);
         self.note_owner(m, before, self.mutexes[m].owner);

@@ -34,7 +34,8 @@ impl<S: Sink> Sim<S> {
         // Only a truly idle CPU can be charged: when none is, the sample
         // charges nothing and the walk over every queued task is skipped
         // (issue 17: on busy machines this walk was a fifth of the run).
-        let idle = |rq: &crate::rq::Rq| rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0;
+        let idle =
+            |rq: &crate::rq::Rq| rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0;
         if !self.sched.rqs.iter().any(idle) {
             return;
         }
