@@ -76,7 +76,7 @@ print(wall, cpu, jobs)
 def simso_python(arg):
     """An interpreter with simso importable: --python, this one, or a venv."""
     for py in [arg, sys.executable, os.path.join(VENV, "bin", "python")]:
-        if py and subprocess.run([py, "-c", "import simso"], capture_output=True).returncode == 0:
+        if py and os.path.exists(py) and subprocess.run([py, "-c", "import simso"], capture_output=True).returncode == 0:
             return py
     print(f"installing simso into {VENV} ...", file=sys.stderr)
     subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
