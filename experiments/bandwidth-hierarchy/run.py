@@ -37,7 +37,7 @@ Runs differ only by seed (the simulator's boot-to-boot variation); each
 (side, seed) is one `schedlab run`, --jobs of them at a time.
 
 Usage: run.py [--smoke] [--setup posting|ours] [--groups G] [--loops N]
-              [--runs N] [--jobs N] [--legacy] [--bin PATH]
+              [--runs N] [--first-seed S] [--jobs N] [--legacy] [--bin PATH]
 Exit status 1 if a run fails or a side never throttles.
 Standard library only.
 """
@@ -129,12 +129,12 @@ def stats(xs):
     }
 
 
-def run_sides(binary, spec, cgargs, sides, runs, jobs):
+def run_sides(binary, spec, cgargs, sides, seeds, jobs):
     """{side: [run figures, by seed]}."""
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=jobs) as ex:
         futs = {(s, seed): ex.submit(one_run, binary, spec, cgargs, s, seed, tmp)
-                for s in sides for seed in range(1, runs + 1)}
-        return {s: [futs[(s, seed)].result() for seed in range(1, runs + 1)] for s in sides}
+                for s in sides for seed in seeds}
+        return {s: [futs[(s, seed)].result() for seed in seeds] for s in sides}
 
 
 def table(res, base, new, published):
@@ -158,7 +158,7 @@ def table(res, base, new, published):
         v0 = stats([r[name] for r in res[base]])["AMean"]
         v1 = stats([r[name] for r in res[new]])["AMean"]
         print("%-14s AMean  %s %14.1f  %s %14.1f" % (name, base, v0, new, v1))
-    print("time_s by seed: " + "  ".join(
+    print("time_s by seed (from --first-seed): " + "  ".join(
         "%s %s" % (s, " ".join("%.3f" % r["time_s"] for r in res[s])) for s in (base, new)))
 
 
@@ -172,6 +172,7 @@ def main():
     ap.add_argument("--loops", type=int, default=None,
                     help="loops per sender (posting: 5000000; default 2000, ~1 s simulated at 16 groups)")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=1, help="seeds FIRST .. FIRST + RUNS - 1")
     ap.add_argument("--jobs", type=int, default=2, help="simulations at a time")
     ap.add_argument("--legacy", action="store_true", help="also run THROTTLE=legacy")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "schedlab"))
@@ -185,7 +186,8 @@ def main():
         return 2
     spec, cgargs = setup(a.setup, a.groups, a.loops)
     sides = ["per-task", "unified"] + (["legacy"] if a.legacy else [])
-    res = run_sides(a.bin, spec, cgargs, sides, a.runs, a.jobs)
+    seeds = list(range(a.first_seed, a.first_seed + a.runs))
+    res = run_sides(a.bin, spec, cgargs, sides, seeds, a.jobs)
     if a.setup == "posting":
         print("posting set-up: 4 hackbench instances x %d groups, threads, pipes, %d loops "
               "(posting: 5000000), 1->2->4 tree of 32/16/8 CPUs, 100 ms periods, %s, %d runs per side"
