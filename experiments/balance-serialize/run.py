@@ -9,7 +9,7 @@ a SPECjbb-like load on cwf-2s-240c (2-socket Clearwater Forest) with
 LB_SERIALIZE=eager|when-due|balancer-only, and prints the flag's share of
 CPU time and the throughput beside the published figures.
 
-Usage: run.py [--smoke] [--seeds N] [--duration T] [--jobs N] [--bin PATH]
+Usage: run.py [--smoke] [--seeds N] [--duration T] [--jobs N] [--machine M] [--bin PATH]
 Standard library only. Exit status 1 if the issue's criteria are not met
 on gnr-2s-snc3 (atomic share falls >= 10x eager -> when-due, lowest with
 balancer-only, throughput rises).
@@ -59,6 +59,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--duration", default="2s")
     ap.add_argument("--jobs", type=int, default=1, help="simulations at a time")
+    ap.add_argument("--machine", default=None, help="only the case on this machine (gnr-2s-snc3 or cwf-2s-240c)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "schedlab"))
     a = ap.parse_args()
     if a.smoke:
@@ -68,6 +69,8 @@ def main():
         return 2
     ok = True
     for label, machine, workload, published in CASES:
+        if a.machine and machine != a.machine:
+            continue
         print("== %s (%s), %d seeds x %s" % (label, workload, a.seeds, a.duration))
         print("   published: %s" % published)
         print("   %-14s %14s %14s %8s %14s %10s %12s" % (
