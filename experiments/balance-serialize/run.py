@@ -9,12 +9,13 @@ a SPECjbb-like load on cwf-2s-240c (2-socket Clearwater Forest) with
 LB_SERIALIZE=eager|when-due|balancer-only, and prints the flag's share of
 CPU time and the throughput beside the published figures.
 
-Usage: run.py [--smoke] [--seeds N] [--duration T] [--bin PATH]
+Usage: run.py [--smoke] [--seeds N] [--duration T] [--jobs N] [--machine M] [--bin PATH]
 Standard library only. Exit status 1 if the issue's criteria are not met
 on gnr-2s-snc3 (atomic share falls >= 10x eager -> when-due, lowest with
 balancer-only, throughput rises).
 """
 import argparse, json, os, subprocess, sys, tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="1 seed, 0.2 s (CI)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--duration", default="2s")
+    ap.add_argument("--jobs", type=int, default=1, help="simulations at a time")
+    ap.add_argument("--machine", default=None, help="only the case on this machine (gnr-2s-snc3 or cwf-2s-240c)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "schedlab"))
     a = ap.parse_args()
     if a.smoke:
@@ -66,14 +69,19 @@ def main():
         return 2
     ok = True
     for label, machine, workload, published in CASES:
+        if a.machine and machine != a.machine:
+            continue
         print("== %s (%s), %d seeds x %s" % (label, workload, a.seeds, a.duration))
         print("   published: %s" % published)
         print("   %-14s %14s %14s %8s %14s %10s %12s" % (
             "LB_SERIALIZE", "atomic %cpu", "atomic %busy", "idle %", "throughput/s", "vs eager", "cmpxchg/s"))
         res = {}
-        for order in ORDERS:
-            runs = [run_one(a.bin, machine, workload, order, seed, a.duration) for seed in range(1, a.seeds + 1)]
-            res[order] = {k: mean([r[k] for r in runs]) for k in runs[0]}
+        with ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            futs = {(order, seed): ex.submit(run_one, a.bin, machine, workload, order, seed, a.duration)
+                    for order in ORDERS for seed in range(1, a.seeds + 1)}
+            for order in ORDERS:
+                runs = [futs[(order, seed)].result() for seed in range(1, a.seeds + 1)]
+                res[order] = {k: mean([r[k] for r in runs]) for k in runs[0]}
         secs = float(a.duration.rstrip("ms").rstrip("s")) / (1000.0 if a.duration.endswith("ms") else 1.0)
         for order in ORDERS:
             r = res[order]

@@ -264,6 +264,20 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
 /// `cgroup=/l1/l2/g%g` gives each hackbench group its own leaf under a
 /// common parent.
 ///
+/// `instances=N` (default 1) runs N independent hackbench commands side by
+/// side, each with its own G groups, as a shell script starting N
+/// `hackbench` processes in the background and timing `wait` does (the
+/// per-task-throttle postings' "Testing" set-up: one instance per leaf
+/// cgroup). `%i` in PATH is replaced by the instance number (0-based) and
+/// `%g` by the group number within its instance; or `cgroup=` lists one
+/// path per instance, separated by `;`
+/// (`cgroup=/CG0/CG00/CG000;/CG0/CG00/CG001;/CG0/CG01/CG000;/CG0/CG01/CG001`),
+/// for trees whose paths are not a function of the number. Thread names
+/// carry the instance when N > 1 (`hb-r<i>.<g>-<r>`, `hb-s<i>.<g>-<s>`).
+/// All instances meet at one start barrier (real instances start within
+/// the shell's fork latency of each other) and the time is until the last
+/// thread of any instance exits: the script's `time wait`.
+///
 /// Every message is one `write()` and one `read()` syscall with its CPU
 /// cost; pipes and sockets keep the kernel's capacity and wakeup rules
 /// (`schedlab-core` `sched/pipe.rs`, `sched/unix_stream.rs`,
@@ -273,9 +287,17 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
 /// spaces are modelled); messages are whole (no partial reads or writes).
 pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
     let known = [
-        "groups", "loops", "mode", "ipc", "fds", "datasize", "cgroup",
+        "groups",
+        "loops",
+        "mode",
+        "ipc",
+        "fds",
+        "datasize",
+        "cgroup",
+        "instances",
     ];
-    let mut cgroup = crate::cgroup::ROOT.to_string();
+    let mut cgroup_raw: Option<&str> = None;
+    let mut instances = 1u64;
     let mut groups = 10u64;
     let mut loops = 100u64;
     let mut fds = 20u64;
@@ -302,13 +324,15 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
                     _ => return Err(err(spec, format!("key 'ipc': '{v}' is not pipe or socket"))),
                 }
             }
-            "cgroup" => cgroup = cgroup_template(spec, v, true)?,
+            "cgroup" => cgroup_raw = Some(v),
+            "instances" => instances = number(spec, k, v)?,
             _ => unreachable!("each_param checked the key"),
         }
         Ok(())
     })?;
     for (k, v, max) in [
         ("groups", groups, 10_000),
+        ("instances", instances, 1_000),
         ("fds", fds, 1_000),
         ("loops", loops, 100_000_000),
         ("datasize", datasize, 65_536),
@@ -317,12 +341,19 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             return Err(err(spec, format!("key '{k}': {v} is outside 1..={max}")));
         }
     }
+    let cgroups = hackbench_cgroups(spec, cgroup_raw, instances)?;
     // Checked arithmetic, although the bounds above keep these small.
-    let tasks = groups.checked_mul(fds).and_then(|x| x.checked_mul(2));
+    let tasks = groups
+        .checked_mul(fds)
+        .and_then(|x| x.checked_mul(2))
+        .and_then(|x| x.checked_mul(instances));
     match tasks {
         Some(n) if n <= crate::limits::max_tasks() => {}
         n => {
-            let n = n.map_or_else(|| format!("{groups} x {fds} x 2"), |n| n.to_string());
+            let n = n.map_or_else(
+                || format!("{instances} x {groups} x {fds} x 2"),
+                |n| n.to_string(),
+            );
             let (max, hint) = (crate::limits::max_tasks(), crate::limits::max_tasks_hint());
             return Err(err(
                 spec,
@@ -347,8 +378,16 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         ..Default::default()
     };
     let mut index = 0u32;
-    for g in 0..groups {
-        let group_path = cgroup.replace("%g", &g.to_string());
+    for (i, g) in (0..instances).flat_map(|i| (0..groups).map(move |g| (i, g))) {
+        let group_path = cgroups[i as usize]
+            .replace("%i", &i.to_string())
+            .replace("%g", &g.to_string());
+        // hackbench's own group number; with instances, `<instance>.<group>`.
+        let gname = if instances > 1 {
+            format!("{i}.{g}")
+        } else {
+            g.to_string()
+        };
         let first_chan = w.channels.len() as u32;
         for _ in 0..fds {
             w.channels.push(ChannelSpec {
@@ -358,7 +397,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         }
         for r in 0..fds {
             let mut t = TaskSpec::looping(
-                format!("hb-r{g}-{r}"),
+                format!("hb-r{gname}-{r}"),
                 index,
                 Policy::Normal,
                 vec![Op::Recv {
@@ -374,7 +413,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         }
         for s in 0..fds {
             let mut t = TaskSpec::looping(
-                format!("hb-s{g}-{s}"),
+                format!("hb-s{gname}-{s}"),
                 index,
                 Policy::Normal,
                 vec![Op::Send {
@@ -395,6 +434,45 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         workload: w,
         warnings: Vec::new(),
     })
+}
+
+/// hackbench's `cgroup=` value as one template per instance: absent, the
+/// root for all; one path (with `%i` and `%g` replaced per instance and
+/// group); or exactly `instances` paths separated by `;`. Each is checked
+/// with its `%i` and `%g` replaced.
+fn hackbench_cgroups(
+    spec: &str,
+    raw: Option<&str>,
+    instances: u64,
+) -> Result<Vec<String>, WorkloadError> {
+    let Some(raw) = raw else {
+        return Ok(vec![crate::cgroup::ROOT.to_string(); instances as usize]);
+    };
+    let list: Vec<&str> = raw.split(';').collect();
+    if list.len() > 1 && list.len() as u64 != instances {
+        return Err(err(
+            spec,
+            format!(
+                "key 'cgroup': {} paths separated by ';' for instances={instances} (give one path per instance, or one path for all)",
+                list.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(instances as usize);
+    for i in 0..instances {
+        let t = list[if list.len() == 1 { 0 } else { i as usize }];
+        let probe = t.replace("%i", &i.to_string()).replace("%g", "0");
+        crate::cgroup::validate_path(&probe).map_err(|e| {
+            let hint = if probe.contains('%') {
+                " (only %g, the hackbench group number, and %i, the instance number, are replaced)"
+            } else {
+                ""
+            };
+            err(spec, format!("key 'cgroup': {e}{hint}"))
+        })?;
+        out.push(t.to_string());
+    }
+    Ok(out)
 }
 
 /// The generators' names, as written before the `:` of a spec.
@@ -597,6 +675,79 @@ mod tests {
             ("cgroup=/a/", "end with '/'"),
             ("cgroup=/a/../b", "'..'"),
             ("cgroup=", "start with '/'"),
+        ] {
+            let e = hackbench("hackbench:x", rest).unwrap_err().to_string();
+            assert!(e.contains(needle), "{rest}: {e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn hackbench_instances() {
+        // The posting's tree: four instances, one per leaf, two leaves per
+        // middle group.
+        let list = "/CG0/CG00/CG000;/CG0/CG00/CG001;/CG0/CG01/CG000;/CG0/CG01/CG001";
+        let rest = format!("instances=4,groups=2,fds=1,loops=3,cgroup={list}");
+        let w = hackbench("hackbench:x", &rest).unwrap().workload;
+        assert_eq!(w.tasks.len(), 4 * 2 * 2);
+        assert_eq!(w.channels.len(), 4 * 2);
+        let leaves: Vec<&str> = list.split(';').collect();
+        for (k, t) in w.tasks.iter().enumerate() {
+            // Instance-major: instance k / 4, group (k / 2) % 2.
+            let (i, g) = (k / 4, (k / 2) % 2);
+            let role = if k % 2 == 0 { 'r' } else { 's' };
+            assert_eq!(t.name, format!("hb-{role}{i}.{g}-0"));
+            assert_eq!(t.group, leaves[i]);
+            assert_eq!(t.index as usize, k);
+        }
+        // Each instance's receivers read their own channels.
+        assert_eq!(
+            w.tasks[4].program.phases[0].ops,
+            vec![Op::Recv { chan: 2, msgs: 3 }]
+        );
+        let paths: Vec<&str> = w.groups.iter().map(|g| g.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/CG0",
+                "/CG0/CG00",
+                "/CG0/CG00/CG000",
+                "/CG0/CG00/CG001",
+                "/CG0/CG01",
+                "/CG0/CG01/CG000",
+                "/CG0/CG01/CG001"
+            ]
+        );
+        // One template: %i and %g replaced.
+        let w = hackbench(
+            "hackbench:x",
+            "instances=2,groups=2,fds=1,loops=1,cgroup=/b/i%i/g%g",
+        )
+        .unwrap()
+        .workload;
+        let g: Vec<&str> = w.tasks.iter().map(|t| t.group.as_str()).collect();
+        assert_eq!(
+            g,
+            [
+                "/b/i0/g0", "/b/i0/g0", "/b/i0/g1", "/b/i0/g1", "/b/i1/g0", "/b/i1/g0", "/b/i1/g1",
+                "/b/i1/g1"
+            ]
+        );
+        // instances=1 keeps the names and layout of a single hackbench.
+        let a = hackbench("hackbench:x", "groups=2,fds=2,loops=2").unwrap();
+        let b = hackbench("hackbench:x", "groups=2,fds=2,loops=2,instances=1").unwrap();
+        assert_eq!(a, b);
+        for (rest, needle) in [
+            ("instances=0", "'instances': 0 is outside"),
+            ("instances=1001", "outside 1..=1000"),
+            ("instances=x", "integer"),
+            (
+                "instances=3,cgroup=/a;/b",
+                "2 paths separated by ';' for instances=3",
+            ),
+            ("instances=2,cgroup=/a;", "must start with '/'"),
+            ("instances=2,cgroup=/a;/b/%x", "and %i, the instance number"),
+            ("instances=1000,groups=1000", "absurd"),
         ] {
             let e = hackbench("hackbench:x", rest).unwrap_err().to_string();
             assert!(e.contains(needle), "{rest}: {e}");

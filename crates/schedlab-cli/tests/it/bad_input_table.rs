@@ -238,6 +238,8 @@ fn cases() -> Vec<Case> {
         run("hackbench loops=0", "hackbench:loops=0", &[], &["loops"]),
         run("hackbench datasize too big", "hackbench:datasize=65537", &[], &["datasize"]),
         run("hackbench unknown key", "hackbench:foo=1", &[], &["unknown key 'foo'"]),
+        run("hackbench instances=0", "hackbench:instances=0", &[], &["instances"]),
+        run("hackbench too many instances x groups", "hackbench:instances=1000,groups=1000", &[], &["hackbench:", "at most"]),
         // --- --features
         run("--features NO_ alone", "ok.json", &["--features", "NO_"], &["--features", "NO_"]),
         run("--features empty value", "ok.json", &["--features", "PLACE_LAG="], &["--features", "PLACE_LAG"]),

@@ -234,6 +234,14 @@ fn bad_hackbench_cgroup() {
             "must not end with '/'",
         ),
         ("oltp:workers=1,cgroup=/a b", "' '"),
+        (
+            "hackbench:instances=3,groups=1,loops=1,cgroup=/a;/b",
+            "2 paths separated by ';' for instances=3",
+        ),
+        (
+            "hackbench:instances=2,groups=1,loops=1,cgroup=/a;/b/%x",
+            "and %i, the instance number",
+        ),
     ] {
         refused("run", CAPPED, spec, &[], &["key 'cgroup'", want]);
     }

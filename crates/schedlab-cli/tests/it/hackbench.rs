@@ -155,6 +155,21 @@ fn fast_forward_gives_the_message_by_message_outputs() {
         "hackbench:groups=2,fds=4,loops=2000",
         &["--machine", "vm-2cpu", "--duration", "3ms"],
     );
+    // Two instances, one per leaf of a tree with quotas that bind
+    // (0.3 CPUs per leaf, 0.4 under /t, 5 ms periods: throttling inside the run).
+    same_outputs(
+        "hackbench:instances=2,groups=1,fds=2,loops=150,ipc=pipe,mode=thread,cgroup=/t/l0;/t/l1",
+        &[
+            "--machine",
+            "a7-octa",
+            "--cgroup",
+            "/t:cpu.max=2000,5000",
+            "--cgroup",
+            "/t/l0:cpu.max=1500,5000",
+            "--cgroup",
+            "/t/l1:cpu.max=1500,5000",
+        ],
+    );
 }
 
 #[test]
