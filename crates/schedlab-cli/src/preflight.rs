@@ -17,8 +17,8 @@
 //! A row is one phase iteration of one thread (its rt-app log line).
 //! `run` streams rows to disk as they complete, `compare` drops them as
 //! they complete (none of its figures comes from them); both keep only
-//! the threads' run-length latency samples (`PER_ROW_STREAMED`, an upper
-//! bound). (`compare` held every row until the end, 184 B a row, until
+//! the threads' latency moments, a constant size (`PER_ROW_STREAMED` is
+//! 0). (`compare` held every row until the end, 184 B a row, until
 //! issue 18's last round.) A thread's shortest iteration is
 //! the least, over its phases, of the time the phase's ops take at the
 //! least: the larger of the sum of its `run` work, `runtime` and `sleep`
@@ -66,11 +66,11 @@ const PER_TASK: u64 = 4 << 10;
 /// Per CPU: run queue, per-CPU statistics, schedstat.
 const PER_CPU: u64 = 64 << 10;
 /// Per log row of a run that streams its rows to disk (`run`) or drops
-/// them (`compare`): at most one
-/// 16-byte run of its thread's run-length wakeup-latency samples
-/// (`stats::LatencySamples`), when its latency differs from the previous
-/// row's; 0 while it stays the same.
-const PER_ROW_STREAMED: u64 = 16;
+/// them (`compare`): nothing. A thread keeps its wakeup-latency samples
+/// as exact moments (`stats::LatencySamples`, constant size; until
+/// issue 18's last round they were run-length encoded, 16 bytes per change
+/// of value).
+const PER_ROW_STREAMED: u64 = 0;
 
 /// What a run does with its log rows. Every command now hands them on as
 /// they complete (a row held until the end took 184 B), so there is one

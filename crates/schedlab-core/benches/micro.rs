@@ -214,7 +214,12 @@ impl CpuView for View {
 /// of the target's LLC run.
 fn select_idle_sibling_bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("select_idle_sibling");
-    for name in ["a7-octa", "icx-2s-80c-ht", "epyc-2s-256c-smt", "big-8s-4096"] {
+    for name in [
+        "a7-octa",
+        "icx-2s-80c-ht",
+        "epyc-2s-256c-smt",
+        "big-8s-4096",
+    ] {
         let mut v = View::new(name, 90);
         let n = v.m.nr_cpus();
         v.nr[0] = 2;
@@ -240,7 +245,12 @@ fn select_idle_sibling_bench(c: &mut Criterion) {
 /// CPUs busy.
 fn balance_pass(c: &mut Criterion) {
     let mut g = c.benchmark_group("balance/periodic_pass");
-    for name in ["a7-octa", "icx-2s-80c-ht", "epyc-2s-256c-smt", "big-8s-4096"] {
+    for name in [
+        "a7-octa",
+        "icx-2s-80c-ht",
+        "epyc-2s-256c-smt",
+        "big-8s-4096",
+    ] {
         let mut v = View::new(name, 50);
         v.nr[0] = 0;
         g.bench_function(BenchmarkId::from_parameter(name), |b| {

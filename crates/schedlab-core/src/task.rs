@@ -237,12 +237,6 @@ impl Task {
             .ops
             .get(self.pc.op)
     }
-
-    /// Log rows that belong to iterations with a timer (wakeup-latency
-    /// samples in µs, the `wu_lat` column).
-    pub fn wakeup_latency_samples(&self) -> impl Iterator<Item = u64> + '_ {
-        self.latency.iter()
-    }
 }
 
 /// A task's deadline-class state (`struct sched_dl_entity`).

@@ -80,7 +80,11 @@ impl CpuMask {
     }
     /// CPUs `lo <= cpu < hi` in increasing order.
     fn iter_range(&self, lo: usize, hi: usize) -> impl Iterator<Item = CpuId> + '_ {
-        let words = if lo < hi { lo / 64..hi.div_ceil(64) } else { 0..0 };
+        let words = if lo < hi {
+            lo / 64..hi.div_ceil(64)
+        } else {
+            0..0
+        };
         words.flat_map(move |wi| {
             let mut w = self.bits[wi];
             if wi == lo / 64 {

@@ -99,9 +99,7 @@ impl Headline {
             workload_time_us: workload_time_us(sim),
             throttled_ns: throttled.map(|t| t.0),
             nr_throttled: throttled.map(|t| t.1),
-            wakeup_latency: SampleStats::of_replay(|| {
-                threads.iter().flat_map(|t| t.wakeup_latency_samples())
-            }),
+            wakeup_latency: merged_latency(threads.iter()),
             runtime_ns: threads.iter().map(|t| t.stats.runtime_ns).sum(),
             switches: threads.iter().map(|t| t.stats.switches).sum(),
             migrations: threads.iter().map(|t| t.stats.migrations).sum(),
@@ -126,7 +124,7 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .iter()
         .filter(|t| t.existed())
         .map(|t| {
-            let lat = SampleStats::of_replay(|| t.wakeup_latency_samples());
+            let lat = t.latency.stats();
             let rt = matches!(t.policy, Policy::Fifo | Policy::Rr);
             let fair = t.policy.is_fair();
             let mut ts = TaskSummary::from_stats(
@@ -410,6 +408,15 @@ pub fn schedstat<S: Sink>(sim: &Sim<S>) -> Vec<CpuSchedstat> {
         .collect()
 }
 
+/// The wakeup-latency statistics of `threads`' samples together.
+fn merged_latency<'a>(threads: impl Iterator<Item = &'a Task>) -> SampleStats {
+    let mut all = schedlab_core::stats::LatencySamples::default();
+    for t in threads {
+        all.merge(&t.latency);
+    }
+    all.stats()
+}
+
 /// Wakeup latency per rt-app task (thread name without its `-<n>`
 /// suffix), in order of first appearance; threads without timer rows are
 /// left out.
@@ -418,7 +425,7 @@ fn latency_groups<S: Sink>(sim: &Sim<S>) -> Vec<LatencyGroup> {
     // in that order, as one sequence per task).
     let mut groups: Vec<(String, Vec<&Task>)> = Vec::new();
     for t in sim.threads().iter().filter(|t| t.existed()) {
-        if t.latency.runs() == 0 {
+        if t.latency.is_empty() {
             continue;
         }
         let key = t
@@ -436,7 +443,7 @@ fn latency_groups<S: Sink>(sim: &Sim<S>) -> Vec<LatencyGroup> {
         .into_iter()
         .map(|(name, ts)| LatencyGroup {
             name,
-            stats: SampleStats::of_replay(|| ts.iter().flat_map(|t| t.wakeup_latency_samples())),
+            stats: merged_latency(ts.iter().copied()),
         })
         .collect()
 }
