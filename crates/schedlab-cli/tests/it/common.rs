@@ -115,6 +115,28 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Relative paths of every file under `dir`, sorted as strings (an
+/// absent `dir` has none).
+pub fn list_tree(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
 /// A task with one phase of `ops`, repeated forever (`loops: None`).
 pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> TaskSpec {
     TaskSpec {

@@ -4,7 +4,7 @@
 //! `SCHEDLAB_BLESS=1 cargo test --release -p schedlab-cli golden` and review
 //! the diff like code.
 
-use crate::common::BIN;
+use crate::common::{list_tree, BIN};
 use std::path::Path;
 use std::process::Command;
 
@@ -142,27 +142,6 @@ fn baseline_output_directories_are_unchanged() {
         "baseline outputs changed:\n{}\nre-bless with SCHEDLAB_BLESS=1 only for an intended model change",
         diffs.join("\n")
     );
-}
-
-/// Relative paths of every file under `dir`, sorted.
-fn list_tree(dir: &Path) -> Vec<String> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
 }
 
 fn copy_tree(from: &Path, to: &Path) {

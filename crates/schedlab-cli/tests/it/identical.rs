@@ -10,7 +10,7 @@
 //! model change: `SCHEDLAB_BLESS=1 cargo test --release -p schedlab-cli
 //! --test it identical`.
 
-use crate::common::BIN;
+use crate::common::{list_tree, BIN};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
@@ -98,25 +98,4 @@ fn diff_lines(got: &str, want: &str) -> Vec<String> {
     let mut d: Vec<String> = g.difference(&w).map(|l| format!("+ {l}")).collect();
     d.extend(w.difference(&g).map(|l| format!("- {l}")));
     d
-}
-
-/// Relative paths of every file under `dir`, sorted.
-fn list_tree(dir: &Path) -> Vec<String> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
 }
