@@ -157,17 +157,16 @@ pub struct LatencySamples {
 impl LatencySamples {
     /// Appends one sample.
     pub fn push(&mut self, x: u64) {
-        if self.n == 0 {
-            self.min = x;
-            self.max = x;
-        }
-        self.n += 1;
-        self.sum += u128::from(x);
-        // x² < 2^128; the sum saturates only past 2^128 (µs samples of
+        let x128 = u128::from(x);
+        // x² < 2^128; the sums saturate only past 2^128 (µs samples of
         // 365-day runs stay far below).
-        self.sumsq = self.sumsq.saturating_add(u128::from(x) * u128::from(x));
-        self.min = self.min.min(x);
-        self.max = self.max.max(x);
+        self.merge(&LatencySamples {
+            n: 1,
+            sum: x128,
+            sumsq: x128 * x128,
+            min: x,
+            max: x,
+        });
     }
 
     /// Adds `o`'s samples (the statistics of the concatenation).
@@ -184,11 +183,6 @@ impl LatencySamples {
         self.sumsq = self.sumsq.saturating_add(o.sumsq);
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
-    }
-
-    /// Samples held.
-    pub fn len(&self) -> u64 {
-        self.n
     }
 
     /// No samples.

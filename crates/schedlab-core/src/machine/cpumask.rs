@@ -58,17 +58,10 @@ impl CpuMask {
     }
     /// CPUs in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.bits.iter().enumerate().flat_map(|(wi, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros();
-                w &= w - 1;
-                Some(CpuId(wi as u32 * 64 + b))
-            })
-        })
+        self.bits
+            .iter()
+            .enumerate()
+            .flat_map(|(wi, &w)| word_cpus(wi, w))
     }
     /// CPUs in wrapping order starting at `start` (included if set), then
     /// up to the end, then from CPU 0 (`for_each_cpu_wrap(cpu, mask, start)`).
@@ -95,14 +88,7 @@ impl CpuMask {
                 // the range): keep the bits below it.
                 w &= (1u64 << (hi % 64)) - 1;
             }
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros();
-                w &= w - 1;
-                Some(CpuId(wi as u32 * 64 + b))
-            })
+            word_cpus(wi, w)
         })
     }
     /// Set intersection.
@@ -149,6 +135,19 @@ impl CpuMask {
         }
         out.join(",")
     }
+}
+
+/// The CPUs of bit word `wi` whose set bits are `w`, in increasing order.
+#[inline]
+fn word_cpus(wi: usize, mut w: u64) -> impl Iterator<Item = CpuId> {
+    std::iter::from_fn(move || {
+        if w == 0 {
+            return None;
+        }
+        let b = w.trailing_zeros();
+        w &= w - 1;
+        Some(CpuId(wi as u32 * 64 + b))
+    })
 }
 
 #[cfg(test)]
