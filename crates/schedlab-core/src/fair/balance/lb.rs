@@ -58,6 +58,13 @@ pub enum MigrationType {
 /// `struct sd_lb_stats` (the parts modelled).
 #[derive(Clone, Debug, Default)]
 pub struct SdLbStats {
+    /// The kernel's load-migration arithmetic of 5.5 on (the load_balance
+    /// rework, 0b0695f2b34a): unsigned and unguarded for a busiest group
+    /// below the domain average (see `calculate_imbalance`). Before 5.5 an
+    /// imbalance with the busiest group at or below the average was 0 (and
+    /// fix_small_imbalance, not modelled). Set by the caller from the
+    /// kernel; false by default.
+    pub load_imbalance_wraps: bool,
     /// Local group's statistics.
     pub local: SgStats,
     /// Busiest group: index in `sd.groups` and statistics.
@@ -223,9 +230,23 @@ fn calculate_imbalance(
     if lt < GroupType::Overloaded && (local_avg >= busiest.avg_load || local_avg >= sd_avg) {
         return (MigrationType::Load, 0);
     }
-    let a = busiest.avg_load.saturating_sub(sd_avg) as u128 * busiest.group_capacity as u128;
-    let b = sd_avg.saturating_sub(local_avg) as u128 * local.group_capacity as u128;
-    (MigrationType::Load, (a.min(b) / 1024) as u64)
+    // The kernel's arithmetic is unsigned long (64-bit) and unguarded for
+    // a busiest group below the domain average (busiest is chosen by group
+    // type first, so an overloaded group can be under the average that a
+    // heavier fully-busy group lifts): its term wraps to a huge value and
+    // the min takes the local group's room below the average. The local
+    // term cannot wrap (local_avg < sd_avg is checked above).
+    if !sds.load_imbalance_wraps && busiest.avg_load <= sd_avg {
+        return (MigrationType::Load, 0);
+    }
+    let a = busiest
+        .avg_load
+        .wrapping_sub(sd_avg)
+        .wrapping_mul(busiest.group_capacity);
+    let b = sd_avg
+        .wrapping_sub(local_avg)
+        .wrapping_mul(local.group_capacity);
+    (MigrationType::Load, a.min(b) / 1024)
 }
 
 /// The outcome of `sched_balance_find_src_group`.
@@ -445,10 +466,51 @@ mod tests {
             prefer_sibling: false,
             local_cores: 2,
             busiest_cores: 2,
+            load_imbalance_wraps: false,
         };
         let src = find_src_group(&sd, CpuIdle::NotIdle, &sds).expect("imbalanced");
         assert_eq!(src.migration, MigrationType::Load);
         assert_eq!(src.imbalance, 1536);
+    }
+
+    #[test]
+    fn a_busiest_group_below_the_average_wraps_from_5_5_on() {
+        // Three single-CPU groups (3 nodes × 1 core). Local runs one
+        // SCHED_IDLE task: load 3, util 1024 → fully busy, avg_load 3.
+        // Busiest runs two nice-0 tasks: load 2048 → overloaded (chosen by
+        // type), avg_load 2048. The third runs one nice −10 task: load
+        // 9548, fully busy (a lower type, so not the busiest).
+        // sd_avg = (3 + 2048 + 9548)·1024/3072 = 3866 > busiest's 2048.
+        // 5.5+: (2048 − 3866) wraps in unsigned long, so the min is the
+        // local term: (3866 − 3)·1024/1024 = 3863. Before 5.5 the busiest
+        // group at or below the average meant no imbalance.
+        let m = make_test_machine(3, 1, 1, 1);
+        let d = SchedDomains::build(&m, 250);
+        let sd = d.domains(CpuId(0)).last().unwrap().clone();
+        assert_eq!(sd.groups.len(), 3);
+        let mut local = sg(1, 1, 3, 1024, 0);
+        local.avg_load = 3;
+        let busiest = sg(2, 1, 2048, 1024, 0);
+        assert_eq!(local.group_type, Some(GroupType::FullyBusy));
+        assert_eq!(busiest.group_type, Some(GroupType::Overloaded));
+        assert_eq!(busiest.avg_load, 2048);
+        let mut sds = SdLbStats {
+            local,
+            busiest: Some((1, busiest)),
+            total_load: 3 + 2048 + 9548,
+            total_capacity: 3072,
+            overloaded: true,
+            local_cores: 1,
+            busiest_cores: 1,
+            load_imbalance_wraps: true,
+            ..Default::default()
+        };
+        let src = find_src_group(&sd, CpuIdle::NotIdle, &sds).expect("5.5+: imbalanced");
+        assert_eq!(src.migration, MigrationType::Load);
+        assert_eq!(src.imbalance, 3863);
+        sds.load_imbalance_wraps = false;
+        let pre = find_src_group(&sd, CpuIdle::NotIdle, &sds);
+        assert!(pre.as_ref().is_none_or(|s| s.imbalance == 0), "pre-5.5: {pre:?}");
     }
 
     #[test]

@@ -57,7 +57,8 @@ impl<S: Sink> Sim<S> {
             loop {
                 let sd = &self.sched.domains.domains(dst)[sdi];
                 let child_flags = sd.child.map(|c| self.sched.domains.domains(dst)[c].flags);
-                let sds = lb::sd_lb_stats(self, sd, child_flags, dst, excluded.as_ref());
+                let mut sds = lb::sd_lb_stats(self, sd, child_flags, dst, excluded.as_ref());
+                sds.load_imbalance_wraps = crate::kernels::at_least(self.cfg.kernel, 5, 5);
                 if sd.parent.is_none() {
                     self.sched.rd_overloaded = sds.overloaded;
                 }
