@@ -1349,7 +1349,6 @@ fn round_trip_periodic_beside_a_hog_runtimes() {
 }
 
 #[test]
-#[ignore = "known miss, a model deviation: the model reschedules at the end of every run op (burst_end calls update_curr with its decisions), where the kernel does not (rt-app's busy loop returning is no kernel entry); the original's hog loops 10 ms runs, the replay's hog is one 1.38 s run, so the original has a reschedule point every 10 ms of hog CPU time that the replay lacks (first at 0.087527 s, the end of the hog's 6th run: p1, woken at 0.086829 behind the nice-19 hog, takes the CPU there; in the replay it waits for the 0.087990 tick and CPU 0 pulls it; before that the two traces differ only in p1's wakeups coming 1 us early, its 7777 us period being estimated from the mean gap). Measured: runtimes exact, p0 -1.0 %, p1 -1.2 %, p2 1875 -> 1537 wakeups (-18.0 %), p3 -8.2 %. With burst_end charging quietly (charge_curr_quiet) the round trip is exact (every wakeup count equal), but that model change also moves examples/sched-idle-a7.json (cfs_thread-7 618 -> 455 loops) and the barrier test in tests/it/sync.rs, not yet understood; see the ignored test update_curr_points::the_end_of_a_run_op_does_not_reschedule"]
 fn round_trip_periodic_beside_a_hog_full_criterion() {
     let rows = round_trip(&periodic_beside_hog(), "vm-2cpu", Some(2_000_000_000));
     check(&rows, "periodic+hog");

@@ -56,11 +56,17 @@ fn barrier_releases_everyone_at_the_last_arrival() {
             "round {k}: c left before b arrived"
         );
         // All are released at b's arrival; on 2 CPUs one of the three may
-        // then wait for a CPU behind another's next run (a's 1 ms), so its
-        // row ends up to that much later.
+        // then wait for a CPU behind another's next run. The running thread
+        // is rescheduled at an update_curr point past its deadline, not at
+        // the end of a run op (rt-app's busy loop ends in user space), so
+        // the wait lasts up to a's 1 ms run or the next tick (4 ms at the
+        // default HZ 250), whichever comes first, plus the switch costs.
+        let bound = 4000 + 200;
         assert!(
-            a[k].end.abs_diff(b[k].end) < 1200 && c[k].end.abs_diff(b[k].end) < 1200,
-            "round {k}: ends spread"
+            a[k].end.abs_diff(b[k].end) < bound && c[k].end.abs_diff(b[k].end) < bound,
+            "round {k}: ends spread {} / {}",
+            a[k].end.abs_diff(b[k].end),
+            c[k].end.abs_diff(b[k].end)
         );
     }
 }

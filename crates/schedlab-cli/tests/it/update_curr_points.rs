@@ -113,7 +113,6 @@ fn interrupts_do_not_preempt_a_task_past_its_deadline() {
 /// one run: crates/schedlab-workload/tests/replay.rs). Passes with
 /// `burst_end` charging a fair task through `charge_curr_quiet`.
 #[test]
-#[ignore = "known model deviation: burst_end reschedules at every op end; charging quietly there passes this test and makes the replay round trip beside a hog exact, but also moves examples/sched-idle-a7.json (cfs_thread-7 618 -> 455 loops in 5 s, cli_run::logs_parse_and_agree_with_the_summary) and sync::barrier_releases_everyone_at_the_last_arrival, not yet explained"]
 fn the_end_of_a_run_op_does_not_reschedule() {
     use schedlab_core::program::{TimerRef, TimerSpec};
     let switches = |hog_ops: Vec<schedlab_core::program::Op>| {

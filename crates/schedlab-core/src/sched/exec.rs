@@ -32,11 +32,20 @@ impl<S: Sink> Sim<S> {
         let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
-        // The task's own step: not an update_curr the kernel makes, so its
-        // time is reported at the next one (see Task::stat_unreported).
-        self.stat_quiet = self.trace;
-        self.update_curr_task(cpu);
-        self.stat_quiet = false;
+        // The task's own step: not a kernel entry (rt-app's busy loop ends
+        // in user space), so not an update_curr point either. A fair task's
+        // time is charged without update_curr's decisions (no new deadline,
+        // no reschedule: `charge_curr_quiet`), reported at the next update
+        // (see Task::stat_unreported); a task past its deadline is
+        // rescheduled at the next tick or syscall, as in the kernel. RT and
+        // deadline tasks keep the full update (runtime enforcement).
+        if self.sched.class_of(t) == Class::Fair {
+            self.charge_curr_quiet(cpu, t);
+        } else {
+            self.stat_quiet = self.trace;
+            self.update_curr_task(cpu);
+            self.stat_quiet = false;
+        }
         let now = self.now;
         let task = &mut self.sched.tasks[t.idx()];
         match task.resume {
