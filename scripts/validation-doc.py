@@ -126,6 +126,48 @@ FINDINGS = [
                        "(`push_tick`, sched/core.rs); test update_curr_points"),
     },
     {
+        "id": "run-op-end",
+        "shape": r"(?!)",
+        "metric": r".*",
+        "subject": r".*",
+        "mechanism": (
+            "The end of an rt-app busy loop (a run op) is no kernel entry: the thread returns to its "
+            "own code and goes on. The model called update_curr there, with its decisions, so a "
+            "thread past its deadline was rescheduled at the end of each of its runs, and a hog "
+            "looping 10 ms runs had a reschedule point every 10 ms of its CPU time that the kernel "
+            "does not have (found by the replay round trip beside a hog: the replay's hog is one "
+            "long run, so the original and its replay diverged at the hog's 6th run end, p2 "
+            "1875 -> 1537 wakeups). A second, older mechanism showed once the spurious points were "
+            "gone: a SCHED_IDLE entity's lag limit is 2·slice in its own virtual time "
+            "(calc_delta_fair at weight 3: ~2 s virtual for 3 ms), so a migrated SCHED_IDLE hog can "
+            "be placed eligible with an earlier virtual deadline than a nice-0 wakee; the wakee's "
+            "wake-up preemption (idle curr) reschedules, the pick re-elects the hog, and the wakee "
+            "waits for the hog's next update_curr point past its deadline, now the tick"),
+        "resolution": ("fix", "the end of a fair task's run op charges its time without "
+                       "update_curr's decisions (`burst_end`, sched/exec.rs, via "
+                       "`Sim::charge_curr_quiet`); all 25 replay round trips exact; test "
+                       "update_curr_points::the_end_of_a_run_op_does_not_reschedule"),
+    },
+    {
+        "id": "lb-load-wrap",
+        "shape": r"(?!)",
+        "metric": r".*",
+        "subject": r".*",
+        "mechanism": (
+            "Found on a7-octa, not on this 2-vCPU host (two groups per domain cannot show it): a CPU "
+            "running only a SCHED_IDLE thread never pulled a nice-0 thread stacked on a sibling "
+            "(568 balance passes ended 'no busiest group'). The busiest group is chosen by group "
+            "type first, so an overloaded group can sit below the domain's average load that a "
+            "heavier fully-busy group lifts; from 5.5 on (the load_balance rework) the kernel "
+            "computes (busiest avg - domain avg) * capacity in unsigned long with no guard, the "
+            "term wraps, and the min takes the local group's room below the average, so the pull "
+            "happens. The model clamped the term to 0 (balanced). Before 5.5 the kernel returned "
+            "0 there (then fix_small_imbalance, not modelled)"),
+        "resolution": ("fix", "`calculate_imbalance` wraps as the kernel does from 5.5 on "
+                       "(`SdLbStats::load_imbalance_wraps`, fair/balance/lb.rs; unit test "
+                       "a_busiest_group_below_the_average_wraps_from_5_5_on)"),
+    },
+    {
         "id": "trace-util-loss",
         "shape": r"(?!)",
         "metric": r"cpu_util/util",
@@ -246,13 +288,11 @@ CONTROLS = {
 # What changed between the campaign's two binaries (--before-bin and
 # --bin): the model fixes the campaign led to, by finding id. Edit with
 # each campaign that compares two binaries.
-CHANGES = ("stalls (noise bursts, other CPUs' wake-up and balancing work) no longer reschedule "
-           "the running task, and the tick is late like any timer interrupt (F `update-curr-points`); "
-           "validate applies the recording's measured costs and simulates its release, 6.18, "
-           "instead of tip (F `hackbench-ipc-cost`). The after binary also measures the recordings "
-           "better (F `trace-util-loss`: lost switch-in lines no longer count as idle); the before "
-           "column is the before binary's own measurement. With the old measurement for both "
-           "(the same campaign before that fix): 0.695 -> 0.705")
+CHANGES = ("the end of a fair task's run op is no longer an update_curr point (F `run-op-end`), "
+           "and from 5.5 on the load balancer's migrate_load imbalance wraps as the kernel's "
+           "unsigned arithmetic does (F `lb-load-wrap`; it cannot act on this 2-vCPU host). "
+           "The before binary is the previous campaign's after binary (0.729); earlier campaigns "
+           "went 0.695 -> 0.705 -> 0.729 (update-curr-points, hackbench-ipc-cost, trace-util-loss)")
 
 
 def load(p):
