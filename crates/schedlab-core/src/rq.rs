@@ -25,6 +25,12 @@ pub struct SchedEntity {
     pub vlag: i64,
     /// Request size (slice) in ns.
     pub slice: Nanos,
+    /// Time was charged outside update_curr (`Sim::charge_curr_quiet`)
+    /// since the last update_curr: that update still owes its decisions
+    /// (new deadline, reschedule, min_vruntime) even if no further time has
+    /// passed, as the kernel's one update_curr over the whole delta makes
+    /// them.
+    pub update_owed: bool,
     /// The slice was set by the task (not the base slice).
     pub custom_slice: bool,
     /// End of the protected window (RUN_TO_PARITY).

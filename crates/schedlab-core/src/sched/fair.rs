@@ -81,7 +81,9 @@ impl<S: Sink> Sim<S> {
         let mut first = true;
         loop {
             let q = self.sched.se_cfs_rq(e);
-            let d = eevdf::charge_curr(&mut self.sched.ents[e.idx()], now).unwrap_or(0);
+            let se = &mut self.sched.ents[e.idx()];
+            let d = eevdf::charge_curr(se, now).unwrap_or(0);
+            se.update_owed |= d > 0;
             if first {
                 own = d;
                 first = false;

@@ -49,7 +49,7 @@
 //! * SCHED_IDLE entities get the same least slice as others
 //!   (`sysctl_sched_idle_min_granularity`, 5.15+, is the same 0.75 ms).
 
-use super::eevdf::{charge_curr, dequeue_tree, enqueue_tree, vdelta, CurrUpdate, EnqueueKind};
+use super::eevdf::{charge_owed, dequeue_tree, enqueue_tree, vdelta, CurrUpdate, EnqueueKind};
 use crate::ids::{CfsRqId, EntityId};
 use crate::rq::{CfsRq, SchedEntity};
 use crate::time::Nanos;
@@ -103,7 +103,7 @@ pub fn update_curr(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos) -> Cur
     let Some(c) = cfs.curr else {
         return CurrUpdate::default();
     };
-    let Some(delta) = charge_curr(&mut ents[c.idx()], now) else {
+    let Some(delta) = charge_owed(&mut ents[c.idx()], now) else {
         return CurrUpdate::default();
     };
     update_min_vruntime(cfs, ents);

@@ -68,6 +68,17 @@ pub(crate) fn charge_curr(se: &mut SchedEntity, now: Nanos) -> Option<Nanos> {
     Some(delta)
 }
 
+/// `charge_curr` for update_curr: `None` only when no time has passed
+/// since the last charge *and* no quiet charge (`SchedEntity::update_owed`)
+/// is waiting for update_curr's decisions; clears the debt.
+pub(crate) fn charge_owed(se: &mut SchedEntity, now: Nanos) -> Option<Nanos> {
+    let owed = std::mem::take(&mut se.update_owed);
+    match charge_curr(se, now) {
+        None if owed => Some(0),
+        d => d,
+    }
+}
+
 /// `Σ w'(v − v0)` and `Σ w'` over the queued entities, curr included
 /// while it is queued (the tree sums hold everything but curr).
 fn sums_with_curr(cfs: &CfsRq, ents: &[SchedEntity]) -> (i128, i128) {
@@ -172,7 +183,7 @@ pub fn update_curr(
         return CurrUpdate::default();
     };
     let se = &mut ents[c.idx()];
-    let Some(delta) = charge_curr(se, now) else {
+    let Some(delta) = charge_owed(se, now) else {
         return CurrUpdate::default();
     };
     let consumed = update_deadline(se, p);

@@ -183,6 +183,43 @@ fn update_curr_charges_weighted_time_and_renews_the_request() {
 }
 
 #[test]
+fn update_curr_makes_the_decisions_a_quiet_charge_owes() {
+    // The same nice-5 curr charged its 3 ms quietly (outside update_curr,
+    // `Sim::charge_curr_quiet`), in one step: calc_delta_fair(3 ms) =
+    // 9_170_149 ≥ d = 9_170_148, but no new request yet.
+    // An update_curr at that same instant has no time left to charge, and
+    // still makes the decisions the kernel's one update_curr over the whole
+    // 3 ms makes: a new request and a reschedule. Without the debt it is a
+    // no-op, as before.
+    let fresh = || {
+        let mut e = vec![ent(335, 0, 9_170_148), ent(1024, 0, 3_000_000)];
+        let mut cfs = CfsRq::default();
+        for x in e.iter_mut() {
+            x.on_rq = true;
+            cfs.load_weight += x.weight;
+            cfs.nr_queued += 1;
+        }
+        enqueue_tree(&mut cfs, &e, EntityId(1));
+        cfs.curr = Some(EntityId(0));
+        e[0].vprot = e[0].deadline;
+        assert_eq!(charge_curr(&mut e[0], 3_000_000), Some(3_000_000));
+        assert_eq!(e[0].vruntime, 9_170_149);
+        (cfs, e)
+    };
+    let (mut cfs, mut e) = fresh();
+    e[0].update_owed = true;
+    let u = update_curr(&mut cfs, &mut e, 3_000_000, &P);
+    assert_eq!(u.delta_exec, 0);
+    assert!(u.resched);
+    assert_eq!(e[0].deadline, 9_170_149 + 9_170_149);
+    assert!(!e[0].update_owed);
+    let (mut cfs, mut e) = fresh();
+    let u = update_curr(&mut cfs, &mut e, 3_000_000, &P);
+    assert_eq!(u, CurrUpdate::default());
+    assert_eq!(e[0].deadline, 9_170_148);
+}
+
+#[test]
 fn reweight_keeps_lag_in_wall_time() {
     // V = 500 (two nice-0 at 0 and 1000). Entity 1 (lag −500) becomes nice 5
     // (w 335): its virtual lag scales by 1024/335 → −1528.
