@@ -137,16 +137,20 @@ FINDINGS = [
             "looping 10 ms runs had a reschedule point every 10 ms of its CPU time that the kernel "
             "does not have (found by the replay round trip beside a hog: the replay's hog is one "
             "long run, so the original and its replay diverged at the hog's 6th run end, p2 "
-            "1875 -> 1537 wakeups). A second, older mechanism showed once the spurious points were "
-            "gone: a SCHED_IDLE entity's lag limit is 2·slice in its own virtual time "
-            "(calc_delta_fair at weight 3: ~2 s virtual for 3 ms), so a migrated SCHED_IDLE hog can "
-            "be placed eligible with an earlier virtual deadline than a nice-0 wakee; the wakee's "
-            "wake-up preemption (idle curr) reschedules, the pick re-elects the hog, and the wakee "
-            "waits for the hog's next update_curr point past its deadline, now the tick"),
+            "1875 -> 1537 wakeups). With those points gone, a second defect showed: a time charge "
+            "made outside update_curr (stalls, interrupts, and now run-op ends) moved the "
+            "entity's exec_start, so an update_curr at the same instant found no time and "
+            "returned before its decisions. A SCHED_IDLE hog charged past its deadline that way "
+            "kept a stale, earlier deadline, and the pick re-elected it over the nice-0 thread "
+            "whose wake-up had just preempted it (a7-octa, sched-idle: wake-ups onto a hog's CPU "
+            "waited up to a tick, p99 2.1 ms instead of 6 us); the kernel's one update_curr over "
+            "the whole delta renews the deadline"),
         "resolution": ("fix", "the end of a fair task's run op charges its time without "
                        "update_curr's decisions (`burst_end`, sched/exec.rs, via "
-                       "`Sim::charge_curr_quiet`); all 25 replay round trips exact; test "
-                       "update_curr_points::the_end_of_a_run_op_does_not_reschedule"),
+                       "`Sim::charge_curr_quiet`), and the next update_curr makes the decisions the quiet "
+                       "charges owe (`SchedEntity::update_owed`); all 25 replay round trips exact; "
+                       "tests update_curr_points::the_end_of_a_run_op_does_not_reschedule and "
+                       "eevdf update_curr_makes_the_decisions_a_quiet_charge_owes"),
     },
     {
         "id": "lb-load-wrap",
@@ -288,7 +292,8 @@ CONTROLS = {
 # What changed between the campaign's two binaries (--before-bin and
 # --bin): the model fixes the campaign led to, by finding id. Edit with
 # each campaign that compares two binaries.
-CHANGES = ("the end of a fair task's run op is no longer an update_curr point (F `run-op-end`), "
+CHANGES = ("the end of a fair task's run op is no longer an update_curr point, and update_curr "
+           "makes the decisions that quiet charges owe (F `run-op-end`), "
            "and from 5.5 on the load balancer's migrate_load imbalance wraps as the kernel's "
            "unsigned arithmetic does (F `lb-load-wrap`; it cannot act on this 2-vCPU host). "
            "The before binary is the previous campaign's after binary (0.729); earlier campaigns "
