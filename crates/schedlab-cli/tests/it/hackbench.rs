@@ -227,7 +227,7 @@ fn every_message_is_a_syscall_pair_and_sleeps_follow_the_kernel() {
     assert!(r.stats.wakeups + s.stats.wakeups >= 2);
 }
 
-/// A wider net than the hand-picked cases above: 24 hackbench runs whose
+/// A wider net than the hand-picked cases above: 96 hackbench runs whose
 /// parameters come from a fixed-seed generator (group and fd counts,
 /// loops, pipe or socket, thread or process mode, message size, machine,
 /// seed, and in some a cgroup per group or a quota that binds), each
@@ -244,11 +244,11 @@ fn fast_forward_matches_message_by_message_over_seeded_cases() {
             .wrapping_add(1442695040888963407);
         (x >> 33) % n
     };
-    for case in 0..24u64 {
+    for case in 0..96u64 {
         let machine = machines[(case % 3) as usize];
         let groups = 1 + next(if machine == "icx-2s-80c-ht" { 4 } else { 2 });
         let fds = 1 + next(5);
-        let loops = 5 + next(40);
+        let loops = 5 + next(120);
         let ipc = if next(2) == 0 { "pipe" } else { "socket" };
         let mode = if next(2) == 0 { "process" } else { "thread" };
         // 100-byte messages mostly; 4 KiB ones fill pipes and sockets fast.
