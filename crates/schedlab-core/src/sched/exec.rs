@@ -852,10 +852,20 @@ impl<S: Sink> Sim<S> {
     ///   deadline nor (with others queued) its protected slice before the
     ///   last intermediate landing (update_deadline / the resched check).
     ///
+    /// `span` is the CPU time of the first two syscalls: a fold needs the
+    /// second to land before the next event, so when it cannot the answer
+    /// is `None` at once, before the walk up the task's hierarchy (on a
+    /// busy machine nearly every call ends there: issue 17's profile).
+    ///
     /// Returns `(start, horizon, sched_limit)`: when the first syscall
     /// starts, the earliest queued event (or the run's end), and the time
     /// every intermediate landing must precede.
-    fn fast_forward_window(&self, cpu: CpuId, t: TaskId) -> Option<(Nanos, Nanos, Nanos)> {
+    fn fast_forward_window(
+        &self,
+        cpu: CpuId,
+        t: TaskId,
+        span: Nanos,
+    ) -> Option<(Nanos, Nanos, Nanos)> {
         if !self.cfg.fast_forward || self.sched.class_of(t) != Class::Fair {
             return None;
         }
@@ -867,6 +877,9 @@ impl<S: Sink> Sim<S> {
         let mut horizon = self.queue.peek_time().unwrap_or(Nanos::MAX);
         if let Some(e) = self.end {
             horizon = horizon.min(e);
+        }
+        if start.saturating_add(span) >= horizon {
+            return None;
         }
         let mut limit = Nanos::MAX;
         for &se in self.sched.task_path(t).as_slice() {
@@ -889,11 +902,25 @@ impl<S: Sink> Sim<S> {
         Some((start, horizon, limit))
     }
 
+    /// Is a `write()` to channel `ch` silent now: it finds room and wakes
+    /// nobody (no reader sleeps on the channel)?
+    fn silent_write(&self, ch: usize) -> bool {
+        match &self.prog.channels[ch] {
+            ChannelState::Pipe(p, n) => p.writable(*n) && p.readers.is_empty(),
+            ChannelState::Unix(s, _) => s.writable() && s.readers.is_empty(),
+        }
+    }
+
     /// How many writes of the round to pay for now, and their CPU time.
     /// One, message by message; more when the fast-forward window
     /// (`fast_forward_window`) holds them and every write but the last
     /// is silent: it finds room and wakes nobody. The last may sleep or
     /// wake: it lands at the end of the paid time, as it would alone.
+    ///
+    /// The conditions a fold of two needs (a second write in the round,
+    /// a silent first one, both landing before the next event) are
+    /// tested first, cheapest first; the answer is the same as testing
+    /// them in the loop.
     fn writes_to_pay(
         &mut self,
         cpu: CpuId,
@@ -903,7 +930,11 @@ impl<S: Sink> Sim<S> {
         count: u32,
     ) -> (u64, Nanos) {
         let c0 = self.chan_cost((first + pos) as usize, true);
-        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t) else {
+        if pos + 1 >= count || !self.silent_write((first + pos) as usize) {
+            return (1, c0);
+        }
+        let c1 = self.chan_cost((first + pos + 1) as usize, true);
+        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c0 + c1) else {
             return (1, c0);
         };
         let (mut k, mut work) = (0u64, 0);
@@ -915,11 +946,7 @@ impl<S: Sink> Sim<S> {
             }
             k += 1;
             work += c;
-            let silent = match &self.prog.channels[ch] {
-                ChannelState::Pipe(p, n) => p.writable(*n) && p.readers.is_empty(),
-                ChannelState::Unix(s, _) => s.writable() && s.readers.is_empty(),
-            };
-            if !silent {
+            if !self.silent_write(ch) {
                 break;
             }
         }
@@ -935,9 +962,9 @@ impl<S: Sink> Sim<S> {
     /// (no writer sleeps on the channel).
     fn reads_to_pay(&mut self, cpu: CpuId, t: TaskId, ch: usize, left: u64) -> (u64, Nanos) {
         let c = self.chan_cost(ch, false);
-        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t) else {
+        if left < 2 {
             return (1, c);
-        };
+        }
         let (avail, quiet) = match &self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => (p.unread() / *n, p.writers.is_empty()),
             ChannelState::Unix(s, _) => (s.queued(), s.writers.is_empty()),
@@ -945,6 +972,9 @@ impl<S: Sink> Sim<S> {
         if !quiet || avail == 0 {
             return (1, c);
         }
+        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, 2 * c) else {
+            return (1, c);
+        };
         // Reads 1..=avail find a message; read avail+1 (if any) would
         // sleep, which only the last may do.
         let mut k = 1u64;
