@@ -23,6 +23,10 @@ use schedlab_core::{Sim, SimConfig};
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// What the peak-memory column says when the cases ran in this process.
+const IN_PROCESS: &str = "not measured: the cases ran in-process (--in-process, or a binary \
+     whose file name does not start with `schedlab`, which cannot be re-run as a child)";
+
 /// `schedlab bench` arguments.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -403,7 +407,8 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             .map(|n| find_case(n))
             .collect::<Result<_>>()?
     };
-    // Child processes only when this is the schedlab binary itself.
+    // Child processes only when this is the schedlab binary itself (a test
+    // harness or a copy under another name runs the cases in-process).
     let exe = std::env::current_exe().ok().filter(|p| {
         p.file_stem()
             .is_some_and(|s| s.to_string_lossy().starts_with("schedlab"))
@@ -453,7 +458,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
             "peak_rss": if exe.is_some() {
                 "VmHWM of a child process that ran only this case"
             } else {
-                "not measured (in-process)"
+                IN_PROCESS
             },
             "cases": all.iter().map(Figures::to_json).collect::<Vec<_>>(),
         });
@@ -462,7 +467,7 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
         println!(
             "(default lengths per case: `schedlab bench --list`; --seconds N runs every case N simulated s; \
              rates divide by the run's wall time, setup excluded; peak MiB: {})",
-            if exe.is_some() { "VmHWM of the case's own child process" } else { "not measured in-process" }
+            if exe.is_some() { "VmHWM of the case's own child process" } else { IN_PROCESS }
         );
     }
     Ok(ExitCode::SUCCESS)
