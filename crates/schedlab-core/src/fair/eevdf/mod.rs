@@ -131,7 +131,7 @@ pub fn enqueue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
 /// `__dequeue_entity`: out of the timeline and the sums.
 pub fn dequeue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
     let se = &ents[id.idx()];
-    let was = cfs.timeline.remove(&(se.deadline, id));
+    let was = cfs.timeline.remove(&(se.deadline, id), se.slice);
     debug_assert!(was, "entity {id} not in the timeline");
     cfs.sum_w_vruntime -= (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
     cfs.sum_weight -= se.weight;

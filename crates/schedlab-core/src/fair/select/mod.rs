@@ -325,7 +325,9 @@ fn select_idle_cpu(
     // from `start`.
     let place = |c: CpuId| {
         let first = clusters_active && cluster.test(c);
-        (!first, (c.idx() + n - start.idx()) % n)
+        // (c - start) mod n for c, start < n, without a division.
+        let d = c.idx() + n - start.idx();
+        (!first, if d >= n { d - n } else { d })
     };
     for c in order {
         if has_idle_core {
