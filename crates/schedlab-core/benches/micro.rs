@@ -1,5 +1,5 @@
 //! Criterion micro-benchmarks of the simulator's hot mechanisms (issue 17):
-//! the event queue, the EEVDF pick, enqueue + dequeue, select_idle_sibling,
+//! the event queue, the EEVDF pick, min_slice, enqueue + dequeue, select_idle_sibling,
 //! one periodic balance pass's group statistics and decision, and the PELT
 //! update. Each drives the public function the simulator calls, on a state
 //! built here; figures go to BENCHMARKS.md, nothing is asserted.
@@ -17,7 +17,7 @@ use schedlab_core::event::queue::EventQueue;
 use schedlab_core::event::Event;
 use schedlab_core::fair::balance::lb::{find_src_group, sd_lb_stats, CpuIdle};
 use schedlab_core::fair::eevdf::{
-    dequeue_entity, enqueue_entity, enqueue_tree, pick_eevdf, EevdfParams, EnqueueKind,
+    dequeue_entity, enqueue_entity, enqueue_tree, min_slice, pick_eevdf, EevdfParams, EnqueueKind,
 };
 use schedlab_core::fair::pelt::SchedAvg;
 use schedlab_core::fair::select::{select_idle_sibling, CpuView, PlaceTask};
@@ -101,6 +101,30 @@ fn eevdf_pick(c: &mut Criterion) {
         let (cfs, ents) = queue_of(n);
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| pick_eevdf(black_box(&cfs), &ents, false))
+        });
+    }
+    g.finish();
+}
+
+/// The queue's shortest slice (`cfs_rq_min_slice`, read at every pick and
+/// every wakeup that does not preempt under RUN_TO_PARITY): `kept` is
+/// `eevdf::min_slice` (the timeline's kept minimum), `walk` the walk over
+/// the queue it replaced.
+fn eevdf_min_slice(c: &mut Criterion) {
+    let mut g = c.benchmark_group("eevdf/min_slice");
+    for n in [2usize, 16, 256] {
+        let (cfs, ents) = queue_of(n);
+        g.bench_with_input(BenchmarkId::new("kept", n), &n, |b, _| {
+            b.iter(|| min_slice(black_box(&cfs), &ents))
+        });
+        g.bench_with_input(BenchmarkId::new("walk", n), &n, |b, _| {
+            b.iter(|| {
+                black_box(&cfs)
+                    .timeline
+                    .iter()
+                    .map(|&(_, id)| ents[id.idx()].slice)
+                    .min()
+            })
         });
     }
     g.finish();
@@ -289,6 +313,7 @@ criterion_group!(
     benches,
     event_queue,
     eevdf_pick,
+    eevdf_min_slice,
     eevdf_enqueue_dequeue,
     select_idle_sibling_bench,
     balance_pass,

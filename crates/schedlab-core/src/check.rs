@@ -340,8 +340,9 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     Ok(())
 }
 
-/// The incremental EEVDF sums equal a recomputation, the timeline is keyed
-/// by each entity's real deadline, and queued entities are marked on_rq.
+/// The incremental EEVDF sums equal a recomputation, the timeline's kept
+/// minimum slice equals its entities' slices, the timeline is keyed by each
+/// entity's real deadline, and queued entities are marked on_rq.
 pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let (s, w) = eevdf::recompute_sums(q, &sim.sched.ents);
@@ -349,6 +350,17 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             return Err(format!(
                 "cfs_rq {qi}: sum_w_vruntime/sum_weight {}/{} but recomputed {s}/{w}",
                 q.sum_w_vruntime, q.sum_weight
+            ));
+        }
+        let walked = q
+            .timeline
+            .iter()
+            .map(|&(_, id)| sim.sched.ents[id.idx()].slice)
+            .min();
+        if walked != q.timeline.min_slice() {
+            return Err(format!(
+                "cfs_rq {qi}: timeline min_slice {:?} but the entities' slices give {walked:?}",
+                q.timeline.min_slice()
             ));
         }
         for &(d, id) in &q.timeline {

@@ -7,6 +7,7 @@
 //! group entity whose child queue is `my_q`.
 
 use crate::fair::pelt::SchedAvg;
+use crate::fair::timeline::Timeline;
 use crate::ids::{CfsRqId, CpuId, EntityId, GroupId, TaskId};
 use crate::machine::CpuMask;
 use crate::time::Nanos;
@@ -79,7 +80,7 @@ pub struct CfsRq {
     /// Queued SCHED_IDLE tasks below this queue.
     pub h_nr_idle: u32,
     /// Entities waiting to run, ordered by (deadline, id); curr is not here.
-    pub timeline: BTreeSet<(i64, EntityId)>,
+    pub timeline: Timeline,
     /// The running entity at this level.
     pub curr: Option<EntityId>,
     /// Reference point of the sums (`zero_vruntime`).

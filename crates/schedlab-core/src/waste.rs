@@ -43,50 +43,63 @@ impl<S: Sink> Sim<S> {
         // tasks with a restricted affinity.
         let mut waiting_any = CpuMask::new(n);
         let mut restricted: Vec<(CpuId, &CpuMask)> = Vec::new();
-        // When every task may run anywhere, a queue needs only one waiting
-        // task found, not all of them walked.
-        let any_restricted = self
-            .sched
-            .tasks
-            .iter()
-            .any(|t| (t.nr_cpus_allowed as usize) < n);
+        let tasks = &self.sched.tasks;
+        let ents = &self.sched.ents;
         for rq in &self.sched.rqs {
             if rq.nr_running <= rq.curr.is_some() as u32 {
                 continue;
             }
-            let tasks = &self.sched.tasks;
-            let ents = &self.sched.ents;
-            if !any_restricted {
-                let mut waiting = |t: TaskId| !ents[tasks[t.idx()].se.idx()].sched_delayed;
-                if self.sched.any_queued_task(rq.cpu, &mut waiting) {
-                    waiting_any.set(rq.cpu);
-                }
-                continue;
-            }
-            self.sched.for_each_queued_task(rq.cpu, &mut |t| {
+            // The walk stops at the queue's first waiting task that may run
+            // anywhere: it puts this CPU in `waiting_any`, and a restricted
+            // task further on would only add this same CPU to a helper's
+            // set (below), so the rest cannot change a charge.
+            let found_any = self.sched.any_queued_task(rq.cpu, &mut |t: TaskId| {
                 let task = &tasks[t.idx()];
                 if ents[task.se.idx()].sched_delayed {
-                    return;
+                    return false;
                 }
                 if task.nr_cpus_allowed as usize == n {
-                    waiting_any.set(rq.cpu);
-                } else {
-                    restricted.push((rq.cpu, &task.cpus_allowed));
+                    return true;
                 }
+                restricted.push((rq.cpu, &task.cpus_allowed));
+                false
             });
+            if found_any {
+                waiting_any.set(rq.cpu);
+            }
         }
         if waiting_any.is_empty() && restricted.is_empty() {
             return;
         }
+        // The lowest level of an idle CPU's domains whose span holds a
+        // helpable CPU. Only the words of the helpable set with a CPU in
+        // them are compared, and, while the set is the same for every idle
+        // CPU (no restricted task waits), a span shared with the previous
+        // idle CPU at that level (the domains' spans are shared `Arc`s)
+        // reuses its answer: the cost per sample is sized by the waiting
+        // CPUs and the distinct spans, not by idle CPUs x levels x words.
+        let any_words = waiting_any.word_indices();
+        let levels = self.acct.waste.per_level.len();
+        let mut memo: Vec<Option<(*const CpuMask, bool)>> = vec![None; levels];
         let mut charges: Vec<(usize, Option<usize>)> = Vec::new();
         for c in 0..n {
             let cpu = CpuId(c as u32);
             if !idle(&self.sched.rqs[c]) {
                 continue;
             }
-            let with_restricted;
-            let helpable = if restricted.is_empty() {
-                &waiting_any
+            let doms = self.sched.domains.domains(cpu);
+            let level = if restricted.is_empty() {
+                doms.iter().enumerate().position(|(l, sd)| {
+                    let key = std::sync::Arc::as_ptr(&sd.span);
+                    match memo[l] {
+                        Some((k, hit)) if k == key => hit,
+                        _ => {
+                            let hit = sd.span.intersects_in(&waiting_any, &any_words);
+                            memo[l] = Some((key, hit));
+                            hit
+                        }
+                    }
+                })
             } else {
                 let mut h = waiting_any.clone();
                 for (src, allowed) in &restricted {
@@ -94,18 +107,12 @@ impl<S: Sink> Sim<S> {
                         h.set(*src);
                     }
                 }
-                with_restricted = h;
-                &with_restricted
+                if h.is_empty() {
+                    continue;
+                }
+                let words = h.word_indices();
+                doms.iter().position(|sd| sd.span.intersects_in(&h, &words))
             };
-            if helpable.is_empty() {
-                continue;
-            }
-            let level = self
-                .sched
-                .domains
-                .domains(cpu)
-                .iter()
-                .position(|sd| sd.span.intersects(helpable));
             charges.push((c, level));
         }
         for (c, level) in charges {

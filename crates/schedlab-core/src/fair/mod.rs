@@ -10,6 +10,8 @@
 //!   period and ideal runtime, tick preemption, sleeper credit, buddies.
 //! * [`pelt`]: load tracking arithmetic.
 //! * [`select`]: wakeup placement (`select_task_rq_fair`).
+//! * [`timeline`]: a cfs_rq's ordered waiting entities and their
+//!   shortest slice (the augmented rb-tree).
 //! * [`preempt`]: wakeup preemption (`wakeup_preempt_fair`).
 //! * [`group`]: task groups, group shares.
 //! * [`bandwidth`]: CFS bandwidth pool arithmetic.
@@ -23,4 +25,5 @@ pub mod group;
 pub mod pelt;
 pub mod preempt;
 pub mod select;
+pub mod timeline;
 pub mod weight;

@@ -146,6 +146,11 @@ struct Spans {
     /// Some core has more than one CPU (cached: `has_smt` is asked on
     /// every wakeup).
     smt: bool,
+    /// The CPUs of each core as a list (the wakeup path walks a core's
+    /// siblings; a list costs the core's width, a mask the machine's).
+    core_list: Vec<Vec<CpuId>>,
+    /// Number of CPUs of each cluster.
+    cluster_weight: Vec<u32>,
 }
 
 /// Why a machine description is impossible.
@@ -205,6 +210,8 @@ impl Machine {
                 node: dense(&|c| c.node, "node")?,
                 package: dense(&|c| c.package, "package")?,
                 smt: false,
+                core_list: Vec::new(),
+                cluster_weight: Vec::new(),
             })
         })();
         let mut spans = match spans {
@@ -212,6 +219,8 @@ impl Machine {
             Err(m) => return bad(m),
         };
         spans.smt = spans.core.iter().any(|s| s.weight() > 1);
+        spans.core_list = spans.core.iter().map(|s| s.iter().collect()).collect();
+        spans.cluster_weight = spans.cluster.iter().map(|s| s.weight() as u32).collect();
         // Nesting: all CPUs of a core share a cluster, of a cluster an LLC, ...
         for (i, c) in cpus.iter().enumerate() {
             let first_of = |span: &CpuMask| span.first().unwrap().idx();
@@ -326,6 +335,17 @@ impl Machine {
     /// SMT siblings of `cpu`, itself included.
     pub fn core_span(&self, cpu: CpuId) -> &CpuMask {
         &self.spans.core[self.cpu(cpu).core as usize]
+    }
+    /// SMT siblings of `cpu`, itself included, in increasing order (the
+    /// CPUs of [`Self::core_span`] as a list).
+    #[inline]
+    pub fn core_siblings(&self, cpu: CpuId) -> &[CpuId] {
+        &self.spans.core_list[self.cpu(cpu).core as usize]
+    }
+    /// Number of CPUs of `cpu`'s cluster (`cluster_span(cpu).weight()`).
+    #[inline]
+    pub fn cluster_weight(&self, cpu: CpuId) -> usize {
+        self.spans.cluster_weight[self.cpu(cpu).cluster as usize] as usize
     }
     /// CPUs of `cpu`'s cluster.
     pub fn cluster_span(&self, cpu: CpuId) -> &CpuMask {

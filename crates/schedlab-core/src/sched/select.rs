@@ -137,9 +137,9 @@ impl<S: Sink> Sim<S> {
         }
         if self
             .machine
-            .core_span(cpu)
+            .core_siblings(cpu)
             .iter()
-            .all(|c| self.available_idle_cpu(c))
+            .all(|&c| self.available_idle_cpu(c))
         {
             if let Some(i) = self.sched.domains.shortcuts(cpu).llc_shared {
                 self.sched.llc_state[i].has_idle_cores = true;

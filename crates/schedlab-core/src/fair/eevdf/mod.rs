@@ -134,7 +134,7 @@ pub fn enqueue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
     let se = &ents[id.idx()];
     cfs.sum_w_vruntime += (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
     cfs.sum_weight += se.weight;
-    let fresh = cfs.timeline.insert((se.deadline, id));
+    let fresh = cfs.timeline.insert((se.deadline, id), se.slice);
     debug_assert!(fresh, "entity {id} already in the timeline");
     update_zero_vruntime(cfs, ents);
 }
@@ -142,7 +142,7 @@ pub fn enqueue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
 /// `__dequeue_entity`: out of the timeline and the sums.
 pub fn dequeue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
     let se = &ents[id.idx()];
-    let was = cfs.timeline.remove(&(se.deadline, id));
+    let was = cfs.timeline.remove(&(se.deadline, id), se.slice);
     debug_assert!(was, "entity {id} not in the timeline");
     cfs.sum_w_vruntime -= (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
     cfs.sum_weight -= se.weight;
@@ -349,17 +349,18 @@ pub fn requeue_delayed_entity(
     u
 }
 
-/// Shortest slice among the queued entities (curr included).
+/// Shortest slice among the queued entities (curr included): the
+/// timeline keeps its own minimum (fair/timeline, the kernel's augmented
+/// `cfs_rq_min_slice`), so this is O(1).
 pub fn min_slice(cfs: &CfsRq, ents: &[SchedEntity]) -> Option<Nanos> {
-    let mut m = cfs
+    let curr = cfs
         .curr
         .filter(|c| ents[c.idx()].on_rq)
         .map(|c| ents[c.idx()].slice);
-    for &(_, id) in &cfs.timeline {
-        let s = ents[id.idx()].slice;
-        m = Some(m.map_or(s, |x: Nanos| x.min(s)));
+    match (curr, cfs.timeline.min_slice()) {
+        (Some(c), Some(t)) => Some(c.min(t)),
+        (c, t) => c.or(t),
     }
-    m
 }
 
 /// A new slice for the running entity `id` (`sched_setattr` with a fair
