@@ -261,19 +261,27 @@ impl<S: Sink> Sim<S> {
         imbalance: u64,
     ) -> (u32, bool) {
         // Candidates: queued tasks of src, least recently run first (the
-        // tail of cfs_tasks).
+        // tail of cfs_tasks). Only the first loop_max (sysctl
+        // sched_nr_migrate, 32) can be looked at, so only those are put in
+        // order: the same list as a full sort, since the (stamp, task) keys
+        // are distinct.
         let mut cands: Vec<(u64, TaskId)> = self
             .sched
             .queued_tasks(src)
             .into_iter()
             .map(|t| (self.sched.tasks[t.idx()].cfs_tasks_stamp, t))
             .collect();
-        cands.sort();
         let loop_max = self
             .cfg
             .tunables
             .nr_migrate
             .min(self.sched.rqs[src.idx()].nr_running);
+        let k = loop_max as usize;
+        if k < cands.len() {
+            cands.select_nth_unstable(k);
+            cands.truncate(k);
+        }
+        cands.sort_unstable();
         let mut imbalance = imbalance as i128;
         let mut all_pinned = true;
         let mut moved = Vec::new();
