@@ -283,7 +283,8 @@ pub struct SdState {
     pub newidle_call: u32,
     /// NI_RANDOM: weighted successes since the last halving.
     pub newidle_success: u32,
-    /// NI_RANDOM: success ratio (0..=1024); starts optimistic at 1024.
+    /// NI_RANDOM: success ratio (0..=1024). `sd_init` starts the three at
+    /// 512/256/512, a 50 % success rate (sched/init.rs).
     pub newidle_ratio: u32,
 }
 

@@ -297,6 +297,14 @@ impl<S: Sink> Sim<S> {
                         doms.iter()
                             .map(|sd| crate::rq::SdState {
                                 balance_interval_ms: sd.balance_interval_ms,
+                                // NI_RANDOM's statistics start at a 50 %
+                                // success rate, as `sd_init` sets them in
+                                // the proportional newidle balance change
+                                // (tip, 2025-11): call 512, success 256,
+                                // ratio 512.
+                                newidle_call: 512,
+                                newidle_success: 256,
+                                newidle_ratio: 512,
                                 ..Default::default()
                             })
                             .collect()
