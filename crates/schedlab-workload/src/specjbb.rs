@@ -656,8 +656,10 @@ pub fn specjbb(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, Workloa
     crate::limits::check_build_bytes(
         built,
         &format!(
-            "{:.1} KiB per thread on average",
-            built as f64 / threads as f64 / 1024.0
+            "{:.1} KiB per thread on average; a worker's transaction is {} ops, tx_us/poll_us = {} CPU chunks",
+            built as f64 / threads as f64 / 1024.0,
+            transaction_ops(&p, false),
+            p.tx_us.div_ceil(p.poll_us)
         ),
     )
     .map_err(|e| err(spec, e))?;
