@@ -54,8 +54,10 @@
 //!   request queued; a `sem_post` that wakes one idle worker if one
 //!   waits), records the post (probe `request`), waits on the reply
 //!   semaphore. With `rate=R` each injector starts a request every
-//!   `I/R` s (or at once when late: no requests are dropped or queued
-//!   ahead).
+//!   `I/R` s on a fixed grid (its own absolute timer, rt-app's `timer`
+//!   op); a request that starts late (the previous reply came after the
+//!   next tick) starts at once and the grid is kept: none is dropped or
+//!   queued ahead.
 //! * `jbb-worker-<w>` (Tier 1): waits on the request semaphore; runs the
 //!   transaction's CPU in chunks of at most `poll_us`, polling for a
 //!   safepoint between chunks; on every K-th transaction it then posts
@@ -125,7 +127,7 @@
 
 use crate::generators::{cgroup_template, err, list_groups, number};
 use crate::{Loaded, WorkloadError};
-use schedlab_core::program::{Op, Phase, Policy, TaskSpec, Workload};
+use schedlab_core::program::{Op, Phase, Policy, TaskSpec, TimerRef, TimerSpec, Workload};
 use schedlab_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 
 /// Semaphore: the backend's request queue.
@@ -157,8 +159,6 @@ pub const PROBE_PAUSE: u32 = 3;
 /// Slot of a request's start (injector), a reply's time (worker) or a
 /// pause's start (VM thread).
 const SLOT_START: u8 = 0;
-/// Slot of an injector's period start (rate mode).
-const SLOT_PERIOD: u8 = 1;
 
 /// Largest CPU amount accepted per key (µs): 10 s.
 const MAX_US: u64 = 10_000_000;
@@ -440,10 +440,14 @@ fn stage2(p: &Params, s: u64, index: u32) -> TaskSpec {
 }
 
 /// Injector `i`'s ops.
-fn injector_ops(p: &Params) -> Vec<Op> {
-    let mut ops = Vec::with_capacity(if p.rate > 0 { 6 } else { 4 });
+fn injector_ops(p: &Params, i: u64) -> Vec<Op> {
+    let mut ops = Vec::with_capacity(if p.rate > 0 { 5 } else { 4 });
     if p.rate > 0 {
-        ops.push(Op::Stamp { slot: SLOT_PERIOD });
+        // Timer `i`, absolute: a late request does not shift the grid.
+        ops.push(Op::Timer {
+            timer: TimerRef(i as u32),
+            period_ns: p.injectors * NSEC_PER_SEC / p.rate,
+        });
     }
     ops.push(Op::Stamp { slot: SLOT_START });
     ops.push(Op::SemPost { sem: SEM_REQUEST });
@@ -452,12 +456,6 @@ fn injector_ops(p: &Params) -> Vec<Op> {
         probe: PROBE_REQUEST,
     });
     ops.push(Op::SemWait { sem: SEM_REPLY });
-    if p.rate > 0 {
-        ops.push(Op::SleepUntil {
-            slot: SLOT_PERIOD,
-            ns: p.injectors * NSEC_PER_SEC / p.rate,
-        });
-    }
     ops
 }
 
@@ -530,7 +528,7 @@ fn injector(p: &Params, i: u64, index: u32) -> TaskSpec {
         format!("jbb-txi-{i}"),
         index,
         Policy::Normal,
-        injector_ops(p),
+        injector_ops(p, i),
     );
     t.log_rows = false;
     t
@@ -626,6 +624,12 @@ pub fn build(p: &Params, cgroup: &str) -> Workload {
     };
     for i in 0..p.injectors {
         w.tasks.push(injector(p, i, next()));
+        if p.rate > 0 {
+            w.timers.push(TimerSpec {
+                name: format!("txi-{i}"),
+                absolute: true,
+            });
+        }
     }
     for k in 0..p.workers {
         w.tasks.push(worker(p, k, next()));
