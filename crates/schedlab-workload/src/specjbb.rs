@@ -446,7 +446,7 @@ fn injector_ops(p: &Params, i: u64) -> Vec<Op> {
         // Timer `i`, absolute: a late request does not shift the grid.
         ops.push(Op::Timer {
             timer: TimerRef(i as u32),
-            period_ns: p.injectors * NSEC_PER_SEC / p.rate,
+            period_ns: p.injectors.saturating_mul(NSEC_PER_SEC) / p.rate,
         });
     }
     ops.push(Op::Stamp { slot: SLOT_START });
