@@ -34,7 +34,7 @@
 //!   wakeup and request latencies measured by the threads themselves
 //!   (module [`crate::schbench`]).
 //!
-//! * `specjbb:injectors=I,workers=W,stage2=S,tx_us=X,stage2_us=Y,stage2_every=K,poll_us=P,rate=R,gc_threads=G,gc_us=U,gc_every_us=E,cgroup=PATH` —
+//! * `specjbb:injectors=I,workers=W,stage2=S,tx_us=X,stage2_us=Y,stage2_every=K,poll_us=P,rate=R,gc_threads=G,gc_us=U,gc_every_us=E,warmup_us=T,cgroup=PATH` —
 //!   SPECjbb2015's backend as the scheduler sees it: injector threads
 //!   hand requests to a shared queue (a semaphore: one idle worker woken,
 //!   a futex wake, not WF_SYNC), a Tier-1 worker pool serves them, every

@@ -24,7 +24,7 @@
 //!
 //! # Spec
 //!
-//! `specjbb:injectors=I,workers=W,stage2=S,tx_us=X,stage2_us=Y,stage2_every=K,poll_us=P,rate=R,gc_threads=G,gc_us=U,gc_every_us=E,cgroup=PATH`
+//! `specjbb:injectors=I,workers=W,stage2=S,tx_us=X,stage2_us=Y,stage2_every=K,poll_us=P,rate=R,gc_threads=G,gc_us=U,gc_every_us=E,warmup_us=T,cgroup=PATH`
 //!
 //! | key | default | source |
 //! |---|---|---|
