@@ -442,11 +442,12 @@ fn stage2(p: &Params, s: u64, index: u32) -> TaskSpec {
 /// Injector `i`'s ops.
 fn injector_ops(p: &Params, i: u64) -> Vec<Op> {
     let mut ops = Vec::with_capacity(if p.rate > 0 { 5 } else { 4 });
-    if p.rate > 0 {
-        // Timer `i`, absolute: a late request does not shift the grid.
+    // Rate mode: timer `i`, absolute (a late request does not shift the
+    // grid).
+    if let Some(period_ns) = p.injectors.saturating_mul(NSEC_PER_SEC).checked_div(p.rate) {
         ops.push(Op::Timer {
             timer: TimerRef(i as u32),
-            period_ns: p.injectors.saturating_mul(NSEC_PER_SEC) / p.rate,
+            period_ns,
         });
     }
     ops.push(Op::Stamp { slot: SLOT_START });
