@@ -1,4 +1,4 @@
-//! Generator specs (`hackbench:...`, `oltp:...`, `schbench:...`): any text
+//! Generator specs (`hackbench:...`, `oltp:...`, `schbench:...`, `specjbb:...`): any text
 //! after `run`. The CPU count comes from the first byte.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 /// the first seed) plus the two feature sets and the number of runs.
 #[derive(Args, Debug, Clone)]
 #[command(mut_arg("seed", |a| a.help("First seed (the runs of a side use seeds SEED .. SEED + RUNS − 1)")))]
-#[command(mut_arg("workload", |a| a.help("Workload of every run: an rt-app JSON file, or a generator spec such as `hackbench:groups=4,loops=100` or `oltp:workers=64` (generators: oltp, hackbench, schbench)")))]
+#[command(mut_arg("workload", |a| a.help("Workload of every run: an rt-app JSON file, or a generator spec such as `hackbench:groups=4,loops=100` or `oltp:workers=64` (generators: oltp, hackbench, schbench, specjbb)")))]
 pub struct CompareArgs {
     /// The runs.
     #[command(flatten)]

@@ -33,6 +33,15 @@
 //!   futex, each request a sleep and matrix-multiply CPU work, the
 //!   wakeup and request latencies measured by the threads themselves
 //!   (module [`crate::schbench`]).
+//!
+//! * `specjbb:injectors=I,workers=W,stage2=S,tx_us=X,stage2_us=Y,stage2_every=K,poll_us=P,rate=R,gc_threads=G,gc_us=U,gc_every_us=E,warmup_us=T,cgroup=PATH` —
+//!   SPECjbb2015's backend as the scheduler sees it: injector threads
+//!   hand requests to a shared queue (a semaphore: one idle worker woken,
+//!   a futex wake, not WF_SYNC), a Tier-1 worker pool serves them, every
+//!   K-th with a nested hand-off to a stage-2 pool, and periodic
+//!   stop-the-world pauses park every Java thread at a safepoint while
+//!   `ParallelGCThreads` GC threads run a burst (module
+//!   [`crate::specjbb`], which gives every default's source).
 
 use crate::{ErrorKind, Loaded, WorkloadError};
 use schedlab_core::program::{ChannelSpec, Op, Policy, TaskSpec, Workload};
@@ -476,7 +485,7 @@ fn hackbench_cgroups(
 }
 
 /// The generators' names, as written before the `:` of a spec.
-pub const GENERATOR_NAMES: &[&str] = &["oltp", "hackbench", "schbench"];
+pub const GENERATOR_NAMES: &[&str] = &["oltp", "hackbench", "schbench", "specjbb"];
 
 /// The name of the generator `spec` asks for, if it names one.
 pub fn generator_name(spec: &str) -> Option<&'static str> {
@@ -519,6 +528,7 @@ pub fn generator(spec: &str, nr_cpus: usize) -> Option<Result<Loaded, WorkloadEr
         "oltp" => Some(oltp(spec, rest, nr_cpus)),
         "hackbench" => Some(hackbench(spec, rest)),
         "schbench" => Some(crate::schbench::schbench(spec, rest, nr_cpus)),
+        "specjbb" => Some(crate::specjbb::specjbb(spec, rest, nr_cpus)),
         _ => None,
     }
 }
@@ -531,7 +541,8 @@ mod tests {
     fn unknown_generators_are_named() {
         let m = unknown_generator("hackbnech:groups=2").unwrap();
         assert!(
-            m.contains("unknown generator 'hackbnech'") && m.contains("oltp, hackbench, schbench")
+            m.contains("unknown generator 'hackbnech'")
+                && m.contains("oltp, hackbench, schbench, specjbb")
         );
         assert!(unknown_generator("hackbench")
             .unwrap()

@@ -32,6 +32,7 @@ pub mod replay;
 pub mod rtapp;
 pub mod scenario;
 pub mod schbench;
+pub mod specjbb;
 
 use schedlab_core::program::Workload;
 

@@ -234,6 +234,8 @@ fn cases() -> Vec<Case> {
         run("schbench over --max-tasks", "schbench:m=2,t=5", &["--max-tasks", "10"], &["12 threads", "at most 10", "--max-tasks"]),
         run("schbench M past u32", "schbench:M=0-18446744073709551615", &[], &["key 'M'"]),
         run("schbench r past a day", "schbench:r=18446744073709551615", &[], &["key 'r'"]),
+        run("specjbb thread sum past u64", "specjbb:workers=18446744073709551615,injectors=1", &[], &["specjbb:", "threads is absurd"]),
+        run("specjbb over --max-tasks", "specjbb:workers=5,injectors=4,stage2=0,gc_threads=1", &["--max-tasks", "10"], &["11 threads", "at most 10", "--max-tasks"]),
         run("hackbench too many tasks", "hackbench:groups=10000,fds=1000", &[], &["hackbench:", "at most"]),
         run("hackbench loops=0", "hackbench:loops=0", &[], &["loops"]),
         run("hackbench datasize too big", "hackbench:datasize=65537", &[], &["datasize"]),

@@ -20,6 +20,7 @@
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
 //! | `identical` | issue 17: the performance cases' shapes at small scale, every output file (traces too) hashed against committed hashes |
 //! | `schbench` | the schbench generator: hand-checked latencies, rate mode, its tables under --check on icx and a7, determinism, bad specs |
+//! | `specjbb` | the specjbb generator: hand-counted hand-offs and GC pauses on vm-2cpu, polls bound time to safepoint, nested hand-off, its table under --check, determinism, bad specs |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
 mod common;
@@ -49,6 +50,7 @@ mod replay_cli;
 mod rt;
 mod schbench;
 mod shares;
+mod specjbb;
 mod sweep_cli;
 mod sync;
 mod time_free;

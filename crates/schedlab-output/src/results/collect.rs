@@ -29,6 +29,14 @@ impl RunResults {
         if let Some(v) = super::schbench::report(sim, res, workload) {
             summary.extra.insert("schbench".into(), v);
         }
+        if let Some(v) = super::specjbb::report(sim, res, workload) {
+            // SPECjbb's throughput is the injectors' completed
+            // transactions, not every thread's loops.
+            summary
+                .extra
+                .insert("throughput_per_s".into(), v["jops"].clone());
+            summary.extra.insert("specjbb".into(), v);
+        }
         let cgroup_cpu_stat = summary
             .groups
             .iter()

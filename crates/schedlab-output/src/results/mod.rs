@@ -62,7 +62,7 @@
 //! | `events` | count | simulator events handled (the run's cost; `schedlab bench` reports it per wall second) |
 //! | `workload_time_s` | s | *optional*: hackbench's own time, start barrier release → last thread's exit, truncated to ms (hackbench prints 3 decimals); only when the workload has a start barrier and every thread exited |
 //! | `schbench` | | *optional*, `schbench:` runs only: schbench's percentile tables, RPS and sched delay (`results/schbench.rs`, docs/summary-json.md) |
-//! | `throughput_per_s` | 1/s | *optional* (`duration_ns` > 0): completed iterations per simulated second, Σ `loops` of all threads except OLTP's `client-*` threads (rt-app log rows; transactions for the OLTP generator) ÷ `duration_ns` |
+//! | `throughput_per_s` | 1/s | *optional* (`duration_ns` > 0): completed iterations per simulated second, Σ `loops` of all threads except OLTP's `client-*` threads (rt-app log rows; transactions for the OLTP generator) ÷ `duration_ns`; for the `specjbb:` generator, its jOPS (the injectors' completed transactions per simulated second, `specjbb.jops`) |
 //! | `helpers` | — | the simulator's helper tasks (rt-app's main thread): `{name, pid, runtime_ns, switches}`; their CPU time is part of the CPUs' `busy_ns` |
 //! | `wasted_idle_ns` | ns | wasted idle time, all CPUs: time a CPU sat idle while a task it could run (affinity allowing) waited on another CPU; sampled every 250 µs, so a resolution of one sample per idle interval |
 //! | `wasted_idle_by_level_ns` | ns | the same split by the lowest sched-domain level whose span held a waiting task: keys `domain<level>:<name>` (level 0 = smallest domain; names are CPU 0's domains, e.g. `domain0:SMT`, `domain1:MC`) |
@@ -137,6 +137,7 @@
 pub mod by_name;
 mod collect;
 pub mod schbench;
+pub mod specjbb;
 mod text;
 
 pub use collect::{check_outcome, deadlines_json, schedstat, summary};

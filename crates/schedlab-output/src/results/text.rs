@@ -130,6 +130,10 @@ impl RunResults {
                 let t = super::schbench::text(v);
                 t.trim_end().to_string()
             }),
+            Some("specjbb") => s
+                .extra
+                .get("specjbb")
+                .map(|v| super::specjbb::text(v).trim_end().to_string()),
             _ => None,
         };
         if !notes.is_empty() {
