@@ -156,23 +156,23 @@
 //!   300 loops (senders block on full pipes): runtimes exact to the ns,
 //!   wakeups exact ("Syscall costs" has the miss this fixed). Before the
 //!   semaphore waits always slept, receivers' wakeups were -12 % to -70 %.
-//! * the four periodic tasks beside a nice-19 CPU hog: a known miss, kept
-//!   as an ignored test: runtimes exact, p0 -1.0 %, p1 -1.2 %, p2 -18.0 %
-//!   (1875 -> 1537 wakeups), p3 -8.2 %. The model reschedules at the end
-//!   of every `run` op (its `burst_end` calls update_curr with its
-//!   decisions; in the kernel the end of rt-app's busy loop is no kernel
-//!   entry), and the original hog loops 10 ms runs where the replayed hog
-//!   is one long run: at 0.087527 s, the end of the hog's 6th run, p1
-//!   (woken 0.7 ms earlier behind the hog) takes the CPU in the original
-//!   and waits for the tick in the replay, and the interleaving never
-//!   recovers. With `burst_end` charging a fair task quietly
-//!   (`charge_curr_quiet`) this round trip is exact (every wakeup count
-//!   equal); that model change is not made yet (it also moves other
-//!   shapes; schedlab-cli's test update_curr_points, ignored). Missed
-//!   before for other reasons: the start barrier released twice (p2 -47 %),
-//!   then, after stalls stopped rescheduling (221f794), timer wakeups
-//!   replayed with their traced latency (an idle exit, a CPU busy waking)
-//!   on top of the replaying machine's (p2 -49 %).
+//! * the four periodic tasks beside a nice-19 CPU hog: exact once
+//!   `burst_end` stopped being an update_curr point (the end of rt-app's
+//!   busy loop is no kernel entry; the original hog loops 10 ms runs where
+//!   the replayed hog is one long run, and each run end used to be a
+//!   reschedule point the replay lacked: p2 -18.0 %, 1875 -> 1537 wakeups).
+//!   Missed before for other reasons: the start barrier released twice
+//!   (p2 -47 %), then timer wakeups replayed with their traced latency on
+//!   top of the replaying machine's (p2 -49 %).
+//! * **Known miss since 2026-11-25 (third session), ignored tests.** These
+//!   round trips were exact only while newidle balancing almost never ran:
+//!   NI_RANDOM's statistics started at 0 (a pass ran with probability
+//!   1/1024) until they were set to `sd_init`'s 50 %. With newidle passes
+//!   running (tip, or 6.18 where every pass runs), the pipe hackbench's
+//!   hb-r0-1/3 runtimes miss by +2.5 % (197.6 -> 202.6 µs: one pass's cost
+//!   landing on another task) and the hog shape's p2/p3 wakeups by +18 % /
+//!   +23 % (6.18: -6.8 % / -9.8 %). Which newidle pass differs first
+//!   between the original and its replay is not yet found.
 //!
 //! # Kernel threads
 //!
