@@ -510,7 +510,10 @@ mod tests {
         assert_eq!(src.imbalance, 3863);
         sds.load_imbalance_wraps = false;
         let pre = find_src_group(&sd, CpuIdle::NotIdle, &sds);
-        assert!(pre.as_ref().is_none_or(|s| s.imbalance == 0), "pre-5.5: {pre:?}");
+        assert!(
+            pre.as_ref().is_none_or(|s| s.imbalance == 0),
+            "pre-5.5: {pre:?}"
+        );
     }
 
     #[test]
