@@ -202,6 +202,15 @@ pub struct Rq {
     pub dl: crate::rq::DlRq,
 }
 
+impl Rq {
+    /// Truly idle: nothing runs or waits, and no wakeup is queued for it
+    /// (the kernel's `available_idle_cpu` without vCPU preemption).
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.curr.is_none() && self.nr_running == 0 && self.ttwu_pending == 0
+    }
+}
+
 /// Scheduling class of a task, by its effective prio (`p->sched_class`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Class {

@@ -34,9 +34,7 @@ impl<S: Sink> Sim<S> {
         // Only a truly idle CPU can be charged: when none is, the sample
         // charges nothing and the walk over every queued task is skipped
         // (issue 17: on busy machines this walk was a fifth of the run).
-        let idle =
-            |rq: &crate::rq::Rq| rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0;
-        if !self.sched.rqs.iter().any(idle) {
+        if !self.sched.rqs.iter().any(crate::rq::Rq::is_idle) {
             return;
         }
         // CPUs holding waiting tasks that may run anywhere, and the waiting
@@ -84,7 +82,7 @@ impl<S: Sink> Sim<S> {
         let mut charges: Vec<(usize, Option<usize>)> = Vec::new();
         for c in 0..n {
             let cpu = CpuId(c as u32);
-            if !idle(&self.sched.rqs[c]) {
+            if !self.sched.rqs[c].is_idle() {
                 continue;
             }
             let doms = self.sched.domains.domains(cpu);

@@ -610,11 +610,7 @@ impl<S: Sink> Sim<S> {
     /// state is left as the tick handler set it.
     fn reidle_keep_tick(&mut self, cpu: CpuId) {
         let rq = &self.sched.rqs[cpu.idx()];
-        if rq.curr.is_none()
-            && rq.nr_running == 0
-            && rq.ttwu_pending == 0
-            && rq.resched_posted.is_none()
-        {
+        if rq.is_idle() && rq.resched_posted.is_none() {
             let now = self.now;
             self.menu_record(cpu);
             let predicted = self.predicted_idle(cpu);
@@ -630,11 +626,7 @@ impl<S: Sink> Sim<S> {
     /// nothing to run.
     pub(crate) fn reidle(&mut self, cpu: CpuId) {
         let rq = &self.sched.rqs[cpu.idx()];
-        if rq.curr.is_none()
-            && rq.nr_running == 0
-            && rq.ttwu_pending == 0
-            && rq.resched_posted.is_none()
-        {
+        if rq.is_idle() && rq.resched_posted.is_none() {
             self.menu_record(cpu);
             self.enter_idle(cpu);
         }

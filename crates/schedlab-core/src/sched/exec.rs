@@ -737,11 +737,10 @@ impl<S: Sink> Sim<S> {
     /// Wakes, in order, the tasks a socket's wait queue held (swapped into
     /// `wake_scratch`), then keeps the emptied list for the next swap.
     fn wake_swapped_list(&mut self, cpu: CpuId) {
-        let list = std::mem::take(&mut self.prog.wake_scratch);
+        let mut list = std::mem::take(&mut self.prog.wake_scratch);
         for &w in &list {
             self.try_to_wake_up(w, cpu, true, true);
         }
-        let mut list = list;
         list.clear();
         self.prog.wake_scratch = list;
     }

@@ -151,24 +151,10 @@ impl SchedState {
     /// Calls `f` for every queued, not running task of `cpu`, without
     /// allocating (the walk recurses at most `MAX_GROUP_DEPTH` deep).
     pub(crate) fn for_each_queued_task<F: FnMut(TaskId)>(&self, cpu: CpuId, f: &mut F) {
-        self.walk_queue(self.rqs[cpu.idx()].cfs, f);
-    }
-
-    pub(crate) fn walk_queue<F: FnMut(TaskId)>(&self, q: CfsRqId, f: &mut F) {
-        let c = &self.cfs[q.idx()];
-        for &(_, e) in &c.timeline {
-            let se = &self.ents[e.idx()];
-            match (se.task, se.my_q) {
-                (Some(t), _) => f(t),
-                (None, Some(mq)) => self.walk_queue(mq, f),
-                (None, None) => {}
-            }
-        }
-        if let Some(e) = c.curr {
-            if let Some(mq) = self.ents[e.idx()].my_q {
-                self.walk_queue(mq, f);
-            }
-        }
+        self.any_queued_task(cpu, &mut |t| {
+            f(t);
+            false
+        });
     }
 
     /// True when `f` holds for some queued, not running task of `cpu`;

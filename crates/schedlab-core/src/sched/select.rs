@@ -43,8 +43,7 @@ impl<S: Sink> CpuView for Sim<S> {
         self.cfg.features.sched_idle_as_idle
     }
     fn available_idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = &self.sched.rqs[cpu.idx()];
-        rq.curr.is_none() && rq.nr_running == 0 && rq.ttwu_pending == 0
+        self.sched.rqs[cpu.idx()].is_idle()
     }
     fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
         let rq = &self.sched.rqs[cpu.idx()];
