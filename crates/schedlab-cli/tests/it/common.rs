@@ -195,3 +195,20 @@ pub fn run_json(json: &str, machine: &str, extra: &[&str]) -> (tempfile::TempDir
     std::fs::write(&w, json).unwrap();
     run_file(&w, machine, extra)
 }
+
+/// Runs `schedlab run ARGS --out DIR` twice, each in a fresh directory,
+/// and asserts the printed text and summary.json are the same bytes.
+pub fn assert_same_bytes_twice(args: &[&str]) {
+    let go = || {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a: Vec<&str> = vec!["run"];
+        a.extend_from_slice(args);
+        a.extend(["--out", dir.path().to_str().unwrap()]);
+        let text = assert_success(&schedlab(&a));
+        (
+            text,
+            std::fs::read(dir.path().join("summary.json")).unwrap(),
+        )
+    };
+    assert_eq!(go(), go());
+}

@@ -188,21 +188,11 @@ fn cli_prints_schbench_tables_under_check_on_icx_and_a7() {
 
 #[test]
 fn same_seed_same_bytes() {
-    let go = || {
-        let dir = tempfile::tempdir().unwrap();
-        let out = schedlab([
-            "run",
-            "schbench:m=2,t=3,r=1,s=50,n=2",
-            "--machine",
-            "a7-octa",
-            "--out",
-            dir.path().to_str().unwrap(),
-        ]);
-        let text = assert_success(&out);
-        let s = std::fs::read(dir.path().join("summary.json")).unwrap();
-        (text, s)
-    };
-    assert_eq!(go(), go());
+    crate::common::assert_same_bytes_twice(&[
+        "schbench:m=2,t=3,r=1,s=50,n=2",
+        "--machine",
+        "a7-octa",
+    ]);
 }
 
 #[test]

@@ -228,25 +228,13 @@ fn cli_prints_the_table_under_check() {
 
 #[test]
 fn same_seed_same_bytes() {
-    let go = || {
-        let dir = tempfile::tempdir().unwrap();
-        let out = schedlab([
-            "run",
-            "specjbb:injectors=4,workers=3,stage2=1,gc_us=500,gc_every_us=10000",
-            "--machine",
-            "a7-octa",
-            "--duration",
-            "100ms",
-            "--out",
-            dir.path().to_str().unwrap(),
-        ]);
-        let text = assert_success(&out);
-        (
-            text,
-            std::fs::read(dir.path().join("summary.json")).unwrap(),
-        )
-    };
-    assert_eq!(go(), go());
+    crate::common::assert_same_bytes_twice(&[
+        "specjbb:injectors=4,workers=3,stage2=1,gc_us=500,gc_every_us=10000",
+        "--machine",
+        "a7-octa",
+        "--duration",
+        "100ms",
+    ]);
 }
 
 #[test]

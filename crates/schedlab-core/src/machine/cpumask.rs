@@ -197,6 +197,13 @@ fn word_cpus(wi: usize, mut w: u64) -> impl Iterator<Item = CpuId> {
 mod tests {
     use super::*;
 
+    /// One step of the tests' xorshift64 generator.
+    fn xorshift(x: &mut u64) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+    }
+
     #[test]
     fn list_format_and_wrap() {
         let m = CpuMask::from_cpus(70, &[0, 1, 2, 3, 8, 65]).unwrap();
@@ -216,9 +223,7 @@ mod tests {
             let mut a = CpuMask::new(nr);
             let mut b = CpuMask::new(nr);
             for c in 0..nr {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                xorshift(&mut x);
                 if x % 3 == 0 {
                     a.set(CpuId(c as u32));
                 }
@@ -261,9 +266,7 @@ mod tests {
                 let mut a = CpuMask::new(nr);
                 let mut b = CpuMask::new(nr);
                 for c in 0..nr {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     if x % 97 == 0 {
                         a.set(CpuId(c as u32));
                     }
@@ -289,9 +292,7 @@ mod tests {
             for _ in 0..20 {
                 let mut m = CpuMask::new(nr);
                 for c in 0..nr {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     if x % 3 == 0 {
                         m.set(CpuId(c as u32));
                     }

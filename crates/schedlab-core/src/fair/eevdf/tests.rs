@@ -157,9 +157,9 @@ fn lag_is_preserved_across_sleep() {
     assert_eq!(v - e[0].vruntime, 500);
 }
 
-#[test]
-fn update_curr_charges_weighted_time_and_renews_the_request() {
-    // nice 5 (w=335): 1 ms of wall time = 1e6·1024/335 = 3_056_716 ns virtual.
+/// A nice-5 curr (w 335, deadline 9_170_148 = calc_delta_fair(3 ms))
+/// and one nice-0 entity waiting, both at vruntime 0.
+fn nice5_curr_beside_one() -> (CfsRq, Vec<SchedEntity>) {
     let mut e = vec![ent(335, 0, 9_170_148), ent(1024, 0, 3_000_000)];
     let mut cfs = CfsRq::default();
     for x in e.iter_mut() {
@@ -170,6 +170,13 @@ fn update_curr_charges_weighted_time_and_renews_the_request() {
     enqueue_tree(&mut cfs, &e, EntityId(1));
     cfs.curr = Some(EntityId(0));
     e[0].vprot = e[0].deadline;
+    (cfs, e)
+}
+
+#[test]
+fn update_curr_charges_weighted_time_and_renews_the_request() {
+    // nice 5 (w=335): 1 ms of wall time = 1e6·1024/335 = 3_056_716 ns virtual.
+    let (mut cfs, mut e) = nice5_curr_beside_one();
     let u = update_curr(&mut cfs, &mut e, 1_000_000, &P);
     assert_eq!(u.delta_exec, 1_000_000);
     assert_eq!(e[0].vruntime, 3_056_716);
@@ -192,16 +199,7 @@ fn update_curr_makes_the_decisions_a_quiet_charge_owes() {
     // 3 ms makes: a new request and a reschedule. Without the debt it is a
     // no-op, as before.
     let fresh = || {
-        let mut e = vec![ent(335, 0, 9_170_148), ent(1024, 0, 3_000_000)];
-        let mut cfs = CfsRq::default();
-        for x in e.iter_mut() {
-            x.on_rq = true;
-            cfs.load_weight += x.weight;
-            cfs.nr_queued += 1;
-        }
-        enqueue_tree(&mut cfs, &e, EntityId(1));
-        cfs.curr = Some(EntityId(0));
-        e[0].vprot = e[0].deadline;
+        let (cfs, mut e) = nice5_curr_beside_one();
         assert_eq!(charge_curr(&mut e[0], 3_000_000), Some(3_000_000));
         assert_eq!(e[0].vruntime, 9_170_149);
         (cfs, e)
