@@ -212,3 +212,44 @@ pub fn assert_same_bytes_twice(args: &[&str]) {
     };
     assert_eq!(go(), go());
 }
+
+/// Runs every case of `base/cases.txt` (one `NAME ARGS...` a line, `#`
+/// comments and blank lines skipped) as `schedlab run ARGS EXTRA --out
+/// TMP/NAME` with `base` as the working directory, each word of ARGS
+/// passed through `word`; asserts each run succeeds and returns (name,
+/// output directory) in file order. The golden and identical-outputs
+/// tests share it.
+pub fn run_case_file(
+    base: &Path,
+    tmp: &Path,
+    extra: &[&str],
+    word: impl Fn(&str) -> String,
+) -> Vec<(String, PathBuf)> {
+    let cases = std::fs::read_to_string(base.join("cases.txt")).unwrap();
+    let mut done = Vec::new();
+    for line in cases
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap();
+        let args: Vec<String> = words.map(&word).collect();
+        let out = tmp.join(name);
+        let st = Command::new(BIN)
+            .current_dir(base)
+            .arg("run")
+            .args(&args)
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        done.push((name.to_string(), out));
+    }
+    done
+}

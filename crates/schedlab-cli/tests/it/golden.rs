@@ -4,7 +4,7 @@
 //! `SCHEDLAB_BLESS=1 cargo test --release -p schedlab-cli golden` and review
 //! the diff like code.
 
-use crate::common::{list_tree, BIN};
+use crate::common::{list_tree, run_case_file, BIN};
 use std::path::Path;
 use std::process::Command;
 
@@ -78,34 +78,15 @@ fn tiny_run_matches_golden_outputs() {
 #[test]
 fn baseline_output_directories_are_unchanged() {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/baseline");
-    let cases = std::fs::read_to_string(base.join("cases.txt")).unwrap();
     let bless = std::env::var_os("SCHEDLAB_BLESS").is_some();
     let tmp = tempfile::tempdir().unwrap();
     let mut diffs = Vec::new();
-    let mut n = 0;
-    for line in cases
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-    {
-        let mut words = line.split_whitespace();
-        let name = words.next().unwrap();
-        let args: Vec<&str> = words.collect();
-        let out = tmp.path().join(name);
-        let st = Command::new(BIN)
-            .current_dir(&base)
-            .arg("run")
-            .args(&args)
-            .args(["--trace", "--check", "--quiet", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-        n += 1;
-        let want_dir = base.join("out").join(name);
+    let runs = run_case_file(&base, tmp.path(), &["--trace", "--check", "--quiet"], |w| {
+        w.to_string()
+    });
+    let n = runs.len();
+    for (name, out) in runs {
+        let want_dir = base.join("out").join(&name);
         if bless {
             let _ = std::fs::remove_dir_all(&want_dir);
             copy_tree(&out, &want_dir);

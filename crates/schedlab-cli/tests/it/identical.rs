@@ -10,10 +10,9 @@
 //! model change: `SCHEDLAB_BLESS=1 cargo test --release -p schedlab-cli
 //! --test it identical`.
 
-use crate::common::{list_tree, BIN};
+use crate::common::{list_tree, run_case_file};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 /// 64-bit FNV-1a: stable across Rust releases (std's hasher is not), and
 /// enough to notice any change (the length is recorded as well).
@@ -38,34 +37,14 @@ fn fnv1a_known_values() {
 fn performance_shapes_hash_as_committed() {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/hashes");
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let cases = std::fs::read_to_string(base.join("cases.txt")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let mut got = String::new();
-    let mut n = 0;
-    for line in cases
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-    {
-        let mut words = line.split_whitespace();
-        let name = words.next().unwrap();
-        let args: Vec<String> = words
-            .map(|w| w.replace("$EXAMPLES", examples.to_str().unwrap()))
-            .collect();
-        let out = tmp.path().join(name);
-        let st = Command::new(BIN)
-            .current_dir(&base)
-            .arg("run")
-            .args(&args)
-            .args(["--trace", "--quiet", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-        n += 1;
+    let ex = examples.to_str().unwrap();
+    let runs = run_case_file(&base, tmp.path(), &["--trace", "--quiet"], |w| {
+        w.replace("$EXAMPLES", ex)
+    });
+    let n = runs.len();
+    for (name, out) in runs {
         let files = list_tree(&out);
         assert!(
             files.iter().any(|f| f == "trace.txt"),
