@@ -164,15 +164,21 @@
 //!   Missed before for other reasons: the start barrier released twice
 //!   (p2 -47 %), then timer wakeups replayed with their traced latency on
 //!   top of the replaying machine's (p2 -49 %).
-//! * **Known miss since 2026-11-25 (third session), ignored tests.** These
-//!   round trips were exact only while newidle balancing almost never ran:
-//!   NI_RANDOM's statistics started at 0 (a pass ran with probability
-//!   1/1024) until they were set to `sd_init`'s 50 %. With newidle passes
-//!   running (tip, or 6.18 where every pass runs), the pipe hackbench's
-//!   hb-r0-1/3 runtimes miss by +2.5 % (197.6 -> 202.6 µs: one pass's cost
-//!   landing on another task) and the hog shape's p2/p3 wakeups by +18 % /
-//!   +23 % (6.18: -6.8 % / -9.8 %). Which newidle pass differs first
-//!   between the original and its replay is not yet found.
+//! * **Newidle passes (2026-11-26).** With newidle balancing running (the
+//!   NI_RANDOM start fix of 2026-11-25), two replay faults showed and were
+//!   fixed: the pipe hackbench's hb-r0-1/3 came out +2.5 % (197.6 -> 202.6
+//!   µs): a newidle pass that pulled a task is charged on its CPU after the
+//!   switch, inside the pulled task's span, and an activation with no
+//!   `sched_stat_runtime` line fell back to that span
+//!   ([`ReplayOptions::runtime_lines_complete`]). The hog shape's p2/p3
+//!   wakeups came out +18 % / +23 %: every expiry of p0 and p1 was replayed
+//!   1-14 µs early, from the mean-gap period (p1's off by ~1 µs) and from a
+//!   grid that took the earliest neighbour, which was a timer fired early by
+//!   another interrupt inside its slack; one µs moved which periodic
+//!   thread newidle balancing pulled and the runs diverged. The period is
+//!   now the exact slope shared by wakeups of equal latency and the grid
+//!   the earliest firing time two neighbours share; all round trips are
+//!   exact again.
 //!
 //! # Kernel threads
 //!
@@ -261,6 +267,18 @@ pub struct ReplayOptions {
     /// exit line first ([`ReplayOptions::for_schedlab_trace`] fills this
     /// in); a real trace from `schedlab record` has no `cpu_idle` lines.
     pub idle_exit_ns: Vec<Nanos>,
+    /// Every positive runtime update of a task has its `sched_stat_runtime`
+    /// line (default false). Then an activation that ends with a switch-out
+    /// and has no line used no CPU time, and its span (which the trace
+    /// still shows, from the switch-in to the switch-out) holds only
+    /// scheduler work the options cannot see otherwise: in a schedlab
+    /// trace, a newidle balancing pass that pulled the task is charged on
+    /// its CPU after the switch, inside the pulled task's span, where the
+    /// kernel does that work before its `sched_switch` line. The simulator
+    /// writes a line at every update with time in it, so
+    /// [`ReplayOptions::for_schedlab_trace`] sets this. A real trace may have
+    /// lost lines (a full ring buffer), so the default keeps the span there.
+    pub runtime_lines_complete: bool,
 }
 
 impl Default for ReplayOptions {
@@ -272,6 +290,7 @@ impl Default for ReplayOptions {
             wakeup_cost_ns: 0,
             launchers: true,
             idle_exit_ns: Vec::new(),
+            runtime_lines_complete: false,
         }
     }
 }
@@ -289,6 +308,7 @@ impl ReplayOptions {
                 .iter()
                 .map(|s| s.exit_latency_ns)
                 .collect(),
+            runtime_lines_complete: true,
             ..ReplayOptions::default()
         }
     }
@@ -448,9 +468,13 @@ struct Activation {
 impl Activation {
     /// The activation's CPU time once it ends: the sum of its
     /// `sched_stat_runtime` lines when it had any (the kernel's own count,
-    /// to the ns), else the sum of its spans (µs).
-    fn closed(mut self) -> Activation {
-        if self.stat_ns > 0 {
+    /// to the ns), else the sum of its spans (µs). With `lines_complete`
+    /// (an activation that ended with its task switched out, in a trace
+    /// whose every positive runtime update has its line:
+    /// [`ReplayOptions::runtime_lines_complete`]) no line means no CPU
+    /// time, whatever the span: the span then holds only scheduler work.
+    fn closed(mut self, lines_complete: bool) -> Activation {
+        if self.stat_ns > 0 || lines_complete {
             self.cpu_ns = self.stat_ns;
         }
         self
@@ -633,7 +657,7 @@ impl<'a> Reader<'a> {
         t.state = state;
         if state != State::Runnable {
             if let Some(a) = t.cur.take() {
-                t.done.push(a.closed());
+                t.done.push(a.closed(self.opts.runtime_lines_complete));
             }
             t.pending = None;
         }
@@ -957,9 +981,11 @@ impl<'a> Reader<'a> {
         for (pid, at) in ends {
             self.switch_out(pid, at, State::Sleeping);
         }
+        // Still running at the trace's end: its last runtime update may
+        // not have been traced yet, so the span counts.
         for t in self.tasks.values_mut() {
             if let Some(a) = t.cur.take() {
-                t.done.push(a.closed());
+                t.done.push(a.closed(false));
             }
         }
     }
@@ -1385,9 +1411,16 @@ const GRID_NEIGHBOURS: usize = 8;
 /// came at its timer's expiry plus that wakeup's latency (the slack, or
 /// the tick, an idle exit, the CPU busy waking for another interrupt...);
 /// wakeups a whole number of periods apart (within the timer slack plus
-/// 2 %) are on one grid, and the earliest of up to [`GRID_NEIGHBOURS`]
-/// neighbours on each side, moved by whole periods, is the best bound on
-/// this one's expiry plus the least latency. The replaying machine adds
+/// 2 %) are on one grid. Up to [`GRID_NEIGHBOURS`] neighbours on each
+/// side, moved by whole periods, each propose a firing time. The earliest
+/// that two of them share to the ns is taken: a timer fires at its expiry
+/// plus slack unless another interrupt inside its slack takes it earlier
+/// (a lone early proposal) or a busy or idle CPU handles it later, and two
+/// wakeups with the same latency to the ns were most likely both
+/// undisturbed. With no two alike, the earliest, the best bound on this
+/// one's expiry plus the least latency.
+/// It is kept no later than the traced wakeup plus the slack (the soft
+/// expiry cannot come after the wakeup). The replaying machine adds
 /// each wakeup's latency again, its own way (module doc, "Periodic
 /// tasks"). A gap off the grid (a relative timer re-anchored after an
 /// overrun) starts a new grid.
@@ -1417,13 +1450,23 @@ fn grid_times(t: &TaskTrace, period: Nanos, opts: &ReplayOptions) -> HashMap<usi
     for (n, &(i, at, g, k)) in pts.iter().enumerate() {
         let lo = n.saturating_sub(GRID_NEIGHBOURS);
         let hi = (n + GRID_NEIGHBOURS + 1).min(pts.len());
-        let best = pts[lo..hi]
+        let mut proj: Vec<i128> = pts[lo..hi]
             .iter()
             .filter(|x| x.2 == g)
             .map(|&(_, b, _, kb)| b as i128 - (kb - k) * period as i128)
-            .min()
-            .unwrap_or(at as i128);
-        let best = u64::try_from(best).map_or(at, |b| b.min(at));
+            .collect();
+        proj.sort_unstable();
+        // The earliest firing time two neighbours share; with no repeat,
+        // the earliest.
+        let best = proj
+            .chunk_by(|a, b| a == b)
+            .find(|run| run.len() >= 2)
+            .or(proj.first().map(std::slice::from_ref))
+            .map_or(at as i128, |run| run[0]);
+        // A timer never fires before its soft expiry (the grid point less
+        // the slack), so that stays at or before the traced wakeup.
+        let slack = opts.timer_slack_ns;
+        let best = u64::try_from(best).map_or(at, |b| b.min(at + slack));
         out.insert(i, best);
     }
     out
@@ -1441,7 +1484,9 @@ fn periods_between(at: Nanos, next: Nanos, period: Nanos) -> u64 {
 /// for a relative timer re-anchored after an overrun (rt-app's default
 /// timer mode). The period is first the mean of the gaps about as long as
 /// the shortest, then the sum of the gaps on the grid over the sum of their
-/// whole numbers of periods (long gaps pin it down).
+/// whole numbers of periods (long gaps pin it down), and last the exact
+/// slope most pairs of nearby wakeups share, when three or more do
+/// (wakeups with equal latencies are exactly whole periods apart).
 fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
     let woken: Vec<Option<Nanos>> = t
         .done
@@ -1486,6 +1531,33 @@ fn detect_period(t: &TaskTrace, opts: &ReplayOptions) -> Option<Nanos> {
     }
     if p <= 2 * tol(p) {
         return None;
+    }
+    // Wakeups with equal latencies lie exactly whole periods apart, however
+    // late each was: the most common exact slope between nearby wakeups is
+    // the period to the ns, where the mean carries the first and last
+    // latencies it spans and the grid multiplies that error by up to
+    // GRID_NEIGHBOURS periods. Kept when at least three pairs agree.
+    let times: Vec<Nanos> = woken.iter().flatten().copied().collect();
+    let mut slopes: Vec<Nanos> = Vec::new();
+    for (i, &a) in times.iter().enumerate() {
+        for &b in times.iter().skip(i + 1).take(2 * GRID_NEIGHBOURS) {
+            let Some(dt) = b.checked_sub(a).filter(|&d| d > 0) else {
+                continue;
+            };
+            let k = periods_between(0, dt, p);
+            if dt.abs_diff(k * p) <= tol(p) && dt % k == 0 {
+                slopes.push(dt / k);
+            }
+        }
+    }
+    slopes.sort_unstable();
+    let common = slopes
+        .chunk_by(|a, b| a == b)
+        .max_by_key(|run| (run.len(), std::cmp::Reverse(run[0].abs_diff(p))))
+        .filter(|run| run.len() >= 3)
+        .map(|run| run[0]);
+    if let Some(c) = common {
+        p = c;
     }
     let on_grid = |g: Nanos| {
         let n = (g + p / 2) / p;
