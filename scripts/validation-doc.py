@@ -150,8 +150,10 @@ FINDINGS = [
                        "`Sim::charge_curr_quiet`), and the next update_curr makes the decisions the quiet "
                        "charges owe (`SchedEntity::update_owed`); all 25 replay round trips were then "
                        "exact, but only while newidle balancing almost never ran (NI_RANDOM's start "
-                       "fault, fixed the same day): with it running, 3 miss (ignored tests in "
-                       "crates/schedlab-workload/tests/replay.rs); "
+                       "fault, fixed the same day): with it running, 3 missed, through two replay "
+                       "faults fixed on 2026-11-26 (a newidle pass's cost read as the pulled task's "
+                       "CPU time; a periodic grid placed 1-14 µs early); all pass again, over six "
+                       "seeds on tip and 6.18 (crates/schedlab-workload/tests/replay.rs); "
                        "tests update_curr_points::the_end_of_a_run_op_does_not_reschedule and "
                        "eevdf update_curr_makes_the_decisions_a_quiet_charge_owes"),
     },
