@@ -56,3 +56,4 @@ mod sync;
 mod time_free;
 mod trace;
 mod update_curr_points;
+mod wakelist;

@@ -462,11 +462,8 @@ impl<S: Sink> Sim<S> {
         if rq.curr.is_none() {
             // An idle CPU that polls (`set_nr_if_polling`) or is already
             // woken needs no IPI; one in a halting state does.
-            let halted = rq.awake_at.is_none()
-                && rq
-                    .idle_state
-                    .is_some_and(|s| self.machine.idle_states[s].exit_latency_ns > 0);
-            if !local && halted && !rq.need_resched {
+            let need_resched = rq.need_resched;
+            if !local && self.halted(cpu) && !need_resched {
                 self.charge_ipi_send(from);
             }
             let rq = &mut self.sched.rqs[cpu.idx()];
@@ -920,13 +917,20 @@ impl<S: Sink> Sim<S> {
             self.acct.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
         }
         self.set_task_cpu(t, target, waker_cpu);
-        if target == waker_cpu || self.machine.share_llc(target, waker_cpu) {
+        if !self.ttwu_queue_cond(target, waker_cpu) {
             self.ttwu_do_activate(t, target, waker_cpu, in_task, EnqueueKind::Wakeup);
         } else {
-            // TTWU_QUEUE: the target enqueues it in its IPI handler.
+            // TTWU_QUEUE: the target enqueues it in its IPI handler. A
+            // polling idle CPU needs no IPI (`send_call_function_single_ipi`
+            // sets its need-resched flag instead); a running or halted one
+            // does.
+            let rq = &self.sched.rqs[target.idx()];
+            let needs_ipi = rq.curr.is_some() || self.halted(target);
             self.sched.tasks[t.idx()].state = TaskState::Waking;
             self.sched.rqs[target.idx()].ttwu_pending += 1;
-            self.charge_ipi_send(waker_cpu);
+            if needs_ipi {
+                self.charge_ipi_send(waker_cpu);
+            }
             let at = self.now + self.machine.costs.ipi_latency_ns;
             let at = self.irq_time(target, at);
             self.queue.push(
@@ -937,6 +941,37 @@ impl<S: Sink> Sim<S> {
                 },
             );
         }
+    }
+
+    /// `ttwu_queue_cond`: whether a wakeup onto `target` from `waker` goes
+    /// through the target's wakelist (its IPI handler enqueues the task)
+    /// rather than being enqueued by the waker. Across LLCs always (the
+    /// waker would touch another cache's runqueue); never on the waker's own
+    /// CPU; within the LLC, from 6.0 on, when the target has nothing to run
+    /// ("Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is
+    /// idle": the idle CPU does the activation, as the waker is likely
+    /// busy). Before 6.0 a same-LLC wakeup was queued only for a task still
+    /// descheduling on its CPU, which the model does not have.
+    fn ttwu_queue_cond(&self, target: CpuId, waker: CpuId) -> bool {
+        if target == waker {
+            return false;
+        }
+        if !self.machine.share_llc(target, waker) {
+            return true;
+        }
+        crate::kernels::at_least(self.cfg.kernel, 6, 0)
+            && self.sched.rqs[target.idx()].nr_running == 0
+    }
+
+    /// An idle CPU in a halting state, not yet woken: waking it takes an
+    /// IPI (one that polls notices its need-resched flag by itself).
+    fn halted(&self, cpu: CpuId) -> bool {
+        let rq = &self.sched.rqs[cpu.idx()];
+        rq.curr.is_none()
+            && rq.awake_at.is_none()
+            && rq
+                .idle_state
+                .is_some_and(|s| self.machine.idle_states[s].exit_latency_ns > 0)
     }
 
     pub(crate) fn remote_wakeup(&mut self, cpu: CpuId, t: TaskId) {

@@ -1,0 +1,104 @@
+//! `ttwu_queue_cond`: which wakeups go through the target CPU's wakelist
+//! (the target's IPI handler enqueues the task and traces `sched_wakeup`)
+//! and which the waker enqueues itself. From 6.0 on a wakeup onto an idle
+//! CPU of the waker's LLC is queued there; before, only wakeups across
+//! LLCs were.
+
+use crate::common::{run_op, task};
+use schedlab_core::machine::preset;
+use schedlab_core::observe::{Sink, TraceEvent, TraceRecord};
+use schedlab_core::program::{Op, Policy, Workload};
+use schedlab_core::time::NSEC_PER_MSEC;
+use schedlab_core::{Sim, SimConfig};
+
+/// (time, CPU) of the wakee's `sched_waking` and `sched_wakeup` lines.
+#[derive(Default)]
+struct Wakes {
+    waking: Vec<(u64, u32)>,
+    wakeup: Vec<(u64, u32)>,
+}
+
+impl Sink for Wakes {
+    fn wants_trace(&self) -> bool {
+        true
+    }
+    fn trace(&mut self, rec: &TraceRecord<'_>) {
+        match &rec.event {
+            TraceEvent::SchedWaking { task, .. } if task.comm == "wakee" => {
+                self.waking.push((rec.time, rec.cpu.0))
+            }
+            TraceEvent::SchedWakeup { task, .. } if task.comm == "wakee" => {
+                self.wakeup.push((rec.time, rec.cpu.0))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// On vm-2cpu (one LLC): "waker" on CPU 0 runs 1 ms and posts a semaphore
+/// that "wakee", alone on CPU 1 and asleep there, waits on. The first
+/// wakeup's two lines, on `kernel`.
+fn first_wakeup(kernel: &str) -> ((u64, u32), (u64, u32)) {
+    let mut waker = task(
+        "waker",
+        0,
+        Policy::Normal,
+        0,
+        vec![run_op(NSEC_PER_MSEC), Op::SemPost { sem: 0 }],
+    );
+    waker.cpus = Some(vec![0]);
+    let mut wakee = task(
+        "wakee",
+        1,
+        Policy::Normal,
+        0,
+        vec![Op::SemWait { sem: 0 }, run_op(10_000)],
+    );
+    wakee.cpus = Some(vec![1]);
+    let w = Workload {
+        tasks: vec![waker, wakee],
+        sems: 1,
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    let k = schedlab_core::kernels::canonical(kernel).unwrap();
+    let (features, tunables) = schedlab_core::kernels::defaults(k).unwrap();
+    let cfg = SimConfig {
+        hz: 250,
+        kernel: k,
+        features,
+        tunables,
+        duration_ns: Some(5 * NSEC_PER_MSEC),
+        ..SimConfig::default()
+    };
+    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, Wakes::default()).unwrap();
+    assert!(sim.run().violation.is_none());
+    let s = sim.sink_mut();
+    let waking = *s
+        .waking
+        .iter()
+        .find(|w| w.1 == 0)
+        .expect("woken from CPU 0");
+    let wakeup = *s
+        .wakeup
+        .iter()
+        .find(|w| w.0 >= waking.0)
+        .expect("a sched_wakeup after it");
+    (waking, wakeup)
+}
+
+#[test]
+fn from_6_0_a_wakeup_onto_an_idle_cpu_of_the_llc_goes_through_its_wakelist() {
+    let m = preset("vm-2cpu").unwrap();
+    let ipi = m.costs.ipi_latency_ns;
+    assert!(ipi > 0);
+    let (waking, wakeup) = first_wakeup("6.18");
+    // Traced by CPU 1's IPI handler, at least one IPI latency later (plus
+    // the exit latency of the idle state it was in).
+    assert_eq!(wakeup.1, 1, "{waking:?} {wakeup:?}");
+    assert!(wakeup.0 >= waking.0 + ipi, "{waking:?} {wakeup:?}");
+    // Before 6.0 the waker enqueues it and traces the wakeup at once.
+    let (waking, wakeup) = first_wakeup("5.4");
+    assert_eq!(wakeup, (waking.0, 0), "{waking:?}");
+}
