@@ -47,6 +47,11 @@ pub const CHANGES: &[Change] = &[
         source: "3c29e651e16d \"sched/fair: Fall back to sched-idle CPU if idle CPU isn't found\"",
     },
     Change {
+        since: "5.8",
+        what: "ttwu's on_cpu wakelist: a wakeup of a task still switching out on another CPU is queued there (across LLCs, or in the LLC when that CPU runs at most one task) instead of the waker spinning until the switch is done",
+        source: "c6e7bd7afaeb \"sched: Optimize ttwu() spinning on p->on_cpu\" (not re-checked against the trees)",
+    },
+    Change {
         since: "5.13",
         what: "ALT_PERIOD and BASE_SLICE on (CFS period from the CPU's h_nr_running; slice >= min_granularity); the CFS knobs move from kernel.sched_* to debugfs",
         source: "0c2de3f054a5 \"sched,fair: Alternative sched_slice()\"; 8a99b6833c88 \"sched: Move SCHED_DEBUG sysctl to debugfs\"",
@@ -55,6 +60,11 @@ pub const CHANGES: &[Change] = &[
         since: "6.0",
         what: "SIS_UTIL on, SIS_PROP off: the LLC scan depth comes from the LLC's utilisation",
         source: "70fb5ccf2ebb \"sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg\"",
+    },
+    Change {
+        since: "6.0",
+        what: "a wakeup onto a CPU of the waker's LLC with nothing to run (idle, or about to be) goes through its wakelist: its IPI handler enqueues the task",
+        source: "f3dd3f674555 \"sched: Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is idle\" (not re-checked against the trees)",
     },
     Change {
         since: "6.6",

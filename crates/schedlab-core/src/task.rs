@@ -172,6 +172,10 @@ pub struct Task {
     /// when enqueued and when picked; load balancing walks from the tail
     /// (smallest stamp first).
     pub cfs_tasks_stamp: u64,
+    /// `p->on_cpu` after the task left its CPU: until then that CPU is
+    /// still switching away from it (the end of the switch's overhead
+    /// window), and a wakeup takes ttwu's on_cpu path. 0 once done.
+    pub on_cpu_until: Nanos,
     /// Task group.
     pub group: crate::ids::GroupId,
     /// Effective kernel prio (`p->prio`: 0..99 RT, 100..139 fair, −1

@@ -2,7 +2,8 @@
 //! (the target's IPI handler enqueues the task and traces `sched_wakeup`)
 //! and which the waker enqueues itself. From 6.0 on a wakeup onto an idle
 //! CPU of the waker's LLC is queued there; before, only wakeups across
-//! LLCs were.
+//! LLCs were, and (from 5.8) those of a task still switching out on its
+//! CPU (ttwu's on_cpu path).
 
 use crate::common::{run_op, task};
 use schedlab_core::machine::preset;
@@ -101,4 +102,96 @@ fn from_6_0_a_wakeup_onto_an_idle_cpu_of_the_llc_goes_through_its_wakelist() {
     // Before 6.0 the waker enqueues it and traces the wakeup at once.
     let (waking, wakeup) = first_wakeup("5.4");
     assert_eq!(wakeup, (waking.0, 0), "{waking:?}");
+}
+
+/// Every wakeup of "wakee" (alone on CPU 1, waiting on a semaphore) by
+/// "waker" (CPU 0, posting every `period_ns` of work), on `kernel`: (time
+/// since the wakee last left CPU 1, CPU that traced its sched_wakeup).
+fn wakeups_after_switch_out(kernel: &str, period_ns: u64) -> Vec<(u64, u32)> {
+    #[derive(Default)]
+    struct Log {
+        out: Option<u64>,
+        pending: Option<u64>,
+        rows: Vec<(u64, u32)>,
+    }
+    impl Sink for Log {
+        fn wants_trace(&self) -> bool {
+            true
+        }
+        fn trace(&mut self, rec: &TraceRecord<'_>) {
+            match &rec.event {
+                TraceEvent::SchedSwitch { prev, .. } if prev.comm == "wakee" => {
+                    self.out = Some(rec.time)
+                }
+                TraceEvent::SchedWaking { task, .. } if task.comm == "wakee" => {
+                    self.pending = self.out.map(|o| rec.time - o)
+                }
+                TraceEvent::SchedWakeup { task, .. } if task.comm == "wakee" => {
+                    if let Some(d) = self.pending.take() {
+                        self.rows.push((d, rec.cpu.0));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut waker = task(
+        "waker",
+        0,
+        Policy::Normal,
+        0,
+        vec![run_op(period_ns), Op::SemPost { sem: 0 }],
+    );
+    waker.cpus = Some(vec![0]);
+    let mut wakee = task(
+        "wakee",
+        1,
+        Policy::Normal,
+        0,
+        vec![Op::SemWait { sem: 0 }, run_op(2_000)],
+    );
+    wakee.cpus = Some(vec![1]);
+    let w = Workload {
+        tasks: vec![waker, wakee],
+        sems: 1,
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    let k = schedlab_core::kernels::canonical(kernel).unwrap();
+    let (features, tunables) = schedlab_core::kernels::defaults(k).unwrap();
+    let cfg = SimConfig {
+        hz: 250,
+        kernel: k,
+        features,
+        tunables,
+        duration_ns: Some(20 * NSEC_PER_MSEC),
+        ..SimConfig::default()
+    };
+    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, Log::default()).unwrap();
+    assert!(sim.run().violation.is_none());
+    std::mem::take(&mut sim.sink_mut().rows)
+}
+
+/// ttwu's on_cpu path (5.8 on): a wakeup that finds the wakee still
+/// switching out on CPU 1 (within one context switch of its switch-out)
+/// is queued on CPU 1's wakelist (traced there); later ones, on 5.15, are
+/// enqueued by the waker (traced on CPU 0). On 5.4 the waker always
+/// enqueues (it spins through the switch first); on 6.18 CPU 1, with
+/// nothing else to run, always takes the wakelist.
+#[test]
+fn a_wakeup_during_the_wakees_switch_out_goes_to_its_cpus_wakelist() {
+    let cs = preset("vm-2cpu").unwrap().costs.context_switch_ns;
+    let rows = wakeups_after_switch_out("5.15", 9_000);
+    let inside: Vec<_> = rows.iter().filter(|r| r.0 < cs).collect();
+    let outside: Vec<_> = rows.iter().filter(|r| r.0 >= 2 * cs).collect();
+    assert!(!inside.is_empty() && !outside.is_empty(), "{rows:?}");
+    assert!(inside.iter().all(|r| r.1 == 1), "{inside:?}");
+    assert!(outside.iter().all(|r| r.1 == 0), "{outside:?}");
+    let old = wakeups_after_switch_out("5.4", 9_000);
+    assert!(old.iter().any(|r| r.0 < cs), "{old:?}");
+    assert!(old.iter().all(|r| r.1 == 0), "{old:?}");
+    let new = wakeups_after_switch_out("6.18", 9_000);
+    assert!(new.iter().any(|r| r.0 >= 2 * cs), "{new:?}");
+    assert!(new.iter().all(|r| r.1 == 1), "{new:?}");
 }

@@ -798,6 +798,12 @@ impl<S: Sink> Sim<S> {
         let sc = std::mem::take(&mut self.acct.steal_cost);
         self.charge(cpu, sc, Path::Steal, false);
         self.flush_throttle_cost(cpu, false);
+        // prev stays on_cpu until this CPU has switched away from it.
+        if let Some(p) =
+            prev.filter(|_| matches!(prev_state, PrevState::Sleeping | PrevState::Uninterruptible))
+        {
+            self.sched.tasks[p.idx()].on_cpu_until = self.sched.rqs[c].ovh_until;
+        }
         self.arm_burst(cpu);
         self.post_task_work(cpu);
         // post_schedule: push the RT and deadline tasks this CPU cannot
@@ -908,6 +914,21 @@ impl<S: Sink> Sim<S> {
             }
             return;
         }
+        // ttwu's on_cpu path: the task's CPU is still switching away from
+        // it. From 5.8 on, ttwu_queue_wakelist onto that CPU where
+        // ttwu_queue_cond allows (no select_task_rq: it stays there);
+        // otherwise the waker spins until the switch is done
+        // (smp_cond_load_acquire on p->on_cpu), then selects as usual.
+        let on_cpu_until = self.sched.tasks[t.idx()].on_cpu_until;
+        if on_cpu_until > self.now && target0 != waker_cpu {
+            if crate::kernels::at_least(self.cfg.kernel, 5, 8)
+                && self.ttwu_queue_cond(target0, waker_cpu, true)
+            {
+                self.queue_wakelist(t, target0, waker_cpu);
+                return;
+            }
+            self.charge(waker_cpu, on_cpu_until - self.now, Path::Wakeup, true);
+        }
         let target = match self.sched.class_of(t) {
             Class::Fair => self.select_task_rq_fair(t, waker_cpu, sync),
             Class::Rt => self.select_task_rq_rt(t, waker_cpu),
@@ -917,50 +938,58 @@ impl<S: Sink> Sim<S> {
             self.acct.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
         }
         self.set_task_cpu(t, target, waker_cpu);
-        if !self.ttwu_queue_cond(target, waker_cpu) {
+        if !self.ttwu_queue_cond(target, waker_cpu, false) {
             self.ttwu_do_activate(t, target, waker_cpu, in_task, EnqueueKind::Wakeup);
         } else {
-            // TTWU_QUEUE: the target enqueues it in its IPI handler. A
-            // polling idle CPU needs no IPI (`send_call_function_single_ipi`
-            // sets its need-resched flag instead); a running or halted one
-            // does.
-            let rq = &self.sched.rqs[target.idx()];
-            let needs_ipi = rq.curr.is_some() || self.halted(target);
-            self.sched.tasks[t.idx()].state = TaskState::Waking;
-            self.sched.rqs[target.idx()].ttwu_pending += 1;
-            if needs_ipi {
-                self.charge_ipi_send(waker_cpu);
-            }
-            let at = self.now + self.machine.costs.ipi_latency_ns;
-            let at = self.irq_time(target, at);
-            self.queue.push(
-                at,
-                Event::RemoteWakeup {
-                    cpu: target,
-                    task: t,
-                },
-            );
+            self.queue_wakelist(t, target, waker_cpu);
         }
+    }
+
+    /// TTWU_QUEUE (`__ttwu_queue_wakelist`): `target` enqueues `t` in its
+    /// IPI handler. A polling idle CPU needs no IPI
+    /// (`send_call_function_single_ipi` sets its need-resched flag
+    /// instead); a running or halted one does.
+    fn queue_wakelist(&mut self, t: TaskId, target: CpuId, waker_cpu: CpuId) {
+        let rq = &self.sched.rqs[target.idx()];
+        let needs_ipi = rq.curr.is_some() || self.halted(target);
+        self.sched.tasks[t.idx()].state = TaskState::Waking;
+        self.sched.rqs[target.idx()].ttwu_pending += 1;
+        if needs_ipi {
+            self.charge_ipi_send(waker_cpu);
+        }
+        let at = self.now + self.machine.costs.ipi_latency_ns;
+        let at = self.irq_time(target, at);
+        self.queue.push(
+            at,
+            Event::RemoteWakeup {
+                cpu: target,
+                task: t,
+            },
+        );
     }
 
     /// `ttwu_queue_cond`: whether a wakeup onto `target` from `waker` goes
     /// through the target's wakelist (its IPI handler enqueues the task)
     /// rather than being enqueued by the waker. Across LLCs always (the
     /// waker would touch another cache's runqueue); never on the waker's own
-    /// CPU; within the LLC, from 6.0 on, when the target has nothing to run
+    /// CPU. Within the LLC, from 6.0 on, when the target has nothing to run
     /// ("Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is
-    /// idle": the idle CPU does the activation, as the waker is likely
-    /// busy). Before 6.0 a same-LLC wakeup was queued only for a task still
-    /// descheduling on its CPU, which the model does not have.
-    fn ttwu_queue_cond(&self, target: CpuId, waker: CpuId) -> bool {
+    /// idle": the idle or soon-idle CPU does the activation, as the waker is
+    /// likely busy); from 5.8 to 5.19 only for a task still descheduling on
+    /// `target` (`on_cpu`, WF_ON_CPU) when it runs at most one task.
+    fn ttwu_queue_cond(&self, target: CpuId, waker: CpuId, on_cpu: bool) -> bool {
         if target == waker {
             return false;
         }
         if !self.machine.share_llc(target, waker) {
             return true;
         }
-        crate::kernels::at_least(self.cfg.kernel, 6, 0)
-            && self.sched.rqs[target.idx()].nr_running == 0
+        let nr = self.sched.rqs[target.idx()].nr_running;
+        if crate::kernels::at_least(self.cfg.kernel, 6, 0) {
+            nr == 0
+        } else {
+            on_cpu && nr <= 1
+        }
     }
 
     /// An idle CPU in a halting state, not yet woken: waking it takes an

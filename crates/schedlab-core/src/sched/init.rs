@@ -446,6 +446,7 @@ fn new_task(
         recent_used_cpu: CpuId(0),
         wakee: Default::default(),
         cfs_tasks_stamp: 0,
+        on_cpu_until: 0,
         chan_pos: 0,
         paid: 0,
         chan_waited: false,
