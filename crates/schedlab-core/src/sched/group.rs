@@ -190,6 +190,41 @@ impl SchedState {
         false
     }
 
+    /// Does the queue walk ([`Self::any_queued_task`]) visit `t`? Its
+    /// entity waits in its queue's timeline (queued, and not that queue's
+    /// curr), and every group entity above it is in its parent's timeline
+    /// or is its parent's curr. Under legacy throttling a throttled group's
+    /// entity is neither, so its tasks are not visited although they stay
+    /// on `cfs_tasks` (as in the kernel, where `can_migrate_task` refuses
+    /// them).
+    pub(crate) fn walk_visits(&self, t: TaskId) -> bool {
+        let e = self.tasks[t.idx()].se;
+        let se = &self.ents[e.idx()];
+        let mut q = se.cfs_rq;
+        if !se.on_rq || self.cfs[q.idx()].curr == Some(e) {
+            return false;
+        }
+        while let Some(ge) = self.cfs[q.idx()].se {
+            let g = &self.ents[ge.idx()];
+            q = g.cfs_rq;
+            if !g.on_rq && self.cfs[q.idx()].curr != Some(ge) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The queued, not running tasks of `cpu` (those
+    /// [`Self::for_each_queued_task`] visits), least recently enqueued or
+    /// picked first: `cfs_tasks` from the tail, less the tasks the queue
+    /// walk would not visit (curr, tasks under a throttled group). Visits
+    /// only the list entries up to the last task taken.
+    pub(crate) fn cfs_tasks_from_tail(&self, cpu: CpuId) -> impl Iterator<Item = TaskId> + '_ {
+        self.cfs_tasks
+            .from_tail(cpu)
+            .filter(move |&t| self.walk_visits(t))
+    }
+
     /// The class of `t` (from its effective prio).
     #[inline]
     pub(crate) fn class_of(&self, t: TaskId) -> Class {
