@@ -2,7 +2,7 @@
 //! in the model, reported with the time and the event that exposed it.
 
 use crate::fair::eevdf;
-use crate::ids::{CpuId, EntityId};
+use crate::ids::{CpuId, EntityId, TaskId};
 use crate::observe::Sink;
 use crate::sim::Sim;
 use crate::task::TaskState;
@@ -17,6 +17,72 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     idle_cpu_with_work_is_woken(sim)?;
     bandwidth_within_quota(sim)?;
     affinity_counts_match(sim)?;
+    cfs_tasks_match_the_queues(sim)?;
+    Ok(())
+}
+
+/// Each CPU's `cfs_tasks` list holds exactly its queued fair tasks (entity
+/// on a queue of that CPU, delayed ones and curr included), in
+/// `cfs_tasks_stamp` order, the largest at the head; and walked from the
+/// tail, less the tasks the queue walk does not visit, it is that walk
+/// sorted by stamp: the candidates load balancing and STEAL look at.
+pub fn cfs_tasks_match_the_queues<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    let s = &sim.sched;
+    let name = |t: TaskId| &s.tasks[t.idx()].spec.name;
+    for rq in &s.rqs {
+        let cpu = rq.cpu;
+        let mut above: Option<u64> = None;
+        for (i, t) in s.cfs_tasks.from_head(cpu).enumerate() {
+            let task = &s.tasks[t.idx()];
+            if i >= s.tasks.len() || s.cfs_tasks.cpu_of(t) != Some(cpu) {
+                return Err(format!("CPU {cpu}: cfs_tasks is not a list of its own"));
+            }
+            let class = s.class_of(t);
+            let queued = s.ents[task.se.idx()].on_rq;
+            if task.cpu != cpu || class != crate::rq::Class::Fair || !queued {
+                return Err(format!(
+                    "CPU {cpu}: task {} is on its cfs_tasks but is {class:?} on CPU {}, queued {queued}",
+                    name(t),
+                    task.cpu
+                ));
+            }
+            if above.is_some_and(|a| a <= task.cfs_tasks_stamp) {
+                return Err(format!(
+                    "CPU {cpu}: cfs_tasks out of stamp order at task {} (stamp {}, the one nearer the head {})",
+                    name(t),
+                    task.cfs_tasks_stamp,
+                    above.unwrap_or(0)
+                ));
+            }
+            above = Some(task.cfs_tasks_stamp);
+        }
+        let mut walk: Vec<(u64, TaskId)> = s
+            .queued_tasks(cpu)
+            .into_iter()
+            .map(|t| (s.tasks[t.idx()].cfs_tasks_stamp, t))
+            .collect();
+        walk.sort_unstable();
+        let walk: Vec<TaskId> = walk.into_iter().map(|(_, t)| t).collect();
+        let listed: Vec<TaskId> = s.cfs_tasks_from_tail(cpu).collect();
+        if listed != walk {
+            return Err(format!(
+                "CPU {cpu}: cfs_tasks from the tail {:?}, the queue walk by stamp {:?}",
+                listed.iter().map(|&t| name(t)).collect::<Vec<_>>(),
+                walk.iter().map(|&t| name(t)).collect::<Vec<_>>()
+            ));
+        }
+    }
+    for task in &s.tasks {
+        let fair = s.class_of(task.id) == crate::rq::Class::Fair;
+        if fair && s.ents[task.se.idx()].on_rq && s.cfs_tasks.cpu_of(task.id) != Some(task.cpu) {
+            return Err(format!(
+                "task {} is queued on CPU {} but on cfs_tasks of {:?}",
+                task.spec.name,
+                task.cpu,
+                s.cfs_tasks.cpu_of(task.id)
+            ));
+        }
+    }
     Ok(())
 }
 

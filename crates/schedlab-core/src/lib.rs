@@ -25,8 +25,9 @@
 //! 2. Pure policy and plain state, no `impl Sim`: [`fair`] (functions of
 //!    plain values, one queue and the entity arena, or a query trait) and
 //!    the data it works on: [`rq`] (runqueues, entities, classes, domain
-//!    and LLC state), [`task`], [`runtime`] (the program runtime's objects
-//!    with their bookkeeping methods), [`stats`] (counters and
+//!    and LLC state), [`cfs_tasks`] (each CPU's `cfs_tasks` list),
+//!    [`task`], [`runtime`] (the program runtime's objects with their
+//!    bookkeeping methods), [`stats`] (counters and
 //!    [`stats::Accounting`]).
 //! 3. The simulator object: [`sim`] ([`Sim`] and its [`sim::SchedState`]
 //!    part), data only.
@@ -61,6 +62,7 @@
 #![warn(missing_docs)]
 
 pub mod atomics;
+pub mod cfs_tasks;
 pub mod check;
 pub mod config;
 pub mod engine;

@@ -130,6 +130,8 @@ pub struct SchedState {
     pub(crate) ilb_cpu: Option<CpuId>,
     /// Counter behind `Task::cfs_tasks_stamp`.
     pub(crate) cfs_tasks_seq: u64,
+    /// Every CPU's `cfs_tasks` list, in `cfs_tasks_stamp` order.
+    pub cfs_tasks: crate::cfs_tasks::CfsTasks,
     /// Arrival stamps of the RT and deadline queues.
     pub(crate) rt_seq: u64,
 }

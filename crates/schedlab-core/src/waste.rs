@@ -47,11 +47,13 @@ impl<S: Sink> Sim<S> {
             if rq.nr_running <= rq.curr.is_some() as u32 {
                 continue;
             }
-            // The walk stops at the queue's first waiting task that may run
-            // anywhere: it puts this CPU in `waiting_any`, and a restricted
-            // task further on would only add this same CPU to a helper's
-            // set (below), so the rest cannot change a charge.
-            let found_any = self.sched.any_queued_task(rq.cpu, &mut |t: TaskId| {
+            // The walk (`cfs_tasks` from the tail: the queued, not running
+            // tasks) stops at the first waiting task that may run anywhere:
+            // it puts this CPU in `waiting_any`, and a restricted task
+            // further on would only add this same CPU to a helper's set
+            // (below), so neither the rest nor the order of the walk can
+            // change a charge.
+            let found_any = self.sched.cfs_tasks_from_tail(rq.cpu).any(|t: TaskId| {
                 let task = &tasks[t.idx()];
                 if ents[task.se.idx()].sched_delayed {
                     return false;

@@ -1033,3 +1033,56 @@ fn instant_forever_program_is_refused() {
     .to_string();
     assert!(err.contains("spin without end"), "{err}");
 }
+
+/// The `cfs_tasks` invariant can fail: six always-running tasks on
+/// vm-2cpu pass it, then a queued task moved to the head of its list out
+/// of stamp order, or taken off its list (so that the list from the tail
+/// is no longer the queue walk), breaks it.
+#[test]
+fn cfs_tasks_check_catches_a_broken_list() {
+    use crate::common::{run_op, task};
+    use schedlab_core::check::cfs_tasks_match_the_queues;
+    use schedlab_core::ids::CpuId;
+    let mut w = Workload {
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    };
+    for i in 0..6u32 {
+        w.tasks.push(task(
+            &format!("t{i}-{i}"),
+            i,
+            Policy::Normal,
+            0,
+            vec![run_op(50_000)],
+        ));
+    }
+    let cfg = SimConfig {
+        duration_ns: Some(50 * NSEC_PER_MSEC),
+        check: true,
+        ..SimConfig::default()
+    };
+    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, NullSink).unwrap();
+    assert_eq!(sim.run().violation, None);
+    cfs_tasks_match_the_queues(&sim).unwrap();
+    // The CPU with the longer list (three or four tasks queued).
+    let cpu = (0..2)
+        .map(CpuId)
+        .max_by_key(|&c| sim.sched.cfs_tasks.from_tail(c).count())
+        .unwrap();
+    let tail_first: Vec<_> = sim.sched.cfs_tasks.from_tail(cpu).collect();
+    assert!(tail_first.len() >= 3, "CPU {cpu} lists {tail_first:?}");
+    let tail = tail_first[0];
+    let mut moved = sim.sched.cfs_tasks.clone();
+    moved.move_to_head(cpu, tail);
+    let saved = std::mem::replace(&mut sim.sched.cfs_tasks, moved);
+    let err = cfs_tasks_match_the_queues(&sim).unwrap_err();
+    assert!(err.contains("out of stamp order"), "{err}");
+    let mut removed = saved.clone();
+    removed.remove(tail);
+    sim.sched.cfs_tasks = removed;
+    let err = cfs_tasks_match_the_queues(&sim).unwrap_err();
+    assert!(err.contains("the queue walk by stamp"), "{err}");
+    sim.sched.cfs_tasks = saved;
+    cfs_tasks_match_the_queues(&sim).unwrap();
+}

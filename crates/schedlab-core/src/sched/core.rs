@@ -734,6 +734,8 @@ impl<S: Sink> Sim<S> {
             self.sched.cfs_tasks_seq += 1;
             self.sched.tasks[n.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
             if fair_next.is_some() {
+                // pick_next_task_fair's list_move to the head of cfs_tasks.
+                self.sched.cfs_tasks.move_to_head(cpu, n);
                 self.set_next_task_fair(n, fair_prev);
             } else {
                 self.sched.ents[self.sched.tasks[n.idx()].se.idx()].exec_start =

@@ -165,8 +165,11 @@ impl<S: Sink> Sim<S> {
         }
         let idle = self.sched.ents[se.idx()].idle as i32;
         let reached_root = self.add_h_counts(tq, 1, 1, idle);
+        // account_entity_enqueue's list_add (or, for a delayed task woken
+        // in place, the move of a task already on the list): at the head.
         self.sched.cfs_tasks_seq += 1;
         self.sched.tasks[t.idx()].cfs_tasks_stamp = self.sched.cfs_tasks_seq;
+        self.sched.cfs_tasks.move_to_head(cpu, t);
         if reached_root {
             self.sched.rqs[cpu.idx()].nr_running += 1;
             if self.sched.rqs[cpu.idx()].nr_running >= 2 {
@@ -196,6 +199,9 @@ impl<S: Sink> Sim<S> {
             self.sync_overload(cpu);
             return d;
         }
+        // account_entity_dequeue's list_del: a delayed task stays listed
+        // until its dequeue finishes.
+        self.sched.cfs_tasks.remove(t);
         // Group entities whose queue went empty leave their parent.
         let mut q = tq;
         loop {

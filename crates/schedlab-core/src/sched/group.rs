@@ -141,53 +141,67 @@ impl SchedState {
     }
 
     /// Queued tasks of `cpu` that are not running (the kernel's
-    /// `cfs_tasks` minus curr), found by walking the queues.
+    /// `cfs_tasks` minus curr), found by walking the queues: the tasks of
+    /// every timeline, down through the group entities waiting there and
+    /// the group entity running at each level. The reference `--check`
+    /// compares [`Self::cfs_tasks_from_tail`] with; the simulator itself
+    /// walks the list.
     pub(crate) fn queued_tasks(&self, cpu: CpuId) -> Vec<TaskId> {
         let mut out = Vec::new();
-        self.for_each_queued_task(cpu, &mut |t| out.push(t));
+        self.walk_queue(self.rqs[cpu.idx()].cfs, &mut out);
         out
     }
 
-    /// Calls `f` for every queued, not running task of `cpu`, without
-    /// allocating (the walk recurses at most `MAX_GROUP_DEPTH` deep).
-    pub(crate) fn for_each_queued_task<F: FnMut(TaskId)>(&self, cpu: CpuId, f: &mut F) {
-        self.any_queued_task(cpu, &mut |t| {
-            f(t);
-            false
-        });
-    }
-
-    /// True when `f` holds for some queued, not running task of `cpu`;
-    /// the walk (in [`Self::for_each_queued_task`]'s order) stops at the
-    /// first.
-    pub(crate) fn any_queued_task<F: FnMut(TaskId) -> bool>(&self, cpu: CpuId, f: &mut F) -> bool {
-        self.any_in_queue(self.rqs[cpu.idx()].cfs, f)
-    }
-
-    fn any_in_queue<F: FnMut(TaskId) -> bool>(&self, q: CfsRqId, f: &mut F) -> bool {
+    fn walk_queue(&self, q: CfsRqId, out: &mut Vec<TaskId>) {
         let c = &self.cfs[q.idx()];
         for &(_, e) in &c.timeline {
             let se = &self.ents[e.idx()];
             match (se.task, se.my_q) {
-                (Some(t), _) => {
-                    if f(t) {
-                        return true;
-                    }
-                }
-                (None, Some(mq)) => {
-                    if self.any_in_queue(mq, f) {
-                        return true;
-                    }
-                }
+                (Some(t), _) => out.push(t),
+                (None, Some(mq)) => self.walk_queue(mq, out),
                 (None, None) => {}
             }
         }
         if let Some(e) = c.curr {
             if let Some(mq) = self.ents[e.idx()].my_q {
-                return self.any_in_queue(mq, f);
+                self.walk_queue(mq, out);
             }
         }
-        false
+    }
+
+    /// Does the queue walk ([`Self::queued_tasks`]) visit `t`? Its
+    /// entity waits in its queue's timeline (queued, and not that queue's
+    /// curr), and every group entity above it is in its parent's timeline
+    /// or is its parent's curr. Under legacy throttling a throttled group's
+    /// entity is neither, so its tasks are not visited although they stay
+    /// on `cfs_tasks` (as in the kernel, where `can_migrate_task` refuses
+    /// them).
+    pub(crate) fn walk_visits(&self, t: TaskId) -> bool {
+        let e = self.tasks[t.idx()].se;
+        let se = &self.ents[e.idx()];
+        let mut q = se.cfs_rq;
+        if !se.on_rq || self.cfs[q.idx()].curr == Some(e) {
+            return false;
+        }
+        while let Some(ge) = self.cfs[q.idx()].se {
+            let g = &self.ents[ge.idx()];
+            q = g.cfs_rq;
+            if !g.on_rq && self.cfs[q.idx()].curr != Some(ge) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The queued, not running tasks of `cpu` (those
+    /// [`Self::queued_tasks`] finds), least recently enqueued or
+    /// picked first: `cfs_tasks` from the tail, less the tasks the queue
+    /// walk would not visit (curr, tasks under a throttled group). Visits
+    /// only the list entries up to the last task taken.
+    pub(crate) fn cfs_tasks_from_tail(&self, cpu: CpuId) -> impl Iterator<Item = TaskId> + '_ {
+        self.cfs_tasks
+            .from_tail(cpu)
+            .filter(move |&t| self.walk_visits(t))
     }
 
     /// The class of `t` (from its effective prio).

@@ -270,6 +270,7 @@ impl<S: Sink> Sim<S> {
                 ents,
                 rd_overloaded: false,
                 cfs_tasks_seq: 0,
+                cfs_tasks: crate::cfs_tasks::CfsTasks::new(n, tasks.len()),
                 last_pass_cost: 0,
                 in_newidle: false,
                 rt_seq: 0,

@@ -70,8 +70,6 @@ pub fn steal_order(m: &Machine, overload: &CpuMask, dst: CpuId) -> Vec<CpuId> {
 pub struct StealCandidate<T> {
     /// The task.
     pub task: T,
-    /// Position in `cfs_tasks` (smaller = nearer the tail).
-    pub stamp: u64,
     /// `dst` is in its allowed CPUs.
     pub allowed: bool,
     /// It is running on the victim.
@@ -81,11 +79,13 @@ pub struct StealCandidate<T> {
 }
 
 /// `detach_next_task` with `can_migrate_task_llc`: the first migratable
-/// task walking `cfs_tasks` from the tail.
-pub fn pick_steal_task<T: Copy>(cands: &[StealCandidate<T>]) -> Option<T> {
-    let mut v: Vec<&StealCandidate<T>> = cands.iter().collect();
-    v.sort_by_key(|c| c.stamp);
-    v.into_iter()
+/// task of `cands`, given walking `cfs_tasks` from the tail; candidates
+/// after it are not looked at.
+pub fn pick_steal_task<T: Copy>(
+    cands: impl IntoIterator<Item = StealCandidate<T>>,
+) -> Option<T> {
+    cands
+        .into_iter()
         .find(|c| c.allowed && !c.running && !c.pinned_or_delayed)
         .map(|c| c.task)
 }
@@ -133,24 +133,29 @@ mod tests {
 
     #[test]
     fn only_tasks_allowed_on_the_stealing_cpu_are_taken() {
-        let c = |task: u32, stamp, allowed, running| StealCandidate {
+        let c = |task: u32, allowed, running| StealCandidate {
             task,
-            stamp,
             allowed,
             running,
             pinned_or_delayed: false,
         };
         // Tail first: 10 (not allowed), 11 (running), 12 (ok), 13 (ok).
         let cands = [
-            c(13, 4, true, false),
-            c(11, 2, true, true),
-            c(10, 1, false, false),
-            c(12, 3, true, false),
+            c(10, false, false),
+            c(11, true, true),
+            c(12, true, false),
+            c(13, true, false),
         ];
-        assert_eq!(pick_steal_task(&cands), Some(12));
+        assert_eq!(pick_steal_task(cands), Some(12));
         assert_eq!(
-            pick_steal_task(&[c(1, 1, false, false), c(2, 2, true, true)]),
+            pick_steal_task([c(1, false, false), c(2, true, true)]),
             None
         );
+        // A delayed or internal task is passed over too.
+        let d = StealCandidate {
+            pinned_or_delayed: true,
+            ..c(5, true, false)
+        };
+        assert_eq!(pick_steal_task([d, c(6, true, false)]), Some(6));
     }
 }

@@ -261,35 +261,24 @@ impl<S: Sink> Sim<S> {
         imbalance: u64,
     ) -> (u32, bool) {
         // Candidates: queued tasks of src, least recently run first (the
-        // tail of cfs_tasks). Only the first loop_max (sysctl
-        // sched_nr_migrate, 32) can be looked at, so only those are put in
-        // order: the same list as a full sort, since the (stamp, task) keys
-        // are distinct.
-        let mut cands: Vec<(u64, TaskId)> = self
-            .sched
-            .queued_tasks(src)
-            .into_iter()
-            .map(|t| (self.sched.tasks[t.idx()].cfs_tasks_stamp, t))
-            .collect();
+        // tail of cfs_tasks); only the first loop_max (sysctl
+        // sched_nr_migrate, 32, at most nr_running) are looked at, and only
+        // those are visited.
         let loop_max = self
             .cfg
             .tunables
             .nr_migrate
             .min(self.sched.rqs[src.idx()].nr_running);
-        let k = loop_max as usize;
-        if k < cands.len() {
-            cands.select_nth_unstable(k);
-            cands.truncate(k);
-        }
-        cands.sort_unstable();
+        let cands: Vec<TaskId> = self
+            .sched
+            .cfs_tasks_from_tail(src)
+            .take(loop_max as usize)
+            .collect();
         let mut imbalance = imbalance as i128;
         let mut all_pinned = true;
         let mut moved = Vec::new();
-        for (i, &(_, p)) in cands.iter().enumerate() {
+        for &p in &cands {
             if idle != CpuIdle::NotIdle && self.sched.rqs[src.idx()].nr_running <= 1 {
-                break;
-            }
-            if i as u32 >= loop_max {
                 break;
             }
             let (ok, hot) = self.can_migrate_task(p, src, dst, sdi, m, &mut all_pinned);

@@ -4,7 +4,7 @@
 //! search order) is pure, in [`crate::fair::balance::steal`].
 
 use crate::fair::balance::steal;
-use crate::ids::{CpuId, TaskId};
+use crate::ids::CpuId;
 use crate::observe::Sink;
 use crate::sim::Sim;
 use crate::time::Nanos;
@@ -49,26 +49,21 @@ impl<S: Sink> Sim<S> {
             if !steal::overloaded(self.sched.cfs[q].h_nr_runnable) {
                 continue;
             }
-            let cands: Vec<steal::StealCandidate<TaskId>> = self
-                .sched
-                .queued_tasks(src)
-                .into_iter()
-                .map(|t| {
-                    let task = &self.sched.tasks[t.idx()];
-                    let se = &self.sched.ents[task.se.idx()];
-                    let g = &self.sched.groups[task.group.idx()];
-                    // Never into a throttled hierarchy.
-                    let throttled = self.sched.cfs[g.cfs_rq[dst.idx()].idx()].bw.throttle_count > 0;
-                    steal::StealCandidate {
-                        task: t,
-                        stamp: task.cfs_tasks_stamp,
-                        allowed: task.cpus_allowed.test(dst) && !throttled,
-                        running: rq.curr == Some(t),
-                        pinned_or_delayed: se.sched_delayed || task.internal,
-                    }
-                })
-                .collect();
-            match steal::pick_steal_task(&cands) {
+            // cfs_tasks from the tail, up to the first task it may take.
+            let cands = self.sched.cfs_tasks_from_tail(src).map(|t| {
+                let task = &self.sched.tasks[t.idx()];
+                let se = &self.sched.ents[task.se.idx()];
+                let g = &self.sched.groups[task.group.idx()];
+                // Never into a throttled hierarchy.
+                let throttled = self.sched.cfs[g.cfs_rq[dst.idx()].idx()].bw.throttle_count > 0;
+                steal::StealCandidate {
+                    task: t,
+                    allowed: task.cpus_allowed.test(dst) && !throttled,
+                    running: rq.curr == Some(t),
+                    pinned_or_delayed: se.sched_delayed || task.internal,
+                }
+            });
+            match steal::pick_steal_task(cands) {
                 Some(p) => {
                     self.detach_task(p, src, dst);
                     self.attach_task(p, dst);
