@@ -110,7 +110,7 @@ FINDINGS = [
                        "costs.json's *_xcpu_ns), sched/syscall_cost.rs; the fast-forward stays exact "
                        "(test hackbench); scoreboard 0.730 -> 0.734 with the campaign's costs.json (no "
                        "*_xcpu_ns: the sysfs import's guessed 40 ns line), 0.741 with the lockstep "
-                       "extras added to it"),
+                       "extras added to it, 0.749 with wakecost's stream difference (docs/syscall-costs.md)"),
     },
     {
         "id": "host-noise",
