@@ -31,8 +31,10 @@
  *   nice -n -20 /tmp/wakecost [--wake-only] [--json costs.json]
  *       (as root: the yield and fifo-waker cases use SCHED_FIFO)
  *
- * --wake-only stops after the switch and wakeup cases; --json writes the
- * machine figures schedlab validate reads from a recording's costs.json.
+ * --wake-only stops after the switch and wakeup cases and the stream
+ * figures; --json writes the machine figures schedlab validate reads from
+ * a recording's costs.json. --stream-only times only the syscall, the
+ * yield and the 100k stream cases, and writes no --json.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -367,7 +369,10 @@ int main(int argc, char **argv)
 		v[i] = yield_once();
 	report("yield FIFO 1 CPU: syscall + switch (ns)", v);
 	double m_yield = median_of_last, m_op = 0, m_wl = 0, m_wr = 0, m_lat = 0;
-	for (int sock = 0; sock < 2; sock++) {
+	int stream_only = 0;
+	for (int i = 1; i < argc; i++)
+		stream_only |= !strcmp(argv[i], "--stream-only");
+	for (int sock = 0; sock < 2 && !stream_only; sock++) {
 		const char *k = sock ? "unix" : "pipe";
 		char name[80];
 		for (int i = 0; i < REPS; i++)
@@ -393,21 +398,35 @@ int main(int argc, char **argv)
 	}
 	/* hackbench's own calls on one CPU: 100-byte writes and reads of a
 	 * writer and a reader taking turns (each side's thread CPU time per
-	 * message; it includes the few switches between them). */
-	double m_ch[4];
+	 * message; it includes the few switches between them). Then the same
+	 * with the sides on CPUs 0 and 1, run alternately with the one-CPU
+	 * case (so both see the same load): the per-repetition difference is
+	 * the cross-CPU extra of each call, the channel's cache lines moving
+	 * (docs/syscall-costs.md, "Cross-CPU channel cost"). */
+	double m_ch[4], m_x[4];
 	stream_msgs = 100000;
 	for (int sock = 0; sock < 2; sock++) {
-		double o[6];
-		for (int side = 0; side < 2; side++) {
-			for (int i = 0; i < REPS; i++) {
-				st_once(sock, 0, 0, o);
-				v[i] = o[side];
+		double o[6], o2[6], one[2][REPS], two[2][REPS], d[2][REPS];
+		for (int i = 0; i < REPS; i++) {
+			st_once(sock, 0, 0, o);
+			st_once(sock, 0, 1, o2);
+			for (int side = 0; side < 2; side++) {
+				one[side][i] = o[side];
+				two[side][i] = o2[side];
+				d[side][i] = o2[side] - o[side];
 			}
+		}
+		for (int side = 0; side < 2; side++) {
 			char name[80];
-			snprintf(name, sizeof name, "%s stream-1cpu (100k) %s CPU per msg (ns)",
-				 sock ? "unix" : "pipe", side ? "reader" : "writer");
-			report(name, v);
+			const char *k = sock ? "unix" : "pipe", *sd = side ? "reader" : "writer";
+			snprintf(name, sizeof name, "%s stream-1cpu (100k) %s CPU per msg (ns)", k, sd);
+			report(name, one[side]);
 			m_ch[2 * sock + side] = median_of_last;
+			snprintf(name, sizeof name, "%s stream-2cpu (100k) %s CPU per msg (ns)", k, sd);
+			report(name, two[side]);
+			snprintf(name, sizeof name, "%s stream 2cpu-1cpu (100k) %s extra (ns)", k, sd);
+			report(name, d[side]);
+			m_x[2 * sock + side] = median_of_last;
 		}
 	}
 	stream_msgs = 400000;
@@ -419,10 +438,13 @@ int main(int argc, char **argv)
 	double il = m_lat - m_wl - sw;
 #define NN(x) ((x) > 0 ? (long)((x) + 0.5) : 0L)
 	printf("figures: context_switch_ns %ld wakeup_ns %ld ipi_send_ns %ld ipi_latency_ns %ld"
-	       " pipe_write_ns %ld pipe_read_ns %ld unix_write_ns %ld unix_read_ns %ld\n",
-	       NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]), NN(m_ch[3]));
+	       " pipe_write_ns %ld pipe_read_ns %ld unix_write_ns %ld unix_read_ns %ld"
+	       " pipe_write_xcpu_ns %ld pipe_read_xcpu_ns %ld unix_write_xcpu_ns %ld"
+	       " unix_read_xcpu_ns %ld\n",
+	       NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]), NN(m_ch[3]),
+	       NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]));
 	for (int i = 1; i + 1 < argc; i++) {
-		if (strcmp(argv[i], "--json"))
+		if (strcmp(argv[i], "--json") || stream_only)
 			continue;
 		FILE *f = fopen(argv[i + 1], "w");
 		if (!f) {
@@ -434,13 +456,15 @@ int main(int argc, char **argv)
 			   "  \"ipi_send_ns\": %ld,\n  \"ipi_latency_ns\": %ld,\n"
 			   "  \"pipe_write_ns\": %ld,\n  \"pipe_read_ns\": %ld,\n"
 			   "  \"unix_write_ns\": %ld,\n  \"unix_read_ns\": %ld,\n"
+			   "  \"pipe_write_xcpu_ns\": %ld,\n  \"pipe_read_xcpu_ns\": %ld,\n"
+			   "  \"unix_write_xcpu_ns\": %ld,\n  \"unix_read_xcpu_ns\": %ld,\n"
 			   "  \"source\": \"scripts/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
 			NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]),
-			NN(m_ch[3]), REPS, la[0]);
+			NN(m_ch[3]), NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), REPS, la[0]);
 		fclose(f);
 	}
 	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--wake-only"))
+		if (!strcmp(argv[i], "--wake-only") || !strcmp(argv[i], "--stream-only"))
 			return 0;
 	for (int sock = 0; sock < 2; sock++) {
 		const char *k = sock ? "unix" : "pipe";

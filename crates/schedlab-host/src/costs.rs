@@ -13,6 +13,11 @@
 //! Optionally also `pipe_write_ns`, `pipe_read_ns`, `unix_write_ns`,
 //! `unix_read_ns` (all four or none): one 100-byte message's call in
 //! hackbench's pattern on one CPU, replacing the scaled syscall figures.
+//! Optionally also `pipe_write_xcpu_ns`, `pipe_read_xcpu_ns`,
+//! `unix_write_xcpu_ns`, `unix_read_xcpu_ns` (all four or none): the extra
+//! of each call when the two sides run on the two CPUs (wakecost's stream
+//! cases on two CPUs minus on one), charged to a call whose channel was
+//! last used on another CPU (`MachineCosts::channel_xcpu_ns`).
 //!
 //! Every figure is required and a non-negative integer; unknown keys are
 //! refused, so a typo cannot silently leave a guess in place. The syscall
@@ -35,6 +40,8 @@ pub struct HostCosts {
     /// Pipe write/read and AF_UNIX write/read of a 100-byte message in
     /// hackbench's pattern on one CPU (optional: all four or none).
     pub channel_ns: Option<[u64; 4]>,
+    /// The cross-CPU extra of those four calls (optional: all or none).
+    pub channel_xcpu_ns: Option<[u64; 4]>,
 }
 
 const FIELDS: [&str; 4] = [
@@ -49,6 +56,12 @@ const CHANNEL: [&str; 4] = [
     "unix_write_ns",
     "unix_read_ns",
 ];
+const XCPU: [&str; 4] = [
+    "pipe_write_xcpu_ns",
+    "pipe_read_xcpu_ns",
+    "unix_write_xcpu_ns",
+    "unix_read_xcpu_ns",
+];
 
 /// Parses the text of a costs.json; the error is one line naming `path`.
 pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
@@ -61,6 +74,7 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
     for k in obj.keys() {
         if !FIELDS.contains(&k.as_str())
             && !CHANNEL.contains(&k.as_str())
+            && !XCPU.contains(&k.as_str())
             && k != "version"
             && k != "source"
         {
@@ -75,19 +89,23 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
             .and_then(|x| x.as_u64())
             .ok_or_else(|| format!("{at}: '{k}' missing or not a non-negative integer"))
     };
-    let given = CHANNEL.iter().filter(|k| obj.contains_key(**k)).count();
-    let channel_ns = match given {
-        0 => None,
-        4 => Some([
-            get(CHANNEL[0])?,
-            get(CHANNEL[1])?,
-            get(CHANNEL[2])?,
-            get(CHANNEL[3])?,
-        ]),
-        _ => return Err(format!("{at}: give all of {} or none", CHANNEL.join(", "))),
+    let four = |keys: &[&str; 4]| -> Result<Option<[u64; 4]>, String> {
+        match keys.iter().filter(|k| obj.contains_key(**k)).count() {
+            0 => Ok(None),
+            4 => Ok(Some([
+                get(keys[0])?,
+                get(keys[1])?,
+                get(keys[2])?,
+                get(keys[3])?,
+            ])),
+            _ => Err(format!("{at}: give all of {} or none", keys.join(", "))),
+        }
     };
+    let channel_ns = four(&CHANNEL)?;
+    let channel_xcpu_ns = four(&XCPU)?;
     Ok(HostCosts {
         channel_ns,
+        channel_xcpu_ns,
         context_switch_ns: get(FIELDS[0])?,
         wakeup_ns: get(FIELDS[1])?,
         ipi_send_ns: get(FIELDS[2])?,
@@ -104,6 +122,7 @@ impl HostCosts {
         c.ipi_latency_ns = self.ipi_latency_ns;
         c.syscall_scale = [1, 1];
         c.channel_ns = self.channel_ns;
+        c.channel_xcpu_ns = self.channel_xcpu_ns;
     }
 }
 
@@ -128,6 +147,10 @@ mod tests {
         let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_write_ns":5,"pipe_read_ns":6,"unix_write_ns":7,"unix_read_ns":8}"#).unwrap();
         c.apply(&mut m);
         assert_eq!(m.channel_ns, Some([5, 6, 7, 8]));
+        assert_eq!(m.channel_xcpu_ns, None);
+        let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_write_xcpu_ns":9,"pipe_read_xcpu_ns":10,"unix_write_xcpu_ns":11,"unix_read_xcpu_ns":12}"#).unwrap();
+        c.apply(&mut m);
+        assert_eq!(m.channel_xcpu_ns, Some([9, 10, 11, 12]));
     }
 
     #[test]
@@ -151,6 +174,14 @@ mod tests {
             (
                 r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_read_ns":3}"#,
                 "give all of pipe_write_ns",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"unix_read_xcpu_ns":3}"#,
+                "give all of pipe_write_xcpu_ns",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_write_xcpu_ns":1,"pipe_read_xcpu_ns":1,"unix_write_xcpu_ns":1,"unix_read_xcpu_ns":"x"}"#,
+                "'unix_read_xcpu_ns' missing or not",
             ),
         ] {
             let e = p(text).unwrap_err();

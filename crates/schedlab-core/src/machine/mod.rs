@@ -113,6 +113,12 @@ pub struct MachineCosts {
     /// reader of 100-byte messages taking turns on one CPU): when present
     /// they replace the scaled host figures of `sched/syscall_cost.rs`.
     pub channel_ns: Option<[Nanos; 4]>,
+    /// The extra CPU time of each of those four calls when the channel was
+    /// last used on another CPU, measured on this machine (a recording's
+    /// costs.json: the stream cases on two CPUs minus on one). None: the
+    /// host's line transfers per call at `line_transfer_ns`
+    /// (`sched/syscall_cost.rs`).
+    pub channel_xcpu_ns: Option<[Nanos; 4]>,
 }
 
 /// A machine to simulate.

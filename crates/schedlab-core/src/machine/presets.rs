@@ -23,10 +23,14 @@
 //!   the public kernel history (ICX table since v5.13, GNR and SRF tables
 //!   from 2024). The AMD and VM states are recalled values or guesses and say
 //!   so where they are defined.
-//! * Cache-line transfer latencies are round figures in the range of public
-//!   core-to-core "ping-pong" charts (AnandTech, Chips and Cheese) recalled
-//!   from memory, not re-measured; each is marked as a guess. They are fixed
-//!   here and never tuned per experiment.
+//! * Cache-line transfer latencies (CAS ping-pong, round trip / 2, the
+//!   quantity of the public core-to-core charts and of `scripts/c2c.c`):
+//!   documented machine figures for icx-2s-80c-ht (the nearest charted part,
+//!   Xeon 8375C), epyc-2s-256c-smt (a charted dual EPYC 9754) and
+//!   big-8s-4096 inside a socket; measured on the host for vm-2cpu. No chart
+//!   was found for Granite Rapids, Clearwater Forest or Cortex-A7: the
+//!   gnr-2s-snc3, cwf-2s-240c and a7-octa figures stay round guesses, marked
+//!   so. They are fixed here and never tuned per experiment.
 //! * Context-switch, wakeup and IPI costs are order-of-magnitude guesses for
 //!   the class of hardware (lmbench `lat_ctx`-style figures of a few µs on
 //!   servers, more on small Arm cores).
@@ -172,6 +176,7 @@ fn costs(
         ipi_send_ns: 0,
         syscall_scale: [context_switch_ns, super::REFERENCE_SWITCH_NS],
         channel_ns: None,
+        channel_xcpu_ns: None,
     }
 }
 
@@ -236,6 +241,9 @@ fn a7_octa() -> Result<Machine, super::MachineError> {
         state("cpu-sleep", 250, 1_000),
         state("cluster-sleep", 700, 2_700),
     ];
+    // No core-to-core chart was found for Cortex-A7 (or the A53 HiKey board) in the public chart
+    // collections (nviennot/core-to-core-latency, KCORES/core-to-core-
+    // latency-plus): the cache-line figures stay guesses.
     // Guesses: L1-to-L1 via the cluster's SCU ~60 ns; across clusters through
     // the CCI interconnect a few hundred ns. Context switch ~8 µs, wakeup
     // ~5 µs, IPI ~6 µs on a ~1.2 GHz in-order core.
@@ -271,9 +279,15 @@ fn icx_2s_80c_ht() -> Result<Machine, super::MachineError> {
         state("C1E", 4, 4),
         state("C6", 170, 600),
     ];
-    // Guesses near public ICX-SP core-to-core charts: ~10 ns between SMT
-    // siblings (shared L1/L2), ~50 ns across the mesh, ~140 ns over UPI.
-    let c = costs([5, 10, 50, 50, 50, 140, 140], 2_000, 1_500, 2_000);
+    // Cache-line transfers: documented machine figure, the nearest
+    // documented part, Xeon Platinum 8375C (Ice Lake-SP, the same XCC die,
+    // 32 cores, AWS c6i.metal): median CAS core-to-core latency (round trip
+    // / 2) 8.1 ns between SMT siblings, 51 ns within a socket, 108 ns across
+    // sockets (github.com/nviennot/core-to-core-latency, README tables
+    // "Hyper-threads", "Single socket", "Dual sockets"). The same CPU: 5 ns,
+    // an uncontended locked op on an owned line (4.5 ns on this project's
+    // host, scripts/c2c.c). Switch, wakeup and IPI: guesses.
+    let c = costs([5, 8, 51, 51, 51, 108, 108], 2_000, 1_500, 2_000);
     Machine::new(
         "icx-2s-80c-ht",
         "2 x Xeon Platinum 8380 (Ice Lake-SP), 40C/80T per socket, L3 per socket, 2 nodes",
@@ -314,6 +328,9 @@ fn gnr_2s_snc3() -> Result<Machine, super::MachineError> {
         state("C6", 170, 650),
         state("C6P", 210, 1_000),
     ];
+    // No core-to-core chart was found for Granite Rapids (the nearest charted Intel server part, the Xeon 8375C of icx-2s-80c-ht, 51 / 108 ns, has no SNC die crossing) in the public chart
+    // collections (nviennot/core-to-core-latency, KCORES/core-to-core-
+    // latency-plus): the cache-line figures stay guesses.
     // Guesses: ~70 ns within a compute die (one SNC node), ~130 ns between
     // dies of a socket (EMIB crossings), ~220 ns across sockets.
     let c = costs([5, 10, 70, 70, 70, 130, 220], 1_800, 1_300, 1_500);
@@ -357,6 +374,9 @@ fn cwf_2s_240c() -> Result<Machine, super::MachineError> {
         state("C6S", 270, 700),
         state("C6SP", 310, 900),
     ];
+    // No core-to-core chart was found for Clearwater Forest or Sierra Forest in the public chart
+    // collections (nviennot/core-to-core-latency, KCORES/core-to-core-
+    // latency-plus): the cache-line figures stay guesses.
     // Guesses: ~30 ns inside a module (shared L2), ~90 ns across the socket's
     // LLC, ~220 ns across sockets; E-cores switch and wake a bit slower.
     let c = costs([5, 30, 30, 90, 90, 90, 220], 2_500, 1_800, 2_000);
@@ -390,9 +410,14 @@ fn epyc_2s_256c_smt() -> Result<Machine, super::MachineError> {
     // (I/O port, 18 µs exit; residency taken as twice the latency, the
     // kernel's default when the firmware gives none). Recalled, not verified.
     let idle = vec![poll(), state("C1", 1, 2), state("C2", 18, 36)];
-    // Guesses near public Zen 4 charts: ~25 ns inside a CCX, ~120 ns between
-    // CCXs of a socket (through the I/O die), ~230 ns across sockets.
-    let c = costs([5, 8, 25, 25, 120, 120, 230], 1_800, 1_300, 1_500);
+    // Cache-line transfers: documented machine figure for this CPU, a dual
+    // EPYC 9754 (github.com/KCORES/core-to-core-latency-plus, results/"Dual
+    // AMD EPYC 9754 128-Core Processor by-fwyzard.csv", CAS latency = round
+    // trip / 2), medians per class of the published matrix (Linux
+    // numbering, 8-core CCXs): SMT siblings 12.7 ns, inside a CCX 32.5 ns,
+    // between CCXs of a socket 158.7 ns, across sockets 203.6 ns. Switch,
+    // wakeup and IPI: guesses.
+    let c = costs([5, 13, 33, 33, 159, 159, 204], 1_800, 1_300, 1_500);
     Machine::new(
         "epyc-2s-256c-smt",
         "2 x EPYC 9754-like (Bergamo, Zen 4c), 128C/256T per socket, 16 x 8-core CCX (LLC) per socket, NPS1",
@@ -423,11 +448,14 @@ fn vm_2cpu() -> Result<Machine, super::MachineError> {
     // 30 µs exit, and a 200 µs residency so that only idles longer than the
     // poll window pay it. Both figures are guesses.
     let idle = vec![poll(), state("haltpoll", 30, 200)];
-    // Guesses: vCPUs may sit anywhere on the host, so every transfer is an
-    // LLC-ish 50 ns; guest context switches pay some virtualisation
+    // Cache-line transfers: measured on the project's 2-vCPU guest
+    // (scripts/c2c.c, CAS ping-pong, round trip / 2, at nice -20,
+    // 2026-11-26 00:55-01:00 UTC, load average 1-6): 27.1 ns CPU 0 -> 1
+    // and 27.7 ns 1 -> 0 (repetition medians 26.8-28.0); an owned line
+    // 4.5 ns. Guesses: guest context switches pay some virtualisation
     // overhead; an IPI to a running vCPU costs a VM exit on the sender
     // (no IPI virtualisation assumed).
-    let c = costs([5, 50, 50, 50, 50, 50, 50], 3_000, 2_000, 5_000);
+    let c = costs([5, 27, 27, 27, 27, 27, 27], 3_000, 2_000, 5_000);
     let mut m = Machine::new(
         "vm-2cpu",
         "2-vCPU KVM guest, one LLC, no SMT, haltpoll idle",
@@ -565,11 +593,12 @@ fn big_8s_4096() -> Result<Machine, super::MachineError> {
         .collect();
     // As epyc-2s-256c-smt (acpi_idle on EPYC; recalled, not verified).
     let idle = vec![poll(), state("C1", 1, 2), state("C2", 18, 36)];
-    // Guesses: ~25 ns inside a CCX, ~120 ns between CCXs of a socket, the
-    // other-package figure averaged over one-hop (~230 ns) and two-hop
-    // (~400 ns) sockets: 4 of the 7 other sockets are two hops away, so
-    // ~330 ns. The cost table has one other-package level.
-    let c = costs([5, 8, 25, 25, 120, 120, 330], 1_800, 1_300, 1_500);
+    // Cache-line transfers inside a socket: epyc-2s-256c-smt's documented
+    // figures (dual EPYC 9754 chart: SMT 12.7, CCX 32.5, between CCXs
+    // 158.7 ns). Across sockets a guess: one hop is the 9754 chart's
+    // 203.6 ns, two hops (4 of the 7 other sockets) ~400 ns; averaged,
+    // ~330 ns (the cost table has one other-package level).
+    let c = costs([5, 13, 33, 33, 159, 159, 330], 1_800, 1_300, 1_500);
     Machine::new(
         "big-8s-4096",
         "8 x 256C/512T sockets (Venice-class core count, 16-core CCX as the EPYC 9965), 2 boards of 4 sockets, NPS1",

@@ -227,6 +227,7 @@ pub fn imported_costs(nr_cpus: usize, nr_packages: usize) -> MachineCosts {
             ipi_send_ns: 0,
             syscall_scale: [1_500, super::REFERENCE_SWITCH_NS],
             channel_ns: None,
+            channel_xcpu_ns: None,
         }
     } else {
         default_costs()

@@ -674,13 +674,30 @@ fn ts_absolute(ts: &crate::runtime::TimerState) -> bool {
 }
 
 impl<S: Sink> Sim<S> {
-    /// CPU time of one `write()` (`write` true) or `read()` on channel `ch`.
-    fn chan_cost(&self, ch: usize, write: bool) -> Nanos {
+    /// CPU time of one `write()` (`write` true) or `read()` on channel `ch`
+    /// made on `cpu`: the call, plus moving the channel's cache lines from
+    /// the CPU that used it last (`sched/syscall_cost.rs`).
+    fn chan_cost(&self, ch: usize, write: bool, cpu: CpuId) -> Nanos {
+        let (base, kind, last) = self.chan_call(ch, write);
+        base + last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind))
+    }
+
+    /// The call's own CPU time, its kind (`SyscallCosts::xcpu` column) and
+    /// the CPU that used the channel last.
+    fn chan_call(&self, ch: usize, write: bool) -> (Nanos, usize, Option<CpuId>) {
         match (&self.prog.channels[ch], write) {
-            (ChannelState::Pipe(..), true) => self.sys.pipe_write,
-            (ChannelState::Pipe(..), false) => self.sys.pipe_read,
-            (ChannelState::Unix(..), true) => self.sys.unix_write,
-            (ChannelState::Unix(..), false) => self.sys.unix_read,
+            (ChannelState::Pipe(p, _), true) => (self.sys.pipe_write, 0, p.last_cpu),
+            (ChannelState::Pipe(p, _), false) => (self.sys.pipe_read, 1, p.last_cpu),
+            (ChannelState::Unix(s, _), true) => (self.sys.unix_write, 2, s.last_cpu),
+            (ChannelState::Unix(s, _), false) => (self.sys.unix_read, 3, s.last_cpu),
+        }
+    }
+
+    /// A `write()` or `read()` on `cpu` takes channel `ch`'s cache lines.
+    fn chan_touch(&mut self, ch: usize, cpu: CpuId) {
+        match &mut self.prog.channels[ch] {
+            ChannelState::Pipe(p, _) => p.last_cpu = Some(cpu),
+            ChannelState::Unix(s, _) => s.last_cpu = Some(cpu),
         }
     }
 
@@ -748,6 +765,7 @@ impl<S: Sink> Sim<S> {
     /// The effect of one paid `write()` on channel `ch`: false when the
     /// channel is full and the writer went to sleep on it.
     fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+        self.chan_touch(ch, cpu);
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
         let mut wake_all = false;
@@ -793,6 +811,7 @@ impl<S: Sink> Sim<S> {
     /// The effect of one paid `read()` on channel `ch`: false when it is
     /// empty and the reader went to sleep on it.
     fn chan_read(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+        self.chan_touch(ch, cpu);
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
         let mut wake_all = false;
@@ -928,18 +947,18 @@ impl<S: Sink> Sim<S> {
         pos: u32,
         count: u32,
     ) -> (u64, Nanos) {
-        let c0 = self.chan_cost((first + pos) as usize, true);
+        let c0 = self.chan_cost((first + pos) as usize, true, cpu);
         if pos + 1 >= count || !self.silent_write((first + pos) as usize) {
             return (1, c0);
         }
-        let c1 = self.chan_cost((first + pos + 1) as usize, true);
+        let c1 = self.chan_cost((first + pos + 1) as usize, true, cpu);
         let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c0 + c1) else {
             return (1, c0);
         };
         let (mut k, mut work) = (0u64, 0);
         for j in pos..count {
             let ch = (first + j) as usize;
-            let c = self.chan_cost(ch, true);
+            let c = self.chan_cost(ch, true, cpu);
             if k > 0 && (start + work + c >= horizon || start + work >= limit) {
                 break;
             }
@@ -960,31 +979,39 @@ impl<S: Sink> Sim<S> {
     /// `writes_to_pay`): silent reads find a message and wake nobody
     /// (no writer sleeps on the channel).
     fn reads_to_pay(&mut self, cpu: CpuId, t: TaskId, ch: usize, left: u64) -> (u64, Nanos) {
-        let c = self.chan_cost(ch, false);
+        // The first read may find the channel's lines on another CPU; after
+        // it, this CPU holds them (a round's writes go to distinct channels,
+        // so `writes_to_pay` needs no such split).
+        let c1 = self.chan_cost(ch, false, cpu);
         if left < 2 {
-            return (1, c);
+            return (1, c1);
         }
+        let c = self.chan_call(ch, false).0;
         let (avail, quiet) = match &self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => (p.unread() / *n, p.writers.is_empty()),
             ChannelState::Unix(s, _) => (s.queued(), s.writers.is_empty()),
         };
         if !quiet || avail == 0 {
-            return (1, c);
+            return (1, c1);
         }
-        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, 2 * c) else {
-            return (1, c);
+        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c1 + c) else {
+            return (1, c1);
         };
         // Reads 1..=avail find a message; read avail+1 (if any) would
-        // sleep, which only the last may do.
+        // sleep, which only the last may do. Read j lands at
+        // start + c1 + (j - 1) c.
         let mut k = 1u64;
-        while k < left.min(avail + 1) && start + (k + 1) * c < horizon && start + k * c < limit {
+        while k < left.min(avail + 1)
+            && start + c1 + k * c < horizon
+            && start + c1 + (k - 1) * c < limit
+        {
             k += 1;
         }
         if k > 1 {
             self.events += k - 1;
             self.fast_forwarded += k - 1;
         }
-        (k, k * c)
+        (k, c1 + (k - 1) * c)
     }
 
     /// The running task spends `work` of CPU time in `n` syscalls, then

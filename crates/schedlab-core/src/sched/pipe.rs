@@ -23,11 +23,16 @@
 //!   so each wakeup wakes one waiter, the longest waiting; a waiter woken
 //!   for nothing re-queues at the tail and sleeps again.
 //!
+//! * The pipe's shared state (the `pipe_inode_info`, its mutex, the ring's
+//!   head and tail, the page being merged into) lives in cache lines held
+//!   by the CPU that last read or wrote the pipe (`last_cpu`); a call on
+//!   another CPU pays for moving them (`sched/syscall_cost.rs`).
+//!
 //! Deviation: a message larger than a page is written whole, when enough
 //! slots are free for all of it (the kernel would write the pages it can,
 //! then wait for the rest).
 
-use crate::ids::TaskId;
+use crate::ids::{CpuId, TaskId};
 use std::collections::VecDeque;
 
 /// `PAGE_SIZE` (4 KiB pages on every preset).
@@ -51,6 +56,9 @@ pub struct Pipe {
     pub readers: VecDeque<TaskId>,
     /// Writers sleeping on `wr_wait` (exclusive waiters, in order).
     pub writers: VecDeque<TaskId>,
+    /// The CPU whose cache holds the pipe's shared state: the one that
+    /// last called `read()` or `write()` on it (None: never used).
+    pub last_cpu: Option<CpuId>,
 }
 
 impl Pipe {

@@ -20,8 +20,27 @@
 //! the host itself), and a machine whose channel calls were measured in
 //! hackbench's pattern (`MachineCosts::channel_ns`, from a recording's
 //! costs.json) uses those for pipe and socket reads and writes.
+//!
+//! Cross-CPU channel cost: a channel's shared state (a pipe's
+//! `pipe_inode_info`, its mutex, ring head and tail and the page being
+//! merged into; a socket's receive-queue lock and list, the sender's
+//! `sk_wmem_alloc`, the skb freed on another CPU than allocated it) sits
+//! in cache lines that the CPU which last used the channel holds. A call
+//! on another CPU first pulls those lines over: it costs
+//! `SyscallCosts::xcpu[distance][kind]` more, by the distance class of
+//! the two CPUs (`Machine::distance`: SMT sibling, same LLC, other LLC,
+//! other package). The extra is measured on the host, a writer and a
+//! reader of 100-byte messages taking turns from two CPUs against the same
+//! calls on one CPU (`scripts/xcpu-stream.c --lockstep`), and expressed in
+//! cache-line transfers: host extra / the host's core-to-core latency
+//! measured alongside. A machine pays that many transfers at its own
+//! core-to-core latency for the distance class
+//! (`MachineCosts::line_transfer_ns`, documented per preset). A machine
+//! whose cross-CPU extras were measured on itself (a recording's
+//! costs.json, `MachineCosts::channel_xcpu_ns`) pays those at every
+//! distance.
 
-use crate::machine::MachineCosts;
+use crate::machine::{Distance, MachineCosts};
 use crate::time::Nanos;
 
 /// Host: `write(2)` of 100 bytes into a pipe with room, no reader waiting.
@@ -46,6 +65,19 @@ const HOST_COND_OP_NS: Nanos = 2;
 const HOST_SEM_OP_NS: Nanos = 10;
 pub use crate::machine::REFERENCE_SWITCH_NS;
 
+/// Host: cache-line transfers one call pays when its channel was last used
+/// on the other CPU, in thousandths, for a pipe write, pipe read, AF_UNIX
+/// write and AF_UNIX read of 100 bytes. Measured by `scripts/xcpu-stream.c
+/// --lockstep` (2026-11-26 01:05 UTC, nice -20, load average 7-8): a writer
+/// on CPU 0 and a reader on CPU 1 take turns one message at a time, each
+/// call timed alone; the median call minus the median of the same calls by
+/// one thread on one CPU is the extra (pipe 171 / 320 ns, unix 201 / 601
+/// ns), divided by the core-to-core latency measured right before and after
+/// (CAS ping-pong, round trip / 2: 122 ns, the host's two vCPUs then on two
+/// cores; 28-121 ns for the unix chunks). Medians over 41 chunks of 10 000
+/// calls: 1.40 [quartiles 1.39-1.41], 2.62 [2.55-2.62], 1.66 [1.43-1.81],
+/// 5.02 [2.16-5.13] lines (docs/syscall-costs.md, "Cross-CPU channel cost").
+const HOST_LINES_PER_CALL_MILLI: [Nanos; 4] = [1_400, 2_620, 1_660, 5_020];
 /// A CPU time measured on the host, scaled to a machine by the rule of
 /// the module docs (at least 1 ns).
 pub fn scale_host_ns(c: &MachineCosts, ns: Nanos) -> Nanos {
@@ -73,6 +105,10 @@ pub struct SyscallCosts {
     pub cond: Nanos,
     /// Semaphore post or wait without sleeping or waking.
     pub sem: Nanos,
+    /// Extra CPU time of a channel call (index: pipe write, pipe read,
+    /// unix write, unix read) whose channel was last used on a CPU at
+    /// distance `Distance as usize` (0 = the same CPU: nothing).
+    pub xcpu: [[Nanos; 4]; 7],
 }
 
 impl SyscallCosts {
@@ -96,8 +132,33 @@ impl SyscallCosts {
             mutex: s(HOST_MUTEX_OP_NS),
             cond: s(HOST_COND_OP_NS),
             sem: s(HOST_SEM_OP_NS),
+            xcpu: xcpu_table(c),
         }
     }
+
+    /// Extra CPU time of a channel call of `kind` (0 pipe write, 1 pipe
+    /// read, 2 unix write, 3 unix read) on a CPU at `d` from the CPU that
+    /// last used the channel.
+    #[inline]
+    pub fn xcpu_ns(&self, d: Distance, kind: usize) -> Nanos {
+        self.xcpu[d as usize][kind]
+    }
+}
+
+/// The cross-CPU extras of each distance class (module docs): measured on
+/// the machine itself when given, else the host's line transfers per call
+/// at the machine's core-to-core latency. The same CPU pays nothing.
+fn xcpu_table(c: &MachineCosts) -> [[Nanos; 4]; 7] {
+    let mut t = [[0; 4]; 7];
+    for (d, row) in t.iter_mut().enumerate().skip(1) {
+        for (k, x) in row.iter_mut().enumerate() {
+            *x = match c.channel_xcpu_ns {
+                Some(m) => m[k],
+                None => HOST_LINES_PER_CALL_MILLI[k] * c.line_transfer_ns[d] / 1_000,
+            };
+        }
+    }
+    t
 }
 
 #[cfg(test)]
@@ -123,5 +184,28 @@ mod tests {
         c.syscall_scale = [1, REFERENCE_SWITCH_NS];
         let y = SyscallCosts::for_machine(&c);
         assert!(y.mutex >= 1 && y.cond >= 1 && y.sem >= 1 && y.pipe_read >= 1);
+    }
+
+    /// Hand-worked: the host's lines per call at the machine's latency of
+    /// the distance class.
+    #[test]
+    fn cross_cpu_extra_is_the_host_lines_at_the_machine_latency() {
+        let mut c = crate::machine::presets::default_costs();
+        c.line_transfer_ns = [5, 8, 8, 51, 51, 108, 108];
+        let x = SyscallCosts::for_machine(&c);
+        assert_eq!(x.xcpu_ns(Distance::SameCpu, 0), 0);
+        // Pipe write: 1.40 lines; 8 ns between SMT siblings: 11.2 -> 11.
+        assert_eq!(x.xcpu_ns(Distance::SameCore, 0), 11);
+        // 1.40 x 51 = 71.4; pipe read 2.62 x 51 = 133.6.
+        assert_eq!(x.xcpu_ns(Distance::SameLlc, 0), 71);
+        assert_eq!(x.xcpu_ns(Distance::SameLlc, 1), 133);
+        // Across packages: unix read 5.02 x 108 = 542.2.
+        assert_eq!(x.xcpu_ns(Distance::OtherPackage, 3), 542);
+        assert_eq!(x.xcpu_ns(Distance::OtherPackage, 2), 179);
+        // Measured on the machine itself: those figures at every distance.
+        c.channel_xcpu_ns = Some([1, 2, 3, 4]);
+        let m = SyscallCosts::for_machine(&c);
+        assert_eq!(m.xcpu[0], [0; 4]);
+        assert!(m.xcpu[1..].iter().all(|r| *r == [1, 2, 3, 4]));
     }
 }

@@ -27,8 +27,12 @@
 //!   sender's `sk_wmem_alloc` and calls `unix_write_space`, which wakes
 //!   *every* sleeping writer (sync) only when the socket is writable again
 //!   in `unix_writable`'s sense: at most a quarter of `sk_sndbuf` in use.
+//! * The shared state (the receiving socket's queue lock and list, the
+//!   sender's `sk_wmem_alloc`, the skb a reader frees) lives in cache lines
+//!   held by the CPU that last wrote or read the stream (`last_cpu`); a
+//!   call on another CPU pays for moving them (`sched/syscall_cost.rs`).
 
-use crate::ids::TaskId;
+use crate::ids::{CpuId, TaskId};
 use std::collections::VecDeque;
 
 /// `net.core.wmem_default`, the `sk_sndbuf` of a new AF_UNIX socket.
@@ -70,6 +74,9 @@ pub struct UnixStream {
     pub readers: Vec<TaskId>,
     /// Writers sleeping for send-buffer space (non-exclusive).
     pub writers: Vec<TaskId>,
+    /// The CPU whose cache holds the stream's shared state: the one that
+    /// last called `write()` or `read()` on it (None: never used).
+    pub last_cpu: Option<CpuId>,
 }
 
 impl Default for UnixStream {
@@ -80,6 +87,7 @@ impl Default for UnixStream {
             queue: VecDeque::new(),
             readers: Vec::new(),
             writers: Vec::new(),
+            last_cpu: None,
         }
     }
 }
