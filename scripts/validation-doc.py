@@ -80,14 +80,16 @@ FINDINGS = [
             "cache lines moving between CPUs are now modelled (finding channel-cross-cpu): with the "
             "lockstep extras in costs.json the hackbench times come closer (hb-pipe-1g 0.47 -> 0.63 s, "
             "host 0.77 s) but the switch rate does not: it grows (2.3x -> 2.6x the host's at 1 group) "
-            "because dearer calls make the model's readers sleep and wake more. Still missing: "
-            "wakelist IPIs to a wakee still switching out, and what makes the host's senders write "
-            "~77 messages per turn where the model's write ~19 (4.5x more of the model's receivers "
-            "wake on their sender's CPU and preempt it)."),
+            "because dearer calls make the model's readers sleep and wake more. The wakelist paths "
+            "of ttwu (a wakee still switching out; an idle CPU of the LLC) are now modelled too "
+            "(finding ttwu-wakelist). Still missing: what makes the host's senders write ~77 messages "
+            "per turn where the model's write ~19 (4.5x more of the model's receivers wake on their "
+            "sender's CPU and preempt it)."),
         "resolution": ("deviation", "hackbench-cross-cpu",
                        "the cross-CPU channel cost is modelled (channel-cross-cpu) and moves the "
-                       "times, not the switch rate; wakelist IPIs and the wake-on-sender-CPU "
-                       "preemption pattern are not explained yet (issue 14's hackbench acceptance); "
+                       "times, not the switch rate; so are ttwu's wakelists (ttwu-wakelist); the "
+                       "wake-on-sender-CPU preemption pattern is not explained yet (issue 14's "
+                       "hackbench acceptance); "
                        "some of the migration gap is also this guest's vcpu packing"),
     },
     {
@@ -111,6 +113,25 @@ FINDINGS = [
                        "(test hackbench); scoreboard 0.730 -> 0.734 with the campaign's costs.json (no "
                        "*_xcpu_ns: the sysfs import's guessed 40 ns line), 0.741 with the lockstep "
                        "extras added to it, 0.749 with wakecost's stream difference (docs/syscall-costs.md)"),
+    },
+    {
+        "id": "ttwu-wakelist",
+        "shape": r"(?!)",
+        "metric": r".*",
+        "subject": r".*",
+        "mechanism": (
+            "try_to_wake_up hands the activation to the target CPU (its wakelist, run from the "
+            "IPI handler, which traces sched_wakeup there) in more cases than across LLCs, which was "
+            "all the model had: from 5.8 a task still switching out on its CPU (p->on_cpu) is queued "
+            "on that CPU with no select_task_rq when ttwu_queue_cond allows, and otherwise the waker "
+            "spins until the switch is done; from 6.0 a wakeup onto a CPU of the LLC with nothing to "
+            "run goes through its wakelist. The model had the wakee off its CPU at the instant of "
+            "the switch and enqueued every same-LLC wakeup from the waker."),
+        "resolution": ("fix", "sched/core.rs try_to_wake_up, ttwu_queue_cond, queue_wakelist; "
+                       "Task::on_cpu_until (the end of the switch's overhead window); tests "
+                       "tests/it/wakelist.rs (5.15 inside and outside the window, 5.4, 6.18); "
+                       "scoreboard 0.730 -> 0.728 with the idle-target wakelist alone, 0.731 with "
+                       "the on_cpu path (hb-pipe-2g 0.485 -> 0.554, hb-socket-2g 0.659 -> 0.603)"),
     },
     {
         "id": "host-noise",
@@ -323,12 +344,12 @@ CONTROLS = {
 # What changed between the campaign's two binaries (--before-bin and
 # --bin): the model fixes the campaign led to, by finding id. Edit with
 # each campaign that compares two binaries.
-CHANGES = ("the end of a fair task's run op is no longer an update_curr point, and update_curr "
-           "makes the decisions that quiet charges owe (F `run-op-end`), "
-           "and from 5.5 on the load balancer's migrate_load imbalance wraps as the kernel's "
-           "unsigned arithmetic does (F `lb-load-wrap`; it cannot act on this 2-vCPU host). "
-           "The before binary is the previous campaign's after binary (0.729); earlier campaigns "
-           "went 0.695 -> 0.705 -> 0.729 (update-curr-points, hackbench-ipc-cost, trace-util-loss)")
+CHANGES = ("a pipe or socket call on another CPU than the channel's last user pays the "
+           "channel's cache lines moving (F `channel-cross-cpu`), and try_to_wake_up hands the "
+           "activation to the target CPU's wakelist for a wakee still switching out (5.8) and for an "
+           "idle CPU of the LLC (6.0) (F `ttwu-wakelist`). The before binary is the previous "
+           "campaign's after binary (0.730); earlier campaigns went 0.695 -> 0.705 -> 0.729 -> 0.730 "
+           "(update-curr-points, hackbench-ipc-cost, trace-util-loss; run-op-end, lb-load-wrap)")
 
 
 def load(p):
