@@ -168,9 +168,10 @@ pub struct Task {
     pub wake_batch: Vec<(TaskId, u32, u8)>,
     /// The clock read at the start of the current `Op::ListWakeAll`.
     pub wake_now: Nanos,
-    /// Position in its runqueue's `cfs_tasks` list: tasks go to the head
-    /// when enqueued and when picked; load balancing walks from the tail
-    /// (smallest stamp first).
+    /// When it last went to the head of its runqueue's `cfs_tasks` list
+    /// (enqueued or picked): the list ([`crate::sim::SchedState::cfs_tasks`])
+    /// is in decreasing stamp order from its head, which `--check`
+    /// verifies against a walk of the queues sorted by stamp.
     pub cfs_tasks_stamp: u64,
     /// `p->on_cpu` after the task left its CPU: until then that CPU is
     /// still switching away from it (the end of the switch's overhead

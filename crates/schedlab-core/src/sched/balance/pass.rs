@@ -263,7 +263,12 @@ impl<S: Sink> Sim<S> {
         // Candidates: queued tasks of src, least recently run first (the
         // tail of cfs_tasks); only the first loop_max (sysctl
         // sched_nr_migrate, 32, at most nr_running) are looked at, and only
-        // those are visited.
+        // those are visited. Deviations (the model's, from before the list):
+        // the running task and, under legacy throttling, the tasks of a
+        // throttled group are passed over without counting towards
+        // loop_max (the kernel counts them and `can_migrate_task` refuses
+        // them), and a task that may not move is not rotated to the head
+        // (the kernel's `list_move` in detach_tasks).
         let loop_max = self
             .cfg
             .tunables
