@@ -81,9 +81,7 @@ pub struct StealCandidate<T> {
 /// `detach_next_task` with `can_migrate_task_llc`: the first migratable
 /// task of `cands`, given walking `cfs_tasks` from the tail; candidates
 /// after it are not looked at.
-pub fn pick_steal_task<T: Copy>(
-    cands: impl IntoIterator<Item = StealCandidate<T>>,
-) -> Option<T> {
+pub fn pick_steal_task<T: Copy>(cands: impl IntoIterator<Item = StealCandidate<T>>) -> Option<T> {
     cands
         .into_iter()
         .find(|c| c.allowed && !c.running && !c.pinned_or_delayed)
