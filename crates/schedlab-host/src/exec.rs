@@ -521,6 +521,36 @@ fn flow<T>(r: Result<T, Stopped>) -> Flow {
     }
 }
 
+/// The mutexes a thread holds (rt-app `lock` without its `unlock` yet),
+/// unlocked when it leaves [`run_thread`] by any path.
+struct HeldMutexes<'a> {
+    sh: &'a Shared,
+    held: Vec<u32>,
+}
+
+impl HeldMutexes<'_> {
+    /// After `op` completed.
+    fn note(&mut self, op: &Op) {
+        match *op {
+            Op::Lock { mutex } => self.held.push(mutex),
+            Op::Unlock { mutex } => {
+                if let Some(i) = self.held.iter().rposition(|&m| m == mutex) {
+                    self.held.remove(i);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for HeldMutexes<'_> {
+    fn drop(&mut self) {
+        for &m in self.held.iter().rev() {
+            let _ = self.sh.mutexes[m as usize].unlock();
+        }
+    }
+}
+
 fn run_thread(
     sh: &Arc<Shared>,
     spec: &TaskSpec,
@@ -598,6 +628,14 @@ fn run_thread(
     sh.mark(FTRACE_TASK, || "rtapp_task: event=start".into());
     let prog = &spec.program;
     let mut buf = vec![0u8; sh.chan_cfg.msg_bytes.max(1)];
+    // The mutexes this thread holds, released however it leaves: a thread
+    // stopped at the run's end while holding one would otherwise leave a
+    // condition waiter unable to re-acquire it, blocked for ever (a hang
+    // seen in tests/host.rs sync_objects_channels_and_forks under load).
+    let mut held = HeldMutexes {
+        sh: sh.as_ref(),
+        held: Vec::new(),
+    };
     let mut task_loop = 0u64;
     loop {
         if prog.loops.is_some_and(|l| task_loop >= l) {
@@ -622,7 +660,7 @@ fn run_thread(
                         });
                     }
                     match do_op(sh, spec, op, t_first, &mut it, &mut buf)? {
-                        Flow::Next => {}
+                        Flow::Next => held.note(op),
                         Flow::Stop => return Ok(()),
                     }
                 }
