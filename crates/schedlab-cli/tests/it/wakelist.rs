@@ -36,16 +36,23 @@ impl Sink for Wakes {
     }
 }
 
-/// On vm-2cpu (one LLC): "waker" on CPU 0 runs 1 ms and posts a semaphore
-/// that "wakee", alone on CPU 1 and asleep there, waits on. The first
-/// wakeup's two lines, on `kernel`.
-fn first_wakeup(kernel: &str) -> ((u64, u32), (u64, u32)) {
+/// On vm-2cpu (one LLC): "waker", pinned to CPU 0, runs `waker_run_ns`
+/// and posts a semaphore that "wakee", pinned to CPU 1, waits on before
+/// running `wakee_run_ns`; both loop. Simulated on `kernel` for
+/// `duration_ns`, with `sink` watching.
+fn waker_and_wakee<S: Sink>(
+    kernel: &str,
+    waker_run_ns: u64,
+    wakee_run_ns: u64,
+    duration_ns: u64,
+    sink: S,
+) -> Sim<S> {
     let mut waker = task(
         "waker",
         0,
         Policy::Normal,
         0,
-        vec![run_op(NSEC_PER_MSEC), Op::SemPost { sem: 0 }],
+        vec![run_op(waker_run_ns), Op::SemPost { sem: 0 }],
     );
     waker.cpus = Some(vec![0]);
     let mut wakee = task(
@@ -53,7 +60,7 @@ fn first_wakeup(kernel: &str) -> ((u64, u32), (u64, u32)) {
         1,
         Policy::Normal,
         0,
-        vec![Op::SemWait { sem: 0 }, run_op(10_000)],
+        vec![Op::SemWait { sem: 0 }, run_op(wakee_run_ns)],
     );
     wakee.cpus = Some(vec![1]);
     let w = Workload {
@@ -70,11 +77,25 @@ fn first_wakeup(kernel: &str) -> ((u64, u32), (u64, u32)) {
         kernel: k,
         features,
         tunables,
-        duration_ns: Some(5 * NSEC_PER_MSEC),
+        duration_ns: Some(duration_ns),
         ..SimConfig::default()
     };
-    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, Wakes::default()).unwrap();
+    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, sink).unwrap();
     assert!(sim.run().violation.is_none());
+    sim
+}
+
+/// On vm-2cpu (one LLC): "waker" on CPU 0 runs 1 ms and posts a semaphore
+/// that "wakee", alone on CPU 1 and asleep there, waits on. The first
+/// wakeup's two lines, on `kernel`.
+fn first_wakeup(kernel: &str) -> ((u64, u32), (u64, u32)) {
+    let mut sim = waker_and_wakee(
+        kernel,
+        NSEC_PER_MSEC,
+        10_000,
+        5 * NSEC_PER_MSEC,
+        Wakes::default(),
+    );
     let s = sim.sink_mut();
     let waking = *s
         .waking
@@ -135,41 +156,7 @@ fn wakeups_after_switch_out(kernel: &str, period_ns: u64) -> Vec<(u64, u32)> {
             }
         }
     }
-    let mut waker = task(
-        "waker",
-        0,
-        Policy::Normal,
-        0,
-        vec![run_op(period_ns), Op::SemPost { sem: 0 }],
-    );
-    waker.cpus = Some(vec![0]);
-    let mut wakee = task(
-        "wakee",
-        1,
-        Policy::Normal,
-        0,
-        vec![Op::SemWait { sem: 0 }, run_op(2_000)],
-    );
-    wakee.cpus = Some(vec![1]);
-    let w = Workload {
-        tasks: vec![waker, wakee],
-        sems: 1,
-        log_basename: "rt-app".into(),
-        calibration_ns: 100,
-        ..Default::default()
-    };
-    let k = schedlab_core::kernels::canonical(kernel).unwrap();
-    let (features, tunables) = schedlab_core::kernels::defaults(k).unwrap();
-    let cfg = SimConfig {
-        hz: 250,
-        kernel: k,
-        features,
-        tunables,
-        duration_ns: Some(20 * NSEC_PER_MSEC),
-        ..SimConfig::default()
-    };
-    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, Log::default()).unwrap();
-    assert!(sim.run().violation.is_none());
+    let mut sim = waker_and_wakee(kernel, period_ns, 2_000, 20 * NSEC_PER_MSEC, Log::default());
     std::mem::take(&mut sim.sink_mut().rows)
 }
 
