@@ -586,13 +586,10 @@ fn a_cpu_idle_line_without_a_state_is_a_broken_line() {
     assert!(e.to_string().starts_with("idle.txt:4: cpu_idle"), "{e}");
 }
 
-#[test]
-fn a_periodic_task_is_replayed_on_its_timer_grid() {
-    // 1 ms period; each wakeup comes at its expiry plus a latency of 0 to
-    // 37 µs (the slack's end, a deferred interrupt, an idle exit...), in a
-    // running task's interrupt context. The replay's timer waits lie on
-    // the grid: the latencies are the replaying machine's to make again.
-    let lat = [0u64, 5, 30, 0, 12, 37, 0, 3, 30, 30, 0, 8, 21, 0, 30, 5];
+/// A trace in which task "per" (pid 100) is woken at each of `at` (µs) in
+/// the interrupt context of "busy" on CPU 0, runs 300 µs on CPU 1 from
+/// idle and sleeps again; the trace starts at 1.9 s.
+fn timer_wakeups(at: impl IntoIterator<Item = u64>) -> String {
     let mut s = String::from(HEADER);
     s.push_str(&line(
         "busy",
@@ -603,8 +600,7 @@ fn a_periodic_task_is_replayed_on_its_timer_grid() {
         "tracing_mark_write: x",
     ));
     s.push('\n');
-    for (k, l) in lat.iter().enumerate() {
-        let w = 2_000_000 + k as u64 * 1000 + l;
+    for w in at {
         for ev in ["sched_waking", "sched_wakeup"] {
             s.push_str(&line(
                 "busy",
@@ -635,6 +631,17 @@ fn a_periodic_task_is_replayed_on_its_timer_grid() {
         ));
         s.push('\n');
     }
+    s
+}
+
+#[test]
+fn a_periodic_task_is_replayed_on_its_timer_grid() {
+    // 1 ms period; each wakeup comes at its expiry plus a latency of 0 to
+    // 37 µs (the slack's end, a deferred interrupt, an idle exit...), in a
+    // running task's interrupt context. The replay's timer waits lie on
+    // the grid: the latencies are the replaying machine's to make again.
+    let lat = [0u64, 5, 30, 0, 12, 37, 0, 3, 30, 30, 0, 8, 21, 0, 30, 5];
+    let s = timer_wakeups((0..lat.len() as u64).map(|k| 2_000_000 + k * 1000 + lat[k as usize]));
     let r = replay_trace(&s, "per.txt", &opts()).unwrap();
     let t = r.report.tasks.iter().find(|t| t.comm == "per").unwrap();
     // The period: the exact slope that pairs of wakeups with equal
@@ -658,48 +665,8 @@ fn a_lone_early_timer_wakeup_stays_on_the_grid() {
     // the time its neighbours share, where the earliest proposal would
     // move every expiry near it 7 µs early.
     let early = 6;
-    let mut s = String::from(HEADER);
-    s.push_str(&line(
-        "busy",
-        300,
-        0,
-        "d..2.",
-        1_900_000,
-        "tracing_mark_write: x",
-    ));
-    s.push('\n');
-    for k in 0..16u64 {
-        let w = 2_000_000 + k * 1000 - if k == early { 7 } else { 0 };
-        for ev in ["sched_waking", "sched_wakeup"] {
-            s.push_str(&line(
-                "busy",
-                300,
-                0,
-                "d.h2.",
-                w,
-                &waking(ev, "per", 100, 1),
-            ));
-            s.push('\n');
-        }
-        s.push_str(&line(
-            "<idle>",
-            0,
-            1,
-            "d..2.",
-            w,
-            &switch("swapper/1", 0, "R", "per", 100),
-        ));
-        s.push('\n');
-        s.push_str(&line(
-            "per",
-            100,
-            1,
-            "d..2.",
-            w + 300,
-            &switch("per", 100, "S", "swapper/1", 0),
-        ));
-        s.push('\n');
-    }
+    let s =
+        timer_wakeups((0..16u64).map(|k| 2_000_000 + k * 1000 - if k == early { 7 } else { 0 }));
     let r = replay_trace(&s, "early.txt", &opts()).unwrap();
     let t = r.report.tasks.iter().find(|t| t.comm == "per").unwrap();
     assert_eq!(t.period_ns, Some(1_000_000));
@@ -1183,8 +1150,13 @@ fn config(duration_ns: Option<u64>) -> SimConfig {
 
 /// Simulates on a preset without a trace (as `schedlab run` does).
 fn run(w: &Workload, machine: &str, duration_ns: Option<u64>) -> (Sim<NullSink>, u64) {
+    run_with(w, machine, config(duration_ns))
+}
+
+/// [`run`] with a given configuration.
+fn run_with(w: &Workload, machine: &str, cfg: SimConfig) -> (Sim<NullSink>, u64) {
     let m = preset(machine).unwrap();
-    let mut sim = Sim::new(m, w, config(duration_ns), NullSink).unwrap();
+    let mut sim = Sim::new(m, w, cfg, NullSink).unwrap();
     let res = sim.run();
     assert!(res.violation.is_none(), "{:?}", res.violation);
     assert!(!sim.deadlock, "the replay deadlocked at {} ns", res.end_ns);
@@ -1192,20 +1164,14 @@ fn run(w: &Workload, machine: &str, duration_ns: Option<u64>) -> (Sim<NullSink>,
 }
 
 /// Simulates with `--trace`: the trace text as `trace.txt` holds it.
-fn run_traced(
+fn run_traced_with(
     w: &Workload,
     machine: &str,
-    duration_ns: Option<u64>,
+    cfg: SimConfig,
 ) -> (Sim<SpooledTraceWriter>, String) {
     let m = preset(machine).unwrap();
     let nr = m.nr_cpus() as u32;
-    let mut sim = Sim::new(
-        m,
-        w,
-        config(duration_ns),
-        SpooledTraceWriter::new().unwrap(),
-    )
-    .unwrap();
+    let mut sim = Sim::new(m, w, cfg, SpooledTraceWriter::new().unwrap()).unwrap();
     let res = sim.run();
     assert!(res.violation.is_none());
     assert!(!sim.deadlock);
@@ -1319,11 +1285,22 @@ fn round_trip(
     machine: &str,
     duration_ns: Option<u64>,
 ) -> Vec<(String, u64, u64, u64, u64)> {
-    let (orig, text) = run_traced(w, machine, duration_ns);
+    round_trip_with(w, machine, duration_ns, config)
+}
+
+/// [`round_trip`] with the configuration `cfg(duration)` gives, for the
+/// original (`duration_ns`) and the replay (`None`).
+fn round_trip_with(
+    w: &Workload,
+    machine: &str,
+    duration_ns: Option<u64>,
+    cfg: impl Fn(Option<u64>) -> SimConfig,
+) -> Vec<(String, u64, u64, u64, u64)> {
+    let (orig, text) = run_traced_with(w, machine, cfg(duration_ns));
     let m = preset(machine).unwrap();
     let r = replay_trace(&text, "trace.txt", &ReplayOptions::for_schedlab_trace(&m)).unwrap();
     // The replay runs until its programs end (the trace's length).
-    let (rep, _) = run(&r.workload, machine, None);
+    let (rep, _) = run_with(&r.workload, machine, cfg(None));
     let by_name: HashMap<&str, &schedlab_core::task::Task> = rep
         .threads()
         .iter()
@@ -1515,40 +1492,7 @@ fn round_trips_hold_over_seeds_and_releases() {
                 ("periodic", periodic_mix(), Some(2_000_000_000)),
             ];
             for (name, w, d) in shapes {
-                let m = preset("vm-2cpu").unwrap();
-                let nr = m.nr_cpus() as u32;
-                let mut orig =
-                    Sim::new(m.clone(), &w, cfg(d), SpooledTraceWriter::new().unwrap()).unwrap();
-                assert!(orig.run().violation.is_none());
-                let mut out = Vec::new();
-                let sink = std::mem::replace(orig.sink_mut(), SpooledTraceWriter::new().unwrap());
-                sink.finish(nr, &mut out).unwrap();
-                let text = String::from_utf8(out).unwrap();
-                let r = replay_trace(&text, "trace.txt", &ReplayOptions::for_schedlab_trace(&m))
-                    .unwrap();
-                let mut rep = Sim::new(m, &r.workload, cfg(None), NullSink).unwrap();
-                assert!(rep.run().violation.is_none());
-                assert!(!rep.deadlock);
-                let by_name: HashMap<&str, &schedlab_core::task::Task> = rep
-                    .threads()
-                    .iter()
-                    .map(|t| (t.spec.name.as_str(), t))
-                    .collect();
-                let rows: Vec<_> = orig
-                    .threads()
-                    .iter()
-                    .filter(|t| t.existed())
-                    .map(|t| {
-                        let x = by_name[t.spec.name.as_str()];
-                        (
-                            t.spec.name.clone(),
-                            t.stats.runtime_ns,
-                            x.stats.runtime_ns,
-                            t.stats.wakeups,
-                            x.stats.wakeups,
-                        )
-                    })
-                    .collect();
+                let rows = round_trip_with(&w, "vm-2cpu", d, cfg);
                 check(&rows, &format!("{name} {kernel} seed {seed}"));
             }
         }
