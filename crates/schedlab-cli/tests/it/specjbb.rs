@@ -398,7 +398,7 @@ fn addressed_semaphores_are_checked_before_the_run() {
         ),
         "replies to semaphore 2",
     );
-    // A reply with no addressed semaphore to take from.
+    // A reply with only plain-posted semaphores to take from.
     refuse(
         two_tasks(
             vec![Op::SemPost { sem: 0 }],
@@ -406,6 +406,18 @@ fn addressed_semaphores_are_checked_before_the_run() {
         ),
         "no reply address",
     );
+    // A server whose queue nobody posts is accepted (it never replies):
+    // the specjbb generator's stage-2 pool with stage2_every=0.
+    Sim::new(
+        m(),
+        &two_tasks(
+            vec![Op::SemPost { sem: 1 }],
+            vec![Op::SemWait { sem: 0 }, Op::SemReply],
+        ),
+        SimConfig::default(),
+        NullSink,
+    )
+    .expect("an idle server is accepted");
     // The well-formed pair runs under the checker: `a` asks, `b` answers
     // to `a`'s semaphore, `a` wakes once per answer.
     let w = two_tasks(

@@ -612,13 +612,15 @@ pub fn check_addressed_sems(w: &Workload) -> Result<(), SimError> {
             }
         }
     }
-    // A reply needs an address: its task must take tokens of an addressed
-    // semaphore.
+    // A reply needs an address: its task must wait on a semaphore that is
+    // never posted without one (addressed, or never posted at all: then
+    // the reply is never reached).
     for t in &w.tasks {
         let ops = || t.program.phases.iter().flat_map(|p| &p.ops);
         let replies = ops().any(|op| *op == Op::SemReply);
-        let takes = ops()
-            .any(|op| matches!(*op, Op::SemWait { sem } if sent.get(sem as usize) == Some(&true)));
+        let takes = ops().any(
+            |op| matches!(*op, Op::SemWait { sem } if posted.get(sem as usize) == Some(&false)),
+        );
         if replies && !takes {
             return Err(SimError::Workload(format!(
                 "task '{}': SemReply, but it never waits on a semaphore SemSend posts (no reply address)",
