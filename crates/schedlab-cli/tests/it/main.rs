@@ -48,6 +48,7 @@ mod phase_slice;
 mod proptest_check;
 mod replay_cli;
 mod rt;
+mod sched_work;
 mod schbench;
 mod shares;
 mod specjbb;

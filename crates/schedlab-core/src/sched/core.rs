@@ -330,6 +330,23 @@ impl<S: Sink> Sim<S> {
         self.stall(cpu, cost, rearm);
     }
 
+    /// [`Self::charge`] for scheduler work done in the running task's own
+    /// context (a context switch, as the task switched to; a wake-up it
+    /// makes and the IPI that sends): the CPU is as unavailable to the
+    /// task's program as for any scheduler work, and a fair task is also
+    /// charged the time (`Sim::charge_sched_work_fair`).
+    pub(crate) fn charge_task_ctx(&mut self, cpu: CpuId, cost: Nanos, path: Path, rearm: bool) {
+        self.charge(cpu, cost, path, rearm);
+        if cost == 0 {
+            return;
+        }
+        if let Some(t) = self.sched.rqs[cpu.idx()].curr {
+            if self.sched.class_of(t) == Class::Fair {
+                self.charge_sched_work_fair(t, cost);
+            }
+        }
+    }
+
     /// Makes `cpu` unavailable to tasks for `cost` from `now` (after the
     /// overhead already pending): scheduler work ([`Self::charge`]) or host
     /// noise (`sched/noise.rs`). Counted as the CPU's overhead.
@@ -495,7 +512,7 @@ impl<S: Sink> Sim<S> {
     /// (`MachineCosts::ipi_send_ns`; 0 on the bare-metal presets).
     pub(crate) fn charge_ipi_send(&mut self, from: CpuId) {
         let cost = self.machine.costs.ipi_send_ns;
-        self.charge(from, cost, Path::Wakeup, true);
+        self.charge_task_ctx(from, cost, Path::Wakeup, true);
     }
 
     pub(crate) fn post_resched(&mut self, cpu: CpuId, t: Nanos) {
@@ -709,7 +726,7 @@ impl<S: Sink> Sim<S> {
             // half a context switch, which also guarantees that a task that
             // yields in a loop lets simulated time advance.
             let cost = self.machine.costs.context_switch_ns / 2;
-            self.charge(cpu, cost.max(1), Path::ContextSwitch, true);
+            self.charge_task_ctx(cpu, cost.max(1), Path::ContextSwitch, true);
             self.post_task_work(cpu);
             return;
         }
@@ -789,7 +806,7 @@ impl<S: Sink> Sim<S> {
             }
         }
         let cost = self.machine.costs.context_switch_ns;
-        self.charge(cpu, cost, Path::ContextSwitch, false);
+        self.charge_task_ctx(cpu, cost, Path::ContextSwitch, false);
         if let Some(ab) = active {
             self.complete_active_balance(cpu, ab);
         }
@@ -887,7 +904,11 @@ impl<S: Sink> Sim<S> {
         self.sched.tasks[t.idx()].stats.wakeups += 1;
         self.acct.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
         let cost = self.machine.costs.wakeup_ns;
-        self.charge(waker_cpu, cost, Path::Wakeup, true);
+        if in_task {
+            self.charge_task_ctx(waker_cpu, cost, Path::Wakeup, true);
+        } else {
+            self.charge(waker_cpu, cost, Path::Wakeup, true);
+        }
         let se = self.sched.tasks[t.idx()].se;
         if self.sched.ents[se.idx()].sched_delayed {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
@@ -929,7 +950,12 @@ impl<S: Sink> Sim<S> {
                 self.queue_wakelist(t, target0, waker_cpu);
                 return;
             }
-            self.charge(waker_cpu, on_cpu_until - self.now, Path::Wakeup, true);
+            let spin = on_cpu_until - self.now;
+            if in_task {
+                self.charge_task_ctx(waker_cpu, spin, Path::Wakeup, true);
+            } else {
+                self.charge(waker_cpu, spin, Path::Wakeup, true);
+            }
         }
         let target = match self.sched.class_of(t) {
             Class::Fair => self.select_task_rq_fair(t, waker_cpu, sync),

@@ -106,6 +106,35 @@ impl<S: Sink> Sim<S> {
         self.stat_quiet = quiet;
     }
 
+    /// Scheduler work the kernel does in the running task's context (its
+    /// `try_to_wake_up` calls and the IPIs they send, the `__schedule`
+    /// that switched to it) is that task's time to the fair class:
+    /// `update_curr` charges `rq_clock_task` deltas, and the task clock
+    /// runs through kernel code; only interrupt time (with
+    /// IRQ_TIME_ACCOUNTING) and steal time are taken out of it. The model
+    /// keeps that work off the task's program (`Sim::stall` moves
+    /// `exec_start` past it, so a `run` op still gets its full length), so
+    /// here the fair entities of `t` are charged `cost` on their own:
+    /// `sum_exec_runtime`, vruntime at each level's weight and each
+    /// level's bandwidth, quietly as `charge_curr_quiet` does (update_curr
+    /// decides at its next point). The task's run-time statistics and
+    /// `sched_stat_runtime` keep the program's time only.
+    pub(crate) fn charge_sched_work_fair(&mut self, t: TaskId, cost: crate::time::Nanos) {
+        let mut e = self.sched.tasks[t.idx()].se;
+        loop {
+            let q = self.sched.se_cfs_rq(e);
+            let se = &mut self.sched.ents[e.idx()];
+            se.sum_exec_runtime += cost;
+            se.vruntime += eevdf::vdelta(cost, se.weight);
+            se.update_owed = true;
+            self.sched.cfs[q.idx()].bw.unaccounted_ns += cost;
+            match self.sched.se_parent(e) {
+                Some(p) => e = p,
+                None => break,
+            }
+        }
+    }
+
     /// `update_load_avg` for a task's entities and their queues (and the
     /// group entities' weights, `update_cfs_group`).
     pub(crate) fn update_load_avg(&mut self, t: TaskId) {
