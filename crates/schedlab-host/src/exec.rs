@@ -3,7 +3,10 @@
 use crate::calib::{self, Calibration};
 use crate::cgroup::{CgroupSet, CgroupVersion, GroupStat};
 use crate::error::HostError;
-use crate::sync::{Barrier, Channel, ChannelKind, PCond, PMutex, Sem, StopClock, Stopped};
+use crate::sync::{
+    install_interrupt_handler, Barrier, Blockers, Channel, ChannelKind, PCond, PMutex, Sem,
+    StopClock, Stopped,
+};
 use crate::sys::{self, ProcTaskStats, SchedRequest};
 use crate::timing::{self, Iteration, TimerState};
 use schedlab_core::program::{
@@ -176,6 +179,9 @@ struct Shared {
     sems: Vec<Sem>,
     barriers: Vec<Barrier>,
     channels: Vec<Channel>,
+    /// The threads, to interrupt at the run's end in a blocked channel
+    /// call (`sync.rs`).
+    blockers: Blockers,
     fork_next: Vec<AtomicUsize>,
     cgroups: Option<CgroupSet>,
     handles: Mutex<Vec<JoinHandle<()>>>,
@@ -327,6 +333,9 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
     let channels = (0..w.channels.len())
         .map(|_| Channel::open(opts.channels.kind))
         .collect::<Result<Vec<_>, _>>()?;
+    if !channels.is_empty() {
+        install_interrupt_handler()?;
+    }
     let startup = w.tasks.iter().filter(|t| !t.forked).count();
     let t_start = sys::now_ns();
     let sh = Arc::new(Shared {
@@ -361,6 +370,7 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
         sems: (0..w.sems).map(|_| Sem::default()).collect(),
         barriers: w.barriers.iter().map(|&n| Barrier::new(n)).collect(),
         channels,
+        blockers: Blockers::default(),
         fork_next: w.fork_pools.iter().map(|_| AtomicUsize::new(0)).collect(),
         cgroups,
         handles: Mutex::new(Vec::new()),
@@ -374,6 +384,28 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
             spawn(&sh, i, None);
         }
     }
+    // The kicker: once the run has ended, it interrupts the threads still
+    // asleep in a blocking channel call, again every 2 ms (a signal that
+    // comes just before a call is lost) until every thread has left.
+    let all_joined = Arc::new(AtomicBool::new(false));
+    let kicker = (!sh.channels.is_empty()).then(|| {
+        let (sh, all_joined) = (sh.clone(), all_joined.clone());
+        std::thread::spawn(move || {
+            while !all_joined.load(Ordering::SeqCst) {
+                let now = sys::now_ns();
+                let pause_ns = if sh.stop.stopped() {
+                    sh.blockers.kick_all();
+                    2_000_000
+                } else {
+                    sh.stop
+                        .slice_deadline()
+                        .saturating_sub(now)
+                        .clamp(1_000_000, 100_000_000)
+                };
+                std::thread::sleep(std::time::Duration::from_nanos(pause_ns));
+            }
+        })
+    });
     loop {
         let h = sh.handles.lock().unwrap().pop();
         match h {
@@ -382,6 +414,10 @@ pub fn exec(w: &Workload, opts: &ExecOptions) -> Result<ExecResult, HostError> {
             }
             None => break,
         }
+    }
+    all_joined.store(true, Ordering::SeqCst);
+    if let Some(k) = kicker {
+        let _ = k.join();
     }
     let groups_after = sh.cgroups.as_ref().map(|c| c.stats()).unwrap_or_default();
     let mut sh = Arc::try_unwrap(sh).unwrap_or_else(|_| panic!("every thread was joined"));
@@ -490,7 +526,9 @@ fn thread_main(sh: Arc<Shared>, ti: usize, fork_time: Option<u64>) {
         started_ns: sys::now_ns(),
         ended_ns: 0,
     };
+    let blocker = sh.blockers.register();
     let out = run_thread(&sh, spec, tid, fork_time, &mut res);
+    drop(blocker);
     sh.mark(FTRACE_TASK, || "rtapp_task: event=end".into());
     res.stats = sys::read_self_stats();
     res.ended_ns = sys::now_ns();

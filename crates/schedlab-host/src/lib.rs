@@ -37,7 +37,7 @@
 //! | `lock`/`unlock`/`wait`/`signal`/`broad`/`sync`/`suspend`/`resume` | glibc `pthread_mutex_t` (PTHREAD_PRIO_INHERIT with `pi_enabled`) and `pthread_cond_t` on CLOCK_MONOTONIC, held across ops as in rt-app |
 //! | `barrier`, `sem_post`/`sem_wait` | futex-based std `Mutex`+`Condvar`: a generation barrier whose last arrival wakes the rest; a counting semaphore that remembers posts |
 //! | `fork` | a real thread, T0 = its fork time; at most the pool's threads |
-//! | channels ([`Op::Send`]/[`Op::Recv`], hackbench) | non-blocking pipes or AF_UNIX stream socketpairs + `poll`; kind and message size from [`ChannelConfig`] |
+//! | channels ([`Op::Send`]/[`Op::Recv`], hackbench) | blocking pipes or AF_UNIX stream socketpairs, as hackbench's (a pipe wakes one waiting reader or writer); interrupted at the run's end by a signal; kind and message size from [`ChannelConfig`] |
 //! | task groups | real cgroups ([`cgroup`]): v2 when a cgroup2 mount offers `cpu` (threaded subtree), else v1's `cpu` hierarchy; quota/period, shares/weight, burst, idle; threads moved by tid |
 //!
 //! Time base as rt-app: `t_start` just before the threads are created; T0 =

@@ -9,8 +9,13 @@
 //!   Linux): a counter with glibc's semantics (a post is remembered and not
 //!   reserved for the waiter it wakes), and a generation-counted barrier
 //!   whose last arrival wakes the others, as rt-app's barrier does.
-//! * Channels are non-blocking pipes or AF_UNIX stream socketpairs, waited
-//!   on with `poll`.
+//! * Channels are blocking pipes or AF_UNIX stream socketpairs, read and
+//!   written as hackbench does: a `read` or `write` that cannot proceed
+//!   sleeps in the kernel's own wait (a pipe's waits are exclusive: one
+//!   waiter woken per wakeup; `poll` would wake every waiter). At the
+//!   run's end a [`Blockers`] kicker interrupts threads still asleep in
+//!   one with a signal whose handler does nothing (no `SA_RESTART`: the
+//!   call returns `EINTR`).
 //!
 //! Every wait is bounded by the run's end (and by short slices when the run
 //! has no end, so an error elsewhere can stop it): [`Stopped`] means the
@@ -262,12 +267,89 @@ impl Barrier {
     }
 }
 
+/// The signal that interrupts a blocked channel call at the run's end.
+const INTERRUPT: i32 = libc::SIGUSR1;
+
+extern "C" fn interrupted(_: i32) {}
+
+/// Installs the do-nothing handler of [`INTERRUPT`], without `SA_RESTART`,
+/// once per process.
+pub fn install_interrupt_handler() -> Result<(), HostError> {
+    static ONCE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        // SAFETY: a zeroed sigaction with a valid handler and an empty mask.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = interrupted as extern "C" fn(i32) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = 0;
+            if libc::sigaction(INTERRUPT, &sa, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error().to_string());
+            }
+        }
+        Ok(())
+    })
+    .clone()
+    .map_err(|e| HostError::Workload(format!("sigaction(SIGUSR1): {e}")))
+}
+
+/// The threads that may be asleep in a channel call: at the run's end
+/// [`Blockers::kick_all`] signals each with [`INTERRUPT`]. A thread stays
+/// listed from [`Blockers::register`] until its guard drops, and is only
+/// signalled under the list's lock, so never after it left.
+#[derive(Default)]
+pub struct Blockers {
+    live: Mutex<Vec<libc::pthread_t>>,
+}
+
+/// Removes the calling thread from its [`Blockers`] when dropped.
+pub struct BlockerGuard<'a> {
+    of: &'a Blockers,
+    me: libc::pthread_t,
+}
+
+impl Blockers {
+    /// Lists the calling thread until the guard drops.
+    pub fn register(&self) -> BlockerGuard<'_> {
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).push(me);
+        BlockerGuard { of: self, me }
+    }
+
+    /// Signals every listed thread (a signal that comes just before a
+    /// thread enters its call is lost: call this repeatedly until the
+    /// threads are gone). The number signalled.
+    pub fn kick_all(&self) -> usize {
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        for &t in live.iter() {
+            // SAFETY: `t` is a running thread: it removes itself under
+            // this lock before it ends.
+            unsafe { libc::pthread_kill(t, INTERRUPT) };
+        }
+        live.len()
+    }
+}
+
+impl Drop for BlockerGuard<'_> {
+    fn drop(&mut self) {
+        let mut live = self.of.live.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: pthread_equal has no preconditions.
+        if let Some(i) = live
+            .iter()
+            .position(|&t| unsafe { libc::pthread_equal(t, self.me) } != 0)
+        {
+            live.swap_remove(i);
+        }
+    }
+}
+
 /// How channels (`Op::Send` / `Op::Recv`) are made.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum ChannelKind {
-    /// `pipe2(O_NONBLOCK)`.
+    /// `pipe2`, blocking.
     Pipe,
-    /// `socketpair(AF_UNIX, SOCK_STREAM)`, non-blocking.
+    /// `socketpair(AF_UNIX, SOCK_STREAM)`, blocking.
     Socket,
 }
 
@@ -284,12 +366,10 @@ impl Channel {
         // SAFETY: fds is a valid 2-int array.
         let r = unsafe {
             match kind {
-                ChannelKind::Pipe => {
-                    libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC)
-                }
+                ChannelKind::Pipe => libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC),
                 ChannelKind::Socket => libc::socketpair(
                     libc::AF_UNIX,
-                    libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                    libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
                     0,
                     fds.as_mut_ptr(),
                 ),
@@ -304,26 +384,15 @@ impl Channel {
         })
     }
 
-    fn poll(fd: i32, events: i16, stop: &StopClock) -> Result<(), Stopped> {
-        if stop.stopped() {
-            return Err(Stopped);
-        }
-        let left = stop.slice_deadline().saturating_sub(sys::now_ns());
-        let ms = (left / 1_000_000).clamp(1, i32::MAX as u64) as i32;
-        let mut p = libc::pollfd {
-            fd,
-            events,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut p, 1, ms) };
-        Ok(())
-    }
-
-    /// Writes all of `buf`, waiting while the channel is full.
+    /// Writes all of `buf`, asleep in `write` while the channel is full;
+    /// an interrupted call ([`Blockers::kick_all`]) ends it if the run has
+    /// ended.
     pub fn send(&self, buf: &[u8], stop: &StopClock) -> Result<Result<(), Stopped>, HostError> {
         let mut off = 0;
         while off < buf.len() {
+            if off > 0 && stop.stopped() {
+                return Ok(Err(Stopped));
+            }
             // SAFETY: the slice is valid for its length.
             let n = unsafe { libc::write(self.wr, buf[off..].as_ptr().cast(), buf.len() - off) };
             if n > 0 {
@@ -332,8 +401,8 @@ impl Channel {
             }
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EINTR) => {
-                    if Self::poll(self.wr, libc::POLLOUT, stop).is_err() {
+                Some(libc::EINTR) => {
+                    if stop.stopped() {
                         return Ok(Err(Stopped));
                     }
                 }
@@ -348,7 +417,9 @@ impl Channel {
         Ok(Ok(()))
     }
 
-    /// Reads exactly `len` bytes into scratch space, waiting while empty.
+    /// Reads exactly `len` bytes into scratch space, asleep in `read`
+    /// while the channel is empty; an interrupted call ends it if the run
+    /// has ended.
     pub fn recv(
         &self,
         len: usize,
@@ -357,6 +428,9 @@ impl Channel {
     ) -> Result<Result<(), Stopped>, HostError> {
         let mut left = len;
         while left > 0 {
+            if left < len && stop.stopped() {
+                return Ok(Err(Stopped));
+            }
             let want = left.min(buf.len());
             // SAFETY: buf is valid for `want` bytes.
             let n = unsafe { libc::read(self.rd, buf.as_mut_ptr().cast(), want) };
@@ -369,8 +443,8 @@ impl Channel {
             }
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EINTR) => {
-                    if Self::poll(self.rd, libc::POLLIN, stop).is_err() {
+                Some(libc::EINTR) => {
+                    if stop.stopped() {
                         return Ok(Err(Stopped));
                     }
                 }
@@ -399,6 +473,7 @@ impl Drop for Channel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
 
     fn clock(ms: u64) -> StopClock {
@@ -444,24 +519,101 @@ mod tests {
 
     #[test]
     fn channels_carry_bytes_and_stop() {
+        install_interrupt_handler().unwrap();
         for kind in [ChannelKind::Pipe, ChannelKind::Socket] {
             let ch = Channel::open(kind).unwrap();
             let c = clock(1000);
             ch.send(&[7u8; 100], &c).unwrap().unwrap();
             let mut buf = [0u8; 64];
             ch.recv(100, &mut buf, &c).unwrap().unwrap();
+            // An empty channel: the reader sleeps in read() until the run
+            // has ended and a kick interrupts it.
             let short = clock(20);
-            assert_eq!(ch.recv(1, &mut buf, &short).unwrap(), Err(Stopped));
+            let blockers = Blockers::default();
+            std::thread::scope(|s| {
+                let reader = s.spawn(|| {
+                    let _g = blockers.register();
+                    let mut b = [0u8; 64];
+                    ch.recv(1, &mut b, &short).unwrap()
+                });
+                while !reader.is_finished() {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    if short.stopped() {
+                        blockers.kick_all();
+                    }
+                }
+                assert_eq!(reader.join().unwrap(), Err(Stopped));
+            });
+            // A kick before the end is not the end: the call goes on and
+            // gets its data.
+            let long = clock(5000);
+            std::thread::scope(|s| {
+                let reader = s.spawn(|| {
+                    let _g = blockers.register();
+                    let mut b = [0u8; 64];
+                    ch.recv(100, &mut b, &long).unwrap()
+                });
+                for _ in 0..5 {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    blockers.kick_all();
+                }
+                ch.send(&[1u8; 100], &long).unwrap().unwrap();
+                assert_eq!(reader.join().unwrap(), Ok(()));
+            });
+            assert_eq!(blockers.kick_all(), 0, "threads leave the list");
         }
     }
 
+    /// The calling thread's voluntary context switches so far.
+    fn voluntary_switches() -> u64 {
+        let st = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        st.lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     #[test]
-    fn cond_wait_times_out_at_end() {
-        let m = PMutex::new(false);
-        let cv = PCond::new();
-        let c = clock(20);
-        m.lock(&c).unwrap().unwrap();
-        assert_eq!(cv.wait(&m, &c).unwrap(), Err(Stopped));
-        m.unlock().unwrap();
+    fn a_pipe_wakes_one_blocked_reader_per_write() {
+        // Three readers asleep in read() on one empty pipe; a 1-byte write
+        // wakes exactly one of them (the pipe's exclusive wait). poll()
+        // would wake all three and two would find the pipe empty and sleep
+        // again: two sleeps in their call instead of one. Later writes
+        // release the other two, each still after a single sleep.
+        install_interrupt_handler().unwrap();
+        let ch = Channel::open(ChannelKind::Pipe).unwrap();
+        let c = clock(5000);
+        let blockers = Blockers::default();
+        let done = AtomicUsize::new(0);
+        let sleeps = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    let _g = blockers.register();
+                    let mut b = [0u8; 1];
+                    let before = voluntary_switches();
+                    let r = ch.recv(1, &mut b, &c).unwrap();
+                    sleeps.lock().unwrap().push(voluntary_switches() - before);
+                    assert_eq!(r, Ok(()));
+                    done.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            ch.send(&[1u8], &c).unwrap().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            assert_eq!(done.load(Ordering::SeqCst), 1);
+            for _ in 0..2 {
+                ch.send(&[1u8], &c).unwrap().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        assert_eq!(done.load(Ordering::SeqCst), 3);
+        assert_eq!(
+            *sleeps.lock().unwrap(),
+            [1, 1, 1],
+            "sleeps per reader's call"
+        );
     }
 }

@@ -25,7 +25,13 @@ fn hog_beside_a_waker(kernel: &str) -> (u64, u64, u64) {
     m.costs.wakeup_ns = 4_000;
     m.costs.ipi_send_ns = 0;
     m.costs.context_switch_ns = 100;
-    let mut hog = task("hog", 0, Policy::Normal, 0, vec![run_op(10_000 * NSEC_PER_MSEC)]);
+    let mut hog = task(
+        "hog",
+        0,
+        Policy::Normal,
+        0,
+        vec![run_op(10_000 * NSEC_PER_MSEC)],
+    );
     hog.cpus = Some(vec![0]);
     let mut waker = task(
         "waker",
