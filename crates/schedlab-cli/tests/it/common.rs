@@ -159,6 +159,33 @@ pub fn task(name: &str, index: u32, policy: Policy, nice: i32, ops: Vec<Op>) -> 
     }
 }
 
+/// A workload of `tasks` sharing `sems` semaphores, logged as rt-app's
+/// (calibration 100 ns).
+pub fn rtapp_workload(tasks: Vec<TaskSpec>, sems: u32) -> schedlab_core::program::Workload {
+    schedlab_core::program::Workload {
+        tasks,
+        sems,
+        log_basename: "rt-app".into(),
+        calibration_ns: 100,
+        ..Default::default()
+    }
+}
+
+/// The configuration of release `kernel` (its features and tunables) at
+/// HZ 250 for `duration_ns`.
+pub fn release_config(kernel: &str, duration_ns: u64) -> schedlab_core::SimConfig {
+    let k = schedlab_core::kernels::canonical(kernel).unwrap();
+    let (features, tunables) = schedlab_core::kernels::defaults(k).unwrap();
+    schedlab_core::SimConfig {
+        hz: 250,
+        kernel: k,
+        features,
+        tunables,
+        duration_ns: Some(duration_ns),
+        ..schedlab_core::SimConfig::default()
+    }
+}
+
 /// One `Run` op of `ns` of work.
 pub fn run_op(ns: u64) -> Op {
     Op::Run {

@@ -7,12 +7,12 @@
 //! CPU hog beside it gets its fair half of the CPU's whole time, not half
 //! of the time left after the wake-ups.
 
-use crate::common::{run_op, task};
+use crate::common::{release_config, rtapp_workload, run_op, task};
 use schedlab_core::machine::preset;
 use schedlab_core::observe::NullSink;
-use schedlab_core::program::{Op, Policy, Workload};
+use schedlab_core::program::{Op, Policy};
 use schedlab_core::time::NSEC_PER_MSEC;
-use schedlab_core::{Sim, SimConfig};
+use schedlab_core::Sim;
 
 /// On vm-2cpu with a 4 µs wake-up, no IPI send cost and a 100 ns context
 /// switch: "hog" (always runnable) and "waker" (runs 2 µs, posts a
@@ -49,23 +49,8 @@ fn hog_beside_a_waker(kernel: &str) -> (u64, u64, u64) {
         vec![Op::SemWait { sem: 0 }, run_op(1_000)],
     );
     wakee.cpus = Some(vec![1]);
-    let w = Workload {
-        tasks: vec![hog, waker, wakee],
-        sems: 1,
-        log_basename: "rt-app".into(),
-        calibration_ns: 100,
-        ..Default::default()
-    };
-    let k = schedlab_core::kernels::canonical(kernel).unwrap();
-    let (features, tunables) = schedlab_core::kernels::defaults(k).unwrap();
-    let cfg = SimConfig {
-        hz: 250,
-        kernel: k,
-        features,
-        tunables,
-        duration_ns: Some(400 * NSEC_PER_MSEC),
-        ..SimConfig::default()
-    };
+    let w = rtapp_workload(vec![hog, waker, wakee], 1);
+    let cfg = release_config(kernel, 400 * NSEC_PER_MSEC);
     let wake_ns = m.costs.wakeup_ns;
     let mut sim = Sim::new(m, &w, cfg, NullSink).unwrap();
     let res = sim.run();

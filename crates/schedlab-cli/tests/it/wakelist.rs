@@ -5,12 +5,12 @@
 //! LLCs were, and (from 5.8) those of a task still switching out on its
 //! CPU (ttwu's on_cpu path).
 
-use crate::common::{run_op, task};
+use crate::common::{release_config, rtapp_workload, run_op, task};
 use schedlab_core::machine::preset;
 use schedlab_core::observe::{Sink, TraceEvent, TraceRecord};
-use schedlab_core::program::{Op, Policy, Workload};
+use schedlab_core::program::{Op, Policy};
 use schedlab_core::time::NSEC_PER_MSEC;
-use schedlab_core::{Sim, SimConfig};
+use schedlab_core::Sim;
 
 /// (time, CPU) of the wakee's `sched_waking` and `sched_wakeup` lines.
 #[derive(Default)]
@@ -63,23 +63,8 @@ fn waker_and_wakee<S: Sink>(
         vec![Op::SemWait { sem: 0 }, run_op(wakee_run_ns)],
     );
     wakee.cpus = Some(vec![1]);
-    let w = Workload {
-        tasks: vec![waker, wakee],
-        sems: 1,
-        log_basename: "rt-app".into(),
-        calibration_ns: 100,
-        ..Default::default()
-    };
-    let k = schedlab_core::kernels::canonical(kernel).unwrap();
-    let (features, tunables) = schedlab_core::kernels::defaults(k).unwrap();
-    let cfg = SimConfig {
-        hz: 250,
-        kernel: k,
-        features,
-        tunables,
-        duration_ns: Some(duration_ns),
-        ..SimConfig::default()
-    };
+    let w = rtapp_workload(vec![waker, wakee], 1);
+    let cfg = release_config(kernel, duration_ns);
     let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, sink).unwrap();
     assert!(sim.run().violation.is_none());
     sim
