@@ -187,9 +187,12 @@ fn fast_forward_gives_the_message_by_message_outputs() {
 #[test]
 fn the_fast_forward_really_folds_syscalls() {
     // The equality above would be empty if nothing were ever folded.
+    // (groups=2,fds=3,loops=60 on a7-octa folded until the tie rule of
+    // event/order.rs: since then two of its senders run in lockstep 88 ns
+    // apart, each landing between two of the other's, and nothing folds.)
     for (spec, m) in [
         ("groups=1,fds=2,loops=200,ipc=pipe", "vm-2cpu"),
-        ("groups=2,fds=3,loops=60", "a7-octa"),
+        ("groups=2,fds=2,loops=60", "a7-octa"),
     ] {
         let ff = run_ff(spec, m, false, true);
         let mbm = run_ff(spec, m, false, false);
