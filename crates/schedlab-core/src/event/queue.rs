@@ -26,8 +26,9 @@ pub struct EventQueue {
     heap: Vec<Entry>,
 }
 
+/// The (time, event) of an entry.
 #[inline(always)]
-fn decode(e: Entry) -> (Nanos, Event) {
+pub fn decode(e: Entry) -> (Nanos, Event) {
     ((e >> 64) as Nanos, from_tie_key(e as u64))
 }
 
@@ -56,10 +57,16 @@ impl EventQueue {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
+        self.pop_entry().map(decode)
+    }
+    /// Removes the earliest entry and returns it whole:
+    /// `time << 64 | tie_key(event)`, which orders it against the others.
+    #[inline]
+    pub fn pop_entry(&mut self) -> Option<u128> {
         let last = self.heap.pop()?;
         let n = self.heap.len();
         if n == 0 {
-            return Some(decode(last));
+            return Some(last);
         }
         let top = self.heap[0];
         // Sift `last` down from the root with a hole: the smallest child
@@ -105,7 +112,7 @@ impl EventQueue {
             i = m;
         }
         heap[i] = last;
-        Some(decode(top))
+        Some(top)
     }
     /// Time of the earliest pending event (stale ones included), if any.
     #[inline]
