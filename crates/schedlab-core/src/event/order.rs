@@ -183,7 +183,7 @@ pub(crate) mod tests {
             Just(Event::RtPeriod),
             id.clone()
                 .prop_map(|t| Event::TaskStart { task: TaskId(t) }),
-            (id.clone(), gen.clone()).prop_map(|(c, g)| Event::BurstEnd {
+            (id.clone(), gen).prop_map(|(c, g)| Event::BurstEnd {
                 cpu: CpuId(c),
                 gen: g
             }),
@@ -191,20 +191,20 @@ pub(crate) mod tests {
                 cpu: CpuId(c),
                 task: TaskId(t)
             }),
-            (id.clone(), gen.clone()).prop_map(|(c, g)| Event::Tick {
+            (id.clone(), gen).prop_map(|(c, g)| Event::Tick {
                 cpu: CpuId(c),
                 gen: g
             }),
-            (id.clone(), gen.clone(), any::<bool>()).prop_map(|(t, g, h)| Event::TaskTimer {
+            (id.clone(), gen, any::<bool>()).prop_map(|(t, g, h)| Event::TaskTimer {
                 task: TaskId(t),
                 gen: g,
                 handler: h
             }),
-            (id.clone(), gen.clone()).prop_map(|(t, g)| Event::DlTimer {
+            (id.clone(), gen).prop_map(|(t, g)| Event::DlTimer {
                 task: TaskId(t),
                 gen: g
             }),
-            (id.clone(), gen.clone()).prop_map(|(x, g)| Event::BwPeriod {
+            (id.clone(), gen).prop_map(|(x, g)| Event::BwPeriod {
                 group: GroupId(x),
                 gen: g
             }),

@@ -300,7 +300,6 @@ impl<S: Sink> Sim<S> {
                 self.folds.chan[l.chan as usize] = None;
             }
         }
-        if f.next == 0 {}
         let t = f.task;
         let next = f.landings[f.next];
         let task = &mut self.sched.tasks[t.idx()];
