@@ -40,7 +40,7 @@
 //! settles the fold up to now and keeps it pending if its remaining
 //! landings on that channel are still silent afterwards
 //! (`Sim::fold_recheck`); a fold never takes a channel another fold holds.
-//! The fold on/off tests (tests/it/hackbench.rs: 96 seeded cases with
+//! The fold on/off tests (tests/it/hackbench.rs: 132 seeded cases with
 //! `--trace --check`, and the event count of 8 x 4000 on 160 CPUs)
 //! compare the outputs.
 
@@ -207,29 +207,33 @@ impl<S: Sink> Sim<S> {
     }
 
     /// After another task's operation on channel `ch`: are the pending
-    /// landings of fold `held` on `ch` still silent? If not, split it
-    /// (what it settled before the operation stays).
+    /// landings of fold `held` on `ch` still silent, and still priced as
+    /// message by message would price them (`fold_costs_moved`)? If not,
+    /// split it (what it settled before the operation stays). The price
+    /// test covers the fold's own event too: a write round's last write
+    /// goes to a channel the other senders write, and its call may start
+    /// after one of them took that channel's lines.
     pub(crate) fn fold_recheck(&mut self, held: (CpuId, u32), ch: usize) {
         let (c, gen) = held;
         let f = &self.folds.cpu[c.idx()];
         if !f.live || f.gen != gen {
             return;
         }
-        // Intermediate landings (all but the fold's event) on `ch`.
+        // Intermediate landings (all but the fold's event) on `ch` must
+        // stay silent; every landing left on `ch`, the fold's event
+        // included, must keep its price.
         let k = f.landings.len();
         let n = f.landings[f.next.min(k - 1)..k - 1]
             .iter()
             .filter(|l| l.chan as usize == ch)
             .count() as u64;
-        if n == 0 {
-            return;
-        }
-        let ok = if f.write {
-            self.silent_write(ch)
-        } else {
-            let (avail, quiet) = self.chan_avail(ch);
-            quiet && avail >= n
-        };
+        let ok = n == 0
+            || if f.write {
+                self.silent_write(ch)
+            } else {
+                let (avail, quiet) = self.chan_avail(ch);
+                quiet && avail >= n
+            };
         if !ok || self.fold_costs_moved(c, ch) {
             self.fold_split(c);
         }
