@@ -18,6 +18,22 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     bandwidth_within_quota(sim)?;
     affinity_counts_match(sim)?;
     cfs_tasks_match_the_queues(sim)?;
+    addressed_tokens_pair(sim)?;
+    Ok(())
+}
+
+/// An addressed semaphore (`Op::SemSend`) holds one reply address per
+/// token not yet taken.
+pub fn addressed_tokens_pair<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    for (i, s) in sim.prog.sems.iter().enumerate() {
+        if s.addressed && s.addresses.len() as u64 != s.count {
+            return Err(format!(
+                "semaphore {i}: {} tokens but {} reply addresses",
+                s.count,
+                s.addresses.len()
+            ));
+        }
+    }
     Ok(())
 }
 

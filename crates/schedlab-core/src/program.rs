@@ -185,11 +185,30 @@ pub enum Op {
         /// Semaphore index.
         sem: u32,
     },
-    /// Counting semaphore wait (rt-app `sem_wait`).
+    /// Counting semaphore wait (rt-app `sem_wait`). The token taken from
+    /// an addressed semaphore (posted by [`Op::SemSend`]) brings its
+    /// reply address with it, for the taker's next [`Op::SemReply`].
     SemWait {
         /// Semaphore index.
         sem: u32,
     },
+    /// Post a request that names where its answer goes: `sem_post` on
+    /// `sem`, the token carrying the address `reply` (a semaphore index).
+    /// A queue of request objects, each holding its requester's reply
+    /// slot (SPECjbb's transaction hand-off; the in-kernel part is a
+    /// `sem_post`). A semaphore is posted either only by `SemSend` (it is
+    /// addressed) or never by it: tokens and addresses pair first in,
+    /// first out. Costs as `SemPost`.
+    SemSend {
+        /// Semaphore posted (the request queue).
+        sem: u32,
+        /// Semaphore the reply goes to.
+        reply: u32,
+    },
+    /// Answer the request the task took last: `sem_post` on the reply
+    /// address its last token from an addressed semaphore carried. An
+    /// error (the run stops) if it took none. Costs as `SemPost`.
+    SemReply,
     /// CPU work that rt-app's log does not count as `run` (rt-app `mem`,
     /// `iorun`).
     Work {

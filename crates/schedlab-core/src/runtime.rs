@@ -72,6 +72,10 @@ pub struct Runtime {
     /// sleepers are woken, so that neither list is reallocated per message
     /// (`sched/exec.rs`).
     pub(crate) wake_scratch: Vec<TaskId>,
+    /// Each task's (by index) reply address: what its last token from an
+    /// addressed semaphore carried (`Op::SemSend`, `Op::SemReply`). Grown
+    /// on demand.
+    pub(crate) reply_to: Vec<Option<u32>>,
 }
 
 /// State of one rt-app timer object.
@@ -117,6 +121,12 @@ pub struct SemState {
     pub count: u64,
     /// Waiters.
     pub waiters: VecDeque<TaskId>,
+    /// Reply addresses of the tokens posted by `Op::SemSend` and not yet
+    /// taken, oldest first (empty for a semaphore no `SemSend` posts;
+    /// else as many as `count`).
+    pub addresses: VecDeque<u32>,
+    /// Posted by `Op::SemSend` at least once.
+    pub addressed: bool,
 }
 
 impl Runtime {
@@ -176,6 +186,7 @@ impl Runtime {
                 .collect(),
             probes: vec![Vec::new(); workload.probes.len()],
             wake_scratch: Vec::new(),
+            reply_to: Vec::new(),
         }
     }
 
@@ -281,6 +292,24 @@ impl BarrierState {
     }
 }
 
+impl Runtime {
+    /// `t` took a token of semaphore `sem`: it now answers to the address
+    /// the token carried, if the semaphore is addressed.
+    pub(crate) fn took_token(&mut self, sem: u32, t: TaskId) {
+        if let Some(a) = self.sems[sem as usize].take_address() {
+            if self.reply_to.len() <= t.idx() {
+                self.reply_to.resize(t.idx() + 1, None);
+            }
+            self.reply_to[t.idx()] = Some(a);
+        }
+    }
+
+    /// The semaphore `t`'s `Op::SemReply` posts.
+    pub(crate) fn reply_address(&self, t: TaskId) -> Option<u32> {
+        self.reply_to.get(t.idx()).copied().flatten()
+    }
+}
+
 impl SemState {
     /// `sem_post`: the count goes up; the waiter to wake, if any (the
     /// token is not reserved for it).
@@ -298,5 +327,55 @@ impl SemState {
         }
         self.waiters.push_back(t);
         false
+    }
+
+    /// `Op::SemSend`: a post whose token carries `reply`; the waiter to
+    /// wake, if any.
+    pub fn send(&mut self, reply: u32) -> Option<TaskId> {
+        self.addressed = true;
+        self.addresses.push_back(reply);
+        self.post()
+    }
+
+    /// The reply address of the token just taken (the oldest), if this
+    /// semaphore is addressed.
+    pub fn take_address(&mut self) -> Option<u32> {
+        self.addresses.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addressed_tokens_carry_their_reply_first_in_first_out() {
+        let mut rt = Runtime {
+            sems: vec![SemState::default(); 4],
+            ..Default::default()
+        };
+        let (asker_a, asker_b, server) = (TaskId(0), TaskId(1), TaskId(2));
+        // The server waits first; A's request wakes it, B's is queued.
+        assert!(!rt.sems[0].wait(server));
+        assert_eq!(rt.sems[0].send(2), Some(server));
+        assert_eq!(rt.sems[0].send(3), None);
+        assert_eq!(rt.sems[0].count, 2);
+        // The woken server's retry takes the oldest token: A's address.
+        assert!(rt.sems[0].wait(server));
+        rt.took_token(0, server);
+        assert_eq!(rt.reply_address(server), Some(2));
+        // A token of a plain semaphore leaves the address alone.
+        rt.sems[1].post();
+        assert!(rt.sems[1].wait(server));
+        rt.took_token(1, server);
+        assert_eq!(rt.reply_address(server), Some(2));
+        // The next request is B's.
+        assert!(rt.sems[0].wait(server));
+        rt.took_token(0, server);
+        assert_eq!(rt.reply_address(server), Some(3));
+        assert!(rt.sems[0].addresses.is_empty() && rt.sems[0].addressed);
+        // Nobody else took an addressed token.
+        assert_eq!(rt.reply_address(asker_a), None);
+        assert_eq!(rt.reply_address(asker_b), None);
     }
 }

@@ -265,6 +265,12 @@ pub fn check(w: &Workload) -> Result<(), HostError> {
                             t.name
                         ));
                     }
+                    Op::SemSend { .. } | Op::SemReply => {
+                        return bad(format!(
+                            "{}: the host runner does not run addressed semaphores ({op:?}; the specjbb generator)",
+                            t.name
+                        ));
+                    }
                     _ => true,
                 };
                 if !ok {
@@ -924,6 +930,7 @@ fn do_op(
         | Op::SleepUntil { .. }
         | Op::CpuLock { .. }
         | Op::CpuUnlock => unreachable!("check() rejects futex-word ops"),
+        Op::SemSend { .. } | Op::SemReply => unreachable!("check() rejects addressed semaphores"),
     })
 }
 

@@ -50,21 +50,24 @@
 //!
 //! # Threads and hand-offs
 //!
-//! * `jbb-txi-<i>`: reads the clock, posts the request semaphore (one
-//!   request queued; a `sem_post` that wakes one idle worker if one
-//!   waits), records the post (probe `request`), waits on the reply
-//!   semaphore. With `rate=R` each injector starts a request every
-//!   `I/R` s on a fixed grid (its own absolute timer, rt-app's `timer`
-//!   op); a request that starts late (the previous reply came after the
-//!   next tick) starts at once and the grid is kept: none is dropped or
-//!   queued ahead.
-//! * `jbb-worker-<w>` (Tier 1): waits on the request semaphore; runs the
+//! * `jbb-txi-<i>`: reads the clock, posts the request semaphore with
+//!   its own reply semaphore as the address (one request queued; a
+//!   `sem_post` that wakes one idle worker if one waits), waits on its
+//!   reply semaphore and reads the clock again (probe `response`). With
+//!   `rate=R` each injector starts a request every `I/R` s on a fixed
+//!   grid (its own absolute timer, rt-app's `timer` op); a request that
+//!   starts late (the previous reply came after the next tick) starts at
+//!   once and the grid is kept: none is dropped or queued ahead.
+//! * `jbb-worker-<w>` (Tier 1): waits on the request semaphore; the token
+//!   it takes carries the requesting injector's address. It runs the
 //!   transaction's CPU in chunks of at most `poll_us`, polling for a
 //!   safepoint between chunks; on every K-th transaction it then posts
-//!   the stage-2 semaphore and waits on the stage-2 reply semaphore; then
-//!   it posts the reply semaphore and records the reply (probe `reply`).
+//!   the stage-2 semaphore with its own stage-2 reply semaphore as the
+//!   address and waits on that; then it posts the injector's reply
+//!   semaphore.
 //! * `jbb-stage2-<s>`: waits on the stage-2 semaphore, runs `stage2_us`
-//!   (polling likewise), posts the stage-2 reply semaphore.
+//!   (polling likewise), posts the reply semaphore of the worker whose
+//!   request it took.
 //! * `jbb-vm-0` (HotSpot's VM thread) and `jbb-gc-<g>` (GC workers): see
 //!   below.
 //!
@@ -76,26 +79,17 @@
 //! talk over loopback TCP, whose socket wakeups are sync wakeups
 //! (`sock_def_readable`): not modelled.
 //!
-//! **A missing primitive: replies are not addressed.** The simulator's
-//! queues carry no payload, so a reply cannot name the injector whose
-//! request it answers. Replies go to one shared reply semaphore: the
-//! oldest waiting injector is woken (FIFO), and, as glibc's semaphore
-//! does not reserve the token, an injector that reaches its wait first
-//! takes it (then it does not sleep, and the woken one sleeps again).
-//! Every request gets exactly one reply and the transaction counts are
-//! exact; which injector wakes is not. The same holds for the stage-2
-//! replies among waiting workers. A queue whose entries carry the
-//! requester (an addressed reply) would need a new op in the core
-//! (`sched/exec.rs`, not touched here).
-//!
-//! **Response times** are therefore not read from the injectors' waits
-//! (a taken-early token would read as a response of a few µs): the
-//! report pairs the k-th reply with the k-th request, in time order
-//! (`schedlab-output` `results/specjbb.rs`). The request queue is FIFO
-//! (any worker takes the next request), so this is exact while requests
-//! finish in the order they were taken, and shuffles times between
-//! requests in flight together otherwise (a nested or GC-stopped
-//! transaction overtaken by later ones).
+//! **Addressed replies.** A request is an object in a queue that names
+//! its requester (SPECjbb's transaction objects carry their response
+//! slot), so each reply goes to the thread that asked, and an injector's
+//! response time is what it measures itself: from its clock read before
+//! the post to its clock read once woken by its reply, scheduling delay
+//! included. The queue is `Op::SemSend` / `Op::SemReply` (the simulator's
+//! addressed semaphore: tokens carry reply addresses, first in, first
+//! out; the kernel sees the same `sem_post` / futex calls). Before these
+//! ops existed, replies went to one shared semaphore and response times
+//! were paired k-th request to k-th reply, which shuffled times between
+//! requests in flight together.
 //!
 //! # Stop-the-world GC
 //!
@@ -130,34 +124,41 @@ use crate::{Loaded, WorkloadError};
 use schedlab_core::program::{Op, Phase, Policy, TaskSpec, TimerRef, TimerSpec, Workload};
 use schedlab_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 
-/// Semaphore: the backend's request queue.
+/// Semaphore: the backend's request queue (addressed: each token carries
+/// its injector's reply semaphore, `Op::SemSend`).
 pub const SEM_REQUEST: u32 = 0;
-/// Semaphore: replies to the injectors.
-pub const SEM_REPLY: u32 = 1;
-/// Semaphore: the stage-2 pool's queue.
-pub const SEM_STAGE2: u32 = 2;
-/// Semaphore: stage-2 replies to the workers.
-pub const SEM_STAGE2_REPLY: u32 = 3;
+/// Semaphore: the stage-2 pool's queue (addressed: each token carries its
+/// worker's stage-2 reply semaphore).
+pub const SEM_STAGE2: u32 = 1;
 /// Semaphore: the GC threads' start signal.
-pub const SEM_GC_GO: u32 = 4;
+pub const SEM_GC_GO: u32 = 2;
 /// Semaphore: the GC threads' done signal.
-pub const SEM_GC_DONE: u32 = 5;
+pub const SEM_GC_DONE: u32 = 3;
 /// Semaphore: the safepoint gate (one token per Java thread).
-pub const SEM_GATE: u32 = 6;
-/// Semaphores in all.
-const SEMS: u32 = 7;
+pub const SEM_GATE: u32 = 4;
+/// Semaphores shared by the backend; after them, one reply semaphore per
+/// injector, then one stage-2 reply semaphore per worker.
+const SHARED_SEMS: u32 = 5;
 
-/// Probe of the requests: (clock read before the post, after it).
-pub const PROBE_REQUEST: u32 = 0;
-/// Probe of the replies: (clock read after the post, the same).
-pub const PROBE_REPLY: u32 = 1;
+/// Injector `i`'s reply semaphore.
+pub fn reply_sem(i: u64) -> u32 {
+    SHARED_SEMS + i as u32
+}
+
+/// Worker `w`'s stage-2 reply semaphore.
+pub fn stage2_reply_sem(p: &Params, w: u64) -> u32 {
+    SHARED_SEMS + (p.injectors + w) as u32
+}
+
+/// Probe of the responses, as an injector measures them: (clock read
+/// before its request's post, clock read once its reply is in).
+pub const PROBE_RESPONSE: u32 = 0;
 /// Probe of the time to safepoint (arming to every thread stopped).
-pub const PROBE_TTSP: u32 = 2;
+pub const PROBE_TTSP: u32 = 1;
 /// Probe of the whole pause (arming to release).
-pub const PROBE_PAUSE: u32 = 3;
+pub const PROBE_PAUSE: u32 = 2;
 
-/// Slot of a request's start (injector), a reply's time (worker) or a
-/// pause's start (VM thread).
+/// Slot of a request's start (injector) or a pause's start (VM thread).
 const SLOT_START: u8 = 0;
 
 /// Largest CPU amount accepted per key (µs): 10 s.
@@ -371,48 +372,46 @@ fn java_cpu_ops(us: u64, poll_us: u64) -> usize {
     }
 }
 
-/// One Tier-1 transaction of worker mutex `m`, nested or not.
-fn transaction(p: &Params, m: u32, nested: bool) -> Vec<Op> {
+/// One Tier-1 transaction of worker `w` (mutex `w`), nested or not.
+fn transaction(p: &Params, w: u64, nested: bool) -> Vec<Op> {
+    let m = w as u32;
     let mut ops = Vec::with_capacity(transaction_ops(p, nested));
+    // The request taken brings its injector's reply address.
     ops.push(Op::SemWait { sem: SEM_REQUEST });
     ops.push(Op::Lock { mutex: m });
     java_cpu(p.tx_us, p.poll_us, m, &mut ops);
     ops.push(Op::Unlock { mutex: m });
     if nested {
-        ops.push(Op::SemPost { sem: SEM_STAGE2 });
-        ops.push(Op::SemWait {
-            sem: SEM_STAGE2_REPLY,
+        let own = stage2_reply_sem(p, w);
+        ops.push(Op::SemSend {
+            sem: SEM_STAGE2,
+            reply: own,
         });
+        ops.push(Op::SemWait { sem: own });
     }
-    ops.push(Op::SemPost { sem: SEM_REPLY });
-    ops.push(Op::Stamp { slot: SLOT_START });
-    ops.push(Op::Record {
-        slot: SLOT_START,
-        probe: PROBE_REPLY,
-    });
+    ops.push(Op::SemReply);
     debug_assert_eq!(ops.len(), ops.capacity());
     ops
 }
 
 fn transaction_ops(p: &Params, nested: bool) -> usize {
-    6 + java_cpu_ops(p.tx_us, p.poll_us) + if nested { 2 } else { 0 }
+    4 + java_cpu_ops(p.tx_us, p.poll_us) + if nested { 2 } else { 0 }
 }
 
 /// The Tier-1 worker `w` (mutex `w`): phases `tx` (K − 1 plain
 /// transactions) and `tx-stage2` (one nested), or one of them.
 fn worker(p: &Params, w: u64, index: u32) -> TaskSpec {
-    let m = w as u32;
     let mut t = TaskSpec::looping(format!("jbb-worker-{w}"), index, Policy::Normal, vec![]);
     t.log_rows = false;
     let k = p.stage2_every;
     let mut phases = Vec::with_capacity(if k > 1 { 2 } else { 1 });
     if k != 1 {
-        let mut ph = Phase::once("tx", transaction(p, m, false));
+        let mut ph = Phase::once("tx", transaction(p, w, false));
         ph.loops = if k == 0 { 1 } else { k - 1 };
         phases.push(ph);
     }
     if k > 0 {
-        phases.push(Phase::once("tx-stage2", transaction(p, m, true)));
+        phases.push(Phase::once("tx-stage2", transaction(p, w, true)));
     }
     t.program.phases = phases;
     t
@@ -430,9 +429,8 @@ fn stage2(p: &Params, s: u64, index: u32) -> TaskSpec {
     ops.push(Op::Lock { mutex: m });
     java_cpu(p.stage2_us, p.poll_us, m, &mut ops);
     ops.push(Op::Unlock { mutex: m });
-    ops.push(Op::SemPost {
-        sem: SEM_STAGE2_REPLY,
-    });
+    // To the worker whose request this was.
+    ops.push(Op::SemReply);
     debug_assert_eq!(ops.len(), ops.capacity());
     let mut t = TaskSpec::looping(format!("jbb-stage2-{s}"), index, Policy::Normal, ops);
     t.log_rows = false;
@@ -450,13 +448,17 @@ fn injector_ops(p: &Params, i: u64) -> Vec<Op> {
             period_ns,
         });
     }
+    let own = reply_sem(i);
     ops.push(Op::Stamp { slot: SLOT_START });
-    ops.push(Op::SemPost { sem: SEM_REQUEST });
+    ops.push(Op::SemSend {
+        sem: SEM_REQUEST,
+        reply: own,
+    });
+    ops.push(Op::SemWait { sem: own });
     ops.push(Op::Record {
         slot: SLOT_START,
-        probe: PROBE_REQUEST,
+        probe: PROBE_RESPONSE,
     });
-    ops.push(Op::SemWait { sem: SEM_REPLY });
     ops
 }
 
@@ -604,15 +606,10 @@ pub fn build(p: &Params, cgroup: &str) -> Workload {
     let mut w = Workload {
         log_basename: "specjbb".into(),
         calibration_ns: 1000,
-        sems: SEMS,
+        sems: SHARED_SEMS + (p.injectors + p.workers) as u32,
         mutexes: (p.workers + p.stage2) as u32,
         pi_mutexes: true,
-        probes: vec![
-            "request".into(),
-            "reply".into(),
-            "ttsp".into(),
-            "pause".into(),
-        ],
+        probes: vec!["response".into(), "ttsp".into(), "pause".into()],
         probe_reset_ns: (p.warmup_us > 0).then(|| p.warmup_us * NSEC_PER_USEC),
         ..Default::default()
     };
@@ -732,7 +729,20 @@ mod tests {
                 "jbb-vm-0"
             ]
         );
-        assert_eq!((w.sems, w.mutexes), (SEMS, 3));
+        // 5 shared, 3 injectors' and 2 workers' reply semaphores.
+        assert_eq!((w.sems, w.mutexes), (10, 3));
+        assert_eq!((reply_sem(2), stage2_reply_sem(&q, 1)), (7, 9));
+        let txi = &w.tasks[2].program.phases[0].ops;
+        assert_eq!(
+            txi[1..3],
+            [
+                Op::SemSend {
+                    sem: SEM_REQUEST,
+                    reply: 7
+                },
+                Op::SemWait { sem: 7 }
+            ]
+        );
         assert!(w.pi_mutexes);
         // 600 µs in 3 chunks of 200 µs, two polls; two plain transactions,
         // then a nested one.
@@ -759,15 +769,21 @@ mod tests {
                 .count(),
             2
         );
-        assert_eq!(ops[ops.len() - 3], Op::SemPost { sem: SEM_REPLY });
+        assert_eq!(*ops.last().unwrap(), Op::SemReply);
+        // Worker 1's nested transaction asks stage 2 to answer to its own
+        // semaphore (9), waits there, then answers its injector.
+        let nested = &wk[1].ops;
         assert_eq!(
-            *ops.last().unwrap(),
-            Op::Record {
-                slot: SLOT_START,
-                probe: PROBE_REPLY
-            }
+            nested[nested.len() - 3..],
+            [
+                Op::SemSend {
+                    sem: SEM_STAGE2,
+                    reply: 9
+                },
+                Op::SemWait { sem: 9 },
+                Op::SemReply
+            ]
         );
-        assert!(wk[1].ops.contains(&Op::SemPost { sem: SEM_STAGE2 }));
         // Locks and unlocks pair up.
         for ph in wk {
             let l = ph
@@ -782,10 +798,12 @@ mod tests {
                 .count();
             assert_eq!(l, u);
         }
-        // The stage-2 thread polls with its own mutex (2).
-        assert!(w.tasks[5].program.phases[0]
-            .ops
-            .contains(&Op::Lock { mutex: 2 }));
+        // The stage-2 thread polls with its own mutex (2) and answers the
+        // worker it took the request from.
+        let st = &w.tasks[5].program.phases[0].ops;
+        assert!(st.contains(&Op::Lock { mutex: 2 }));
+        assert_eq!(st[0], Op::SemWait { sem: SEM_STAGE2 });
+        assert_eq!(*st.last().unwrap(), Op::SemReply);
         // The VM thread: 3 gate tokens, 3 locks, 2 GC posts.
         let vm = &w.tasks[8].program.phases[0].ops;
         assert_eq!(vm.len(), vm_ops(&q));

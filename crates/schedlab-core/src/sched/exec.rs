@@ -313,7 +313,9 @@ impl<S: Sink> Sim<S> {
                 | Op::Resume { .. }
                 | Op::Barrier { .. }
                 | Op::SemPost { .. }
-                | Op::SemWait { .. } => {
+                | Op::SemWait { .. }
+                | Op::SemSend { .. }
+                | Op::SemReply => {
                     if fresh {
                         let task = &mut self.sched.tasks[t.idx()];
                         task.sync_stage = 0;
@@ -1180,6 +1182,23 @@ impl<S: Sink> Sim<S> {
                 }
                 false
             }
+            Op::SemSend { sem, reply } => {
+                // The same post; the token carries its reply address.
+                if let Some(w) = self.prog.sems[sem as usize].send(reply) {
+                    self.try_to_wake_up(w, cpu, true, false);
+                }
+                false
+            }
+            Op::SemReply => {
+                let sem = self
+                    .prog
+                    .reply_address(t)
+                    .expect("SemReply after taking an addressed token (check_addressed_sems, the generators)");
+                if let Some(w) = self.prog.sems[sem as usize].post() {
+                    self.try_to_wake_up(w, cpu, true, false);
+                }
+                false
+            }
             Op::SemWait { sem } if self.prog.sem_waits_sleep => {
                 // Stage 0: sleep. With a post held for it, the held wakeup
                 // comes as it sleeps (stage 2, token taken); else it waits
@@ -1191,12 +1210,16 @@ impl<S: Sink> Sim<S> {
                 if stage == 1 {
                     let took = self.prog.sems[sem as usize].wait(t);
                     debug_assert!(took, "a woken waiter finds its post");
+                    if took {
+                        self.prog.took_token(sem, t);
+                    }
                     return !took;
                 }
                 let s = &mut self.prog.sems[sem as usize];
                 let held = s.count > 0;
                 if held {
                     s.count -= 1;
+                    self.prog.took_token(sem, t);
                 } else {
                     s.waiters.push_back(t);
                 }
@@ -1210,6 +1233,7 @@ impl<S: Sink> Sim<S> {
             Op::SemWait { sem } => {
                 // Also the retry of a woken waiter.
                 if self.prog.sems[sem as usize].wait(t) {
+                    self.prog.took_token(sem, t);
                     return false;
                 }
                 self.block_sync(cpu, t);
@@ -1282,12 +1306,14 @@ impl<S: Sink> Sim<S> {
             }
             Op::Resume { cond, mutex } => lock(mutex) + signal(cond) + unlock(mutex),
             Op::Barrier { .. } => c.mutex + c.futex,
-            Op::SemPost { .. } | Op::SemWait { .. } if self.prog.sem_waits_sleep => {
+            Op::SemPost { .. } | Op::SemWait { .. } | Op::SemSend { .. } | Op::SemReply
+                if self.prog.sem_waits_sleep =>
+            {
                 // A replayed dependency (`Workload::sem_waits_sleep`): the
                 // calls it stands for are in the traced runs already.
                 crate::program::REPLAYED_SYNC_OP_NS
             }
-            Op::SemPost { sem } => {
+            Op::SemPost { sem } | Op::SemSend { sem, .. } => {
                 c.sem
                     + if self.prog.sems[sem as usize].waiters.is_empty() {
                         0
@@ -1295,6 +1321,10 @@ impl<S: Sink> Sim<S> {
                         c.futex
                     }
             }
+            Op::SemReply => match self.prog.reply_address(t) {
+                Some(sem) if !self.prog.sems[sem as usize].waiters.is_empty() => c.sem + c.futex,
+                _ => c.sem,
+            },
             Op::SemWait { sem } => {
                 c.sem
                     + if self.prog.sems[sem as usize].count > 0 {

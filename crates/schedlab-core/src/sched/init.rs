@@ -114,6 +114,7 @@ impl<S: Sink> Sim<S> {
             .rt_runtime_ns()
             .map(|r| r as f64 / t.rt_period_ns() as f64);
         admit_ratio(workload, n, ratio)?;
+        check_addressed_sems(workload)?;
         for (i, spec) in workload.tasks.iter().enumerate() {
             let cpus_allowed = match &spec.cpus {
                 None => CpuMask::full(n),
@@ -582,6 +583,63 @@ pub(crate) fn build_groups(
         groups.push(g);
     }
     Ok(groups)
+}
+
+/// Addressed semaphores (`Op::SemSend`): indices in range, and no
+/// semaphore posted both with an address and without one (its tokens and
+/// addresses would no longer pair first in, first out).
+pub fn check_addressed_sems(w: &Workload) -> Result<(), SimError> {
+    use crate::program::Op;
+    let mut sent = vec![false; w.sems as usize];
+    let mut posted = vec![false; w.sems as usize];
+    for t in &w.tasks {
+        for op in t.program.phases.iter().flat_map(|p| &p.ops) {
+            let (sem, by_send) = match *op {
+                Op::SemSend { sem, reply } => {
+                    if reply >= w.sems {
+                        return Err(SimError::Workload(format!(
+                            "task '{}': SemSend replies to semaphore {reply}, the workload has {}",
+                            t.name, w.sems
+                        )));
+                    }
+                    (sem, true)
+                }
+                Op::SemPost { sem } => (sem, false),
+                _ => continue,
+            };
+            let Some(slot) = sent.get_mut(sem as usize) else {
+                return Err(SimError::Workload(format!(
+                    "task '{}': semaphore {sem} posted, the workload has {}",
+                    t.name, w.sems
+                )));
+            };
+            *slot |= by_send;
+            posted[sem as usize] |= !by_send;
+            if sent[sem as usize] && posted[sem as usize] {
+                return Err(SimError::Workload(format!(
+                    "task '{}': semaphore {sem} is posted both with a reply address (SemSend) and without (SemPost)",
+                    t.name
+                )));
+            }
+        }
+    }
+    // A reply needs an address: its task must wait on a semaphore that is
+    // never posted without one (addressed, or never posted at all: then
+    // the reply is never reached).
+    for t in &w.tasks {
+        let ops = || t.program.phases.iter().flat_map(|p| &p.ops);
+        let replies = ops().any(|op| *op == Op::SemReply);
+        let takes = ops().any(
+            |op| matches!(*op, Op::SemWait { sem } if posted.get(sem as usize) == Some(&false)),
+        );
+        if replies && !takes {
+            return Err(SimError::Workload(format!(
+                "task '{}': SemReply, but it never waits on a semaphore SemSend posts (no reply address)",
+                t.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Admission control over a whole workload: each deadline task counts
