@@ -927,7 +927,12 @@ impl<S: Sink> Sim<S> {
             return None;
         }
         let mut limit = Nanos::MAX;
-        for &se in self.sched.task_path(t).as_slice() {
+        // Up the hierarchy one level at a time: in a task group the first
+        // levels usually refuse (a quota, a group weight), and the rest of
+        // the path is not needed.
+        let mut next = Some(task.se);
+        while let Some(se) = next {
+            next = self.sched.se_parent(se);
             let e = &self.sched.ents[se.idx()];
             let q = self.sched.se_cfs_rq(se);
             let cfs = &self.sched.cfs[q.idx()];
