@@ -38,8 +38,11 @@
 //! and so the running task's vruntime) and `Sim::fold_touch_chan`
 //! (`chan_write`, `chan_read`). Another task's operation on a held channel
 //! settles the fold up to now and keeps it pending if its remaining
-//! landings on that channel are still silent afterwards
-//! (`Sim::fold_recheck`); a fold never takes a channel another fold holds.
+//! landings on that channel are still silent afterwards and keep their
+//! price (the cross-CPU channel cost: the operation may have taken the
+//! channel's cache lines; `Sim::fold_recheck`); a call is priced after the
+//! fold holding its channel settled (`Sim::fold_settle_chan`); a fold never
+//! takes a channel another fold holds.
 //! The fold on/off tests (tests/it/hackbench.rs: 132 seeded cases with
 //! `--trace --check`, and the event count of 8 x 4000 on 160 CPUs)
 //! compare the outputs.
