@@ -25,7 +25,21 @@ impl<S: Sink> Sim<S> {
     /// [`Sim::run`], calling `progress(now)` every 2^16 events (for a
     /// progress bar; the callback cannot change the run).
     pub fn run_with_progress(&mut self, mut progress: impl FnMut(Nanos)) -> RunResult {
-        while let Some((t, ev)) = self.queue.pop() {
+        while let Some(entry) = self.queue.pop_entry() {
+            let (t, ev) = crate::event::queue::decode(entry);
+            if let Event::BurstEnd { cpu, gen } = ev {
+                if self.folds.active + self.folds.phantoms[cpu.idx()].len() > 0 {
+                    if self.folds.take_phantom(cpu, gen) {
+                        // A split fold's event: message by message never
+                        // had it (sched/fold.rs).
+                        continue;
+                    }
+                    let f = &self.folds.cpu[cpu.idx()];
+                    if f.live && f.gen == gen {
+                        self.fold_complete(cpu);
+                    }
+                }
+            }
             if self.events & 0xffff == 0 {
                 progress(t);
             }
@@ -45,6 +59,10 @@ impl<S: Sink> Sim<S> {
             }
             self.now = t;
             self.events += 1;
+            if self.folds.active > 0 {
+                self.folds.hw = self.folds.hw.max(entry);
+                self.fold_touch_event(ev);
+            }
             if ev == Event::End {
                 break;
             }
@@ -72,6 +90,30 @@ impl<S: Sink> Sim<S> {
             end_ns: self.now,
             events: self.events,
             violation: self.violation.clone(),
+        }
+    }
+
+    /// Splits the pending fold an event is about to look at: any event on
+    /// its CPU, and every fold at the end (sched/fold.rs). A fold's own
+    /// event completed it before this.
+    fn fold_touch_event(&mut self, ev: Event) {
+        match ev {
+            Event::Tick { cpu, .. }
+            | Event::BurstEnd { cpu, .. }
+            | Event::Resched { cpu }
+            | Event::RemoteWakeup { cpu, .. }
+            | Event::NohzIdleBalance { cpu }
+            | Event::CfsbCsd { cpu }
+            | Event::TaskWork { cpu, .. }
+            | Event::Noise { cpu, .. } => self.fold_touch_cpu(cpu),
+            Event::End => self.fold_split_all(),
+            Event::TaskTimer { .. }
+            | Event::TaskStart { .. }
+            | Event::BwPeriod { .. }
+            | Event::BwSlack { .. }
+            | Event::RtPeriod
+            | Event::DlTimer { .. }
+            | Event::WasteSample => {}
         }
     }
 

@@ -67,6 +67,8 @@ pub struct Sim<S: Sink> {
     /// Of `events`, the channel syscalls fast-forwarded in closed form
     /// (never popped from the queue). Not in any output.
     pub fast_forwarded: u64,
+    /// Pending syscall folds (sched/fold.rs).
+    pub(crate) folds: crate::sched::fold::Folds,
     pub(crate) swapper_names: Vec<String>,
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,

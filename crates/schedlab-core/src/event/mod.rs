@@ -4,6 +4,7 @@
 //! are not searched for and removed: each carries the generation of the
 //! thing it belongs to and is dropped on pop when that generation moved on.
 
+pub mod order;
 pub mod queue;
 
 use crate::ids::{CpuId, GroupId, TaskId};

@@ -296,6 +296,7 @@ impl<S: Sink> Sim<S> {
     /// task's own time accounted to it (and its groups), each level's to
     /// that level's bandwidth.
     pub(crate) fn update_curr_task(&mut self, cpu: CpuId) {
+        self.fold_touch_cpu(cpu);
         let Some(t) = self.sched.rqs[cpu.idx()].curr else {
             return;
         };
@@ -354,6 +355,7 @@ impl<S: Sink> Sim<S> {
         if cost == 0 {
             return;
         }
+        self.fold_touch_cpu(cpu);
         self.acct.cpu_stats[cpu.idx()].sched_overhead_ns += cost;
         let now = self.now;
         if let Some(t) = self.sched.rqs[cpu.idx()].curr {

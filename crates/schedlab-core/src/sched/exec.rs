@@ -16,6 +16,7 @@ use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::rq::Class;
 use crate::runtime::ChannelState;
+use crate::sched::fold::Landing;
 use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
@@ -679,7 +680,7 @@ impl<S: Sink> Sim<S> {
     /// CPU time of one `write()` (`write` true) or `read()` on channel `ch`
     /// made on `cpu`: the call, plus moving the channel's cache lines from
     /// the CPU that used it last (`sched/syscall_cost.rs`).
-    fn chan_cost(&self, ch: usize, write: bool, cpu: CpuId) -> Nanos {
+    pub(crate) fn chan_cost(&self, ch: usize, write: bool, cpu: CpuId) -> Nanos {
         let (base, kind, last) = self.chan_call(ch, write);
         base + last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind))
     }
@@ -719,6 +720,9 @@ impl<S: Sink> Sim<S> {
             if self.sched.tasks[t.idx()].paid == 0 {
                 let (k, work) = self.writes_to_pay(cpu, t, first, pos, count);
                 self.pay(cpu, t, k, work);
+                if k > 1 {
+                    self.fold_begin(cpu, t, true);
+                }
                 return true;
             }
             if !self.chan_write(cpu, t, (first + pos) as usize) {
@@ -742,6 +746,9 @@ impl<S: Sink> Sim<S> {
             if self.sched.tasks[t.idx()].paid == 0 {
                 let (k, work) = self.reads_to_pay(cpu, t, chan as usize, left);
                 self.pay(cpu, t, k, work);
+                if k > 1 {
+                    self.fold_begin(cpu, t, false);
+                }
                 return true;
             }
             if !self.chan_read(cpu, t, chan as usize) {
@@ -767,6 +774,17 @@ impl<S: Sink> Sim<S> {
     /// The effect of one paid `write()` on channel `ch`: false when the
     /// channel is full and the writer went to sleep on it.
     fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+        let held = self.fold_touch_chan(ch, t);
+        let done = self.chan_write_now(cpu, t, ch);
+        if let Some(h) = held {
+            self.fold_recheck(h, ch);
+        }
+        done
+    }
+
+    /// `chan_write` without the pending fold's bookkeeping
+    /// (sched/fold.rs settles its own landings with it).
+    pub(crate) fn chan_write_now(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         self.chan_touch(ch, cpu);
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
@@ -813,6 +831,16 @@ impl<S: Sink> Sim<S> {
     /// The effect of one paid `read()` on channel `ch`: false when it is
     /// empty and the reader went to sleep on it.
     fn chan_read(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+        let held = self.fold_touch_chan(ch, t);
+        let done = self.chan_read_now(cpu, t, ch);
+        if let Some(h) = held {
+            self.fold_recheck(h, ch);
+        }
+        done
+    }
+
+    /// `chan_read` without the pending fold's bookkeeping.
+    pub(crate) fn chan_read_now(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         self.chan_touch(ch, cpu);
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
@@ -862,9 +890,10 @@ impl<S: Sink> Sim<S> {
     ///
     /// Closed form is exact only where nothing observable happens between
     /// the writes (or reads) folded together:
-    /// * no other event is due before the last of them lands (so no other
-    ///   task or CPU can look at the channels, and nothing else runs on
-    ///   this CPU);
+    /// * nobody looks at the channels or this CPU before a landing: the
+    ///   fold is kept pending and settled, landing by landing at their own
+    ///   times, as soon as someone does (sched/fold.rs); all landings are
+    ///   before the run's end;
     /// * the skipped `update_curr` calls would do nothing but add time: a
     ///   fair task whose entities all weigh NICE_0_LOAD (so virtual time
     ///   is wall time, with no rounding to split), with no CPU bandwidth
@@ -873,13 +902,12 @@ impl<S: Sink> Sim<S> {
     ///   last intermediate landing (update_deadline / the resched check).
     ///
     /// `span` is the CPU time of the first two syscalls: a fold needs the
-    /// second to land before the next event, so when it cannot the answer
-    /// is `None` at once, before the walk up the task's hierarchy (on a
-    /// busy machine nearly every call ends there: issue 17's profile).
+    /// second to land before the run's end, tested before the walk up the
+    /// task's hierarchy.
     ///
     /// Returns `(start, horizon, sched_limit)`: when the first syscall
-    /// starts, the earliest queued event (or the run's end), and the time
-    /// every intermediate landing must precede.
+    /// starts, the run's end (or `Nanos::MAX`), and the time every
+    /// intermediate landing must precede.
     fn fast_forward_window(
         &self,
         cpu: CpuId,
@@ -894,15 +922,17 @@ impl<S: Sink> Sim<S> {
             return None;
         }
         let start = self.sched.ents[task.se.idx()].exec_start.max(self.now);
-        let mut horizon = self.queue.peek_time().unwrap_or(Nanos::MAX);
-        if let Some(e) = self.end {
-            horizon = horizon.min(e);
-        }
+        let horizon = self.end.unwrap_or(Nanos::MAX);
         if start.saturating_add(span) >= horizon {
             return None;
         }
         let mut limit = Nanos::MAX;
-        for &se in self.sched.task_path(t).as_slice() {
+        // Up the hierarchy one level at a time: in a task group the first
+        // levels usually refuse (a quota, a group weight), and the rest of
+        // the path is not needed.
+        let mut next = Some(task.se);
+        while let Some(se) = next {
+            next = self.sched.se_parent(se);
             let e = &self.sched.ents[se.idx()];
             let q = self.sched.se_cfs_rq(se);
             let cfs = &self.sched.cfs[q.idx()];
@@ -922,9 +952,18 @@ impl<S: Sink> Sim<S> {
         Some((start, horizon, limit))
     }
 
+    /// Messages waiting in channel `ch`, and whether no writer sleeps on
+    /// it (then a read wakes nobody).
+    pub(crate) fn chan_avail(&self, ch: usize) -> (u64, bool) {
+        match &self.prog.channels[ch] {
+            ChannelState::Pipe(p, n) => (p.unread() / *n, p.writers.is_empty()),
+            ChannelState::Unix(s, _) => (s.queued(), s.writers.is_empty()),
+        }
+    }
+
     /// Is a `write()` to channel `ch` silent now: it finds room and wakes
     /// nobody (no reader sleeps on the channel)?
-    fn silent_write(&self, ch: usize) -> bool {
+    pub(crate) fn silent_write(&self, ch: usize) -> bool {
         match &self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => p.writable(*n) && p.readers.is_empty(),
             ChannelState::Unix(s, _) => s.writable() && s.readers.is_empty(),
@@ -938,9 +977,10 @@ impl<S: Sink> Sim<S> {
     /// wake: it lands at the end of the paid time, as it would alone.
     ///
     /// The conditions a fold of two needs (a second write in the round,
-    /// a silent first one, both landing before the next event) are
-    /// tested first, cheapest first; the answer is the same as testing
-    /// them in the loop.
+    /// a silent first one on a channel no other fold holds, both landing
+    /// before the run's end) are tested first, cheapest first. The fold
+    /// stops before a channel another pending fold holds (`fold_claimed`).
+    /// The landings are left in `folds.buf` for `fold_begin`.
     fn writes_to_pay(
         &mut self,
         cpu: CpuId,
@@ -949,32 +989,50 @@ impl<S: Sink> Sim<S> {
         pos: u32,
         count: u32,
     ) -> (u64, Nanos) {
+        self.fold_settle_chan((first + pos) as usize, t);
         let c0 = self.chan_cost((first + pos) as usize, true, cpu);
-        if pos + 1 >= count || !self.silent_write((first + pos) as usize) {
+        if pos + 1 >= count
+            || self.fold_claimed((first + pos) as usize)
+            || !self.silent_write((first + pos) as usize)
+        {
             return (1, c0);
         }
         let c1 = self.chan_cost((first + pos + 1) as usize, true, cpu);
         let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c0 + c1) else {
             return (1, c0);
         };
-        let (mut k, mut work) = (0u64, 0);
+        let mut land = std::mem::take(&mut self.folds.buf);
+        land.clear();
+        let mut work = 0;
         for j in pos..count {
             let ch = (first + j) as usize;
             let c = self.chan_cost(ch, true, cpu);
-            if k > 0 && (start + work + c >= horizon || start + work >= limit) {
+            if !land.is_empty()
+                && (start + work + c >= horizon || start + work >= limit || self.fold_claimed(ch))
+            {
                 break;
             }
-            k += 1;
             work += c;
+            land.push(Landing {
+                at: start + work,
+                cost: c,
+                chan: ch as u32,
+            });
             if !self.silent_write(ch) {
                 break;
             }
         }
-        if k > 1 {
-            self.events += k - 1;
-            self.fast_forwarded += k - 1;
-        }
+        let k = land.len() as u64;
+        self.folds.buf = land;
         (k, work)
+    }
+
+    /// Does another task's pending fold have a landing on channel `ch`?
+    /// A fold does not take a channel another fold holds: it would split
+    /// that fold (sched/fold.rs), and the two would split each other in
+    /// turn.
+    fn fold_claimed(&self, ch: usize) -> bool {
+        self.folds.active > 0 && self.folds.chan[ch].is_some()
     }
 
     /// How many of the `left` reads from `ch` to pay for now (as
@@ -984,15 +1042,13 @@ impl<S: Sink> Sim<S> {
         // The first read may find the channel's lines on another CPU; after
         // it, this CPU holds them (a round's writes go to distinct channels,
         // so `writes_to_pay` needs no such split).
+        self.fold_settle_chan(ch, t);
         let c1 = self.chan_cost(ch, false, cpu);
-        if left < 2 {
+        if left < 2 || self.fold_claimed(ch) {
             return (1, c1);
         }
         let c = self.chan_call(ch, false).0;
-        let (avail, quiet) = match &self.prog.channels[ch] {
-            ChannelState::Pipe(p, n) => (p.unread() / *n, p.writers.is_empty()),
-            ChannelState::Unix(s, _) => (s.queued(), s.writers.is_empty()),
-        };
+        let (avail, quiet) = self.chan_avail(ch);
         if !quiet || avail == 0 {
             return (1, c1);
         }
@@ -1010,8 +1066,14 @@ impl<S: Sink> Sim<S> {
             k += 1;
         }
         if k > 1 {
-            self.events += k - 1;
-            self.fast_forwarded += k - 1;
+            let mut land = std::mem::take(&mut self.folds.buf);
+            land.clear();
+            land.extend((1..=k).map(|i| Landing {
+                at: start + c1 + (i - 1) * c,
+                cost: if i == 1 { c1 } else { c },
+                chan: ch as u32,
+            }));
+            self.folds.buf = land;
         }
         (k, c1 + (k - 1) * c)
     }

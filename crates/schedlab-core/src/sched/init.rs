@@ -55,6 +55,16 @@ impl<S: Sink> Sim<S> {
         if workload.tasks.is_empty() {
             return Err(SimError::Workload("the workload has no tasks".into()));
         }
+        // The event queue's tie key holds CPU, task and group ids in 27
+        // bits (event/order.rs); the main thread is one more task.
+        let max = crate::event::order::MAX_ID;
+        if n >= max || workload.tasks.len() + 1 >= max || workload.groups.len() + 1 >= max {
+            return Err(SimError::Workload(format!(
+                "{n} CPUs, {} tasks and {} task groups: each must be below {max}",
+                workload.tasks.len(),
+                workload.groups.len()
+            )));
+        }
         let p = EevdfParams {
             base_slice_ns: cfg.tunables.base_slice_ns(n),
             base_slice_normalized_ns: cfg.tunables.base_slice.normalized_ns,
@@ -335,6 +345,7 @@ impl<S: Sink> Sim<S> {
             end: duration.map(|d| t_start + d),
             events: 0,
             fast_forwarded: 0,
+            folds: crate::sched::fold::Folds::new(n, workload.channels.len()),
             swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
             idle_traced: vec![None; n],
             idle_trace_started: false,

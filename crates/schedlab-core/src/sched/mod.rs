@@ -9,6 +9,7 @@ pub mod cpuidle_menu;
 pub mod deadline;
 mod exec;
 pub mod fair;
+pub(crate) mod fold;
 pub mod futex_word;
 pub mod group;
 mod init;

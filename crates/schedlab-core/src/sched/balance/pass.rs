@@ -260,6 +260,10 @@ impl<S: Sink> Sim<S> {
         m: MigrationType,
         imbalance: u64,
     ) -> (u32, bool) {
+        // can_migrate_task reads src's queue (the eligibility test uses
+        // avg_vruntime, which counts the running task's vruntime): a
+        // pending syscall fold there is settled first (sched/fold.rs).
+        self.fold_touch_cpu(src);
         // Candidates: queued tasks of src, least recently run first (the
         // tail of cfs_tasks); only the first loop_max (sysctl
         // sched_nr_migrate, 32, at most nr_running) are looked at, and only
