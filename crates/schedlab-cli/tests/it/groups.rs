@@ -346,8 +346,10 @@ fn per_task_throttling_parks_tasks_one_by_one_legacy_drops_the_group() {
 #[test]
 fn slack_return_keeps_one_ms_and_gives_back_the_rest() {
     // A task of a capped group runs 1.5 ms, then sleeps: its queue took a
-    // 5 ms slice from the pool, used 1.5 ms and, once empty, returns
-    // 5 − 1.5 − 1 = 2.5 ms (keeping min_cfs_rq_runtime = 1 ms).
+    // 5 ms slice from the pool, used 1.5 ms plus the context switch to the
+    // task (update_curr charges the switch's time to the task switched to,
+    // sched-work-charged: vm-2cpu's 3 µs) and, once empty, returns
+    // 5 − 1.5 − 0.003 − 1 = 2.497 ms (keeping min_cfs_rq_runtime = 1 ms).
     let mut g = capped("/s", 20);
     g.period_ns = NSEC_PER_SEC; // no refill within the run
     let mut t = task(
@@ -375,7 +377,10 @@ fn slack_return_keeps_one_ms_and_gives_back_the_rest() {
         check: true,
         ..SimConfig::default()
     };
-    let mut sim = Sim::new(preset("vm-2cpu").unwrap(), &w, cfg, NullSink).unwrap();
+    let m = preset("vm-2cpu").unwrap();
+    let switch_ns = m.costs.context_switch_ns;
+    assert_eq!(switch_ns, 3_000);
+    let mut sim = Sim::new(m, &w, cfg, NullSink).unwrap();
     sim.run();
     let g = &sim.sched.groups[1];
     let b = g.bw.as_ref().unwrap();
@@ -385,7 +390,8 @@ fn slack_return_keeps_one_ms_and_gives_back_the_rest() {
     );
     assert_eq!(g.usage_ns, 1_500_000);
     assert_eq!(
-        b.runtime, 17_500_000,
+        b.runtime,
+        20_000_000 - 5_000_000 + (5_000_000 - 1_500_000 - switch_ns - 1_000_000),
         "pool after the slice and the slack return"
     );
     let q = g.cfs_rq[1];
