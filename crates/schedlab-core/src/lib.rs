@@ -69,6 +69,7 @@ pub mod engine;
 pub mod event;
 pub mod fair;
 pub mod features;
+pub(crate) mod folds;
 pub mod ids;
 pub mod kernels;
 pub mod machine;

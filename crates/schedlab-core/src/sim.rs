@@ -68,7 +68,7 @@ pub struct Sim<S: Sink> {
     /// (never popped from the queue). Not in any output.
     pub fast_forwarded: u64,
     /// Pending syscall folds (sched/fold.rs).
-    pub(crate) folds: crate::sched::fold::Folds,
+    pub(crate) folds: crate::folds::Folds,
     pub(crate) swapper_names: Vec<String>,
     pub(crate) sink: S,
     pub(crate) violation: Option<Violation>,

@@ -10,13 +10,13 @@
 use crate::fair::eevdf;
 use crate::fair::eevdf::EnqueueKind;
 use crate::fair::weight::{task_weight, NICE_0_LOAD};
+use crate::folds::Landing;
 use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::rq::Class;
 use crate::runtime::ChannelState;
-use crate::sched::fold::Landing;
 use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};

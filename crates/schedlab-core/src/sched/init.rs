@@ -345,7 +345,7 @@ impl<S: Sink> Sim<S> {
             end: duration.map(|d| t_start + d),
             events: 0,
             fast_forwarded: 0,
-            folds: crate::sched::fold::Folds::new(n, workload.channels.len()),
+            folds: crate::folds::Folds::new(n, workload.channels.len()),
             swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
             idle_traced: vec![None; n],
             idle_trace_started: false,

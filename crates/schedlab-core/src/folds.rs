@@ -1,0 +1,74 @@
+//! The pending syscall folds' bookkeeping (issue 17): per CPU the fold
+//! in flight and its landings, per channel the CPU whose fold holds it,
+//! and the split folds' events the engine drops. Plain state, kept in
+//! [`crate::sim::Sim`]; the mechanism that decides, splits and settles
+//! folds is `sched/fold.rs` (as `cfs_tasks.rs` is the list and the
+//! balancer its user).
+
+use crate::ids::{CpuId, TaskId};
+use crate::time::Nanos;
+
+/// One landing of a fold: when, what its syscall cost, on which channel.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Landing {
+    pub at: Nanos,
+    pub cost: Nanos,
+    pub chan: u32,
+}
+
+/// A pending fold on one CPU.
+#[derive(Debug, Default)]
+pub(crate) struct Fold {
+    pub live: bool,
+    pub task: TaskId,
+    /// `burst_gen` of the fold's `BurstEnd` (at the last landing).
+    pub gen: u32,
+    /// Writes (`Op::Send`) or reads.
+    pub write: bool,
+    /// All k landings, the last one the fold's event.
+    pub landings: Vec<Landing>,
+    /// The first landing not settled yet.
+    pub next: usize,
+}
+
+/// Pending folds, per CPU, and what the engine needs to settle them.
+#[derive(Debug, Default)]
+pub(crate) struct Folds {
+    /// Per CPU.
+    pub cpu: Vec<Fold>,
+    /// Per channel: the CPU whose pending fold has a landing on it.
+    pub chan: Vec<Option<CpuId>>,
+    /// Per CPU: generations of split folds' events, dropped uncounted.
+    pub phantoms: Vec<Vec<u32>>,
+    /// Pending folds.
+    pub active: usize,
+    /// The largest (time << 64 | tie key) popped so far.
+    pub hw: u128,
+    /// The landings of the fold being decided (a reused buffer).
+    pub buf: Vec<Landing>,
+}
+
+impl Folds {
+    /// Sized for `n` CPUs and `chans` channels.
+    pub fn new(n: usize, chans: usize) -> Self {
+        Self {
+            cpu: (0..n).map(|_| Fold::default()).collect(),
+            chan: vec![None; chans],
+            phantoms: vec![Vec::new(); n],
+            active: 0,
+            hw: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Is `BurstEnd { cpu, gen }` a split fold's event (then forgets it)?
+    #[inline]
+    pub fn take_phantom(&mut self, cpu: CpuId, gen: u32) -> bool {
+        let p = &mut self.phantoms[cpu.idx()];
+        if let Some(i) = p.iter().position(|&g| g == gen) {
+            p.swap_remove(i);
+            return true;
+        }
+        false
+    }
+}
