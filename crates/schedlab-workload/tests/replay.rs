@@ -726,23 +726,30 @@ fn unknown_events_are_skipped_and_counted() {
     assert_eq!(r.report.lines, 17);
 }
 
-#[test]
-fn sched_stat_runtime_gives_the_cpu_time_to_the_ns() {
-    // The kernel's runtime lines (ns) replace the span (µs) of the
-    // activations they fall in: here two lines in the second activation.
-    let text = periodic(3, 10_000, 100);
+/// `periodic(3, 10_000, 100)` with `sched_stat_runtime` lines of "tick"
+/// (time in ns, runtime in ns) in its second activation, the one that
+/// starts at 5.010003.
+fn periodic_with_runtime_lines(lines: &[(u64, u64)]) -> String {
     let mut s = String::new();
-    for l in text.lines() {
+    for l in periodic(3, 10_000, 100).lines() {
         s.push_str(l);
         s.push('\n');
         if l.contains("next_comm=tick") && l.contains(" 5.010003:") {
-            for (t, ns) in [(5_010_050, 49_900), (5_010_103, 50_311)] {
+            for &(t, ns) in lines {
                 let ev = format!("sched_stat_runtime: comm=tick pid=42 runtime={ns} [ns]");
                 s.push_str(&line("tick", 42, 1, "d..2.", t, &ev));
                 s.push('\n');
             }
         }
     }
+    s
+}
+
+#[test]
+fn sched_stat_runtime_gives_the_cpu_time_to_the_ns() {
+    // The kernel's runtime lines (ns) replace the span (µs) of the
+    // activations they fall in: here two lines in the second activation.
+    let s = periodic_with_runtime_lines(&[(5_010_050, 49_900), (5_010_103, 50_311)]);
     let r = replay_trace(&s, "s.txt", &opts()).unwrap();
     assert!(r.report.skipped.is_empty(), "{:?}", r.report.skipped);
     let runs: Vec<u64> = r.workload.tasks[0]
@@ -768,17 +775,7 @@ fn with_complete_runtime_lines_an_activation_without_one_used_no_cpu() {
     // (`runtime_lines_complete`): a switched-out activation without one
     // used no CPU time, and its span is scheduler work (a newidle pass
     // charged after the switch). Other traces keep the span.
-    let text = periodic(3, 10_000, 100);
-    let mut s = String::new();
-    for l in text.lines() {
-        s.push_str(l);
-        s.push('\n');
-        if l.contains("next_comm=tick") && l.contains(" 5.010003:") {
-            let ev = "sched_stat_runtime: comm=tick pid=42 runtime=99500 [ns]";
-            s.push_str(&line("tick", 42, 1, "d..2.", 5_010_050, ev));
-            s.push('\n');
-        }
-    }
+    let s = periodic_with_runtime_lines(&[(5_010_050, 99_500)]);
     let work = |o: &ReplayOptions| -> Vec<u64> {
         let r = replay_trace(&s, "s.txt", o).unwrap();
         r.workload.tasks[0]

@@ -771,15 +771,27 @@ impl<S: Sink> Sim<S> {
         self.prog.wake_scratch = list;
     }
 
-    /// The effect of one paid `write()` on channel `ch`: false when the
-    /// channel is full and the writer went to sleep on it.
-    fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+    /// Runs `call` (a write or a read by `t` on channel `ch`) with the
+    /// pending fold's bookkeeping around it: a fold holding the channel is
+    /// settled up to now before, and rechecked after (sched/fold.rs).
+    fn with_fold_on_chan(
+        &mut self,
+        t: TaskId,
+        ch: usize,
+        call: impl FnOnce(&mut Self) -> bool,
+    ) -> bool {
         let held = self.fold_touch_chan(ch, t);
-        let done = self.chan_write_now(cpu, t, ch);
+        let done = call(self);
         if let Some(h) = held {
             self.fold_recheck(h, ch);
         }
         done
+    }
+
+    /// The effect of one paid `write()` on channel `ch`: false when the
+    /// channel is full and the writer went to sleep on it.
+    fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
+        self.with_fold_on_chan(t, ch, |s| s.chan_write_now(cpu, t, ch))
     }
 
     /// `chan_write` without the pending fold's bookkeeping
@@ -831,12 +843,7 @@ impl<S: Sink> Sim<S> {
     /// The effect of one paid `read()` on channel `ch`: false when it is
     /// empty and the reader went to sleep on it.
     fn chan_read(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
-        let held = self.fold_touch_chan(ch, t);
-        let done = self.chan_read_now(cpu, t, ch);
-        if let Some(h) = held {
-            self.fold_recheck(h, ch);
-        }
-        done
+        self.with_fold_on_chan(t, ch, |s| s.chan_read_now(cpu, t, ch))
     }
 
     /// `chan_read` without the pending fold's bookkeeping.
