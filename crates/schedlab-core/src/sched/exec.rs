@@ -17,6 +17,7 @@ use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::rq::Class;
 use crate::runtime::ChannelState;
+use crate::sched::pipe::WriterWake;
 use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
@@ -849,6 +850,7 @@ impl<S: Sink> Sim<S> {
     /// `chan_read` without the pending fold's bookkeeping.
     pub(crate) fn chan_read_now(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         self.chan_touch(ch, cpu);
+        let rule = WriterWake::of(self.cfg.kernel);
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
         let mut wake_all = false;
@@ -859,9 +861,10 @@ impl<S: Sink> Sim<S> {
                     self.block_on_channel(cpu, t);
                     return false;
                 }
-                // pipe_read: wake a writer if the pipe was full; a reader
-                // that had waited wakes the next one if data is left.
-                if p.read(*n) {
+                // pipe_read: wake a writer if the pipe was full (from 6.14:
+                // and the read freed a slot); a reader that had waited
+                // wakes the next one if data is left.
+                if p.read(*n, rule) {
                     wake[0] = p.writers.pop_front();
                 }
                 if waited && !p.empty() {

@@ -17,8 +17,9 @@
 //! * Wakeups (all `wake_up_interruptible_sync_poll`, i.e. WF_SYNC, from
 //!   the waker's task context): a write wakes a reader when the pipe was
 //!   empty before it; a read wakes a writer when the pipe was *full* (16
-//!   slots) before it, even if that read freed no slot; a writer that had
-//!   to wait wakes the next writer when it leaves the pipe not full.
+//!   slots) before it ([`WriterWake`]: up to 6.13 even if that read freed
+//!   no slot, from 6.14 only if it did); a writer that had to wait wakes
+//!   the next writer when it leaves the pipe not full.
 //!   Readers and writers wait *exclusively* (`wait_event_..._exclusive`),
 //!   so each wakeup wakes one waiter, the longest waiting; a waiter woken
 //!   for nothing re-queues at the tail and sleeps again.
@@ -39,6 +40,33 @@ use std::collections::VecDeque;
 pub const PAGE_SIZE: u64 = 4096;
 /// `PIPE_DEF_BUFFERS`: slots of a pipe created by pipe(2).
 pub const PIPE_DEF_BUFFERS: usize = 16;
+
+/// When `pipe_read` wakes a writer sleeping on a full pipe.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WriterWake {
+    /// Up to 6.13: whenever the pipe was full before the read, even if the
+    /// read freed no slot (the writer wakes, finds the pipe still full and
+    /// sleeps again).
+    WasFull,
+    /// From 6.14: only when the read freed a slot of a full pipe. Commit
+    /// aaec5a95d596 "pipe_read: don't wake up the writer if the pipe is
+    /// still full" (Oleg Nesterov, merged for 6.14). Measured on this
+    /// host's 6.18 by `scripts/pipewake.c`: with 640 100-byte messages
+    /// queued and a writer blocked, reads 1-39 leave the writer asleep
+    /// (0 voluntary switches), read 40 frees the first page and wakes it.
+    FreedSlot,
+}
+
+impl WriterWake {
+    /// The rule of `kernel` (a `--kernel` name).
+    pub fn of(kernel: &str) -> Self {
+        if crate::kernels::at_least(kernel, 6, 14) {
+            WriterWake::FreedSlot
+        } else {
+            WriterWake::WasFull
+        }
+    }
+}
 
 /// One pipe buffer (a page): `end` = offset + len (where a merge appends),
 /// `unread` = len.
@@ -123,8 +151,8 @@ impl Pipe {
     }
 
     /// Reads `n` bytes (the caller checked that many are unread); returns
-    /// `was_full` (the read must wake a writer).
-    pub fn read(&mut self, n: u64) -> bool {
+    /// whether the read must wake a writer under `rule`.
+    pub fn read(&mut self, n: u64, rule: WriterWake) -> bool {
         let was_full = self.full();
         let mut left = n;
         while left > 0 {
@@ -136,7 +164,10 @@ impl Pipe {
                 self.bufs.pop_front();
             }
         }
-        was_full
+        match rule {
+            WriterWake::WasFull => was_full,
+            WriterWake::FreedSlot => was_full && !self.full(),
+        }
     }
 }
 
@@ -155,13 +186,29 @@ mod tests {
         assert_eq!(n, 640);
         assert!(p.full());
         // One read frees no slot (the first page still holds 3900 bytes):
-        // the pipe stays full and a writer still cannot write.
-        assert!(p.read(100));
+        // the pipe stays full and a writer still cannot write. Up to 6.13
+        // every such read wakes the writer for nothing.
+        let mut q = p.clone();
+        assert!(p.read(100, WriterWake::WasFull));
         assert!(!p.writable(100));
         for _ in 0..39 {
-            assert!(p.read(100));
+            assert!(p.read(100, WriterWake::WasFull));
         }
         assert!(!p.full() && p.writable(100));
+        // From 6.14 only the 40th read, which frees the first page, wakes
+        // it (this host's 6.18: scripts/pipewake.c).
+        for i in 1..=40 {
+            assert_eq!(q.read(100, WriterWake::FreedSlot), i == 40, "read {i}");
+        }
+        assert!(!q.full() && q.writable(100));
+        assert!(!q.read(100, WriterWake::FreedSlot), "the pipe was not full");
+    }
+
+    #[test]
+    fn the_rule_follows_the_release() {
+        assert_eq!(WriterWake::of("6.12"), WriterWake::WasFull);
+        assert_eq!(WriterWake::of("6.15"), WriterWake::FreedSlot);
+        assert_eq!(WriterWake::of("tip"), WriterWake::FreedSlot);
     }
 
     #[test]
@@ -169,8 +216,8 @@ mod tests {
         let mut p = Pipe::default();
         assert!(p.write(100), "write into an empty pipe must wake");
         assert!(!p.write(100));
-        p.read(100);
-        p.read(100);
+        p.read(100, WriterWake::FreedSlot);
+        p.read(100, WriterWake::FreedSlot);
         assert!(p.empty());
         assert!(p.write(4000));
         // 4000 + 100 > 4096: no merge, a second page.
@@ -188,7 +235,7 @@ mod tests {
         }
         assert_eq!(n, 4);
         assert_eq!(p.unread(), 65536);
-        p.read(16384);
+        p.read(16384, WriterWake::FreedSlot);
         assert!(p.writable(16384));
     }
 }
