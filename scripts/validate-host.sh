@@ -3,7 +3,7 @@
 # (schedlab record), validates the model against it (schedlab validate),
 # and writes the scoreboard docs/validation.md (scripts/validation-doc.py).
 # Needs root, Linux and tracefs. About 2.5 minutes on a 2-vCPU guest
-# (27 shapes, 3 s each plus 0.5 s of noise measurement, then validation),
+# (29 shapes, 3 s each plus 0.5 s of noise measurement, then validation),
 # about 3.5 minutes with --before-bin.
 #
 #   scripts/validate-host.sh [--bin PATH] [--before-bin PATH] [--out DIR]
@@ -147,7 +147,10 @@ bw bw-flat-busy-pin0 '{"/capped": {"cpu.max": "30000 100000"}}' \
 bw bw-flat-periodic-pin0 '{"/capped": {"cpu.max": "20000 50000"}}' \
     "$(per p 2 3000 10000 '"taskgroup": "/capped", "cpus": [0]')"
 
-# name  workload (file or generator spec)
+# name  workload (file or generator spec)  [record options, e.g. --cpus 1:
+# the run is restricted to CPU 0 and simulated on a 1-CPU machine, which
+# takes wake-up placement, and this guest's non-upstream packing, out of
+# the comparison]
 shapes="p1-alone $w/p1-alone.json
 p2-alone $w/p2-alone.json
 p4-alone $w/p4-alone.json
@@ -166,6 +169,8 @@ hb-pipe-2g hackbench:groups=2,loops=1500,ipc=pipe
 hb-pipe-4g hackbench:groups=4,loops=700,ipc=pipe
 hb-socket-1g hackbench:groups=1,loops=2000,ipc=socket
 hb-socket-2g hackbench:groups=2,loops=1000,ipc=socket
+hb-pipe-1g-1cpu hackbench:groups=1,loops=3000,ipc=pipe --cpus 1
+hb-socket-1g-1cpu hackbench:groups=1,loops=2000,ipc=socket --cpus 1
 bw-flat-busy $w/bw-flat-busy.json
 bw-flat-periodic $w/bw-flat-periodic.json
 bw-flat-mixed $w/bw-flat-mixed.json
@@ -176,8 +181,8 @@ pairs-2-pin $w/pairs-2-pin.json
 bw-flat-busy-pin0 $w/bw-flat-busy-pin0.json
 bw-flat-periodic-pin0 $w/bw-flat-periodic-pin0.json"
 if [ -n "$only" ]; then
-    shapes=$(echo "$shapes" | while read -r name wl; do
-        case ",$only," in *",$name,"*) echo "$name $wl" ;; esac; done)
+    shapes=$(echo "$shapes" | while read -r name wl extra; do
+        case ",$only," in *",$name,"*) echo "$name $wl $extra" ;; esac; done)
     [ -n "$shapes" ] || { echo "validate-host.sh: --only $only: no such shape" >&2; exit 2; }
 fi
 
@@ -191,7 +196,7 @@ if [ $revalidate = 0 ] && [ $costs = 1 ]; then
         "$out/wakecost" --wake-only --json "$out/costs.json" > "$out/wakecost.txt"
     grep -h "^figures:" "$out/wakecost.txt" >&2
 fi
-echo "$shapes" | while read -r name wl; do
+echo "$shapes" | while read -r name wl extra; do
     dir=$out/$name
     if [ $revalidate = 0 ]; then
         rm -rf "$dir"
@@ -199,7 +204,7 @@ echo "$shapes" | while read -r name wl; do
         echo "== $name: $wl (load $load)" >&2
         # Own session, autogroup nice -20 (see the header).
         setsid -w sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh \
-            "$bin" record "$wl" --out "$dir" --quiet
+            "$bin" record "$wl" $extra --out "$dir" --quiet
         echo "$load" > "$dir/loadavg.txt"
         if [ $costs = 1 ]; then cp "$out/costs.json" "$dir/costs.json"; fi
     else

@@ -43,6 +43,11 @@ pub struct ExecArgs {
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run on CPUs 0..N-1 only (the process's CPU affinity, which every
+    /// thread inherits); `record` then describes an N-CPU machine in
+    /// DIR/sysfs, so `validate` simulates N CPUs.
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
 }
 
 /// `schedlab validate` arguments.
@@ -70,7 +75,26 @@ pub struct ValidateArgs {
     pub noise: String,
 }
 
+/// `--cpus N`: restricts this process to CPUs 0..N-1.
+fn restrict_cpus(n: u32) -> Result<()> {
+    let allowed = schedlab_host::sys::online_cpus();
+    if n == 0 {
+        return Err(user("--cpus 0: needs at least one CPU"));
+    }
+    if let Some(c) = (0..n).find(|c| !allowed.contains(c)) {
+        return Err(user(format!(
+            "--cpus {n}: CPU {c} is not available to this process (allowed: {})",
+            schedlab_host::facts::format_cpu_list(&allowed)
+        )));
+    }
+    let cpus: Vec<u32> = (0..n).collect();
+    schedlab_host::sys::set_affinity(0, &cpus).map_err(host_err)
+}
+
 fn host_workload(a: &ExecArgs) -> Result<(Workload, ExecOptions)> {
+    if let Some(n) = a.cpus {
+        restrict_cpus(n)?;
+    }
     let ncpu = schedlab_host::sys::online_cpus().len().max(1);
     let (w, warnings) = resolve::workload(&a.workload, ncpu)?;
     if !a.quiet {
@@ -135,6 +159,7 @@ pub fn record(a: &ExecArgs) -> Result<ExitCode> {
     let args = serde_json::json!({
         "workload": a.workload,
         "duration_ns": o.duration_ns,
+        "cpus": a.cpus,
     });
     std::fs::write(
         dir.join("record.json"),

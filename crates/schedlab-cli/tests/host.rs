@@ -114,6 +114,31 @@ fn bad_recordings_give_one_line_and_status_2() {
     // record without --out.
     let e = one_line_error(&schedlab(&["record", "hackbench:groups=1"]));
     assert!(e.contains("--out"), "{e}");
+    // --cpus: at least one, and only CPUs this process may use; nothing written.
+    let bad = rec.join("cpus");
+    let b = bad.to_str().unwrap();
+    let e = one_line_error(&schedlab(&[
+        "record",
+        "hackbench:groups=1",
+        "--cpus",
+        "0",
+        "--out",
+        b,
+    ]));
+    assert!(e.contains("--cpus 0: needs at least one CPU"), "{e}");
+    let e = one_line_error(&schedlab(&[
+        "record",
+        "hackbench:groups=1",
+        "--cpus",
+        "100000",
+        "--out",
+        b,
+    ]));
+    assert!(
+        e.contains("--cpus 100000: CPU ") && e.contains("is not available"),
+        "{e}"
+    );
+    assert!(!bad.exists());
     let e = one_line_error(&schedlab(&["validate", r, "--seeds", "0"]));
     assert!(e.contains("--seeds"), "{e}");
 }
@@ -393,4 +418,62 @@ fn validate_refuses_a_kernel_it_cannot_model() {
     // A --kernel the model does not know.
     let e = one_line_error(&schedlab(&["validate", r, "--kernel", "3.10"]));
     assert!(e.contains("--kernel: unknown release '3.10'"), "{e}");
+}
+
+#[test]
+fn record_on_cpu_0_describes_a_one_cpu_machine() {
+    const T: &str = "record_on_cpu_0_describes_a_one_cpu_machine";
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !cfg!(target_os = "linux") {
+        return loud_skip(T, "not Linux");
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        return loud_skip(T, "not root (recording needs tracefs)");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let rec = d.path().join("rec");
+    let o = schedlab(&[
+        "record",
+        "hackbench:groups=1,loops=20,ipc=pipe",
+        "--cpus",
+        "1",
+        "--out",
+        rec.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && (err.contains("tracefs") || err.contains("trace instance")) {
+        return loud_skip(T, &format!("this host cannot trace: {}", err.trim()));
+    }
+    assert!(o.status.success(), "record: {err}");
+    let read = |p: &str| std::fs::read_to_string(rec.join(p)).unwrap();
+    assert_eq!(read("sysfs/devices/system/cpu/online"), "0\n");
+    assert!(!rec.join("sysfs/devices/system/cpu/cpu1").exists());
+    let host: serde_json::Value = serde_json::from_str(&read("host.json")).unwrap();
+    assert_eq!(host["host"]["cpus_recorded"], "0", "{}", host["host"]);
+    let r: serde_json::Value = serde_json::from_str(&read("record.json")).unwrap();
+    assert_eq!(r["cpus"], 1);
+    // Every hackbench thread ran on CPU 0 only.
+    let trace = read("trace.txt");
+    let mut n = 0;
+    for l in trace
+        .lines()
+        .filter(|l| l.contains("sched_switch: prev_comm=hb-"))
+    {
+        n += 1;
+        assert!(l.contains("[000]"), "{l}");
+    }
+    assert!(n > 0, "no hackbench switches traced");
+    // validate simulates one CPU.
+    let o = schedlab(&["validate", rec.to_str().unwrap(), "--seeds", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.join("sim-seed1/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        s["cpus"].as_array().map(|c| c.len()),
+        Some(1),
+        "{}",
+        s["cpus"]
+    );
 }

@@ -27,6 +27,10 @@ pub enum HostError {
     /// The workload is not runnable as given (bad index, no end, ...).
     #[error("workload: {0}")]
     Workload(String),
+    /// The process's CPU affinity cannot describe a machine
+    /// ([`crate::facts::affinity_prefix`]).
+    #[error("record: {0}")]
+    Affinity(String),
     /// A syscall failed.
     #[error("{call}: {err}")]
     Sys {

@@ -1,7 +1,7 @@
 //! The host's facts a recording keeps (host.json), with the parsers as pure
 //! functions over file contents so they are tested on fixture strings.
 
-use schedlab_core::machine::sysfs::{from_sysfs, SysfsReader};
+use schedlab_core::machine::sysfs::{from_sysfs, parse_cpu_list, parse_cpu_mask, SysfsReader};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -61,6 +61,11 @@ pub struct HostFacts {
     /// Whether the copied tree imports (`schedlab run --machine sysfs:DIR/sysfs`);
     /// the error otherwise.
     pub sysfs_import: String,
+    /// When the recording ran restricted to CPUs 0..N-1 (`--cpus N`, or an
+    /// inherited affinity), those CPUs: `sysfs/` then describes an N-CPU
+    /// machine (see [`restrict_text`]). None: every online CPU.
+    #[serde(default)]
+    pub cpus_recorded: Option<String>,
 }
 
 /// `CONFIG_HZ=` from a kernel config text.
@@ -302,9 +307,101 @@ pub fn tunables() -> BTreeMap<String, String> {
     m
 }
 
-/// A [`SysfsReader`] over a directory that remembers what it was asked.
+/// The kernel's list format for increasing CPU numbers (`0-3,8`).
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+/// The kernel's mask format (32-bit hex chunks, most significant first).
+fn format_cpu_mask(cpus: &[u32]) -> String {
+    let chunks = cpus.last().map_or(1, |&c| c as usize / 32 + 1);
+    let mut words = vec![0u32; chunks];
+    for &c in cpus {
+        words[c as usize / 32] |= 1 << (c % 32);
+    }
+    let v: Vec<String> = words.iter().rev().map(|w| format!("{w:08x}")).collect();
+    v.join(",")
+}
+
+/// A /sys file's text as seen by a recording restricted to CPUs 0..n-1:
+/// CPU lists (`cpu/online`, `*_list`, a node's `cpulist`) and masks
+/// (`*_map`) lose the CPUs >= n; other files are unchanged. The simulator
+/// then imports an n-CPU machine with the host's caches, nodes and idle
+/// states. Text that does not parse is kept as it is (the importer
+/// reports it).
+pub fn restrict_text(rel: &str, text: &str, n: u32) -> String {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let is_list =
+        rel == "devices/system/cpu/online" || name.ends_with("_list") || name == "cpulist";
+    if is_list {
+        if let Ok(v) = parse_cpu_list(text) {
+            let kept: Vec<u32> = v.into_iter().filter(|&c| c < n).collect();
+            return format_cpu_list(&kept) + "\n";
+        }
+    } else if name.ends_with("_map") {
+        if let Ok(v) = parse_cpu_mask(text) {
+            let kept: Vec<u32> = v.into_iter().filter(|&c| c < n).collect();
+            return format_cpu_mask(&kept) + "\n";
+        }
+    }
+    text.to_string()
+}
+
+/// A /sys directory listing as seen by a recording restricted to CPUs
+/// 0..n-1: `devices/system/cpu` loses its `cpuK` entries for K >= n.
+pub fn restrict_listing(rel: &str, names: Vec<String>, n: u32) -> Vec<String> {
+    if rel.trim_end_matches('/') != "devices/system/cpu" {
+        return names;
+    }
+    names
+        .into_iter()
+        .filter(|e| {
+            e.strip_prefix("cpu")
+                .and_then(|k| k.parse::<u32>().ok())
+                .is_none_or(|k| k < n)
+        })
+        .collect()
+}
+
+/// The prefix of CPUs the calling process is restricted to, if any:
+/// `Ok(None)` when it may run on every online CPU, `Ok(Some(n))` when on
+/// exactly CPUs 0..n-1, an error for any other set (a recording describes
+/// its CPUs as a machine numbered from 0).
+pub fn affinity_prefix(allowed: &[u32], online: &[u32]) -> Result<Option<u32>, String> {
+    if allowed == online {
+        return Ok(None);
+    }
+    let n = allowed.len() as u32;
+    if n > 0 && allowed.iter().copied().eq(0..n) && allowed.iter().all(|c| online.contains(c)) {
+        return Ok(Some(n));
+    }
+    Err(format!(
+        "the process may run on CPUs {} of online {}: a restricted recording must run on CPUs 0..N-1 (--cpus N)",
+        format_cpu_list(allowed),
+        format_cpu_list(online)
+    ))
+}
+
+/// A [`SysfsReader`] over a directory that remembers what it was asked
+/// (restricted to CPUs 0..n-1 when `cpus` is set: [`restrict_text`]).
 pub struct Recorder {
     root: PathBuf,
+    /// Show only CPUs 0..n-1.
+    pub cpus: Option<u32>,
     /// Files read (relative path → content).
     pub files: RefCell<BTreeMap<String, String>>,
     /// Directories listed.
@@ -316,6 +413,7 @@ impl Recorder {
     pub fn new(root: impl Into<PathBuf>) -> Recorder {
         Recorder {
             root: root.into(),
+            cpus: None,
             files: RefCell::default(),
             dirs: RefCell::default(),
         }
@@ -325,6 +423,10 @@ impl Recorder {
 impl SysfsReader for Recorder {
     fn read(&self, rel: &str) -> Option<String> {
         let t = std::fs::read_to_string(self.root.join(rel)).ok()?;
+        let t = match self.cpus {
+            Some(n) => restrict_text(rel, &t, n),
+            None => t,
+        };
         self.files.borrow_mut().insert(rel.to_string(), t.clone());
         Some(t)
     }
@@ -334,6 +436,9 @@ impl SysfsReader for Recorder {
             .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
             .collect();
         v.sort();
+        if let Some(n) = self.cpus {
+            v = restrict_listing(rel, v, n);
+        }
         self.dirs.borrow_mut().push(rel.to_string());
         Some(v)
     }
@@ -342,8 +447,13 @@ impl SysfsReader for Recorder {
 /// Copies into `dest` exactly the files of `root` (a /sys) that the
 /// simulator's sysfs importer reads; directories it lists are created even
 /// when empty. Returns the files copied and the import's outcome.
-pub fn copy_sysfs(root: &Path, dest: &Path) -> std::io::Result<(Vec<String>, String)> {
-    let rec = Recorder::new(root);
+pub fn copy_sysfs(
+    root: &Path,
+    dest: &Path,
+    cpus: Option<u32>,
+) -> std::io::Result<(Vec<String>, String)> {
+    let mut rec = Recorder::new(root);
+    rec.cpus = cpus;
     let outcome = match from_sysfs(&root.to_string_lossy(), &rec) {
         Ok(m) => format!("ok: {} CPUs", m.nr_cpus()),
         Err(e) => format!("error: {e}"),
@@ -362,13 +472,14 @@ pub fn copy_sysfs(root: &Path, dest: &Path) -> std::io::Result<(Vec<String>, Str
     Ok((files.keys().cloned().collect(), outcome))
 }
 
-/// Collects every fact; `sysfs_dest` receives the topology copy.
-pub fn collect(sysfs_dest: &Path) -> std::io::Result<HostFacts> {
+/// Collects every fact; `sysfs_dest` receives the topology copy, of CPUs
+/// 0..n-1 only when `cpus` is `Some(n)` ([`affinity_prefix`]).
+pub fn collect(sysfs_dest: &Path, cpus: Option<u32>) -> std::io::Result<HostFacts> {
     let kernel = uname();
     let config = kernel_config(&kernel.release);
     let hz = hz(config.as_ref(), 200);
     let preempt = preempt(config.as_ref(), &kernel.version);
-    let (sysfs_files, sysfs_import) = copy_sysfs(Path::new("/sys"), sysfs_dest)?;
+    let (sysfs_files, sysfs_import) = copy_sysfs(Path::new("/sys"), sysfs_dest, cpus)?;
     let cpuidle = "/sys/devices/system/cpu/cpuidle";
     Ok(HostFacts {
         hz,
@@ -382,6 +493,7 @@ pub fn collect(sysfs_dest: &Path) -> std::io::Result<HostFacts> {
         cpus_online: read_trim("/sys/devices/system/cpu/online"),
         sysfs_files,
         sysfs_import,
+        cpus_recorded: cpus.map(|n| format_cpu_list(&(0..n).collect::<Vec<_>>())),
         kernel,
     })
 }
@@ -389,6 +501,110 @@ pub fn collect(sysfs_dest: &Path) -> std::io::Result<HostFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn restricted_recordings_keep_cpus_below_n() {
+        assert_eq!(format_cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(format_cpu_list(&[]), "");
+        assert_eq!(
+            restrict_text("devices/system/cpu/online", "0-3\n", 1),
+            "0\n"
+        );
+        assert_eq!(
+            restrict_text(
+                "devices/system/cpu/cpu0/cache/index3/shared_cpu_list",
+                "0-1\n",
+                1
+            ),
+            "0\n"
+        );
+        assert_eq!(
+            restrict_text("devices/system/node/node1/cpulist", "4-7\n", 4),
+            "\n"
+        );
+        assert_eq!(
+            restrict_text("devices/system/cpu/cpu0/topology/core_cpus_list", "0,40", 2),
+            "0\n"
+        );
+        assert_eq!(
+            restrict_text(
+                "devices/system/cpu/cpu0/cache/index3/shared_cpu_map",
+                "00000000,000000ff\n",
+                3
+            ),
+            "00000007\n"
+        );
+        // Not a CPU list: unchanged, as is a list that does not parse.
+        assert_eq!(
+            restrict_text("devices/system/cpu/cpu0/cache/index3/level", "3\n", 1),
+            "3\n"
+        );
+        assert_eq!(restrict_text("devices/system/cpu/online", "zz", 1), "zz");
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            restrict_listing(
+                "devices/system/cpu",
+                names(&["cpu0", "cpu1", "cpu10", "cpufreq", "online"]),
+                2
+            ),
+            names(&["cpu0", "cpu1", "cpufreq", "online"])
+        );
+        assert_eq!(
+            restrict_listing("devices/system/node", names(&["node0", "node1"]), 1),
+            names(&["node0", "node1"])
+        );
+    }
+
+    #[test]
+    fn affinity_must_be_every_cpu_or_a_prefix() {
+        assert_eq!(affinity_prefix(&[0, 1], &[0, 1]), Ok(None));
+        assert_eq!(affinity_prefix(&[0], &[0, 1]), Ok(Some(1)));
+        assert_eq!(affinity_prefix(&[0, 1, 2], &[0, 1, 2, 3]), Ok(Some(3)));
+        let e = affinity_prefix(&[1], &[0, 1]).unwrap_err();
+        assert!(e.contains("CPUs 1 of online 0-1"), "{e}");
+        assert!(affinity_prefix(&[0, 2], &[0, 1, 2]).is_err());
+        assert!(affinity_prefix(&[], &[0, 1]).is_err());
+    }
+
+    #[test]
+    fn a_restricted_copy_imports_as_the_smaller_machine() {
+        let root = tempfile::tempdir().unwrap();
+        let w = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w("devices/system/cpu/online", "0-3\n");
+        for c in 0..4 {
+            let d = format!("devices/system/cpu/cpu{c}");
+            w(&format!("{d}/topology/core_cpus_list"), &format!("{c}\n"));
+            w(&format!("{d}/topology/physical_package_id"), "0\n");
+            w(&format!("{d}/cache/index3/level"), "3\n");
+            w(&format!("{d}/cache/index3/type"), "Unified\n");
+            w(&format!("{d}/cache/index3/shared_cpu_list"), "0-3\n");
+        }
+        w("devices/system/node/online", "0\n");
+        w("devices/system/node/node0/cpulist", "0-3\n");
+        w("devices/system/node/node0/distance", "10\n");
+        let dest = tempfile::tempdir().unwrap();
+        let (files, outcome) = copy_sysfs(root.path(), dest.path(), Some(2)).unwrap();
+        assert_eq!(outcome, "ok: 2 CPUs");
+        assert!(
+            files
+                .iter()
+                .all(|f| !f.contains("cpu2") && !f.contains("cpu3")),
+            "{files:?}"
+        );
+        let text = std::fs::read_to_string(
+            dest.path()
+                .join("devices/system/cpu/cpu0/cache/index3/shared_cpu_list"),
+        )
+        .unwrap();
+        assert_eq!(text, "0-1\n");
+        let (_, whole) =
+            copy_sysfs(root.path(), tempfile::tempdir().unwrap().path(), None).unwrap();
+        assert_eq!(whole, "ok: 4 CPUs");
+    }
 
     #[test]
     fn config_parsers() {

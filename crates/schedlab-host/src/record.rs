@@ -259,9 +259,18 @@ pub fn record(w: &Workload, dir: &Path, opts: &RecordOptions) -> Result<RecordRe
             return Err(HostError::NoTraceEvent(format!("sched/{e}")));
         }
     }
+    // A process restricted to CPUs 0..n-1 (`--cpus N`) records an n-CPU
+    // machine: its threads inherit the affinity, and sysfs/ shows those
+    // CPUs only.
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| schedlab_core::machine::sysfs::parse_cpu_list(&t).ok())
+        .unwrap_or_else(crate::sys::online_cpus);
+    let cpus =
+        facts::affinity_prefix(&crate::sys::online_cpus(), &online).map_err(HostError::Affinity)?;
     std::fs::create_dir_all(dir).map_err(|e| HostError::io(dir, e))?;
-    let host =
-        facts::collect(&dir.join("sysfs")).map_err(|e| HostError::io(dir.join("sysfs"), e))?;
+    let host = facts::collect(&dir.join("sysfs"), cpus)
+        .map_err(|e| HostError::io(dir.join("sysfs"), e))?;
     // The host's noise, measured before the capture (it would trace it).
     if let Some((spin, n)) = opts.noise {
         let m = crate::noise::measure(spin, n);
