@@ -76,6 +76,12 @@ pub struct Sim<S: Sink> {
     /// Trace only: set while a task's own burst end is accounted, so the
     /// time is held in `Task::stat_unreported` rather than reported.
     pub(crate) stat_quiet: bool,
+    /// The CPU whose code runs while another CPU's runqueue is worked on
+    /// (`smp_processor_id()` in a remote `ttwu_do_activate`): a reschedule
+    /// that work asks for (update_curr finding the remote curr past its
+    /// deadline or protected slice) is an IPI from this CPU. None: each
+    /// CPU's own code.
+    pub(crate) exec_ctx: Option<CpuId>,
     /// Trace only: the idle state each CPU's last `cpu_idle` record entered
     /// (`None` once its exit is recorded), and whether the initial states
     /// were recorded.

@@ -167,3 +167,92 @@ fn a_wakeup_during_the_wakees_switch_out_goes_to_its_cpus_wakelist() {
     assert!(new.iter().any(|r| r.0 >= 2 * cs), "{new:?}");
     assert!(new.iter().all(|r| r.1 == 1), "{new:?}");
 }
+
+/// A wakeup done from CPU 0 onto busy CPU 1 runs `update_curr` on CPU 1's
+/// running task (the enqueue). When that task is past its deadline the
+/// reschedule it asks for is `resched_curr` from CPU 0: an IPI, which
+/// lands one IPI latency later, not at once (exec_ctx in sched/core.rs).
+/// Two hogs share CPU 1 with the wakee. Without the IPI, a hog found past
+/// its deadline would leave CPU 1 at the wakeup's own time (and the
+/// wakeup's preemption check would then send no IPI either).
+#[test]
+fn a_reschedule_asked_by_a_remote_enqueue_is_an_ipi() {
+    #[derive(Default)]
+    struct Log {
+        wakeups: Vec<u64>,
+        hog_out: Vec<u64>,
+    }
+    impl Sink for Log {
+        fn wants_trace(&self) -> bool {
+            true
+        }
+        fn trace(&mut self, rec: &TraceRecord<'_>) {
+            match &rec.event {
+                TraceEvent::SchedWakeup { task, .. } if task.comm == "wakee" => {
+                    self.wakeups.push(rec.time)
+                }
+                TraceEvent::SchedSwitch { prev, .. }
+                    if rec.cpu.0 == 1 && prev.comm.starts_with("hog") =>
+                {
+                    self.hog_out.push(rec.time)
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut waker = task(
+        "waker",
+        0,
+        Policy::Normal,
+        0,
+        vec![run_op(230_000), Op::SemPost { sem: 0 }],
+    );
+    waker.cpus = Some(vec![0]);
+    let mut wakee = task(
+        "wakee",
+        1,
+        Policy::Normal,
+        0,
+        vec![Op::SemWait { sem: 0 }, run_op(5_000)],
+    );
+    wakee.cpus = Some(vec![1]);
+    let mut tasks = vec![waker, wakee];
+    for i in 0..2 {
+        let mut hog = task(
+            &format!("hog{i}"),
+            2 + i,
+            Policy::Normal,
+            0,
+            vec![run_op(50 * NSEC_PER_MSEC)],
+        );
+        hog.cpus = Some(vec![1]);
+        tasks.push(hog);
+    }
+    let w = rtapp_workload(tasks, 1);
+    let cfg = release_config("6.18", 200 * NSEC_PER_MSEC);
+    let m = preset("vm-2cpu").unwrap();
+    let ipi = m.costs.ipi_latency_ns;
+    assert!(ipi > 0);
+    let mut sim = Sim::new(m, &w, cfg, Log::default()).unwrap();
+    assert!(sim.run().violation.is_none());
+    let log = sim.sink_mut();
+    let mut landed = 0;
+    for &t in &log.hog_out {
+        let Some(&wk) = log.wakeups.iter().rev().find(|&&w| w <= t) else {
+            continue;
+        };
+        assert!(
+            t >= wk + ipi || t - wk > ipi,
+            "a hog left CPU 1 {} ns after a remote wakeup, inside the IPI latency {ipi}",
+            t - wk
+        );
+        if t == wk + ipi {
+            landed += 1;
+        }
+    }
+    assert!(
+        landed > 0,
+        "no reschedule landed one IPI after a wakeup: {:?}",
+        &log.hog_out[..log.hog_out.len().min(20)]
+    );
+}

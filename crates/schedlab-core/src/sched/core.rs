@@ -243,7 +243,7 @@ impl<S: Sink> Sim<S> {
                 self.report_unreported(cpu);
             }
             if u.resched {
-                self.resched_curr(cpu, true, cpu);
+                self.resched_curr(cpu, true, self.exec_ctx.unwrap_or(cpu));
             }
             return;
         }
@@ -277,7 +277,9 @@ impl<S: Sink> Sim<S> {
             }
         }
         if u.resched {
-            self.resched_curr(cpu, true, cpu);
+            // update_curr's resched_curr_lazy: from another CPU's code
+            // (a remote enqueue) it is an IPI.
+            self.resched_curr(cpu, true, self.exec_ctx.unwrap_or(cpu));
         }
     }
 
@@ -916,6 +918,7 @@ impl<S: Sink> Sim<S> {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
             // where it is and check preemption there.
             let cpu = self.sched.tasks[t.idx()].cpu;
+            let outer = self.exec_ctx.replace(waker_cpu);
             self.update_curr_task(cpu);
             let q = self.sched.task_cfs_rq(t);
             let u = eevdf::requeue_delayed_entity(
@@ -926,6 +929,7 @@ impl<S: Sink> Sim<S> {
                 &self.sched.p,
             );
             self.account(cpu, u);
+            self.exec_ctx = outer;
             self.add_h_counts(q, 0, 1, 0);
             self.sync_overload(cpu);
             let task = &mut self.sched.tasks[t.idx()];
@@ -1049,7 +1053,9 @@ impl<S: Sink> Sim<S> {
         kind: EnqueueKind,
     ) {
         self.update_avg_idle(cpu);
+        let outer = self.exec_ctx.replace(exec_cpu);
         self.enqueue_task(t, cpu, kind);
+        self.exec_ctx = outer;
         let task = &mut self.sched.tasks[t.idx()];
         task.state = TaskState::Runnable;
         task.wait_since = Some(self.now);

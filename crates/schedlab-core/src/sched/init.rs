@@ -353,6 +353,7 @@ impl<S: Sink> Sim<S> {
             violation: None,
             trace,
             stat_quiet: false,
+            exec_ctx: None,
             noise: None,
             rows: None,
             sys: crate::sched::syscall_cost::SyscallCosts::for_machine(&machine.costs),
