@@ -3,7 +3,7 @@
 # (schedlab record), validates the model against it (schedlab validate),
 # and writes the scoreboard docs/validation.md (scripts/validation-doc.py).
 # Needs root, Linux and tracefs. About 2.5 minutes on a 2-vCPU guest
-# (29 shapes, 3 s each plus 0.5 s of noise measurement, then validation),
+# (31 shapes, 3 s each plus 0.5 s of noise measurement, then validation),
 # about 3.5 minutes with --before-bin.
 #
 #   scripts/validate-host.sh [--bin PATH] [--before-bin PATH] [--out DIR]
@@ -171,6 +171,8 @@ hb-socket-1g hackbench:groups=1,loops=2000,ipc=socket
 hb-socket-2g hackbench:groups=2,loops=1000,ipc=socket
 hb-pipe-1g-1cpu hackbench:groups=1,loops=3000,ipc=pipe --cpus 1
 hb-socket-1g-1cpu hackbench:groups=1,loops=2000,ipc=socket --cpus 1
+hb-pipe-1g-pin2 hackbench:groups=1,loops=3000,ipc=pipe,pin=2
+hb-socket-1g-pin2 hackbench:groups=1,loops=2000,ipc=socket,pin=2
 bw-flat-busy $w/bw-flat-busy.json
 bw-flat-periodic $w/bw-flat-periodic.json
 bw-flat-mixed $w/bw-flat-mixed.json

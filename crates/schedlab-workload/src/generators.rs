@@ -304,8 +304,10 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         "datasize",
         "cgroup",
         "instances",
+        "pin",
     ];
     let mut cgroup_raw: Option<&str> = None;
+    let mut pin: Option<u64> = None;
     let mut instances = 1u64;
     let mut groups = 10u64;
     let mut loops = 100u64;
@@ -335,10 +337,21 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             }
             "cgroup" => cgroup_raw = Some(v),
             "instances" => instances = number(spec, k, v)?,
+            "pin" => pin = Some(number(spec, k, v)?),
             _ => unreachable!("each_param checked the key"),
         }
         Ok(())
     })?;
+    if let Some(n) = pin {
+        if n == 0 || n > 16_384 {
+            return Err(err(spec, format!("key 'pin': {n} is outside 1..=16384")));
+        }
+    }
+    // pin=N: receiver k and sender k of every group run on CPU k mod N
+    // only. Not a hackbench option: it takes wake-up placement and
+    // balancing out of a comparison with the real kernel while keeping
+    // cross-CPU wakeups (schedlab record runs it with the same affinity).
+    let pinned = |k: u64| pin.map(|n| vec![(k % n) as u32]);
     for (k, v, max) in [
         ("groups", groups, 10_000),
         ("instances", instances, 1_000),
@@ -417,6 +430,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             t.program.loops = Some(1);
             t.log_rows = false;
             t.group.clone_from(&group_path);
+            t.cpus = pinned(r);
             w.tasks.push(t);
             index += 1;
         }
@@ -434,6 +448,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             t.program.loops = Some(1);
             t.log_rows = false;
             t.group.clone_from(&group_path);
+            t.cpus = pinned(s);
             w.tasks.push(t);
             index += 1;
         }
@@ -639,12 +654,27 @@ mod tests {
             s.channels[0].kind,
             schedlab_core::program::ChannelKind::UnixStream
         );
+        // No affinity unless pin=N: then receiver k and sender k of every
+        // group run on CPU k mod N.
+        assert!(w.tasks.iter().all(|t| t.cpus.is_none()));
+        let p = hackbench("hackbench:x", "groups=2,fds=3,pin=2")
+            .unwrap()
+            .workload;
+        let cpus: Vec<u32> = p
+            .tasks
+            .iter()
+            .map(|t| t.cpus.as_ref().unwrap()[0])
+            .collect();
+        assert_eq!(cpus, [0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0]);
+        assert!(p.tasks.iter().all(|t| t.cpus.as_ref().unwrap().len() == 1));
         for (rest, needle) in [
             ("mode=fork", "process or thread"),
             ("ipc=udp", "pipe or socket"),
             ("groups=0", "outside"),
             ("loops=x", "integer"),
             ("fdz=3", "unknown key"),
+            ("pin=0", "key 'pin': 0 is outside 1..=16384"),
+            ("pin=-1", "integer"),
         ] {
             let e = hackbench("hackbench:x", rest).unwrap_err().to_string();
             assert!(e.contains(needle), "{rest}: {e}");
