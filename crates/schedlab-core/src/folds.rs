@@ -5,7 +5,8 @@
 //! folds is `sched/fold.rs` (as `cfs_tasks.rs` is the list and the
 //! balancer its user).
 
-use crate::ids::{CpuId, TaskId};
+use crate::fair::group::TaskGroup;
+use crate::ids::{CpuId, GroupId, TaskId};
 use crate::time::Nanos;
 
 /// One landing of a fold: when, what its syscall cost, on which channel.
@@ -46,6 +47,13 @@ pub(crate) struct Folds {
     pub hw: u128,
     /// The landings of the fold being decided (a reused buffer).
     pub buf: Vec<Landing>,
+    /// Per task group: a group on the way from it up to the root has a CPU
+    /// bandwidth limit (`cpu.max`), so its tasks never fold
+    /// (`fast_forward_window` refuses at that level). Filled on first use
+    /// from the groups, whose quotas are set up once (sched/init.rs) and
+    /// never switched on or off during a run; a task that moves group
+    /// reads its new group's entry.
+    pub bw_path: std::cell::OnceCell<Vec<bool>>,
 }
 
 impl Folds {
@@ -58,6 +66,7 @@ impl Folds {
             active: 0,
             hw: 0,
             buf: Vec::new(),
+            bw_path: std::cell::OnceCell::new(),
         }
     }
 
@@ -71,4 +80,27 @@ impl Folds {
         }
         false
     }
+
+    /// Does a group on the way from `g` up to the root of `groups` have a
+    /// CPU bandwidth limit? (Cached: see [`Folds::bw_path`].)
+    #[inline]
+    pub fn bw_on_path(&self, groups: &[TaskGroup], g: GroupId) -> bool {
+        self.bw_path.get_or_init(|| bw_paths(groups))[g.idx()]
+    }
+}
+
+/// Per group: it or an ancestor has a CPU bandwidth limit.
+fn bw_paths(groups: &[TaskGroup]) -> Vec<bool> {
+    (0..groups.len())
+        .map(|g| {
+            let mut at = Some(g);
+            while let Some(i) = at {
+                if groups[i].bw.is_some() {
+                    return true;
+                }
+                at = groups[i].parent.map(|p| p.idx());
+            }
+            false
+        })
+        .collect()
 }
