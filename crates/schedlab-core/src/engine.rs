@@ -28,7 +28,7 @@ impl<S: Sink> Sim<S> {
         while let Some(entry) = self.queue.pop_entry() {
             let (t, ev) = crate::event::queue::decode(entry);
             if let Event::BurstEnd { cpu, gen } = ev {
-                if self.folds.active + self.folds.phantoms[cpu.idx()].len() > 0 {
+                if self.folds.active + self.folds.phantom_count > 0 {
                     if self.folds.take_phantom(cpu, gen) {
                         // A split fold's event: message by message never
                         // had it (sched/fold.rs).

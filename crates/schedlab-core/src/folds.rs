@@ -39,8 +39,13 @@ pub(crate) struct Folds {
     pub cpu: Vec<Fold>,
     /// Per channel: the CPU whose pending fold has a landing on it.
     pub chan: Vec<Option<CpuId>>,
-    /// Per CPU: generations of split folds' events, dropped uncounted.
-    pub phantoms: Vec<Vec<u32>>,
+    /// Per CPU: generations of split folds' events, dropped uncounted
+    /// (pushed by [`Folds::add_phantom`], taken by [`Folds::take_phantom`]).
+    phantoms: Vec<Vec<u32>>,
+    /// How many `phantoms` there are on all CPUs: the engine looks at a
+    /// CPU's list only when some exist (issue 17: the per-CPU list's
+    /// header was a load per `BurstEnd`, cold on 512 CPUs).
+    pub phantom_count: usize,
     /// Pending folds.
     pub active: usize,
     /// The largest (time << 64 | tie key) popped so far.
@@ -63,6 +68,7 @@ impl Folds {
             cpu: (0..n).map(|_| Fold::default()).collect(),
             chan: vec![None; chans],
             phantoms: vec![Vec::new(); n],
+            phantom_count: 0,
             active: 0,
             hw: 0,
             buf: Vec::new(),
@@ -76,9 +82,17 @@ impl Folds {
         let p = &mut self.phantoms[cpu.idx()];
         if let Some(i) = p.iter().position(|&g| g == gen) {
             p.swap_remove(i);
+            self.phantom_count -= 1;
             return true;
         }
         false
+    }
+
+    /// `BurstEnd { cpu, gen }` is a split fold's event: drop it when it pops.
+    #[inline]
+    pub fn add_phantom(&mut self, cpu: CpuId, gen: u32) {
+        self.phantoms[cpu.idx()].push(gen);
+        self.phantom_count += 1;
     }
 
     /// Does a group on the way from `g` up to the root of `groups` have a
