@@ -125,7 +125,7 @@ pub fn tie_key(ev: &Event) -> u64 {
 }
 
 /// The event a [`tie_key`] was made from.
-#[inline]
+#[inline(always)]
 pub fn from_tie_key(key: u64) -> Event {
     let class = key >> CLASS_SHIFT;
     let id = ((key >> ID_SHIFT) as u32) & ((1 << ID_BITS) - 1);

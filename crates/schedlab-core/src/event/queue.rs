@@ -77,20 +77,23 @@ impl EventQueue {
         loop {
             let c = i * ARITY + 1;
             let (m, mk) = if c + ARITY <= n {
+                // The least of four as a tournament of pairs: two
+                // independent compares, then one (a chain of two
+                // conditional moves instead of three). Equal entries are
+                // the same event, so which of two equal ones wins does
+                // not change what pops.
                 let ch = &heap[c..c + ARITY];
-                let (mut m, mut mk) = (0, ch[0]);
-                if ch[1] < mk {
-                    m = 1;
-                    mk = ch[1];
-                }
-                if ch[2] < mk {
-                    m = 2;
-                    mk = ch[2];
-                }
-                if ch[3] < mk {
-                    m = 3;
-                    mk = ch[3];
-                }
+                let (a, ka) = if ch[1] < ch[0] {
+                    (1, ch[1])
+                } else {
+                    (0, ch[0])
+                };
+                let (b, kb) = if ch[3] < ch[2] {
+                    (3, ch[3])
+                } else {
+                    (2, ch[2])
+                };
+                let (m, mk) = if kb < ka { (b, kb) } else { (a, ka) };
                 (c + m, mk)
             } else if c < n {
                 let mut m = c;

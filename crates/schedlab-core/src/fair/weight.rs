@@ -53,6 +53,21 @@ pub fn calc_delta_fair(delta: Nanos, weight: u64) -> u64 {
     if weight == NICE_0_LOAD {
         return delta;
     }
+    // Below 2^54 ns (208 days) the product fits 64 bits and one 64-bit
+    // division gives the same quotient as the 128-bit one, without the
+    // 128-bit division routine (issue 17: 4.8 % of a quota-512 profile,
+    // group entities' charges).
+    match delta.checked_mul(NICE_0_LOAD) {
+        Some(p) => p / weight,
+        None => calc_delta_fair_wide(delta, weight),
+    }
+}
+
+/// [`calc_delta_fair`] in 128 bits, out of line (kept out of the callers'
+/// inlining budget).
+#[cold]
+#[inline(never)]
+fn calc_delta_fair_wide(delta: Nanos, weight: u64) -> u64 {
     ((delta as u128 * NICE_0_LOAD as u128) / weight as u128) as u64
 }
 
@@ -110,5 +125,29 @@ mod tests {
         // SCHED_IDLE (w=3): 1024/3 times faster.
         assert_eq!(calc_delta_fair(3_000, 3), 1_024_000);
         assert_eq!(calc_delta_wall(1_024_000, 3), 3_000);
+    }
+
+    /// The 64-bit path gives the 128-bit quotient, on both sides of the
+    /// point where δ × 1024 stops fitting 64 bits.
+    #[test]
+    fn calc_delta_fair_64_and_128_bit_paths_agree() {
+        let edge = u64::MAX / NICE_0_LOAD;
+        for delta in [
+            0,
+            1,
+            999,
+            1 << 40,
+            edge - 1,
+            edge,
+            edge + 1,
+            u64::MAX / 2,
+            u64::MAX,
+        ] {
+            for w in [2, 3, 15, 335, 1023, 1025, 88761, 1 << 20, u64::MAX] {
+                let wide = ((delta as u128 * NICE_0_LOAD as u128) / w as u128) as u64;
+                assert_eq!(calc_delta_fair(delta, w), wide, "{delta} {w}");
+                assert_eq!(calc_delta_fair_wide(delta, w), wide, "{delta} {w}");
+            }
+        }
     }
 }

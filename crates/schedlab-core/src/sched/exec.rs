@@ -928,7 +928,11 @@ impl<S: Sink> Sim<S> {
             return None;
         }
         let task = &self.sched.tasks[t.idx()];
-        if task.throttle_work {
+        // A quota on the task's path refuses at its level of the walk
+        // below; that fact is fixed per group, so it is looked up first
+        // (issue 17: quota-512's silent syscalls all ended here, each
+        // after loading the task's entity and queue).
+        if task.throttle_work || self.folds.bw_on_path(&self.sched.groups, task.group) {
             return None;
         }
         let start = self.sched.ents[task.se.idx()].exec_start.max(self.now);

@@ -294,7 +294,7 @@ impl<S: Sink> Sim<S> {
         let charged_to = self.sched.ents[task.se.idx()].exec_start;
         let begin = next.at - next.cost;
         task.work_left = next.cost - charged_to.saturating_sub(begin).min(next.cost);
-        self.folds.phantoms[cpu.idx()].push(f.gen);
+        self.folds.add_phantom(cpu, f.gen);
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.burst_gen = rq.burst_gen.wrapping_add(1);
         let gen = rq.burst_gen;

@@ -309,3 +309,29 @@ fn set_curr_slice_renews_the_request_with_the_new_slice() {
     assert_eq!(e[0].deadline, 1_000_000 + 9_170_149);
     assert_eq!(e[0].vprot, e[0].deadline);
 }
+
+/// `div_pos` gives the 128-bit truncated quotient whether or not its
+/// operands fit 64 bits (negative dividends round toward zero, as `/`).
+#[test]
+fn div_pos_matches_128_bit_division() {
+    let big = i64::MAX as i128;
+    for a in [
+        0,
+        1,
+        -1,
+        7,
+        -7,
+        1023,
+        -1025,
+        big,
+        big + 1,
+        -big - 1,
+        -big - 2,
+        i128::MAX,
+        i128::MIN + 1,
+    ] {
+        for b in [1, 2, 3, 1024, 88761, big, big + 1, i128::MAX] {
+            assert_eq!(div_pos(a, b), a / b, "{a} / {b}");
+        }
+    }
+}
