@@ -80,6 +80,9 @@ struct Buf {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Pipe {
     bufs: VecDeque<Buf>,
+    /// Bytes waiting to be read: the sum of `bufs`' `unread`, kept as the
+    /// buffers change (read on every `read()`).
+    unread: u64,
     /// Readers sleeping on `rd_wait` (exclusive waiters, in order).
     pub readers: VecDeque<TaskId>,
     /// Writers sleeping on `wr_wait` (exclusive waiters, in order).
@@ -102,7 +105,8 @@ impl Pipe {
 
     /// Bytes waiting to be read.
     pub fn unread(&self) -> u64 {
-        self.bufs.iter().map(|b| b.unread).sum()
+        debug_assert_eq!(self.unread, self.bufs.iter().map(|b| b.unread).sum::<u64>());
+        self.unread
     }
 
     /// Would the sub-page part of an `n`-byte write merge into the last
@@ -131,6 +135,7 @@ impl Pipe {
     pub fn write(&mut self, n: u64) -> bool {
         debug_assert!(self.writable(n));
         let was_empty = self.empty();
+        self.unread += n;
         let mut left = n;
         if self.merges(n) {
             let chars = n % PAGE_SIZE;
@@ -154,6 +159,8 @@ impl Pipe {
     /// whether the read must wake a writer under `rule`.
     pub fn read(&mut self, n: u64, rule: WriterWake) -> bool {
         let was_full = self.full();
+        debug_assert!(n <= self.unread);
+        self.unread -= n;
         let mut left = n;
         while left > 0 {
             let b = self.bufs.front_mut().expect("enough unread bytes");
