@@ -32,8 +32,16 @@ pub struct LogRow {
 /// Per-task figures for summary.json.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskStats {
-    /// CPU time the task got.
+    /// CPU time the task got: the kernel's `sum_exec_runtime` (what
+    /// `/proc/<pid>/schedstat`'s first field shows), i.e. its program's
+    /// time plus `sched_work_ns`.
     pub runtime_ns: Nanos,
+    /// The part of `runtime_ns` that was scheduler work done in the task's
+    /// own context (the switch to it, its wake-ups and their IPIs:
+    /// `Sim::charge_task_ctx`). The CPUs count that time in
+    /// `sched_overhead_ns`, not `busy_ns`, so `runtime_ns − sched_work_ns`
+    /// summed over the tasks is the CPUs' busy time.
+    pub sched_work_ns: Nanos,
     /// Time spent runnable but not running.
     pub wait_ns: Nanos,
     /// Times the task was switched in.

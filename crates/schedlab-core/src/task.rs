@@ -101,6 +101,12 @@ pub struct Task {
     /// `update_curr` reports it. Keeps the trace the same whether a run of
     /// syscalls is stepped one by one or fast-forwarded.
     pub stat_unreported: Nanos,
+    /// RT and deadline tasks: scheduler work charged to the task
+    /// (`Sim::charge_task_ctx`) that its class's `update_curr` has not
+    /// yet seen; the next `update_curr_rt` / `update_curr_dl` counts it in
+    /// its delta (RT time, deadline runtime), as the kernel's, whose
+    /// delta runs through that work.
+    pub sched_work_pending: Nanos,
     /// Start time of the current run/runtime op.
     pub op_start: Nanos,
     /// End (wall) of the current Runtime op.

@@ -260,26 +260,33 @@ impl<S: Sink> Sim<S> {
             let task = &mut self.sched.tasks[t.idx()];
             task.stats.runtime_ns += u.delta_exec;
             task.work_left = task.work_left.saturating_sub(u.delta_exec);
-            // (The root group's usage is the CPUs' busy time; not kept.)
-            let mut g = Some(task.group).filter(|g| g.0 != 0);
-            let kernel = g.is_some() && self.in_kernel(t);
             let cs = &mut self.acct.cpu_stats[cpu.idx()];
             cs.busy_ns += u.delta_exec;
             cs.rq_cpu_time_ns += u.delta_exec;
-            // cgroup cpu usage is hierarchical.
-            while let Some(gi) = g {
-                let grp = &mut self.sched.groups[gi.idx()];
-                grp.usage_ns += u.delta_exec;
-                if kernel {
-                    grp.system_ns += u.delta_exec;
-                }
-                g = grp.parent.filter(|g| g.0 != 0);
-            }
+            let kernel = self.sched.tasks[t.idx()].group.0 != 0 && self.in_kernel(t);
+            self.account_group_usage(t, u.delta_exec, kernel);
         }
         if u.resched {
             // update_curr's resched_curr_lazy: from another CPU's code
             // (a remote enqueue) it is an IPI.
             self.resched_curr(cpu, true, self.exec_ctx.unwrap_or(cpu));
+        }
+    }
+
+    /// `cgroup_account_cputime`: `ns` of `t`'s execution time added to
+    /// the usage of its group and every ancestor (cgroup cpu usage is
+    /// hierarchical; cpu.stat `usage_usec`, cpuacct.usage), and to their
+    /// `system_usec` part when it was spent in the kernel. (The root
+    /// group's usage is the CPUs' time; not kept.)
+    fn account_group_usage(&mut self, t: TaskId, ns: Nanos, kernel: bool) {
+        let mut g = Some(self.sched.tasks[t.idx()].group).filter(|g| g.0 != 0);
+        while let Some(gi) = g {
+            let grp = &mut self.sched.groups[gi.idx()];
+            grp.usage_ns += ns;
+            if kernel {
+                grp.system_ns += ns;
+            }
+            g = grp.parent.filter(|g| g.0 != 0);
         }
     }
 
@@ -336,17 +343,63 @@ impl<S: Sink> Sim<S> {
     /// [`Self::charge`] for scheduler work done in the running task's own
     /// context (a context switch, as the task switched to; a wake-up it
     /// makes and the IPI that sends): the CPU is as unavailable to the
-    /// task's program as for any scheduler work, and a fair task is also
-    /// charged the time (`Sim::charge_sched_work_fair`).
+    /// task's program as for any scheduler work, and the task is also
+    /// charged the time ([`Self::charge_sched_work`]).
     pub(crate) fn charge_task_ctx(&mut self, cpu: CpuId, cost: Nanos, path: Path, rearm: bool) {
         self.charge(cpu, cost, path, rearm);
         if cost == 0 {
             return;
         }
         if let Some(t) = self.sched.rqs[cpu.idx()].curr {
-            if self.sched.class_of(t) == Class::Fair {
-                self.charge_sched_work_fair(t, cost);
-            }
+            self.charge_sched_work(cpu, t, cost);
+        }
+    }
+
+    /// Scheduler work of `cost` done in the context of `t`, the running
+    /// task of `cpu`, is `t`'s execution time: the kernel's `update_curr`
+    /// (and `update_curr_common` of RT and deadline) charges the task
+    /// clock since `exec_start`, which runs through that work; only IRQ
+    /// time (IRQ_TIME_ACCOUNTING) and steal are taken out. The model
+    /// keeps the work off the program (`stall` moves `exec_start` past it,
+    /// so a run op still gets its full length and `busy_ns` stays the
+    /// programs' time), so the work is added here to everything the
+    /// kernel's delta reaches:
+    ///
+    /// * `sum_exec_runtime` and the task's `runtime_ns` (its schedstat
+    ///   first field), with the part kept apart in `sched_work_ns`;
+    /// * the cgroup usage of its group and ancestors
+    ///   (`cgroup_account_cputime`), as system time: the work runs in the
+    ///   kernel;
+    /// * the CPU's schedstat `rq_cpu_time` (`sched_info_depart`'s time
+    ///   from the task's arrival on the CPU to its departure, which
+    ///   includes the work);
+    /// * the class's own use of the delta: vruntime and CFS quota of a
+    ///   fair task (`charge_sched_work_fair`), RT time or deadline runtime
+    ///   of an RT or deadline task at its next update_curr
+    ///   (`charge_sched_work_rt_dl`).
+    ///
+    /// Not the program's progress: the work does not shorten the task's
+    /// run op (`work_left`), and rt-app's log columns, which rt-app
+    /// measures itself on the wall clock (`run`, `perf` loops), already
+    /// see the work as the delay `stall` makes.
+    ///
+    /// Not yet `sched_stat_runtime` either, where the kernel's next
+    /// update_curr delta would carry it: the trace replay
+    /// (`ReplayOptions::for_schedlab_trace`) reads a schedlab trace's
+    /// `sched_stat_runtime` lines as the program's time, and cannot take
+    /// the work back out of them exactly (an `on_cpu` spin is invisible
+    /// in the trace), so its exact round trips would break. The records
+    /// keep the program's time: a task's records sum to
+    /// `runtime_ns − sched_work_ns`.
+    pub(crate) fn charge_sched_work(&mut self, cpu: CpuId, t: TaskId, cost: Nanos) {
+        let task = &mut self.sched.tasks[t.idx()];
+        task.stats.runtime_ns += cost;
+        task.stats.sched_work_ns += cost;
+        self.acct.cpu_stats[cpu.idx()].rq_cpu_time_ns += cost;
+        self.account_group_usage(t, cost, true);
+        match self.sched.class_of(t) {
+            Class::Fair => self.charge_sched_work_fair(t, cost),
+            Class::Rt | Class::Dl => self.charge_sched_work_rt_dl(t, cost),
         }
     }
 

@@ -117,8 +117,9 @@ impl<S: Sink> Sim<S> {
     /// here the fair entities of `t` are charged `cost` on their own:
     /// `sum_exec_runtime`, vruntime at each level's weight and each
     /// level's bandwidth, quietly as `charge_curr_quiet` does (update_curr
-    /// decides at its next point). The task's run-time statistics and
-    /// `sched_stat_runtime` keep the program's time only.
+    /// decides at its next point). The class-independent part (the task's
+    /// `runtime_ns`, cgroup usage) is `Sim::charge_sched_work`'s, which
+    /// calls this.
     pub(crate) fn charge_sched_work_fair(&mut self, t: TaskId, cost: crate::time::Nanos) {
         let mut e = self.sched.tasks[t.idx()].se;
         loop {

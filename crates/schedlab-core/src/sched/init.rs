@@ -440,6 +440,7 @@ fn new_task(
         pc: Pc::default(),
         work_left: 0,
         stat_unreported: 0,
+        sched_work_pending: 0,
         op_start: 0,
         runtime_end: 0,
         wake_expiry: None,

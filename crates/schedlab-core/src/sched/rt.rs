@@ -113,18 +113,25 @@ impl<S: Sink> Sim<S> {
     }
 
     /// `update_curr_common`: charge the running (RT or deadline) task up to
-    /// now. Returns the task and the time charged, if any.
+    /// now. Returns the task and the time charged, if any: its program's
+    /// time since `exec_start` plus the scheduler work charged to it since
+    /// the last update (`charge_sched_work_rt_dl`), which the kernel's
+    /// delta includes.
     pub(crate) fn update_curr_common(&mut self, cpu: CpuId) -> Option<(TaskId, Nanos)> {
         let t = self.sched.rqs[cpu.idx()].curr?;
         let se = self.sched.tasks[t.idx()].se;
+        let work = std::mem::take(&mut self.sched.tasks[t.idx()].sched_work_pending);
         let now = self.now;
         let e = &mut self.sched.ents[se.idx()];
-        if now <= e.exec_start {
-            return None;
+        let delta = now.saturating_sub(e.exec_start);
+        if delta > 0 {
+            e.exec_start = now;
+            e.sum_exec_runtime += delta;
         }
-        let delta = now - e.exec_start;
-        e.exec_start = now;
-        e.sum_exec_runtime += delta;
+        // With no new program time this still reports the time held back
+        // for `sched_stat_runtime` (`Task::stat_unreported`: a quiet burst
+        // end's time), as the fair class's update does: the kernel's delta
+        // at this update would include that time.
         self.account(
             cpu,
             crate::fair::eevdf::CurrUpdate {
@@ -132,7 +139,25 @@ impl<S: Sink> Sim<S> {
                 resched: false,
             },
         );
-        Some((t, delta))
+        if delta == 0 && work == 0 {
+            return None;
+        }
+        Some((t, delta + work))
+    }
+
+    /// [`Sim::charge_sched_work`] for an RT or deadline task: its
+    /// `sum_exec_runtime` now (no decision rests on it), and its class's
+    /// use of the time — the CPU's RT time against `sched_rt_runtime_us`,
+    /// a deadline task's runtime — at the task's next `update_curr_rt` /
+    /// `update_curr_dl`, as in the kernel: neither `try_to_wake_up` nor
+    /// `__schedule`'s switch to a task calls its class's update_curr, so
+    /// throttling sees the work at the next tick, dequeue or put_prev
+    /// (or the next stall of the CPU under the task: `Sim::stall`
+    /// updates RT and deadline tasks first).
+    pub(crate) fn charge_sched_work_rt_dl(&mut self, t: TaskId, cost: Nanos) {
+        let task = &mut self.sched.tasks[t.idx()];
+        task.sched_work_pending += cost;
+        self.sched.ents[task.se.idx()].sum_exec_runtime += cost;
     }
 
     /// `task_tick_rt`: the RR timeslice.

@@ -144,6 +144,10 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
                 &t.stats,
                 &lat,
             );
+            // The part of runtime_ns (sum_exec_runtime) that was scheduler
+            // work in the task's context; the CPUs count it as overhead.
+            ts.extra
+                .insert("sched_work_ns".into(), Value::from(t.stats.sched_work_ns));
             if let Some(u) = uclamp_json(&t.spec) {
                 ts.extra.insert("uclamp".into(), u);
             }
@@ -251,7 +255,8 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
         .filter(|t| t.internal)
         .map(|t| {
             json!({"name": t.spec.name, "pid": t.pid,
-                "runtime_ns": t.stats.runtime_ns, "switches": t.stats.switches})
+                "runtime_ns": t.stats.runtime_ns, "sched_work_ns": t.stats.sched_work_ns,
+                "switches": t.stats.switches})
         })
         .collect();
     s.extra.insert("helpers".into(), Value::Array(helpers));

@@ -82,7 +82,7 @@
 //! | `policy` | — | `SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`, `SCHED_RR`, `SCHED_DEADLINE` |
 //! | `nice` | — | nice value of fair-class tasks; 0 for RT and deadline tasks |
 //! | `group` | — | cgroup path (`/` for the root) |
-//! | `runtime_ns` | ns | CPU time the thread received |
+//! | `runtime_ns` | ns | CPU time the thread received: its `sum_exec_runtime`, the scheduler work charged to it (`sched_work_ns`) included |
 //! | `wait_ns` | ns | time runnable but not running (on a runqueue) |
 //! | `switches` | count | times switched in |
 //! | `migrations` | count | migrations between CPUs |

@@ -73,6 +73,7 @@ fn sample() -> Summary {
     let lat = SampleStats::of([63, 57, 58, 60]);
     let st = TaskStats {
         runtime_ns: 4_000_000_000,
+        sched_work_ns: 1_000_000,
         wait_ns: 12_345,
         switches: 1245,
         preempted: 3,
