@@ -517,17 +517,16 @@ CONTROLS = {
 # What changed between the campaign's two binaries (--before-bin and
 # --bin): the model fixes the campaign led to, by finding id. Edit with
 # each campaign that compares two binaries.
-CHANGES = ("scheduler work done in a task's context (the context switch to it, the wake-ups "
-           "and IPIs it issues) is charged to its vruntime and quota as update_curr charges it "
-           "(F `sched-work-charged`), and same-time events pop in a push-independent order (the "
-           "tie rule of event/order.rs; the lazily settled syscall fold beside it changes no "
-           "output). The before binary is the previous campaign's after binary. The five hb-* "
-           "shapes were re-recorded on 2026-11-26 with schedlab exec's channels blocking as "
-           "hackbench's do (they were non-blocking with poll(), whose waits are not exclusive; "
-           "F `hackbench-ipc-cost`), so the before binary scores 0.729 here against 0.736 on the "
-           "previous campaign's recordings; earlier campaigns went 0.695 -> 0.705 -> 0.729 -> "
-           "0.730 -> 0.736 (update-curr-points, hackbench-ipc-cost, trace-util-loss; run-op-end, "
-           "lb-load-wrap; channel-cross-cpu, ttwu-wakelist)")
+CHANGES = ("pipes follow 6.14's writer wake-up rule (F `pipe-writer-wake`); a reschedule that a "
+           "remote wake-up's update_curr asks for is an IPI from the waker (F "
+           "`remote-update-curr-ipi`); the scheduler work charged to a task also reaches its "
+           "sum_exec_runtime, cgroup usage, schedstat and the RT and deadline budgets (accounting "
+           "only for fair tasks); the engine's speedups change no output. The before binary is the "
+           "previous campaign's after binary; it cannot run the two hb-*-pin2 shapes (pin= is new), "
+           "so its overall is over the other 29. Four shapes are new: hb-pipe-1g-1cpu and "
+           "hb-socket-1g-1cpu (recorded with --cpus 1, simulated on one CPU) and hb-pipe-1g-pin2 "
+           "and hb-socket-1g-pin2 (hackbench pin=2), recorded on 2026-11-26 under load 5-6 from "
+           "builds; earlier campaigns went 0.695 -> 0.705 -> 0.729 -> 0.730 -> 0.736 -> 0.726")
 
 
 def load(p):
