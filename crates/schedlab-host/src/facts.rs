@@ -2,6 +2,8 @@
 //! functions over file contents so they are tested on fixture strings.
 
 use schedlab_core::machine::sysfs::{from_sysfs, parse_cpu_list, parse_cpu_mask, SysfsReader};
+use schedlab_core::machine::CpuMask;
+use schedlab_output::schedstat::format_cpumask;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -307,34 +309,20 @@ pub fn tunables() -> BTreeMap<String, String> {
     m
 }
 
-/// The kernel's list format for increasing CPU numbers (`0-3,8`).
+/// The kernel's list format for increasing CPU numbers (`0-3,8`):
+/// [`CpuMask::to_list`].
 pub fn format_cpu_list(cpus: &[u32]) -> String {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j {
-            cpus[i].to_string()
-        } else {
-            format!("{}-{}", cpus[i], cpus[j])
-        });
-        i = j + 1;
-    }
-    out.join(",")
+    let nr = cpus.iter().max().map_or(0, |&c| c as usize + 1);
+    CpuMask::from_cpus(nr, cpus)
+        .expect("every CPU is below the mask's size")
+        .to_list()
 }
 
-/// The kernel's mask format (32-bit hex chunks, most significant first).
+/// The kernel's mask format (32-bit hex chunks, most significant first),
+/// whole chunks: [`format_cpumask`] of a bitmap rounded up to 32 bits.
 fn format_cpu_mask(cpus: &[u32]) -> String {
-    let chunks = cpus.last().map_or(1, |&c| c as usize / 32 + 1);
-    let mut words = vec![0u32; chunks];
-    for &c in cpus {
-        words[c as usize / 32] |= 1 << (c % 32);
-    }
-    let v: Vec<String> = words.iter().rev().map(|w| format!("{w:08x}")).collect();
-    v.join(",")
+    let chunks = cpus.iter().max().map_or(1, |&c| c as usize / 32 + 1);
+    format_cpumask(cpus, chunks * 32)
 }
 
 /// A /sys file's text as seen by a recording restricted to CPUs 0..n-1:
