@@ -76,6 +76,9 @@ pub struct Runtime {
     /// addressed semaphore carried (`Op::SemSend`, `Op::SemReply`). Grown
     /// on demand.
     pub(crate) reply_to: Vec<Option<u32>>,
+    /// The release's rule for a read's writer wake-up (`sched/pipe.rs`),
+    /// decided once per run.
+    pub(crate) pipe_writer_wake: crate::sched::pipe::WriterWake,
 }
 
 /// State of one rt-app timer object.
@@ -130,8 +133,9 @@ pub struct SemState {
 }
 
 impl Runtime {
-    /// The runtime objects a workload declares, all idle.
-    pub fn new(workload: &Workload) -> Runtime {
+    /// The runtime objects a workload declares, all idle, for a run of
+    /// `kernel` (a `--kernel` name: the release's channel rules).
+    pub fn new(workload: &Workload, kernel: &str) -> Runtime {
         let startup_threads = workload.tasks.iter().filter(|t| !t.forked).count();
         Runtime {
             timers: workload
@@ -187,6 +191,7 @@ impl Runtime {
             probes: vec![Vec::new(); workload.probes.len()],
             wake_scratch: Vec::new(),
             reply_to: Vec::new(),
+            pipe_writer_wake: crate::sched::pipe::WriterWake::of(kernel),
         }
     }
 

@@ -17,7 +17,6 @@ use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::rq::Class;
 use crate::runtime::ChannelState;
-use crate::sched::pipe::WriterWake;
 use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
@@ -850,7 +849,7 @@ impl<S: Sink> Sim<S> {
     /// `chan_read` without the pending fold's bookkeeping.
     pub(crate) fn chan_read_now(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
         self.chan_touch(ch, cpu);
-        let rule = WriterWake::of(self.cfg.kernel);
+        let rule = self.prog.pipe_writer_wake;
         let waited = self.sched.tasks[t.idx()].chan_waited;
         let mut wake: [Option<TaskId>; 2] = [None, None];
         let mut wake_all = false;

@@ -325,7 +325,7 @@ impl<S: Sink> Sim<S> {
                 balance_flag: Default::default(),
                 domains,
             },
-            prog: Runtime::new(workload),
+            prog: Runtime::new(workload, cfg.kernel),
             acct: Accounting {
                 newidle_cost: 0,
                 newidle_atomic_cost: 0,

@@ -41,8 +41,9 @@ pub const PAGE_SIZE: u64 = 4096;
 /// `PIPE_DEF_BUFFERS`: slots of a pipe created by pipe(2).
 pub const PIPE_DEF_BUFFERS: usize = 16;
 
-/// When `pipe_read` wakes a writer sleeping on a full pipe.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// When `pipe_read` wakes a writer sleeping on a full pipe. The default is
+/// the current kernel's rule (`kernels::DEFAULT_KERNEL` is `tip`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum WriterWake {
     /// Up to 6.13: whenever the pipe was full before the read, even if the
     /// read freed no slot (the writer wakes, finds the pipe still full and
@@ -54,6 +55,7 @@ pub enum WriterWake {
     /// host's 6.18 by `scripts/pipewake.c`: with 640 100-byte messages
     /// queued and a writer blocked, reads 1-39 leave the writer asleep
     /// (0 voluntary switches), read 40 frees the first page and wakes it.
+    #[default]
     FreedSlot,
 }
 
