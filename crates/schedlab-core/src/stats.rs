@@ -56,6 +56,14 @@ pub struct TaskStats {
     pub loops: u64,
 }
 
+impl TaskStats {
+    /// The program's own CPU time: `runtime_ns` less the scheduler work
+    /// charged to the task (`sched_work_ns`).
+    pub fn program_ns(&self) -> Nanos {
+        self.runtime_ns - self.sched_work_ns
+    }
+}
+
 /// Per-CPU figures.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CpuStats {

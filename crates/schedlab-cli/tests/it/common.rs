@@ -187,6 +187,13 @@ pub fn release_config(kernel: &str, duration_ns: u64) -> schedlab_core::SimConfi
 }
 
 /// One `Run` op of `ns` of work.
+/// A summary.json task's program time: `runtime_ns` (its
+/// sum_exec_runtime) less the scheduler work charged to it
+/// (`sched_work_ns`), as `TaskStats::program_ns`.
+pub fn summary_program_ns(t: &serde_json::Value) -> u64 {
+    t["runtime_ns"].as_u64().unwrap() - t["sched_work_ns"].as_u64().unwrap()
+}
+
 pub fn run_op(ns: u64) -> Op {
     Op::Run {
         work_ns: ns,

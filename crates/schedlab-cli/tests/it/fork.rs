@@ -1,7 +1,7 @@
 //! rt-app `fork`: threads started while the run goes on, from a pool made
 //! at load time; the unused part of a pool never exists.
 
-use crate::common::{rt_app_examples, run_file, run_json};
+use crate::common::{rt_app_examples, run_file, run_json, summary_program_ns};
 use serde_json::Value;
 
 fn run(workload: &std::path::Path, machine: &str) -> (tempfile::TempDir, Value) {
@@ -146,18 +146,12 @@ fn a_forked_thread_forks_again() {
     for mid in ["mid-1-0001", "mid-2-0002"] {
         // phase p's 3 iterations and phase q's one.
         assert_eq!(by_name(mid)["loops"], 4, "{mid}");
-        // Program time: runtime_ns (sum_exec_runtime) also holds the
-        // scheduler work charged to the task (sched_work_ns).
-        let program = |t: &serde_json::Value| {
-            t["runtime_ns"].as_u64().unwrap() - t["sched_work_ns"].as_u64().unwrap()
-        };
-        assert_eq!(program(&by_name(mid)), 1_600_000, "{mid}");
+        // Program time (runtime_ns also holds the scheduler work).
+        assert_eq!(summary_program_ns(&by_name(mid)), 1_600_000, "{mid}");
     }
     for leaf in &n[3..] {
         assert_eq!(by_name(leaf)["loops"], 1, "{leaf}");
-        let t = by_name(leaf);
-        let program = t["runtime_ns"].as_u64().unwrap() - t["sched_work_ns"].as_u64().unwrap();
-        assert_eq!(program, 2_000_000, "{leaf}");
+        assert_eq!(summary_program_ns(&by_name(leaf)), 2_000_000, "{leaf}");
     }
     // A leaf starts after the mid that forks it, which starts after root.
     let first_start = |name: &str| -> u64 {

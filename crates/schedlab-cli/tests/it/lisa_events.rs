@@ -5,7 +5,7 @@
 //! same events) and trace.pftrace (the `perfetto` Python package decodes
 //! the same events). LISA itself runs in `scripts/test-lisa.sh`.
 
-use crate::common::assert_success;
+use crate::common::{assert_success, summary_program_ns};
 use schedlab_output::ftrace_text::{parse_ftrace_text, OwnedEvent, OwnedRecord};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -102,7 +102,7 @@ fn sched_stat_runtime_sums_to_each_tasks_runtime() {
                 sum.get(&pid).copied().unwrap_or(0),
                 // (The program's time: the scheduler work charged to the
                 // task is not in its records yet; see Sim::charge_sched_work.)
-                t["runtime_ns"].as_u64().unwrap() - t["sched_work_ns"].as_u64().unwrap(),
+                summary_program_ns(&t),
                 "{machine}: {} sched_stat_runtime sum",
                 t["name"]
             );

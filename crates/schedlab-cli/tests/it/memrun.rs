@@ -3,7 +3,7 @@
 //! by the cache level the buffer fits in). Like `mem`, it is not a `run`
 //! event for rt-app's log: no perf, run or c_duration.
 
-use crate::common::run_json;
+use crate::common::{run_json, summary_program_ns};
 use serde_json::Value;
 
 fn summary(out: &std::path::Path) -> Value {
@@ -42,12 +42,8 @@ fn memrun_runtime_follows_the_cost_model() {
         &["--check"],
     );
     let s = summary(&out);
-    // Program time: runtime_ns also holds the scheduler work charged to
-    // the task (sched_work_ns).
-    let runtime = |name: &str| {
-        let t = task(&s, name);
-        t["runtime_ns"].as_u64().unwrap() - t["sched_work_ns"].as_u64().unwrap()
-    };
+    // Program time (runtime_ns also holds the scheduler work).
+    let runtime = |name: &str| summary_program_ns(task(&s, name));
     assert_eq!(runtime("chase-0"), 9_000_000);
     assert_eq!(runtime("seq-1"), 1_005_000);
     assert_eq!(runtime("rw-2"), 2_500_000);

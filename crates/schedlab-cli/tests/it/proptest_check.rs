@@ -792,10 +792,10 @@ fn simulate_with(c: &GenCase, cfs: bool, duration_ns: u64) -> Result<(), TestCas
             s.runtime_ns
         );
         prop_assert!(
-            s.runtime_ns - s.sched_work_ns + s.wait_ns <= window,
+            s.program_ns() + s.wait_ns <= window,
             "{}: program time {} + wait {} ns > {} ns run",
             t.spec.name,
-            s.runtime_ns - s.sched_work_ns,
+            s.program_ns(),
             s.wait_ns,
             window
         );
@@ -807,7 +807,7 @@ fn simulate_with(c: &GenCase, cfs: bool, duration_ns: u64) -> Result<(), TestCas
         );
         // The scheduler work charged to a task (its sum_exec_runtime's
         // part) is the CPUs' overhead, not busy time.
-        runtime_sum += s.runtime_ns - s.sched_work_ns;
+        runtime_sum += s.program_ns();
     }
     prop_assert_eq!(runtime_sum, busy_sum, "task runtime vs CPU busy time");
     // The machine as a whole: task time + idle + scheduler overhead =

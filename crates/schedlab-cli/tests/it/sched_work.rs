@@ -95,7 +95,7 @@ fn by_name<'a, S: Sink>(sim: &'a Sim<S>, name: &str) -> &'a Task {
 /// The waker's own program time: its CPU time less the scheduler work
 /// charged to it.
 fn program_ns(t: &Task) -> u64 {
-    t.stats.runtime_ns - t.stats.sched_work_ns
+    t.stats.program_ns()
 }
 
 /// The scheduler work charged to the waker is its wake-ups of the wakee
@@ -220,6 +220,17 @@ fn an_rt_wakers_wakeups_count_against_rt_runtime() {
     assert_eq!(se.sum_exec_runtime, w.stats.runtime_ns);
 }
 
+/// The waker as SCHED_DEADLINE: 1 ms of runtime every 10 ms.
+fn deadline_waker() -> TaskSpec {
+    let mut w = waker(Policy::Deadline, 0, "/");
+    w.dl = Some(DlParams {
+        runtime_ns: MS,
+        deadline_ns: 10 * MS,
+        period_ns: 10 * MS,
+    });
+    w
+}
+
 /// Hand-worked: the waker is SCHED_DEADLINE with 1 ms every 10 ms on CPU
 /// 0: in 400 ms, 40 periods of 1 ms of execution time, 40 ms. The budget
 /// is spent on its program and on its wake-ups alike (update_curr_dl's
@@ -228,13 +239,7 @@ fn an_rt_wakers_wakeups_count_against_rt_runtime() {
 /// wake-ups were free the program would get the whole 40 ms.
 #[test]
 fn a_deadline_tasks_budget_pays_for_its_wakeups() {
-    let mut w = waker(Policy::Deadline, 0, "/");
-    w.dl = Some(DlParams {
-        runtime_ns: MS,
-        deadline_ns: 10 * MS,
-        period_ns: 10 * MS,
-    });
-    let sim = run_with("6.18", w, vec![], 400, |_| {}, NullSink);
+    let sim = run_with("6.18", deadline_waker(), vec![], 400, |_| {}, NullSink);
     assert_work_charged(&sim, "DEADLINE");
     let w = by_name(&sim, "waker");
     // 40 periods, the last possibly cut by the end; each overspent by at
@@ -278,16 +283,10 @@ impl Sink for StatRuntime {
 /// that time unreported.
 #[test]
 fn sched_stat_runtime_sums_to_the_program_time_for_every_class() {
-    let mut dl = waker(Policy::Deadline, 0, "/");
-    dl.dl = Some(DlParams {
-        runtime_ns: MS,
-        deadline_ns: 10 * MS,
-        period_ns: 10 * MS,
-    });
     for w in [
         waker(Policy::Normal, 0, "/"),
         waker(Policy::Fifo, 50, "/"),
-        dl,
+        deadline_waker(),
     ] {
         let policy = w.policy;
         let mut sim = run_with("6.18", w, vec![], 200, |_| {}, StatRuntime::default());

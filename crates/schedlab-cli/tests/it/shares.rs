@@ -45,7 +45,7 @@ fn shares(tasks: Vec<TaskSpec>, secs: u64, seed: u64) -> Vec<f64> {
         .sched
         .tasks
         .iter()
-        .map(|t| t.stats.runtime_ns - t.stats.sched_work_ns)
+        .map(|t| t.stats.program_ns())
         .collect();
     assert_eq!(
         runtimes.iter().sum::<u64>(),
