@@ -193,7 +193,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
         let listed = q
             .timeline
             .iter()
-            .map(|&(_, id)| id)
+            .map(|(_, id)| id)
             .chain(q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq));
         for id in listed {
             if let Some(prev) = seen[id.idx()] {
@@ -204,7 +204,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             seen[id.idx()] = Some(qi);
         }
         if let Some(c) = q.curr {
-            if q.timeline.iter().any(|&(_, id)| id == c) {
+            if q.timeline.iter().any(|(_, id)| id == c) {
                 return Err(format!(
                     "cfs_rq {qi}: curr entity {c} is also in the timeline"
                 ));
@@ -323,7 +323,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
 pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let legacy = sim.cfg.features.throttle == crate::features::Throttle::Legacy;
     for (qi, q) in sim.sched.cfs.iter().enumerate() {
-        let mut ents: Vec<EntityId> = q.timeline.iter().map(|&(_, id)| id).collect();
+        let mut ents: Vec<EntityId> = q.timeline.iter().map(|(_, id)| id).collect();
         if let Some(c) = q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq) {
             ents.push(c);
         }
@@ -423,8 +423,10 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 }
 
 /// The incremental EEVDF sums equal a recomputation, the timeline's kept
-/// minimum slice equals its entities' slices, the timeline is keyed by each
-/// entity's real deadline, and queued entities are marked on_rq.
+/// minimum slice equals its entities' slices, the timeline's tree is
+/// sound (order, balance, subtree minima), it is keyed by each entity's
+/// real deadline and holds each entity's real vruntime and slice, and
+/// queued entities are marked on_rq.
 pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let (s, w) = eevdf::recompute_sums(q, &sim.sched.ents);
@@ -437,7 +439,7 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
         let walked = q
             .timeline
             .iter()
-            .map(|&(_, id)| sim.sched.ents[id.idx()].slice)
+            .map(|(_, id)| sim.sched.ents[id.idx()].slice)
             .min();
         if walked != q.timeline.min_slice() {
             return Err(format!(
@@ -445,12 +447,22 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
                 q.timeline.min_slice()
             ));
         }
-        for &(d, id) in &q.timeline {
+        q.timeline
+            .validate()
+            .map_err(|e| format!("cfs_rq {qi}: {e}"))?;
+        for ((d, id), v, slice) in q.timeline.entries() {
             let se = &sim.sched.ents[id.idx()];
             if se.deadline != d || !se.on_rq {
                 return Err(format!(
                     "cfs_rq {qi}: entity {id} keyed at deadline {d} (has {}, on_rq {})",
                     se.deadline, se.on_rq
+                ));
+            }
+            if (se.vruntime, se.slice) != (v, slice) {
+                return Err(format!(
+                    "cfs_rq {qi}: entity {id} stored with vruntime {v}, slice {slice} \
+                     (has {}, {})",
+                    se.vruntime, se.slice
                 ));
             }
         }

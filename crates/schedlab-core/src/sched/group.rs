@@ -154,7 +154,7 @@ impl SchedState {
 
     fn walk_queue(&self, q: CfsRqId, out: &mut Vec<TaskId>) {
         let c = &self.cfs[q.idx()];
-        for &(_, e) in &c.timeline {
+        for (_, e) in &c.timeline {
             let se = &self.ents[e.idx()];
             match (se.task, se.my_q) {
                 (Some(t), _) => out.push(t),
