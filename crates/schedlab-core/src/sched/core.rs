@@ -830,6 +830,7 @@ impl<S: Sink> Sim<S> {
             },
         );
         self.sched.rqs[c].curr = next;
+        self.lb_refresh(cpu);
         if let Some(p) = dead {
             // The last reference goes once the task is off the CPU (the
             // kernel frees it after an RCU grace period; not modelled).
@@ -985,6 +986,7 @@ impl<S: Sink> Sim<S> {
             self.exec_ctx = outer;
             self.add_h_counts(q, 0, 1, 0);
             self.sync_overload(cpu);
+            self.lb_refresh(cpu);
             let task = &mut self.sched.tasks[t.idx()];
             task.state = TaskState::Runnable;
             task.wait_since = Some(self.now);
@@ -1041,6 +1043,7 @@ impl<S: Sink> Sim<S> {
         let needs_ipi = rq.curr.is_some() || self.halted(target);
         self.sched.tasks[t.idx()].state = TaskState::Waking;
         self.sched.rqs[target.idx()].ttwu_pending += 1;
+        self.lb_refresh(target);
         if needs_ipi {
             self.charge_ipi_send(waker_cpu);
         }
@@ -1092,6 +1095,7 @@ impl<S: Sink> Sim<S> {
 
     pub(crate) fn remote_wakeup(&mut self, cpu: CpuId, t: TaskId) {
         self.sched.rqs[cpu.idx()].ttwu_pending -= 1;
+        self.lb_refresh(cpu);
         self.ttwu_do_activate(t, cpu, cpu, false, EnqueueKind::Wakeup);
         self.reidle(cpu);
     }

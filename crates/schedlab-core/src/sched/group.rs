@@ -261,6 +261,7 @@ impl<S: Sink> Sim<S> {
             cfs.curr.is_some(),
             1,
         );
+        self.lb_refresh_cfs(q);
         self.update_tg_load_avg(q);
     }
 

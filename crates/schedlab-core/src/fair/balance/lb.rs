@@ -26,7 +26,7 @@
 //! simple form (allow up to `imb_numa_nr` tasks).
 
 use super::stats::{group_classify, GroupType, SgStats};
-use crate::fair::select::CpuView;
+use crate::fair::select::{CpuView, LbSnapshot};
 use crate::ids::CpuId;
 use crate::machine::domains::{
     SchedDomain, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
@@ -92,31 +92,47 @@ pub fn sg_lb_stats(
     overloaded: &mut bool,
 ) -> SgStats {
     let mut s = SgStats::default();
-    for c in span.iter() {
-        if cpus.is_some_and(|m| !m.test(c)) {
-            continue;
-        }
-        let l = v.lb_snapshot(c);
+    let mut over = false;
+    let mut add = |l: &LbSnapshot| {
         s.group_load += l.load;
         s.group_util += l.util;
         s.group_runnable += l.runnable;
         s.sum_h_nr_running += l.h_nr_runnable;
         s.sum_nr_running += l.nr_running;
-        if l.nr_running > 1 {
-            *overloaded = true;
-        }
-        if l.idle {
-            s.idle_cpus += 1;
-        }
+        over |= l.nr_running > 1;
+        s.idle_cpus += l.idle as u32;
         s.group_capacity += l.capacity;
         s.group_weight += 1;
+    };
+    match v.lb_snapshots() {
+        Some(all) => for_each_cpu_in(span, cpus, |c| add(&all[c])),
+        None => for_each_cpu_in(span, cpus, |c| add(&v.lb_snapshot(CpuId(c as u32)))),
     }
+    *overloaded |= over;
     let t = group_classify(pct, &s);
     s.group_type = Some(t);
     if t == GroupType::Overloaded && s.group_capacity > 0 {
         s.avg_load = s.group_load * 1024 / s.group_capacity;
     }
     s
+}
+
+/// Calls `f` with the index of every CPU of `span ∩ cpus` (`cpus` None =
+/// the whole span), in increasing order, a bit word at a time
+/// (`for_each_cpu_and`).
+#[inline]
+fn for_each_cpu_in(span: &CpuMask, cpus: Option<&CpuMask>, mut f: impl FnMut(usize)) {
+    for wi in 0..span.nr_cpus().div_ceil(64) {
+        let mut w = span.word(wi);
+        if let Some(m) = cpus {
+            w &= m.word(wi);
+        }
+        while w != 0 {
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            f(wi * 64 + b);
+        }
+    }
 }
 
 /// `update_sd_pick_busiest`: should `s` replace the current busiest?
