@@ -42,6 +42,12 @@ pub fn lb_snapshots_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
                 "CPU {cpu}: load-balance snapshot {have:?}, runqueues say {fresh:?}"
             ));
         }
+        let (have, fresh) = (s.nohz_idle.test(cpu), s.nohz_idle_fresh(cpu));
+        if have != fresh {
+            return Err(format!(
+                "CPU {cpu}: in the NOHZ idle mask {have}, idle with its tick stopped {fresh}"
+            ));
+        }
     }
     Ok(())
 }

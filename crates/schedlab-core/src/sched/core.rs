@@ -469,6 +469,7 @@ impl<S: Sink> Sim<S> {
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = false;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        self.lb_refresh(cpu);
         self.push_tick(cpu);
     }
 
@@ -489,6 +490,7 @@ impl<S: Sink> Sim<S> {
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = true;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        self.lb_refresh(cpu);
     }
 
     /// `sched_tick`: lazy upgrade, `task_tick_fair`, re-arm.

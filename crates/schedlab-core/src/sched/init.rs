@@ -279,6 +279,7 @@ impl<S: Sink> Sim<S> {
                 cfs_p,
                 rqs,
                 lb_cpus: Vec::new(),
+                nohz_idle: CpuMask::new(n),
                 lb_stale_read: Default::default(),
                 ents,
                 rd_overloaded: false,

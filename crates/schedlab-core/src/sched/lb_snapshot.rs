@@ -15,6 +15,12 @@
 //! attaches or detaches). None of these figures is decayed at read time,
 //! so a pass sees exactly the values it saw when it read the runqueues.
 //!
+//! The same refreshes keep [`SchedState::nohz_idle`], the CPUs that are
+//! idle with their tick stopped (`rq->tick_stopped` changes in
+//! `start_tick` / `stop_tick`, which refresh too): `nohz_balancer_kick`
+//! looks for its idle CPU there, a word at a time, instead of reading
+//! every CPU's runqueue on every tick of a busy CPU.
+//!
 //! Under `--check` every read compares the entry with the runqueues
 //! (the first stale read is reported as an invariant violation), and
 //! after every event every entry is compared
@@ -26,8 +32,17 @@ use crate::observe::Sink;
 use crate::sim::{SchedState, Sim};
 
 impl SchedState {
+    /// Whether `cpu` belongs in [`SchedState::nohz_idle`], from its
+    /// runqueue: idle (`available_idle_cpu`) with its tick stopped.
+    #[inline]
+    pub(crate) fn nohz_idle_fresh(&self, cpu: CpuId) -> bool {
+        let rq = &self.rqs[cpu.idx()];
+        rq.tick_stopped && rq.is_idle()
+    }
+
     /// The snapshot of `cpu` computed from the runqueues (what the array
     /// must hold).
+    #[inline]
     pub(crate) fn lb_snapshot_fresh(&self, cpu: CpuId, capacity: u64) -> LbSnapshot {
         let rq = &self.rqs[cpu.idx()];
         let cfs = &self.cfs[rq.cfs.idx()];
@@ -51,6 +66,11 @@ impl<S: Sink> Sim<S> {
         let capacity = self.machine.cpu(cpu).capacity as u64;
         let s = self.sched.lb_snapshot_fresh(cpu, capacity);
         self.sched.lb_cpus[cpu.idx()] = s;
+        if self.sched.nohz_idle_fresh(cpu) {
+            self.sched.nohz_idle.set(cpu);
+        } else {
+            self.sched.nohz_idle.clear(cpu);
+        }
     }
 
     /// [`Self::lb_refresh`] after queue `q`'s PELT averages changed: only a
@@ -74,6 +94,35 @@ impl<S: Sink> Sim<S> {
                 self.sched.lb_snapshot_fresh(cpu, capacity)
             })
             .collect();
+        for c in 0..n {
+            let cpu = CpuId(c as u32);
+            if self.sched.nohz_idle_fresh(cpu) {
+                self.sched.nohz_idle.set(cpu);
+            }
+        }
+    }
+
+    /// `find_new_ilb` as the kick uses it: the first CPU other than `cpu`,
+    /// in wrapping order from the one after it, that is idle with its tick
+    /// stopped. Under `--check` the answer is compared with a walk of the
+    /// runqueues.
+    pub(crate) fn nohz_find_idle(&self, cpu: CpuId) -> Option<CpuId> {
+        let n = self.machine.nr_cpus();
+        let start = CpuId((cpu.0 + 1) % n as u32);
+        let found = self
+            .sched
+            .nohz_idle
+            .iter_wrap(start)
+            .find(|&c| c != cpu);
+        if self.cfg.check && self.sched.lb_stale_read.get().is_none() {
+            let walk = crate::machine::CpuMask::full(n)
+                .iter_wrap(start)
+                .find(|&c| c != cpu && self.sched.nohz_idle_fresh(c));
+            if walk != found {
+                self.sched.lb_stale_read.set(Some(walk.or(found).unwrap_or(cpu)));
+            }
+        }
+        found
     }
 
     /// The entry of `cpu`, as balancing reads it. Under `--check` a stale
