@@ -109,17 +109,15 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn nohz_find_idle(&self, cpu: CpuId) -> Option<CpuId> {
         let n = self.machine.nr_cpus();
         let start = CpuId((cpu.0 + 1) % n as u32);
-        let found = self
-            .sched
-            .nohz_idle
-            .iter_wrap(start)
-            .find(|&c| c != cpu);
+        let found = self.sched.nohz_idle.iter_wrap(start).find(|&c| c != cpu);
         if self.cfg.check && self.sched.lb_stale_read.get().is_none() {
             let walk = crate::machine::CpuMask::full(n)
                 .iter_wrap(start)
                 .find(|&c| c != cpu && self.sched.nohz_idle_fresh(c));
             if walk != found {
-                self.sched.lb_stale_read.set(Some(walk.or(found).unwrap_or(cpu)));
+                self.sched
+                    .lb_stale_read
+                    .set(Some(walk.or(found).unwrap_or(cpu)));
             }
         }
         found
@@ -193,6 +191,32 @@ mod tests {
         sim.sched.lb_cpus[1].runnable -= 1;
         let e = crate::check::lb_snapshots_match(&sim).unwrap_err();
         assert!(e.contains("stale"), "{e}");
+    }
+
+    #[test]
+    fn the_nohz_idle_mask_follows_the_runqueues_and_a_stale_bit_is_caught() {
+        let mut sim = ran();
+        // At the end every task sleeps or runs; whichever CPUs are idle
+        // with their tick stopped are in the mask, the others are not.
+        for c in 0..4 {
+            let cpu = CpuId(c);
+            assert_eq!(
+                sim.sched.nohz_idle.test(cpu),
+                sim.sched.nohz_idle_fresh(cpu)
+            );
+        }
+        // Flip one bit: the after-event check and the kick's lookup both
+        // notice.
+        let cpu = CpuId(3);
+        if sim.sched.nohz_idle.test(cpu) {
+            sim.sched.nohz_idle.clear(cpu);
+        } else {
+            sim.sched.nohz_idle.set(cpu);
+        }
+        let e = crate::check::lb_snapshots_match(&sim).unwrap_err();
+        assert!(e.starts_with("CPU 3: in the NOHZ idle mask"), "{e}");
+        let _ = sim.nohz_find_idle(CpuId(2));
+        assert!(sim.sched.lb_stale_read.get().is_some());
     }
 
     #[test]

@@ -91,6 +91,20 @@ pub fn sg_lb_stats(
     pct: u32,
     overloaded: &mut bool,
 ) -> SgStats {
+    sg_stats(v, v.lb_snapshots(), span, cpus, pct, overloaded)
+}
+
+/// [`sg_lb_stats`] with the view's dense array (`all`, when it has one)
+/// asked for once per domain by the caller.
+#[inline]
+fn sg_stats(
+    v: &impl CpuView,
+    all: Option<&[LbSnapshot]>,
+    span: &CpuMask,
+    cpus: Option<&CpuMask>,
+    pct: u32,
+    overloaded: &mut bool,
+) -> SgStats {
     let mut s = SgStats::default();
     let mut over = false;
     let mut add = |l: &LbSnapshot| {
@@ -104,7 +118,7 @@ pub fn sg_lb_stats(
         s.group_capacity += l.capacity;
         s.group_weight += 1;
     };
-    match v.lb_snapshots() {
+    match all {
         Some(all) => for_each_cpu_in(span, cpus, |c| add(&all[c])),
         None => for_each_cpu_in(span, cpus, |c| add(&v.lb_snapshot(CpuId(c as u32)))),
     }
@@ -122,10 +136,12 @@ pub fn sg_lb_stats(
 /// (`for_each_cpu_and`).
 #[inline]
 fn for_each_cpu_in(span: &CpuMask, cpus: Option<&CpuMask>, mut f: impl FnMut(usize)) {
-    for wi in 0..span.nr_cpus().div_ceil(64) {
-        let mut w = span.word(wi);
-        if let Some(m) = cpus {
-            w &= m.word(wi);
+    let words = span.words();
+    let and = cpus.map(CpuMask::words);
+    for (wi, &w) in words.iter().enumerate() {
+        let mut w = w;
+        if let Some(m) = and {
+            w &= m[wi];
         }
         while w != 0 {
             let b = w.trailing_zeros() as usize;
@@ -136,6 +152,7 @@ fn for_each_cpu_in(span: &CpuMask, cpus: Option<&CpuMask>, mut f: impl FnMut(usi
 }
 
 /// `update_sd_pick_busiest`: should `s` replace the current busiest?
+#[inline]
 fn pick_busiest(s: &SgStats, busiest: Option<&SgStats>) -> bool {
     if s.sum_h_nr_running == 0 {
         return false;
@@ -168,8 +185,9 @@ pub fn sd_lb_stats(
         ..Default::default()
     };
     let mut overloaded = false;
+    let all = v.lb_snapshots();
     for (i, g) in sd.groups.iter().enumerate() {
-        let s = sg_lb_stats(v, &g.span, cpus, pct, &mut overloaded);
+        let s = sg_stats(v, all, &g.span, cpus, pct, &mut overloaded);
         out.total_load += s.group_load;
         out.total_capacity += s.group_capacity;
         if g.span.test(dst) {
