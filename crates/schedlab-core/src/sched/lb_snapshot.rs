@@ -11,8 +11,9 @@
 //! changes ([`Sim::lb_refresh`]): `rq->nr_running` (fair, RT, deadline
 //! enqueue and dequeue, throttling), `ttwu_pending`, `rq->curr`, and the
 //! root cfs_rq's `h_nr_runnable` and PELT averages (which are read as
-//! stored, not decayed to "now", so they change only where PELT updates,
-//! attaches or detaches). None of these figures is decayed at read time,
+//! stored, not decayed to "now", so they change only where PELT attaches,
+//! detaches, or updates across a period boundary: `SchedAvg::update`
+//! says when). None of these figures is decayed at read time,
 //! so a pass sees exactly the values it saw when it read the runqueues.
 //!
 //! The same refreshes keep [`SchedState::nohz_idle`], the CPUs that are
@@ -63,7 +64,10 @@ impl<S: Sink> Sim<S> {
     /// Recomputes `cpu`'s entry after one of its figures changed.
     #[inline]
     pub(crate) fn lb_refresh(&mut self, cpu: CpuId) {
-        let capacity = self.machine.cpu(cpu).capacity as u64;
+        // `capacity_of` is fixed for the run (every preset CPU runs at a
+        // fixed frequency): the entry's own copy, set by `lb_init`, saves
+        // reading the machine's CPU entry.
+        let capacity = self.sched.lb_cpus[cpu.idx()].capacity;
         let s = self.sched.lb_snapshot_fresh(cpu, capacity);
         self.sched.lb_cpus[cpu.idx()] = s;
         if self.sched.nohz_idle_fresh(cpu) {
@@ -223,7 +227,12 @@ mod tests {
     fn a_refresh_recomputes_the_entry() {
         let mut sim = ran();
         let good = sim.sched.lb_cpus[2];
-        sim.sched.lb_cpus[2] = Default::default();
+        // Everything but the capacity, which is fixed for the run and
+        // which the refresh takes from the entry.
+        sim.sched.lb_cpus[2] = crate::fair::select::LbSnapshot {
+            capacity: good.capacity,
+            ..Default::default()
+        };
         sim.lb_refresh(CpuId(2));
         assert_eq!(sim.sched.lb_cpus[2], good);
     }
