@@ -19,6 +19,36 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     affinity_counts_match(sim)?;
     cfs_tasks_match_the_queues(sim)?;
     addressed_tokens_pair(sim)?;
+    lb_snapshots_match(sim)?;
+    Ok(())
+}
+
+/// The load-balance snapshot array (`sched/lb_snapshot.rs`) holds what
+/// the runqueues say, for every CPU after the event, and every entry read
+/// during it was current when read.
+pub fn lb_snapshots_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    let s = &sim.sched;
+    if let Some(cpu) = s.lb_stale_read.get() {
+        return Err(format!(
+            "CPU {cpu}: balancing read a stale load-balance snapshot"
+        ));
+    }
+    for rq in &s.rqs {
+        let cpu = rq.cpu;
+        let fresh = s.lb_snapshot_fresh(cpu, sim.machine.cpu(cpu).capacity as u64);
+        let have = s.lb_cpus[cpu.idx()];
+        if have != fresh {
+            return Err(format!(
+                "CPU {cpu}: load-balance snapshot {have:?}, runqueues say {fresh:?}"
+            ));
+        }
+        let (have, fresh) = (s.nohz_idle.test(cpu), s.nohz_idle_fresh(cpu));
+        if have != fresh {
+            return Err(format!(
+                "CPU {cpu}: in the NOHZ idle mask {have}, idle with its tick stopped {fresh}"
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -520,6 +520,7 @@ impl<S: Sink> Sim<S> {
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = false;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        self.lb_refresh(cpu);
         self.push_tick(cpu);
     }
 
@@ -540,6 +541,7 @@ impl<S: Sink> Sim<S> {
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = true;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        self.lb_refresh(cpu);
     }
 
     /// `sched_tick`: lazy upgrade, `task_tick_fair`, re-arm.
@@ -894,6 +896,7 @@ impl<S: Sink> Sim<S> {
             },
         );
         self.sched.rqs[c].curr = next;
+        self.lb_refresh(cpu);
         if let Some(p) = dead {
             // The last reference goes once the task is off the CPU (the
             // kernel frees it after an RCU grace period; not modelled).
@@ -1049,6 +1052,7 @@ impl<S: Sink> Sim<S> {
             self.exec_ctx = outer;
             self.add_h_counts(q, 0, 1, 0);
             self.sync_overload(cpu);
+            self.lb_refresh(cpu);
             let task = &mut self.sched.tasks[t.idx()];
             task.state = TaskState::Runnable;
             task.wait_since = Some(self.now);
@@ -1105,6 +1109,7 @@ impl<S: Sink> Sim<S> {
         let needs_ipi = rq.curr.is_some() || self.halted(target);
         self.sched.tasks[t.idx()].state = TaskState::Waking;
         self.sched.rqs[target.idx()].ttwu_pending += 1;
+        self.lb_refresh(target);
         if needs_ipi {
             self.charge_ipi_send(waker_cpu);
         }
@@ -1156,6 +1161,7 @@ impl<S: Sink> Sim<S> {
 
     pub(crate) fn remote_wakeup(&mut self, cpu: CpuId, t: TaskId) {
         self.sched.rqs[cpu.idx()].ttwu_pending -= 1;
+        self.lb_refresh(cpu);
         self.ttwu_do_activate(t, cpu, cpu, false, EnqueueKind::Wakeup);
         self.reidle(cpu);
     }

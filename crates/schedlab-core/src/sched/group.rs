@@ -254,13 +254,17 @@ impl<S: Sink> Sim<S> {
         let on = se.on_rq as u64;
         se.avg.update(now, on, runnable.min(1), running, se.weight);
         let cfs = &mut self.sched.cfs[q.idx()];
-        cfs.avg.update(
+        // The averages change only when a period boundary is crossed.
+        let refreshed = cfs.avg.update(
             now,
             cfs.load_weight,
             cfs.h_nr_queued as u64,
             cfs.curr.is_some(),
             1,
         );
+        if refreshed {
+            self.lb_refresh_cfs(q);
+        }
         self.update_tg_load_avg(q);
     }
 
