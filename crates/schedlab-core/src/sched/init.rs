@@ -282,7 +282,6 @@ impl<S: Sink> Sim<S> {
                 rd_overloaded: false,
                 cfs_tasks_seq: 0,
                 cfs_tasks: crate::cfs_tasks::CfsTasks::new(n, tasks.len()),
-                last_pass_cost: 0,
                 in_newidle: false,
                 rt_seq: 0,
                 ni_rng: rng::stream(cfg.seed, "ni_random"),
@@ -323,6 +322,7 @@ impl<S: Sink> Sim<S> {
                     })
                     .collect(),
                 balance_flag: Default::default(),
+                flag_clock_base: vec![(Nanos::MAX, 0); n],
                 domains,
             },
             prog: Runtime::new(workload, cfg.kernel),
