@@ -207,10 +207,12 @@ mod tests {
         // the one before it, and find the flag set.
         let (ok, t1) = f.try_acquire(&m, CpuId(1), 1000, 1000);
         assert!(!ok);
-        assert_eq!(t1, l0 + same_llc); // waits for CPU 0's cmpxchg
+        // It waits for CPU 0's cmpxchg:
+        assert_eq!(t1, l0 + same_llc);
         let (ok, t2) = f.try_acquire(&m, CpuId(2), 1000, 1000);
         assert!(!ok);
-        assert_eq!(t2, l0 + same_llc + other_pkg); // ... and for CPU 1's
+        // ... and for CPU 1's:
+        assert_eq!(t2, l0 + same_llc + other_pkg);
         // CPU 3 at 5000: the store went first (served at 1000 + l0 +
         // same_llc + other_pkg, the line coming back from CPU 2 to CPU 0
         // across the packages), so the flag is free; CPU 3 pays the
@@ -238,7 +240,8 @@ mod tests {
         assert_eq!(t0, l0);
         let (ok, t2) = f.try_acquire(&m, CpuId(2), 1_000, 0);
         assert!(!ok);
-        assert_eq!(t2, l0); // the line came from memory, not from CPU 0
+        // The line came from memory, not from CPU 0:
+        assert_eq!(t2, l0);
         // One that does not fit (issued at 9 999) queues behind CPU 0's.
         let (ok, t3) = f.try_acquire(&m, CpuId(3), 9_999, 0);
         assert!(!ok);
