@@ -122,7 +122,7 @@ fn eevdf_min_slice(c: &mut Criterion) {
                 black_box(&cfs)
                     .timeline
                     .iter()
-                    .map(|&(_, id)| ents[id.idx()].slice)
+                    .map(|(_, id)| ents[id.idx()].slice)
                     .min()
             })
         });

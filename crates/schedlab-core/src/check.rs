@@ -19,6 +19,36 @@ pub fn check_all<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     affinity_counts_match(sim)?;
     cfs_tasks_match_the_queues(sim)?;
     addressed_tokens_pair(sim)?;
+    lb_snapshots_match(sim)?;
+    Ok(())
+}
+
+/// The load-balance snapshot array (`sched/lb_snapshot.rs`) holds what
+/// the runqueues say, for every CPU after the event, and every entry read
+/// during it was current when read.
+pub fn lb_snapshots_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
+    let s = &sim.sched;
+    if let Some(cpu) = s.lb_stale_read.get() {
+        return Err(format!(
+            "CPU {cpu}: balancing read a stale load-balance snapshot"
+        ));
+    }
+    for rq in &s.rqs {
+        let cpu = rq.cpu;
+        let fresh = s.lb_snapshot_fresh(cpu, sim.machine.cpu(cpu).capacity as u64);
+        let have = s.lb_cpus[cpu.idx()];
+        if have != fresh {
+            return Err(format!(
+                "CPU {cpu}: load-balance snapshot {have:?}, runqueues say {fresh:?}"
+            ));
+        }
+        let (have, fresh) = (s.nohz_idle.test(cpu), s.nohz_idle_fresh(cpu));
+        if have != fresh {
+            return Err(format!(
+                "CPU {cpu}: in the NOHZ idle mask {have}, idle with its tick stopped {fresh}"
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -193,7 +223,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
         let listed = q
             .timeline
             .iter()
-            .map(|&(_, id)| id)
+            .map(|(_, id)| id)
             .chain(q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq));
         for id in listed {
             if let Some(prev) = seen[id.idx()] {
@@ -204,7 +234,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
             seen[id.idx()] = Some(qi);
         }
         if let Some(c) = q.curr {
-            if q.timeline.iter().any(|&(_, id)| id == c) {
+            if q.timeline.iter().any(|(_, id)| id == c) {
                 return Err(format!(
                     "cfs_rq {qi}: curr entity {c} is also in the timeline"
                 ));
@@ -323,7 +353,7 @@ pub fn task_in_at_most_one_runqueue<S: Sink>(sim: &Sim<S>) -> Result<(), String>
 pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let legacy = sim.cfg.features.throttle == crate::features::Throttle::Legacy;
     for (qi, q) in sim.sched.cfs.iter().enumerate() {
-        let mut ents: Vec<EntityId> = q.timeline.iter().map(|&(_, id)| id).collect();
+        let mut ents: Vec<EntityId> = q.timeline.iter().map(|(_, id)| id).collect();
         if let Some(c) = q.curr.filter(|c| sim.sched.ents[c.idx()].on_rq) {
             ents.push(c);
         }
@@ -423,8 +453,10 @@ pub fn runqueue_counts_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 }
 
 /// The incremental EEVDF sums equal a recomputation, the timeline's kept
-/// minimum slice equals its entities' slices, the timeline is keyed by each
-/// entity's real deadline, and queued entities are marked on_rq.
+/// minimum slice equals its entities' slices, the timeline's tree is
+/// sound (order, balance, subtree minima), it is keyed by each entity's
+/// real deadline and holds each entity's real vruntime and slice, and
+/// queued entities are marked on_rq.
 pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     for (qi, q) in sim.sched.cfs.iter().enumerate() {
         let (s, w) = eevdf::recompute_sums(q, &sim.sched.ents);
@@ -437,7 +469,7 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
         let walked = q
             .timeline
             .iter()
-            .map(|&(_, id)| sim.sched.ents[id.idx()].slice)
+            .map(|(_, id)| sim.sched.ents[id.idx()].slice)
             .min();
         if walked != q.timeline.min_slice() {
             return Err(format!(
@@ -445,12 +477,22 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
                 q.timeline.min_slice()
             ));
         }
-        for &(d, id) in &q.timeline {
+        q.timeline
+            .validate()
+            .map_err(|e| format!("cfs_rq {qi}: {e}"))?;
+        for ((d, id), v, slice) in q.timeline.entries() {
             let se = &sim.sched.ents[id.idx()];
             if se.deadline != d || !se.on_rq {
                 return Err(format!(
                     "cfs_rq {qi}: entity {id} keyed at deadline {d} (has {}, on_rq {})",
                     se.deadline, se.on_rq
+                ));
+            }
+            if (se.vruntime, se.slice) != (v, slice) {
+                return Err(format!(
+                    "cfs_rq {qi}: entity {id} stored with vruntime {v}, slice {slice} \
+                     (has {}, {})",
+                    se.vruntime, se.slice
                 ));
             }
         }

@@ -182,6 +182,8 @@ impl<S: Sink> Sim<S> {
             }
             // Overhead charged beyond the end did not happen within the run.
             if rq.ovh_until > now {
+                self.uncharge_work_past_end(cpu);
+                let rq = &mut self.sched.rqs[c];
                 let future = rq.ovh_until - now;
                 self.acct.cpu_stats[c].sched_overhead_ns -=
                     future.min(self.acct.cpu_stats[c].sched_overhead_ns);

@@ -157,6 +157,11 @@ pub struct Rq {
     pub ttwu_pending: u32,
     /// Scheduler work on this CPU occupies it until this time.
     pub ovh_until: Nanos,
+    /// The stretches of `ovh_until` charged to a task as work done in its
+    /// context (`Sim::charge_task_ctx`), (start, end, task), those that
+    /// may still end after now: at the end of a run the part past it is
+    /// taken back off the task, as it is off the CPU's overhead.
+    pub ctx_work: std::collections::VecDeque<(Nanos, Nanos, TaskId)>,
     /// Idle since this time (None while a task runs).
     pub idle_since: Option<Nanos>,
     /// cpuidle state entered (None while not idle).

@@ -106,6 +106,14 @@ pub struct SchedState {
     pub cfs: Vec<CfsRq>,
     /// Per-CPU runqueues.
     pub rqs: Vec<Rq>,
+    /// What balancing reads about each CPU, one dense entry per CPU,
+    /// refreshed where its figures change (`sched/lb_snapshot.rs`).
+    pub(crate) lb_cpus: Vec<crate::fair::select::LbSnapshot>,
+    /// CPUs that are idle (`available_idle_cpu`) with their tick stopped:
+    /// the ones `nohz_balancer_kick` may kick, kept with `lb_cpus`.
+    pub(crate) nohz_idle: crate::machine::CpuMask,
+    /// `--check`: the first CPU whose entry was read stale.
+    pub(crate) lb_stale_read: std::cell::Cell<Option<crate::ids::CpuId>>,
     /// Task groups; `GroupId(0)` is the root.
     pub groups: Vec<TaskGroup>,
     /// EEVDF knobs derived from cfg and machine.

@@ -95,7 +95,7 @@ fn check(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Result<(), TestCas
         .map(|&i| (ents[i].deadline, EntityId(i as u32)))
         .collect();
     want.sort();
-    let got: Vec<(i64, EntityId)> = cfs.timeline.iter().copied().collect();
+    let got: Vec<(i64, EntityId)> = cfs.timeline.iter().collect();
     prop_assert_eq!(&got, &want, "timeline");
     prop_assert_eq!(cfs.nr_queued as usize, q.len(), "nr_queued");
     let load: u64 = q.iter().map(|&i| ents[i].weight).sum();

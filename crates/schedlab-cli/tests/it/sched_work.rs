@@ -19,8 +19,8 @@
 //! nearly every post wakes it (a remote wake-up: the waker pays 20 µs of
 //! wake-up for about 2.6 µs of its own program, the run and the post's
 //! syscall). The work charged to the waker is exactly the wakee's
-//! wake-ups at 20 µs and the switches to the waker at 100 ns
-//! (`assert_work_charged`).
+//! wake-ups at 20 µs and the switches to the waker at 100 ns, less what
+//! of the last of them lies past the end of the run (`assert_work_charged`).
 
 use crate::common::{release_config, rtapp_workload, run_op, task};
 use schedlab_core::machine::preset;
@@ -99,12 +99,19 @@ fn program_ns(t: &Task) -> u64 {
 }
 
 /// The scheduler work charged to the waker is its wake-ups of the wakee
-/// (the wakee's only waker) and the context switches to it, no more, no
-/// less; and it is a large part of the waker's time. Returns it.
+/// (the wakee's only waker) and the context switches to it, no more, and
+/// no less but for the one crossing the end of the run; and it is a large
+/// part of the waker's time. Returns it.
 fn assert_work_charged<S: Sink>(sim: &Sim<S>, what: &str) -> u64 {
     let (w, wakee) = (by_name(sim, "waker"), by_name(sim, "wakee"));
     let want = wakee.stats.wakeups * WAKE_NS + w.stats.switches * CSW_NS;
-    assert_eq!(w.stats.sched_work_ns, want, "{what}: {:?}", w.stats);
+    // Less the part of the last wake-up (and switch) still under way when
+    // the run ends: work past the end did not happen within the run.
+    assert!(
+        w.stats.sched_work_ns <= want && w.stats.sched_work_ns + WAKE_NS + CSW_NS > want,
+        "{what}: {:?}, want {want} less at most what crosses the end",
+        w.stats
+    );
     assert!(
         w.stats.sched_work_ns > 4 * program_ns(w),
         "{what}: {:?}",

@@ -94,6 +94,11 @@ impl CpuMask {
             self.bits[i] & other.bits.get(i).copied().unwrap_or(0)
         })
     }
+    /// The mask's bit words (word `i`: CPUs `64 i ..= 64 i + 63`).
+    #[inline]
+    pub fn words(&self) -> &[u64] {
+        &self.bits
+    }
     /// Bit word `i` of the mask (CPUs `64 i ..= 64 i + 63`).
     #[inline]
     pub fn word(&self, i: usize) -> u64 {

@@ -315,6 +315,7 @@ impl<S: Sink> Sim<S> {
             self.sched.rqs[cpu.idx()].nr_running -= dq as u32;
         }
         self.sync_overload(cpu);
+        self.lb_refresh(cpu);
     }
 
     /// `unthrottle_cfs_rq`.
@@ -404,6 +405,7 @@ impl<S: Sink> Sim<S> {
             }
         }
         self.sync_overload(cpu);
+        self.lb_refresh(cpu);
     }
 
     /// Posts the running task's pending throttle task_work for when it is

@@ -279,13 +279,24 @@ impl<S: Sink> Sim<S> {
     /// `system_usec` part when it was spent in the kernel. (The root
     /// group's usage is the CPUs' time; not kept.)
     fn account_group_usage(&mut self, t: TaskId, ns: Nanos, kernel: bool) {
-        let mut g = Some(self.sched.tasks[t.idx()].group).filter(|g| g.0 != 0);
-        while let Some(gi) = g {
-            let grp = &mut self.sched.groups[gi.idx()];
+        self.for_task_groups(t, |grp| {
             grp.usage_ns += ns;
             if kernel {
                 grp.system_ns += ns;
             }
+        });
+    }
+
+    /// `f` on `t`'s group and each of its ancestors below the root.
+    fn for_task_groups(
+        &mut self,
+        t: TaskId,
+        mut f: impl FnMut(&mut crate::fair::group::TaskGroup),
+    ) {
+        let mut g = Some(self.sched.tasks[t.idx()].group).filter(|g| g.0 != 0);
+        while let Some(gi) = g {
+            let grp = &mut self.sched.groups[gi.idx()];
+            f(grp);
             g = grp.parent.filter(|g| g.0 != 0);
         }
     }
@@ -352,6 +363,13 @@ impl<S: Sink> Sim<S> {
         }
         if let Some(t) = self.sched.rqs[cpu.idx()].curr {
             self.charge_sched_work(cpu, t, cost);
+            let now = self.now;
+            let rq = &mut self.sched.rqs[cpu.idx()];
+            while rq.ctx_work.front().is_some_and(|&(_, end, _)| end <= now) {
+                rq.ctx_work.pop_front();
+            }
+            let end = rq.ovh_until;
+            rq.ctx_work.push_back((end - cost, end, t));
         }
     }
 
@@ -400,6 +418,39 @@ impl<S: Sink> Sim<S> {
         match self.sched.class_of(t) {
             Class::Fair => self.charge_sched_work_fair(t, cost),
             Class::Rt | Class::Dl => self.charge_sched_work_rt_dl(t, cost),
+        }
+    }
+
+    /// At the end of the run (`now`): the work charged to tasks in `cpu`'s
+    /// context that lies past now did not happen within the run; it comes
+    /// off the accounts [`Self::charge_sched_work`] added it to (not the
+    /// fair class's vruntime and quota, which no output reads at the end),
+    /// as the CPU's overhead past the end comes off its own.
+    pub(crate) fn uncharge_work_past_end(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let log = std::mem::take(&mut self.sched.rqs[cpu.idx()].ctx_work);
+        for (start, end, t) in log {
+            if end <= now {
+                continue;
+            }
+            let part = end - start.max(now);
+            let task = &mut self.sched.tasks[t.idx()];
+            task.stats.runtime_ns -= part;
+            task.stats.sched_work_ns -= part;
+            self.acct.cpu_stats[cpu.idx()].rq_cpu_time_ns -= part;
+            if self.sched.class_of(t) == Class::Fair {
+                for &se in self.sched.task_path(t).as_slice() {
+                    self.sched.ents[se.idx()].sum_exec_runtime -= part;
+                }
+            } else {
+                let task = &mut self.sched.tasks[t.idx()];
+                task.sched_work_pending = task.sched_work_pending.saturating_sub(part);
+                self.sched.ents[task.se.idx()].sum_exec_runtime -= part;
+            }
+            self.for_task_groups(t, |grp| {
+                grp.usage_ns -= part;
+                grp.system_ns -= part;
+            });
         }
     }
 
@@ -469,6 +520,7 @@ impl<S: Sink> Sim<S> {
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = false;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        self.lb_refresh(cpu);
         self.push_tick(cpu);
     }
 
@@ -489,6 +541,7 @@ impl<S: Sink> Sim<S> {
         let rq = &mut self.sched.rqs[cpu.idx()];
         rq.tick_stopped = true;
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        self.lb_refresh(cpu);
     }
 
     /// `sched_tick`: lazy upgrade, `task_tick_fair`, re-arm.
@@ -726,6 +779,17 @@ impl<S: Sink> Sim<S> {
         self.queue.push(at, Event::BurstEnd { cpu, gen });
     }
 
+    /// `__schedule`'s `picked:` point: `clear_tsk_need_resched(prev)` and
+    /// `clear_preempt_need_resched()` come after `pick_next_task`, so a
+    /// reschedule asked for while picking (the `update_curr` of put_prev
+    /// finding the slice used up, a newidle pull) is absorbed by this very
+    /// schedule instead of forcing another one at the same instant.
+    fn clear_need_resched(&mut self, cpu: CpuId) {
+        let rq = &mut self.sched.rqs[cpu.idx()];
+        rq.need_resched = false;
+        rq.need_resched_lazy = false;
+    }
+
     /// `__schedule`: put prev, pick next, switch.
     pub(crate) fn schedule(&mut self, cpu: CpuId, prev_state: PrevState) {
         let now = self.now;
@@ -778,6 +842,7 @@ impl<S: Sink> Sim<S> {
             }
         };
         if next.is_some() && next == prev {
+            self.clear_need_resched(cpu);
             // Re-picked: no switch (put_prev_set_next_task returns early), but
             // the trip through __schedule still costs CPU time — a guess of
             // half a context switch, which also guarantees that a task that
@@ -816,6 +881,7 @@ impl<S: Sink> Sim<S> {
                     self.run_start(cpu);
             }
         }
+        self.clear_need_resched(cpu);
         let dead = prev.filter(|_| prev_state == PrevState::Dead);
         if let Some(p) = dead {
             self.emit(cpu, false, Tp::Exit(p));
@@ -830,6 +896,7 @@ impl<S: Sink> Sim<S> {
             },
         );
         self.sched.rqs[c].curr = next;
+        self.lb_refresh(cpu);
         if let Some(p) = dead {
             // The last reference goes once the task is off the CPU (the
             // kernel frees it after an RCU grace period; not modelled).
@@ -985,6 +1052,7 @@ impl<S: Sink> Sim<S> {
             self.exec_ctx = outer;
             self.add_h_counts(q, 0, 1, 0);
             self.sync_overload(cpu);
+            self.lb_refresh(cpu);
             let task = &mut self.sched.tasks[t.idx()];
             task.state = TaskState::Runnable;
             task.wait_since = Some(self.now);
@@ -1041,6 +1109,7 @@ impl<S: Sink> Sim<S> {
         let needs_ipi = rq.curr.is_some() || self.halted(target);
         self.sched.tasks[t.idx()].state = TaskState::Waking;
         self.sched.rqs[target.idx()].ttwu_pending += 1;
+        self.lb_refresh(target);
         if needs_ipi {
             self.charge_ipi_send(waker_cpu);
         }
@@ -1092,6 +1161,7 @@ impl<S: Sink> Sim<S> {
 
     pub(crate) fn remote_wakeup(&mut self, cpu: CpuId, t: TaskId) {
         self.sched.rqs[cpu.idx()].ttwu_pending -= 1;
+        self.lb_refresh(cpu);
         self.ttwu_do_activate(t, cpu, cpu, false, EnqueueKind::Wakeup);
         self.reidle(cpu);
     }

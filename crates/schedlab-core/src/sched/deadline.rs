@@ -123,6 +123,7 @@ impl<S: Sink> Sim<S> {
         if self.sched.rqs[cpu.idx()].nr_running >= 2 {
             self.sched.rd_overloaded = true;
         }
+        self.lb_refresh(cpu);
     }
 
     /// `dequeue_task_dl` (a throttled task is already off the queue).
@@ -131,6 +132,7 @@ impl<S: Sink> Sim<S> {
         let key = self.dl_key(t);
         if self.sched.rqs[cpu.idx()].dl.queue.remove(&key) {
             self.sched.rqs[cpu.idx()].nr_running -= 1;
+            self.lb_refresh(cpu);
         }
     }
 

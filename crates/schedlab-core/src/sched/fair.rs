@@ -208,6 +208,7 @@ impl<S: Sink> Sim<S> {
         }
         self.update_load_avg(t);
         self.sync_overload(cpu);
+        self.lb_refresh(cpu);
     }
 
     /// Takes `t` off its CPU's queue (it stays curr until the next
@@ -227,6 +228,7 @@ impl<S: Sink> Sim<S> {
         if d == Dequeued::Delayed {
             self.add_h_counts(tq, 0, -1, 0);
             self.sync_overload(cpu);
+            self.lb_refresh(cpu);
             return d;
         }
         // account_entity_dequeue's list_del: a delayed task stays listed
@@ -274,6 +276,7 @@ impl<S: Sink> Sim<S> {
             );
         }
         self.sync_overload(cpu);
+        self.lb_refresh(cpu);
         d
     }
 
@@ -514,6 +517,7 @@ impl<S: Sink> Sim<S> {
             let avg = self.sched.ents[se.idx()].avg.clone();
             self.sched.cfs[q].avg.detach(&avg);
             self.sched.ents[se.idx()].avg.last_update_time = 0;
+            self.lb_refresh_cfs(crate::ids::CfsRqId(q as u32));
         }
     }
 

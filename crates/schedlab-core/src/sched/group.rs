@@ -154,7 +154,7 @@ impl SchedState {
 
     fn walk_queue(&self, q: CfsRqId, out: &mut Vec<TaskId>) {
         let c = &self.cfs[q.idx()];
-        for &(_, e) in &c.timeline {
+        for (_, e) in &c.timeline {
             let se = &self.ents[e.idx()];
             match (se.task, se.my_q) {
                 (Some(t), _) => out.push(t),
@@ -254,13 +254,17 @@ impl<S: Sink> Sim<S> {
         let on = se.on_rq as u64;
         se.avg.update(now, on, runnable.min(1), running, se.weight);
         let cfs = &mut self.sched.cfs[q.idx()];
-        cfs.avg.update(
+        // The averages change only when a period boundary is crossed.
+        let refreshed = cfs.avg.update(
             now,
             cfs.load_weight,
             cfs.h_nr_queued as u64,
             cfs.curr.is_some(),
             1,
         );
+        if refreshed {
+            self.lb_refresh_cfs(q);
+        }
         self.update_tg_load_avg(q);
     }
 

@@ -278,6 +278,9 @@ impl<S: Sink> Sim<S> {
                 p,
                 cfs_p,
                 rqs,
+                lb_cpus: Vec::new(),
+                nohz_idle: CpuMask::new(n),
+                lb_stale_read: Default::default(),
                 ents,
                 rd_overloaded: false,
                 cfs_tasks_seq: 0,
@@ -366,6 +369,7 @@ impl<S: Sink> Sim<S> {
             NoiseSetting::Given(p) => Some(p.clone()),
         }
         .and_then(|p| crate::noise::NoiseState::new(p, sim.cfg.seed));
+        sim.lb_init();
         sim.queue.push(t_start, Event::TaskStart { task: main });
         let realtime = |p: Policy| matches!(p, Policy::Fifo | Policy::Rr | Policy::Deadline);
         if workload.tasks.iter().any(|t| {

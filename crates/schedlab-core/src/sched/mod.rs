@@ -13,6 +13,7 @@ pub(crate) mod fold;
 pub mod futex_word;
 pub mod group;
 mod init;
+mod lb_snapshot;
 pub mod noise;
 pub mod pipe;
 pub mod rt;

@@ -64,6 +64,7 @@ impl<S: Sink> Sim<S> {
         if self.sched.rqs[cpu.idx()].nr_running >= 2 {
             self.sched.rd_overloaded = true;
         }
+        self.lb_refresh(cpu);
     }
 
     /// `dequeue_task_rt`.
@@ -73,6 +74,7 @@ impl<S: Sink> Sim<S> {
         let was = self.sched.rqs[cpu.idx()].rt.queue.remove(&key);
         debug_assert!(was, "RT task not queued");
         self.sched.rqs[cpu.idx()].nr_running -= 1;
+        self.lb_refresh(cpu);
     }
 
     /// `requeue_task_rt`: to the tail of its priority (RR slice end, yield).

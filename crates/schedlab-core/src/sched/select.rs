@@ -18,20 +18,17 @@ use crate::sim::Sim;
 use crate::time::NSEC_PER_SEC;
 
 impl<S: Sink> CpuView for Sim<S> {
+    /// The dense per-CPU array (`sched/lb_snapshot.rs`); not under
+    /// `--check`, where every read goes through [`Self::lb_snapshot`] to be
+    /// compared with the runqueues.
+    #[inline]
+    fn lb_snapshots(&self) -> Option<&[crate::fair::select::LbSnapshot]> {
+        (!self.cfg.check).then_some(&self.sched.lb_cpus[..])
+    }
+    /// One entry of the dense per-CPU array (`sched/lb_snapshot.rs`).
+    #[inline]
     fn lb_snapshot(&self, cpu: CpuId) -> crate::fair::select::LbSnapshot {
-        let rq = &self.sched.rqs[cpu.idx()];
-        let cfs = &self.sched.cfs[rq.cfs.idx()];
-        let capacity = self.machine.cpu(cpu).capacity as u64;
-        let nr = rq.nr_running + rq.ttwu_pending;
-        crate::fair::select::LbSnapshot {
-            load: cfs.avg.load_avg,
-            util: cfs.avg.util_avg.min(capacity),
-            runnable: cfs.avg.runnable_avg,
-            h_nr_runnable: cfs.h_nr_runnable,
-            nr_running: nr,
-            idle: nr == 0 && rq.curr.is_none(),
-            capacity,
-        }
+        self.lb_read(cpu)
     }
     fn machine(&self) -> &Machine {
         &self.machine

@@ -26,7 +26,7 @@
 //! simple form (allow up to `imb_numa_nr` tasks).
 
 use super::stats::{group_classify, GroupType, SgStats};
-use crate::fair::select::CpuView;
+use crate::fair::select::{CpuView, LbSnapshot};
 use crate::ids::CpuId;
 use crate::machine::domains::{
     SchedDomain, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
@@ -91,26 +91,38 @@ pub fn sg_lb_stats(
     pct: u32,
     overloaded: &mut bool,
 ) -> SgStats {
+    sg_stats(v, v.lb_snapshots(), span, cpus, pct, overloaded)
+}
+
+/// [`sg_lb_stats`] with the view's dense array (`all`, when it has one)
+/// asked for once per domain by the caller.
+#[inline]
+fn sg_stats(
+    v: &impl CpuView,
+    all: Option<&[LbSnapshot]>,
+    span: &CpuMask,
+    cpus: Option<&CpuMask>,
+    pct: u32,
+    overloaded: &mut bool,
+) -> SgStats {
     let mut s = SgStats::default();
-    for c in span.iter() {
-        if cpus.is_some_and(|m| !m.test(c)) {
-            continue;
-        }
-        let l = v.lb_snapshot(c);
+    let mut over = false;
+    let mut add = |l: &LbSnapshot| {
         s.group_load += l.load;
         s.group_util += l.util;
         s.group_runnable += l.runnable;
         s.sum_h_nr_running += l.h_nr_runnable;
         s.sum_nr_running += l.nr_running;
-        if l.nr_running > 1 {
-            *overloaded = true;
-        }
-        if l.idle {
-            s.idle_cpus += 1;
-        }
+        over |= l.nr_running > 1;
+        s.idle_cpus += l.idle as u32;
         s.group_capacity += l.capacity;
         s.group_weight += 1;
+    };
+    match all {
+        Some(all) => for_each_cpu_in(span, cpus, |c| add(&all[c])),
+        None => for_each_cpu_in(span, cpus, |c| add(&v.lb_snapshot(CpuId(c as u32)))),
     }
+    *overloaded |= over;
     let t = group_classify(pct, &s);
     s.group_type = Some(t);
     if t == GroupType::Overloaded && s.group_capacity > 0 {
@@ -119,7 +131,28 @@ pub fn sg_lb_stats(
     s
 }
 
+/// Calls `f` with the index of every CPU of `span ∩ cpus` (`cpus` None =
+/// the whole span), in increasing order, a bit word at a time
+/// (`for_each_cpu_and`).
+#[inline]
+fn for_each_cpu_in(span: &CpuMask, cpus: Option<&CpuMask>, mut f: impl FnMut(usize)) {
+    let words = span.words();
+    let and = cpus.map(CpuMask::words);
+    for (wi, &w) in words.iter().enumerate() {
+        let mut w = w;
+        if let Some(m) = and {
+            w &= m[wi];
+        }
+        while w != 0 {
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            f(wi * 64 + b);
+        }
+    }
+}
+
 /// `update_sd_pick_busiest`: should `s` replace the current busiest?
+#[inline]
 fn pick_busiest(s: &SgStats, busiest: Option<&SgStats>) -> bool {
     if s.sum_h_nr_running == 0 {
         return false;
@@ -152,8 +185,9 @@ pub fn sd_lb_stats(
         ..Default::default()
     };
     let mut overloaded = false;
+    let all = v.lb_snapshots();
     for (i, g) in sd.groups.iter().enumerate() {
-        let s = sg_lb_stats(v, &g.span, cpus, pct, &mut overloaded);
+        let s = sg_stats(v, all, &g.span, cpus, pct, &mut overloaded);
         out.total_load += s.group_load;
         out.total_capacity += s.group_capacity;
         if g.span.test(dst) {

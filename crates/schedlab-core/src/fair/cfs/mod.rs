@@ -87,7 +87,7 @@ pub fn update_min_vruntime(cfs: &mut CfsRq, ents: &[SchedEntity]) {
         .curr
         .filter(|c| ents[c.idx()].on_rq)
         .map(|c| ents[c.idx()].vruntime);
-    let left = cfs.timeline.first().map(|&(_, id)| ents[id.idx()].vruntime);
+    let left = cfs.timeline.first().map(|(_, id)| ents[id.idx()].vruntime);
     let v = match (curr, left) {
         (Some(c), Some(l)) => c.min(l),
         (Some(c), None) => c,
@@ -326,7 +326,7 @@ fn before(ents: &[SchedEntity], a: EntityId, b: EntityId) -> bool {
 /// queued), with the skip, next and last buddies applied.
 pub fn pick_next_entity(cfs: &CfsRq, ents: &[SchedEntity], p: &CfsParams) -> Option<EntityId> {
     let curr = cfs.curr.filter(|c| ents[c.idx()].on_rq);
-    let first = cfs.timeline.first().map(|&(_, id)| id);
+    let first = cfs.timeline.first().map(|(_, id)| id);
     let left = match (first, curr) {
         (Some(l), Some(c)) if before(ents, c, l) => c,
         (Some(l), _) => l,
@@ -339,7 +339,7 @@ pub fn pick_next_entity(cfs: &CfsRq, ents: &[SchedEntity], p: &CfsParams) -> Opt
         let second = if Some(se) == curr {
             first
         } else {
-            let next = cfs.timeline.iter().map(|&(_, id)| id).find(|&id| id != se);
+            let next = cfs.timeline.iter().map(|(_, id)| id).find(|&id| id != se);
             match (next, curr) {
                 (Some(n), Some(c)) if before(ents, c, n) => Some(c),
                 (None, Some(c)) => Some(c),
@@ -381,7 +381,7 @@ pub fn check_preempt_tick(cfs: &CfsRq, ents: &[SchedEntity], ideal: Nanos, p: &C
     if ran < p.min_granularity_ns {
         return false;
     }
-    let Some(&(_, left)) = cfs.timeline.first() else {
+    let Some((_, left)) = cfs.timeline.first() else {
         return false;
     };
     let delta = se.vruntime - ents[left.idx()].vruntime;

@@ -17,10 +17,10 @@
 //! Deviations:
 //! * Reduced weights `w'` are the user-resolution weights (6.6–6.18), so the
 //!   tip-2026 eligibility quirk (§2.2) is not modelled.
-//! * The timeline is a `BTreeSet` ordered by (deadline, id); the pick walks it
-//!   in deadline order and takes the first eligible entity, which is what
-//!   the augmented-tree heap search computes, in O(k) for the k ineligible
-//!   entities skipped instead of O(log n).
+//! * The timeline is an AVL tree, not a red-black tree (fair/timeline): the
+//!   same order (deadline, then entity id where the kernel keeps insertion
+//!   order), the same augmented minima and the same heap search for the
+//!   pick, so the same results.
 //! * No buddies (NEXT_BUDDY / PICK_BUDDY), no custom group slices yet.
 
 use super::weight::calc_delta_fair;
@@ -131,10 +131,20 @@ pub fn avg_vruntime(cfs: &CfsRq, ents: &[SchedEntity]) -> i64 {
     cfs.zero_vruntime + avg as i64
 }
 
+/// `vruntime_eligible` as a test on a vruntime, the sums read once: true
+/// for `v` means an entity at `v` would have non-negative lag. True for a
+/// `v`, it is true for every smaller one (the load is positive while
+/// anything is queued), which the timeline's heap search relies on.
+#[inline]
+fn eligibility(cfs: &CfsRq, ents: &[SchedEntity]) -> impl Fn(i64) -> bool {
+    let (avg, load) = sums_with_curr(cfs, ents);
+    let v0 = cfs.zero_vruntime;
+    move |v: i64| avg >= (v - v0) as i128 * load
+}
+
 /// `vruntime_eligible`: would an entity at `v` have non-negative lag?
 pub fn vruntime_eligible(cfs: &CfsRq, ents: &[SchedEntity], v: i64) -> bool {
-    let (avg, load) = sums_with_curr(cfs, ents);
-    avg >= (v - cfs.zero_vruntime) as i128 * load
+    eligibility(cfs, ents)(v)
 }
 
 /// `entity_eligible`.
@@ -157,7 +167,9 @@ pub fn enqueue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
     let se = &ents[id.idx()];
     cfs.sum_w_vruntime += (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
     cfs.sum_weight += se.weight;
-    let fresh = cfs.timeline.insert((se.deadline, id), se.slice);
+    let fresh = cfs
+        .timeline
+        .insert((se.deadline, id), se.vruntime, se.slice);
     debug_assert!(fresh, "entity {id} already in the timeline");
     update_zero_vruntime(cfs, ents);
 }
@@ -165,7 +177,7 @@ pub fn enqueue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
 /// `__dequeue_entity`: out of the timeline and the sums.
 pub fn dequeue_tree(cfs: &mut CfsRq, ents: &[SchedEntity], id: EntityId) {
     let se = &ents[id.idx()];
-    let was = cfs.timeline.remove(&(se.deadline, id), se.slice);
+    let was = cfs.timeline.remove(&(se.deadline, id));
     debug_assert!(was, "entity {id} not in the timeline");
     cfs.sum_w_vruntime -= (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
     cfs.sum_weight -= se.weight;
@@ -483,10 +495,11 @@ pub fn pick_eevdf(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Option<En
     let curr_q = cfs.curr.filter(|c| ents[c.idx()].on_rq);
     // 1. A single queued entity.
     if cfs.nr_queued == 1 {
-        return curr_q.or_else(|| cfs.timeline.first().map(|&(_, id)| id));
+        return curr_q.or_else(|| cfs.timeline.first().map(|(_, id)| id));
     }
     // 3. Curr competes only while eligible.
-    let curr = curr_q.filter(|&c| entity_eligible(cfs, ents, c));
+    let eligible = eligibility(cfs, ents);
+    let curr = curr_q.filter(|&c| eligible(ents[c.idx()].vruntime));
     // 4. Inside its protected window curr keeps the CPU.
     if protect {
         if let Some(c) = curr {
@@ -495,12 +508,9 @@ pub fn pick_eevdf(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Option<En
             }
         }
     }
-    // 5./6. Earliest deadline among eligible tree entities.
-    let best = cfs
-        .timeline
-        .iter()
-        .map(|&(_, id)| id)
-        .find(|&id| entity_eligible(cfs, ents, id));
+    // 5./6. Earliest deadline among eligible tree entities (the heap
+    // search over the timeline's subtree minima).
+    let best = cfs.timeline.first_eligible(eligible);
     // 7. Curr wins if its deadline is earlier.
     match (curr, best) {
         (Some(c), Some(b)) if ents[c.idx()].deadline < ents[b.idx()].deadline => Some(c),
@@ -509,7 +519,7 @@ pub fn pick_eevdf(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Option<En
         (None, None) => {
             // Rounding can leave no entity exactly eligible; the kernel then
             // returns the leftmost entry.
-            curr_q.or_else(|| cfs.timeline.first().map(|&(_, id)| id))
+            curr_q.or_else(|| cfs.timeline.first().map(|(_, id)| id))
         }
     }
 }
@@ -567,7 +577,7 @@ pub fn yield_entity(cfs: &mut CfsRq, ents: &mut [SchedEntity], now: Nanos, p: &E
 pub fn recompute_sums(cfs: &CfsRq, ents: &[SchedEntity]) -> (i128, u64) {
     let mut s = 0i128;
     let mut w = 0u64;
-    for &(_, id) in &cfs.timeline {
+    for (_, id) in &cfs.timeline {
         let se = &ents[id.idx()];
         s += (se.vruntime - cfs.zero_vruntime) as i128 * se.weight as i128;
         w += se.weight;

@@ -335,3 +335,189 @@ fn div_pos_matches_128_bit_division() {
         }
     }
 }
+
+// ------------------------------------------------ fast pick vs the old walk
+
+use proptest::prelude::*;
+
+/// The pick as it was with the `BTreeSet` timeline: the walk in deadline
+/// order to the first entity `entity_eligible` accepts (reading the
+/// entity's own vruntime, not the tree's copy), over the reference model
+/// the arena tree shadows in test builds.
+fn reference_pick_eevdf(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Option<EntityId> {
+    let old = cfs.timeline.reference();
+    let curr_q = cfs.curr.filter(|c| ents[c.idx()].on_rq);
+    if cfs.nr_queued == 1 {
+        return curr_q.or_else(|| old.first().map(|&(_, id)| id));
+    }
+    let curr = curr_q.filter(|&c| entity_eligible(cfs, ents, c));
+    if protect {
+        if let Some(c) = curr {
+            if ents[c.idx()].vruntime < ents[c.idx()].vprot {
+                return Some(c);
+            }
+        }
+    }
+    let best = old
+        .iter()
+        .map(|&(_, id)| id)
+        .find(|&id| entity_eligible(cfs, ents, id));
+    match (curr, best) {
+        (Some(c), Some(b)) if ents[c.idx()].deadline < ents[b.idx()].deadline => Some(c),
+        (Some(c), None) => Some(c),
+        (_, Some(b)) => Some(b),
+        (None, None) => curr_q.or_else(|| old.first().map(|&(_, id)| id)),
+    }
+}
+
+/// What the random driver does to the queue (the sequences the simulator
+/// makes: wakeups, sleeps, ticks, switches, reweights, yields, new slices).
+#[derive(Clone, Debug)]
+enum QOp {
+    /// Wake entity i (or requeue it if delayed) with this kind.
+    Wake(usize, u8),
+    /// Entity i sleeps (a delayed dequeue if ineligible under DELAY_DEQUEUE).
+    Sleep(usize),
+    /// Time passes and curr is charged.
+    Tick(u64),
+    /// pick (with or without protection), then put_prev and set_next.
+    Schedule(bool),
+    /// A new weight for entity i.
+    Reweight(usize, u64),
+    /// curr yields.
+    Yield,
+    /// curr gets a new (custom) slice.
+    Slice(u64),
+}
+
+const NQ: usize = 24;
+const WEIGHTS: [u64; 6] = [3, 15, 335, 1024, 1991, 88761];
+
+fn qop() -> impl Strategy<Value = QOp> {
+    prop_oneof![
+        4 => (0..NQ, 0u8..3).prop_map(|(i, k)| QOp::Wake(i, k)),
+        3 => (0..NQ).prop_map(QOp::Sleep),
+        3 => (1u64..8_000_000).prop_map(QOp::Tick),
+        3 => any::<bool>().prop_map(QOp::Schedule),
+        1 => (0..NQ, 0..WEIGHTS.len()).prop_map(|(i, w)| QOp::Reweight(i, WEIGHTS[w])),
+        1 => Just(QOp::Yield),
+        1 => prop_oneof![Just(3_000_000u64), Just(700_000u64), 100_000u64..20_000_000]
+            .prop_map(QOp::Slice),
+    ]
+}
+
+/// Everything the arena tree answers equals the reference's answer.
+fn same_as_reference(cfs: &CfsRq, ents: &[SchedEntity]) -> Result<(), String> {
+    let (t, old) = (&cfs.timeline, cfs.timeline.reference());
+    t.validate()?;
+    if !t.iter().eq(old.iter().copied())
+        || t.first() != old.first().copied()
+        || t.len() != old.len()
+    {
+        return Err(format!(
+            "order: {:?} vs {:?}",
+            t.iter().collect::<Vec<_>>(),
+            old.iter().collect::<Vec<_>>()
+        ));
+    }
+    if t.min_slice() != old.min_slice() {
+        return Err(format!(
+            "min_slice {:?} vs {:?}",
+            t.min_slice(),
+            old.min_slice()
+        ));
+    }
+    for ((d, id), v, s) in t.entries() {
+        let se = &ents[id.idx()];
+        if (se.deadline, se.vruntime, se.slice) != (d, v, s) {
+            return Err(format!("entity {id} stored stale: ({d}, {v}, {s})"));
+        }
+    }
+    for protect in [false, true] {
+        let (fast, slow) = (
+            pick_eevdf(cfs, ents, protect),
+            reference_pick_eevdf(cfs, ents, protect),
+        );
+        if fast != slow {
+            return Err(format!("pick (protect {protect}): {fast:?} vs {slow:?}"));
+        }
+    }
+    if recompute_sums(cfs, ents) != (cfs.sum_w_vruntime, cfs.sum_weight) {
+        return Err("sums".into());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    /// Random wake / sleep / tick / schedule / reweight / yield / slice
+    /// sequences on one queue: after every step the arena tree agrees
+    /// with the `BTreeSet` timeline it replaced (order, first, shortest
+    /// slice), holds each entity's real vruntime and slice, and the pick
+    /// (heap search) is the old walk's pick, with and without protection.
+    #[test]
+    fn pick_and_timeline_match_the_btreeset_reference(
+        ops in proptest::collection::vec(qop(), 1..250),
+        delay in any::<bool>(),
+        weights in proptest::collection::vec(0..WEIGHTS.len(), NQ),
+    ) {
+        let p = EevdfParams { delay_dequeue: delay, ..P };
+        let mut ents: Vec<SchedEntity> =
+            weights.iter().map(|&w| ent(WEIGHTS[w], 0, 0)).collect();
+        let mut cfs = CfsRq::default();
+        let mut now: Nanos = 1_000_000;
+        for o in ops {
+            match o {
+                QOp::Wake(i, k) => {
+                    let id = EntityId(i as u32);
+                    if ents[i].sched_delayed {
+                        requeue_delayed_entity(&mut cfs, &mut ents, id, now, &p);
+                    } else if !ents[i].on_rq {
+                        let kind = [EnqueueKind::Wakeup, EnqueueKind::Initial, EnqueueKind::Migrate]
+                            [k as usize];
+                        enqueue_entity(&mut cfs, &mut ents, id, kind, now, &p);
+                    }
+                }
+                QOp::Sleep(i) => {
+                    let id = EntityId(i as u32);
+                    if ents[i].on_rq && !ents[i].sched_delayed {
+                        let (_, d) = dequeue_entity(&mut cfs, &mut ents, id, true, now, &p);
+                        if d == Dequeued::Gone && cfs.curr == Some(id) {
+                            put_prev_entity(&mut cfs, &mut ents, now, &p);
+                        }
+                    }
+                }
+                QOp::Tick(dt) => {
+                    now += dt;
+                    update_curr(&mut cfs, &mut ents, now, &p);
+                }
+                QOp::Schedule(protect) => {
+                    let picked = pick_eevdf(&cfs, &ents, protect);
+                    prop_assert_eq!(picked, reference_pick_eevdf(&cfs, &ents, protect));
+                    put_prev_entity(&mut cfs, &mut ents, now, &p);
+                    if let Some(n) = picked {
+                        if ents[n.idx()].sched_delayed {
+                            // pick_next_entity finishes a delayed dequeue.
+                            dequeue_entity(&mut cfs, &mut ents, n, false, now, &p);
+                        } else {
+                            set_next_entity(&mut cfs, &mut ents, n, now, &p);
+                        }
+                    }
+                }
+                QOp::Reweight(i, w) => {
+                    reweight_entity(&mut cfs, &mut ents, EntityId(i as u32), w, now, &p);
+                }
+                QOp::Yield => yield_entity(&mut cfs, &mut ents, now, &p),
+                QOp::Slice(s) => {
+                    if let Some(c) = cfs.curr.filter(|c| ents[c.idx()].on_rq) {
+                        update_curr(&mut cfs, &mut ents, now, &p);
+                        set_curr_slice(&cfs, &mut ents, c, s, s != P.base_slice_ns, &p);
+                    }
+                }
+            }
+            if let Err(e) = same_as_reference(&cfs, &ents) {
+                return Err(TestCaseError::fail(e));
+            }
+        }
+    }
+}

@@ -72,6 +72,14 @@ pub trait CpuView {
     /// `sd_llc_shared->nr_idle_scan` of `cpu`'s LLC (SIS_UTIL).
     fn nr_idle_scan(&self, cpu: CpuId) -> u32;
 
+    /// Every CPU's [`LbSnapshot`] in one dense array indexed by CPU, when
+    /// the view keeps one (the simulator does, `sched/lb_snapshot.rs`);
+    /// None: ask [`Self::lb_snapshot`] CPU by CPU. The two give the same
+    /// figures.
+    fn lb_snapshots(&self) -> Option<&[LbSnapshot]> {
+        None
+    }
+
     /// Everything group statistics read about one CPU, in one call.
     fn lb_snapshot(&self, cpu: CpuId) -> LbSnapshot {
         let nr = self.nr_running(cpu);

@@ -17,14 +17,9 @@ impl<S: Sink> Sim<S> {
         if self.sched.nohz_kick_pending || self.jiffies() < self.sched.nohz_next_balance {
             return;
         }
-        let n = self.machine.nr_cpus();
-        let idle_cpu =
-            |s: &Self, c: CpuId| s.sched.rqs[c.idx()].tick_stopped && s.available_idle_cpu(c);
-        let start = CpuId((cpu.0 + 1) % n as u32);
-        let Some(ilb) = CpuMask::full(n)
-            .iter_wrap(start)
-            .find(|&c| c != cpu && idle_cpu(self, c))
-        else {
+        // The first idle CPU with its tick stopped after this one
+        // (sched/lb_snapshot.rs keeps the mask).
+        let Some(ilb) = self.nohz_find_idle(cpu) else {
             return;
         };
         let busy_llc = self
