@@ -43,11 +43,18 @@ use crate::stats::Path;
 use crate::time::Nanos;
 
 /// Host: line transfers the waker pays for one remote enqueue, in
-/// thousandths (`scripts/wakecost.c --busy-only`, futex channel, medians of
-/// the repetitions whose two vCPUs sat on two cores; see the module docs).
-pub const HOST_WAKER_LINES_MILLI: Nanos = 9_500;
+/// thousandths. `scripts/wakecost.c --busy-only`, futex channel, three
+/// runs of 7 repetitions with the two vCPUs on two cores (CAS latency
+/// 121-123 ns; 2026-11-26 09:14, 09:33, 09:34 UTC, nice -20, load average
+/// 6-10): medians 1 150, 896, 855 ns = 9.5, 7.29, 6.93 lines; the median
+/// run, 7.3. With the vCPUs on one core's two threads (CAS 22-29 ns) the
+/// waker pays 7.4-8.3 lines of that latency (docs/syscall-costs.md).
+pub const HOST_WAKER_LINES_MILLI: Nanos = 7_300;
 /// Host: line transfers the wakee's switch in pays after a remote enqueue,
-/// in thousandths (the same measurement, the wakee's side).
+/// in thousandths: the same runs, the wakee's side, medians 1 033, 1 014,
+/// 1 113 ns = 8.5, 8.43, 9.01 lines; the median run, 8.5. (On one core's
+/// two threads, 1.3-3.3 lines: SMT siblings share the caches the reads
+/// come from, which a CAS ping-pong does not show.)
 pub const HOST_WAKEE_LINES_MILLI: Nanos = 8_500;
 
 /// The waker's extra for a remote enqueue at distance `d`.
