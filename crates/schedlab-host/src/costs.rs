@@ -116,7 +116,12 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
     let ttwu_xcpu_ns = match TTWU_XCPU.iter().filter(|k| obj.contains_key(**k)).count() {
         0 => None,
         2 => Some([get(TTWU_XCPU[0])?, get(TTWU_XCPU[1])?]),
-        _ => return Err(format!("{at}: give both of {} or none", TTWU_XCPU.join(", "))),
+        _ => {
+            return Err(format!(
+                "{at}: give both of {} or none",
+                TTWU_XCPU.join(", ")
+            ))
+        }
     };
     Ok(HostCosts {
         channel_ns,
@@ -172,7 +177,10 @@ mod tests {
         assert_eq!((m.wakeup_xcpu_ns, m.switch_xcpu_ns), (None, None));
         let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"wakeup_xcpu_ns":1150,"switch_xcpu_ns":1030}"#).unwrap();
         c.apply(&mut m);
-        assert_eq!((m.wakeup_xcpu_ns, m.switch_xcpu_ns), (Some(1150), Some(1030)));
+        assert_eq!(
+            (m.wakeup_xcpu_ns, m.switch_xcpu_ns),
+            (Some(1150), Some(1030))
+        );
     }
 
     #[test]

@@ -55,7 +55,13 @@ fn the_waker_and_the_wakees_switch_in_pay_the_remote_lines() {
         vec![Op::SemWait { sem: 0 }, run_op(1_000)],
     );
     wakee.cpus = Some(vec![1]);
-    let mut hog = task("hog", 2, Policy::Idle, 0, vec![run_op(10_000 * NSEC_PER_MSEC)]);
+    let mut hog = task(
+        "hog",
+        2,
+        Policy::Idle,
+        0,
+        vec![run_op(10_000 * NSEC_PER_MSEC)],
+    );
     hog.cpus = Some(vec![1]);
     let w = rtapp_workload(vec![waker, wakee, hog], 1);
     let cfg = release_config("6.18", 100 * NSEC_PER_MSEC);
@@ -86,10 +92,13 @@ fn the_waker_and_the_wakees_switch_in_pay_the_remote_lines() {
     // multiple of 50 ns, which 5 003 ns is not, so the count of remote
     // extras is exact.
     let extra = we.sched_work_ns - we.switches * CSW_NS;
-    let paid = [woken, woken - 1].into_iter().find(|&k| {
-        extra >= k * WAKEE_X_NS && (extra - k * WAKEE_X_NS) % (CSW_NS / 2) == 0
-    });
-    assert!(paid.is_some(), "wakee {we:?}: {extra} ns beyond its switches");
+    let paid = [woken, woken - 1]
+        .into_iter()
+        .find(|&k| extra >= k * WAKEE_X_NS && (extra - k * WAKEE_X_NS) % (CSW_NS / 2) == 0);
+    assert!(
+        paid.is_some(),
+        "wakee {we:?}: {extra} ns beyond its switches"
+    );
     // The hog, never enqueued from another CPU: switches and re-picks only.
     let h = hg.sched_work_ns - hg.switches * CSW_NS;
     assert_eq!(h % (CSW_NS / 2), 0, "hog {hg:?}");

@@ -90,7 +90,10 @@ impl<S: crate::observe::Sink> Sim<S> {
         if target == waker_cpu {
             return;
         }
-        let cost = waker_ns(&self.machine.costs, self.machine.distance(waker_cpu, target));
+        let cost = waker_ns(
+            &self.machine.costs,
+            self.machine.distance(waker_cpu, target),
+        );
         if in_task {
             self.charge_task_ctx(waker_cpu, cost, Path::Wakeup, true);
         } else {
