@@ -466,6 +466,7 @@ fn new_task(
         wakee: Default::default(),
         cfs_tasks_stamp: 0,
         on_cpu_until: 0,
+        enqueued_from: None,
         chan_pos: 0,
         paid: 0,
         chan_waited: false,
