@@ -23,6 +23,12 @@
  *               fair reader on CPU 0 (local) or CPU 1 (remote, its CPU
  *               idle): the waker's CPU time of that write(), the wakee's
  *               latency. These give the machine figures of --json.
+ *   busy-target a wake-up onto a busy CPU (an RT task running there: no
+ *               idle exit, no wakelist, no preemption, no IPI), remote
+ *               against local: the waker's extra and the wakee's extra at
+ *               its switch in, also in line transfers at the core-to-core
+ *               latency measured around each repetition (--json:
+ *               wakeup_xcpu_ns, switch_xcpu_ns, futex channel).
  *
  * Each case runs REPS times; the report gives the median and the range.
  * Channels: pipe(2) and socketpair(AF_UNIX, SOCK_STREAM).
@@ -34,7 +40,9 @@
  * --wake-only stops after the switch and wakeup cases and the stream
  * figures; --json writes the machine figures schedlab validate reads from
  * a recording's costs.json. --stream-only times only the syscall, the
- * yield and the 100k stream cases, and writes no --json.
+ * yield and the 100k stream cases, and writes no --json. --busy-only
+ * times only the busy-target cases (WAKECOST_TRACE=NAME: marks in the
+ * tracefs instance NAME's trace, to count IPIs per case).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -338,6 +346,362 @@ static double fw_once(int sock, int cpu_b, double *lat)
 	return w / n;
 }
 
+/* ---- busy-target: a wake-up onto a busy CPU, remote against local ----
+ * What a remote wake-up costs beyond a local one when the target CPU is
+ * busy (no idle exit, no polling, no wakelist: ttwu_queue_cond refuses a
+ * CPU with tasks queued, so the waker enqueues under the target's rq lock),
+ * and what the target's next schedule costs beyond one after a local
+ * enqueue. Threads:
+ *   A  SCHED_FIFO 10 on CPU 0, the waker: wakes B, the timed call.
+ *   B  SCHED_BATCH on CPU 1 (remote) or CPU 0 (local), the wakee: blocked
+ *      in the channel until A's wake, then blocks again at once.
+ *   S  (remote) SCHED_FIFO 5 on CPU 1: runs (spins) while A wakes B, so
+ *      CPU 1 is busy with an RT task: B's enqueue finds curr RT, so no
+ *      wake-up preemption, no update_curr reschedule, no IPI. Then S blocks
+ *      in its channel, and CPU 1's schedule switches from S to B.
+ *   (local) A itself is the busy CPU's current task: after the wake it
+ *      blocks in its channel, and CPU 0 switches from A to B. H (FIFO 5,
+ *      CPU 1) wakes A again once B is asleep.
+ * Timed per iteration, by each thread's CPU clock: A's waking call; the
+ * blocking call of the prev that switches to B (S's in remote, A's in
+ * local; each includes its own switch back in after a remote wake-up from
+ * the other CPU onto an idle CPU, the same in both); B's whole cycle (its
+ * switch in, the return from its wait, the next wait and its switch out).
+ * remote - local of each is the cross-CPU extra of the waker, of the
+ * target's prev and of the wakee. Channels: a pipe (its lines move too:
+ * the extra includes the pipe's cross-CPU cost that the model already
+ * charges) and a futex word (one line moves). A waits (outside the timed
+ * call) until B's /proc state is 'S', so every timed call wakes a sleeper.
+ */
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <fcntl.h>
+
+struct wch {
+	int futex; /* 1: futex word, 0: pipe */
+	int fd[2];
+	volatile int word;
+};
+
+static void wch_init(struct wch *c, int futex)
+{
+	c->futex = futex;
+	c->word = 0;
+	if (!futex)
+		chan(0, c->fd);
+}
+
+static void wch_close(struct wch *c)
+{
+	if (!c->futex) {
+		close(c->fd[0]);
+		close(c->fd[1]);
+	}
+}
+
+static void wch_wake(struct wch *c)
+{
+	if (!c->futex) {
+		char b = 0;
+		xwrite(c->fd[1], &b, 1);
+		return;
+	}
+	__atomic_store_n(&c->word, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &c->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void wch_wait(struct wch *c)
+{
+	if (!c->futex) {
+		char b;
+		xread(c->fd[0], &b, 1);
+		return;
+	}
+	while (!__atomic_load_n(&c->word, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &c->word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	__atomic_store_n(&c->word, 0, __ATOMIC_SEQ_CST);
+}
+
+static char task_state(int tid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof p, "/proc/self/task/%d/stat", tid);
+	int fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return '?';
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = 0;
+	char *q = strrchr(buf, ')');
+	return q && q[1] == ' ' ? q[2] : '?';
+}
+
+static int trace_fd = -1; /* WAKECOST_TRACE=instance: marks in its trace */
+static void trace_mark(const char *m)
+{
+	if (trace_fd >= 0 && write(trace_fd, m, strlen(m)) < 0)
+		perror("trace_marker");
+}
+
+struct bt {
+	struct wch a, c, d;       /* a: A->B; c: A->S (remote); d: H->A (local) */
+	int remote, n;
+	volatile int b_tid, b_count, s_spinning, s_go, stop;
+	double b_cpu, s_cpu;      /* sums over counted cycles */
+	volatile int counting;
+};
+
+static void set_policy(int pol, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	if (pthread_setschedparam(pthread_self(), pol, &sp)) {
+		perror("sched policy (run as root)");
+		exit(1);
+	}
+}
+
+static void *bt_b(void *arg)
+{
+	struct bt *t = arg;
+	pin(t->remote ? 1 : 0);
+	set_policy(SCHED_BATCH, 0);
+	t->b_tid = gettid();
+	double last = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (;;) {
+		wch_wait(&t->a);
+		double c = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		if (t->stop)
+			return NULL;
+		if (t->counting)
+			t->b_cpu += c - last;
+		last = c;
+		__atomic_add_fetch(&t->b_count, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void *bt_s(void *arg) /* remote: the busy prev on CPU 1 */
+{
+	struct bt *t = arg;
+	pin(1);
+	set_policy(SCHED_FIFO, 5);
+	for (;;) {
+		double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		wch_wait(&t->c);
+		if (t->counting)
+			t->s_cpu += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		if (t->stop)
+			return NULL;
+		t->s_spinning = 1;
+		while (!t->s_go)
+			;
+		t->s_go = 0;
+		t->s_spinning = 0;
+	}
+}
+
+static void *bt_h(void *arg) /* local: wakes A on CPU 0 once B sleeps */
+{
+	struct bt *t = arg;
+	pin(1);
+	set_policy(SCHED_FIFO, 5);
+	for (int i = 1;; i++) {
+		while (t->b_count < i && !t->stop)
+			;
+		if (t->stop)
+			return NULL;
+		while (task_state(t->b_tid) != 'S')
+			;
+		wch_wake(&t->d);
+	}
+}
+
+/* Returns A's waking-call CPU ns; out[0] = B's cycle, out[1] = the prev's
+ * blocking call, out[2] = fraction of iterations retried. */
+static double bt_once(int futex, int remote, double out[3])
+{
+	static struct bt t;
+	memset((void *)&t, 0, sizeof t);
+	int n = 5000, warm = 500, retries = 0;
+	t.remote = remote;
+	wch_init(&t.a, futex);
+	wch_init(&t.c, futex);
+	wch_init(&t.d, futex);
+	pin(0);
+	pthread_t tb, th;
+	pthread_create(&tb, NULL, bt_b, &t);
+	while (!t.b_tid || task_state(t.b_tid) != 'S')
+		usleep(100);
+	pthread_create(&th, NULL, remote ? bt_s : bt_h, &t);
+	set_policy(SCHED_FIFO, 10);
+	if (remote)
+		wch_wake(&t.c);
+	double w = 0, a_cpu = 0;
+	int counted = 0;
+	trace_mark(remote ? (futex ? "busy-target futex remote start\n" : "busy-target pipe remote start\n")
+			  : (futex ? "busy-target futex local start\n" : "busy-target pipe local start\n"));
+	for (int i = 0; i < n + warm;) {
+		t.counting = i >= warm;
+		if (remote) {
+			while (!t.s_spinning)
+				;
+			if (task_state(t.b_tid) != 'S') {
+				/* B runnable behind S: let it run and sleep. */
+				retries++;
+				t.s_go = 1;
+				while (t.s_spinning)
+					;
+				while (task_state(t.b_tid) != 'S')
+					;
+				wch_wake(&t.c);
+				continue;
+			}
+			int bc = t.b_count;
+			double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+			wch_wake(&t.a);
+			double dt = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			t.s_go = 1;
+			while (t.b_count == bc)
+				;
+			while (task_state(t.b_tid) != 'S')
+				;
+			if (t.counting) {
+				w += dt;
+				counted++;
+			}
+			wch_wake(&t.c);
+		} else {
+			if (task_state(t.b_tid) != 'S') {
+				retries++;
+				usleep(100);
+				continue;
+			}
+			double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+			wch_wake(&t.a);
+			double c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+			wch_wait(&t.d);
+			double c2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+			if (t.counting) {
+				w += c1 - c0;
+				a_cpu += c2 - c1;
+				counted++;
+			}
+		}
+		i++;
+	}
+	trace_mark("busy-target end\n");
+	struct sched_param z = { 0 };
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &z);
+	t.counting = 0;
+	t.stop = 1;
+	wch_wake(&t.a);
+	if (remote) {
+		t.s_go = 1;
+		wch_wake(&t.c);
+	}
+	pthread_join(tb, NULL);
+	pthread_join(th, NULL);
+	wch_close(&t.a);
+	wch_close(&t.c);
+	wch_close(&t.d);
+	/* B's counted cycles: the first counted one began before counting. */
+	out[0] = t.b_cpu / counted;
+	out[1] = (remote ? t.s_cpu : a_cpu) / counted;
+	out[2] = (double)retries / (n + warm);
+	return w / counted;
+}
+
+/* Core-to-core latency of CPUs 0 and 1 now (scripts/c2c.c's method, CAS
+ * ping-pong, round trip / 2; median of 31 batches of 2000 round trips):
+ * this guest's two vCPUs sit on two cores or on one core's two threads as
+ * the host places them, and the cross-CPU extras follow that latency, so
+ * each repetition gives its extra in line transfers at the latency
+ * measured around it. */
+static _Alignas(64) volatile int c2c_line;
+static volatile int c2c_go;
+static void *c2c_pong(void *arg)
+{
+	(void)arg;
+	pin(1);
+	c2c_go = 1;
+	for (long i = 0; i < 2000L * 31; i++)
+		while (!__sync_bool_compare_and_swap(&c2c_line, 0, 1))
+			;
+	return NULL;
+}
+
+static double c2c_now(void)
+{
+	double s[31];
+	pthread_t t;
+	c2c_line = 0;
+	c2c_go = 0;
+	pin(0);
+	pthread_create(&t, NULL, c2c_pong, NULL);
+	while (!c2c_go)
+		;
+	for (int k = 0; k < 31; k++) {
+		double t0 = now_ns(CLOCK_MONOTONIC);
+		for (int i = 0; i < 2000; i++)
+			while (!__sync_bool_compare_and_swap(&c2c_line, 1, 0))
+				;
+		s[k] = (now_ns(CLOCK_MONOTONIC) - t0) / 2000 / 2.0;
+	}
+	pthread_join(t, NULL);
+	qsort(s, 31, sizeof(double), cmpd);
+	return s[15];
+}
+
+/* The busy-target cases, remote and local run alternately; prints each
+ * side's medians and the per-repetition differences; m[futex][0..2] =
+ * median remote - local of the waker, the prev, the wakee. */
+static void busy_target(double m[2][3])
+{
+	for (int futex = 0; futex < 2; futex++) {
+		double v[2][4][REPS], d[3][REPS], lat[REPS], lines[3][REPS];
+		for (int i = 0; i < REPS; i++) {
+			double c0 = c2c_now();
+			for (int remote = 0; remote < 2; remote++) {
+				double o[3];
+				v[remote][0][i] = bt_once(futex, remote, o);
+				v[remote][1][i] = o[1];
+				v[remote][2][i] = o[0];
+				v[remote][3][i] = 1000 * o[2];
+			}
+			double c1 = c2c_now();
+			lat[i] = (c0 + c1) / 2;
+			for (int k = 0; k < 3; k++) {
+				d[k][i] = v[1][k][i] - v[0][k][i];
+				lines[k][i] = d[k][i] / lat[i];
+			}
+			printf("# rep %d: c2c %.1f / %.1f ns; remote-local waker %.0f prev %.0f wakee %.0f ns\n",
+			       i, c0, c1, d[0][i], d[1][i], d[2][i]);
+		}
+		const char *ch = futex ? "futex" : "pipe";
+		const char *what[4] = { "waker's waking call CPU (ns)", "prev's blocking call CPU (ns)",
+					"wakee's cycle CPU (ns)", "retries /1000" };
+		for (int remote = 0; remote < 2; remote++)
+			for (int k = 0; k < 4; k++) {
+				char name[96];
+				snprintf(name, sizeof name, "%s busy-%s %s", ch, remote ? "remote" : "local",
+					 what[k]);
+				report(name, v[remote][k]);
+			}
+		for (int k = 0; k < 3; k++) {
+			char name[96];
+			snprintf(name, sizeof name, "%s busy remote-local %s", ch, what[k]);
+			report(name, d[k]);
+			m[futex][k] = median_of_last;
+			snprintf(name, sizeof name, "%s busy remote-local %s (lines x1000)", ch, what[k]);
+			for (int i = 0; i < REPS; i++)
+				lines[k][i] *= 1000;
+			report(name, lines[k]);
+		}
+		report("c2c around the repetitions (ns)", lat);
+	}
+}
+
 /* write + read of one byte with room and nobody asleep, per call. */
 static double wr_once(int sock)
 {
@@ -364,6 +728,22 @@ int main(int argc, char **argv)
 	for (int i = 0; i < REPS; i++)
 		v[i] = bare_syscall();
 	report("syscall getppid (ns)", v);
+	const char *ti = getenv("WAKECOST_TRACE");
+	if (ti) {
+		char tp[256];
+		snprintf(tp, sizeof tp, "/sys/kernel/tracing/instances/%s/trace_marker", ti);
+		trace_fd = open(tp, O_WRONLY);
+		if (trace_fd < 0)
+			perror(tp);
+	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--busy-only")) {
+			double m[2][3];
+			busy_target(m);
+			getloadavg(la, 3);
+			printf("# load average at the end %.2f %.2f %.2f\n", la[0], la[1], la[2]);
+			return 0;
+		}
 	double m_sys = median_of_last;
 	for (int i = 0; i < REPS; i++)
 		v[i] = yield_once();
@@ -430,6 +810,11 @@ int main(int argc, char **argv)
 		}
 	}
 	stream_msgs = 400000;
+	/* A remote wake-up onto a busy CPU against a local one (futex: the
+	 * fewest channel lines): the waker's extra and the wakee's. */
+	double m_bt[2][3] = { { 0 } };
+	if (!stream_only)
+		busy_target(m_bt);
 	/* The machine figures of the model (schedlab-host costs.rs), from the
 	 * pipe cases: switch = yield - syscall; wakeup = local waking write -
 	 * a plain write; IPI send = remote waking write - local waking write;
@@ -440,9 +825,9 @@ int main(int argc, char **argv)
 	printf("figures: context_switch_ns %ld wakeup_ns %ld ipi_send_ns %ld ipi_latency_ns %ld"
 	       " pipe_write_ns %ld pipe_read_ns %ld unix_write_ns %ld unix_read_ns %ld"
 	       " pipe_write_xcpu_ns %ld pipe_read_xcpu_ns %ld unix_write_xcpu_ns %ld"
-	       " unix_read_xcpu_ns %ld\n",
+	       " unix_read_xcpu_ns %ld wakeup_xcpu_ns %ld switch_xcpu_ns %ld\n",
 	       NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]), NN(m_ch[3]),
-	       NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]));
+	       NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), NN(m_bt[1][0]), NN(m_bt[1][2]));
 	for (int i = 1; i + 1 < argc; i++) {
 		if (strcmp(argv[i], "--json") || stream_only)
 			continue;
@@ -458,9 +843,11 @@ int main(int argc, char **argv)
 			   "  \"unix_write_ns\": %ld,\n  \"unix_read_ns\": %ld,\n"
 			   "  \"pipe_write_xcpu_ns\": %ld,\n  \"pipe_read_xcpu_ns\": %ld,\n"
 			   "  \"unix_write_xcpu_ns\": %ld,\n  \"unix_read_xcpu_ns\": %ld,\n"
+			   "  \"wakeup_xcpu_ns\": %ld,\n  \"switch_xcpu_ns\": %ld,\n"
 			   "  \"source\": \"scripts/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
 			NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]),
-			NN(m_ch[3]), NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), REPS, la[0]);
+			NN(m_ch[3]), NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), NN(m_bt[1][0]),
+			NN(m_bt[1][2]), REPS, la[0]);
 		fclose(f);
 	}
 	for (int i = 1; i < argc; i++)

@@ -317,6 +317,11 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
                 "; pipe write/read {}/{} ns, unix write/read {}/{} ns",
                 c[0], c[1], c[2], c[3]
             )
+        }) + &hc.ttwu_xcpu_ns.map_or(String::new(), |x| {
+            format!(
+                "; remote wake-up extra: waker {} ns, wakee's switch in {} ns",
+                x[0], x[1]
+            )
         })
     } else {
         "model machine costs: the sysfs import's guess (the recording has no costs.json)"

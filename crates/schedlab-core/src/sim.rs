@@ -132,8 +132,10 @@ pub struct SchedState {
     pub(crate) rd_overloaded: bool,
     /// The global `sched_balance_running` flag.
     pub balance_flag: BalanceFlag,
-    /// CPU time of the last balance pass (how long the flag is held).
-    pub(crate) last_pass_cost: Nanos,
+    /// Per CPU, (event time, CPU clock then) of its first access to the
+    /// flag at that event time: its later accesses at the same time are
+    /// issued after the CPU time charged since (see `balance_flag_clock`).
+    pub(crate) flag_clock_base: Vec<(Nanos, Nanos)>,
     /// A newidle balance is running (its costs are charged after the switch).
     pub(crate) in_newidle: bool,
     /// NI_RANDOM's draws.

@@ -183,6 +183,10 @@ pub struct Task {
     /// still switching away from it (the end of the switch's overhead
     /// window), and a wakeup takes ttwu's on_cpu path. 0 once done.
     pub on_cpu_until: Nanos,
+    /// The CPU whose waker enqueued the task on another CPU's runqueue,
+    /// until the task's next switch in pays the lines back
+    /// (`sched/ttwu_xcpu.rs`).
+    pub enqueued_from: Option<crate::ids::CpuId>,
     /// Task group.
     pub group: crate::ids::GroupId,
     /// Effective kernel prio (`p->prio`: 0..99 RT, 100..139 fair, −1

@@ -18,6 +18,11 @@
 //! of each call when the two sides run on the two CPUs (wakecost's stream
 //! cases on two CPUs minus on one), charged to a call whose channel was
 //! last used on another CPU (`MachineCosts::channel_xcpu_ns`).
+//! Optionally also `wakeup_xcpu_ns` and `switch_xcpu_ns` (both or none):
+//! a remote wake-up onto a busy CPU against a local one (wakecost's
+//! busy-target case, futex channel): the waker's extra for enqueueing on
+//! the other CPU's runqueue, and the wakee's extra at its switch in there
+//! (`MachineCosts::wakeup_xcpu_ns` / `switch_xcpu_ns`, sched/ttwu_xcpu.rs).
 //!
 //! Every figure is required and a non-negative integer; unknown keys are
 //! refused, so a typo cannot silently leave a guess in place. The syscall
@@ -42,6 +47,9 @@ pub struct HostCosts {
     pub channel_ns: Option<[u64; 4]>,
     /// The cross-CPU extra of those four calls (optional: all or none).
     pub channel_xcpu_ns: Option<[u64; 4]>,
+    /// A remote wake-up's extra for the waker and for the wakee's switch
+    /// in (optional: both or none).
+    pub ttwu_xcpu_ns: Option<[u64; 2]>,
 }
 
 const FIELDS: [&str; 4] = [
@@ -56,6 +64,7 @@ const CHANNEL: [&str; 4] = [
     "unix_write_ns",
     "unix_read_ns",
 ];
+const TTWU_XCPU: [&str; 2] = ["wakeup_xcpu_ns", "switch_xcpu_ns"];
 const XCPU: [&str; 4] = [
     "pipe_write_xcpu_ns",
     "pipe_read_xcpu_ns",
@@ -75,6 +84,7 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
         if !FIELDS.contains(&k.as_str())
             && !CHANNEL.contains(&k.as_str())
             && !XCPU.contains(&k.as_str())
+            && !TTWU_XCPU.contains(&k.as_str())
             && k != "version"
             && k != "source"
         {
@@ -103,9 +113,20 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
     };
     let channel_ns = four(&CHANNEL)?;
     let channel_xcpu_ns = four(&XCPU)?;
+    let ttwu_xcpu_ns = match TTWU_XCPU.iter().filter(|k| obj.contains_key(**k)).count() {
+        0 => None,
+        2 => Some([get(TTWU_XCPU[0])?, get(TTWU_XCPU[1])?]),
+        _ => {
+            return Err(format!(
+                "{at}: give both of {} or none",
+                TTWU_XCPU.join(", ")
+            ))
+        }
+    };
     Ok(HostCosts {
         channel_ns,
         channel_xcpu_ns,
+        ttwu_xcpu_ns,
         context_switch_ns: get(FIELDS[0])?,
         wakeup_ns: get(FIELDS[1])?,
         ipi_send_ns: get(FIELDS[2])?,
@@ -123,6 +144,8 @@ impl HostCosts {
         c.syscall_scale = [1, 1];
         c.channel_ns = self.channel_ns;
         c.channel_xcpu_ns = self.channel_xcpu_ns;
+        c.wakeup_xcpu_ns = self.ttwu_xcpu_ns.map(|x| x[0]);
+        c.switch_xcpu_ns = self.ttwu_xcpu_ns.map(|x| x[1]);
     }
 }
 
@@ -151,6 +174,13 @@ mod tests {
         let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_write_xcpu_ns":9,"pipe_read_xcpu_ns":10,"unix_write_xcpu_ns":11,"unix_read_xcpu_ns":12}"#).unwrap();
         c.apply(&mut m);
         assert_eq!(m.channel_xcpu_ns, Some([9, 10, 11, 12]));
+        assert_eq!((m.wakeup_xcpu_ns, m.switch_xcpu_ns), (None, None));
+        let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"wakeup_xcpu_ns":1150,"switch_xcpu_ns":1030}"#).unwrap();
+        c.apply(&mut m);
+        assert_eq!(
+            (m.wakeup_xcpu_ns, m.switch_xcpu_ns),
+            (Some(1150), Some(1030))
+        );
     }
 
     #[test]
@@ -182,6 +212,14 @@ mod tests {
             (
                 r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_write_xcpu_ns":1,"pipe_read_xcpu_ns":1,"unix_write_xcpu_ns":1,"unix_read_xcpu_ns":"x"}"#,
                 "'unix_read_xcpu_ns' missing or not",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"switch_xcpu_ns":3}"#,
+                "give both of wakeup_xcpu_ns, switch_xcpu_ns",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"wakeup_xcpu_ns":-3,"switch_xcpu_ns":3}"#,
+                "'wakeup_xcpu_ns' missing or not",
             ),
         ] {
             let e = p(text).unwrap_err();

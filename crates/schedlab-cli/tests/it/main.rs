@@ -56,5 +56,6 @@ mod sweep_cli;
 mod sync;
 mod time_free;
 mod trace;
+mod ttwu_xcpu;
 mod update_curr_points;
 mod wakelist;

@@ -119,6 +119,14 @@ pub struct MachineCosts {
     /// host's line transfers per call at `line_transfer_ns`
     /// (`sched/syscall_cost.rs`).
     pub channel_xcpu_ns: Option<[Nanos; 4]>,
+    /// The waker's extra CPU time when it enqueues a task on another CPU's
+    /// runqueue itself, measured on this machine (a recording's
+    /// costs.json). None: the host's line transfers at `line_transfer_ns`
+    /// (`sched/ttwu_xcpu.rs`).
+    pub wakeup_xcpu_ns: Option<Nanos>,
+    /// The extra CPU time of the switch to a task enqueued from another
+    /// CPU, measured on this machine; None: as `wakeup_xcpu_ns`.
+    pub switch_xcpu_ns: Option<Nanos>,
 }
 
 /// A machine to simulate.

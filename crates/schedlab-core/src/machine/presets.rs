@@ -177,6 +177,8 @@ fn costs(
         syscall_scale: [context_switch_ns, super::REFERENCE_SWITCH_NS],
         channel_ns: None,
         channel_xcpu_ns: None,
+        wakeup_xcpu_ns: None,
+        switch_xcpu_ns: None,
     }
 }
 

@@ -228,6 +228,8 @@ pub fn imported_costs(nr_cpus: usize, nr_packages: usize) -> MachineCosts {
             syscall_scale: [1_500, super::REFERENCE_SWITCH_NS],
             channel_ns: None,
             channel_xcpu_ns: None,
+            wakeup_xcpu_ns: None,
+            switch_xcpu_ns: None,
         }
     } else {
         default_costs()

@@ -929,7 +929,8 @@ impl<S: Sink> Sim<S> {
                 self.enter_idle(cpu);
             }
         }
-        let cost = self.machine.costs.context_switch_ns;
+        let xcpu = next.map_or(0, |n| self.remote_switch_in_ns(n, cpu));
+        let cost = self.machine.costs.context_switch_ns + xcpu;
         self.charge_task_ctx(cpu, cost, Path::ContextSwitch, false);
         if let Some(ab) = active {
             self.complete_active_balance(cpu, ab);
@@ -1038,6 +1039,7 @@ impl<S: Sink> Sim<S> {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
             // where it is and check preemption there.
             let cpu = self.sched.tasks[t.idx()].cpu;
+            self.charge_remote_enqueue(t, cpu, waker_cpu, in_task);
             let outer = self.exec_ctx.replace(waker_cpu);
             self.update_curr_task(cpu);
             let q = self.sched.task_cfs_rq(t);
@@ -1094,6 +1096,7 @@ impl<S: Sink> Sim<S> {
         }
         self.set_task_cpu(t, target, waker_cpu);
         if !self.ttwu_queue_cond(target, waker_cpu, false) {
+            self.charge_remote_enqueue(t, target, waker_cpu, in_task);
             self.ttwu_do_activate(t, target, waker_cpu, in_task, EnqueueKind::Wakeup);
         } else {
             self.queue_wakelist(t, target, waker_cpu);

@@ -285,7 +285,6 @@ impl<S: Sink> Sim<S> {
                 rd_overloaded: false,
                 cfs_tasks_seq: 0,
                 cfs_tasks: crate::cfs_tasks::CfsTasks::new(n, tasks.len()),
-                last_pass_cost: 0,
                 in_newidle: false,
                 rt_seq: 0,
                 ni_rng: rng::stream(cfg.seed, "ni_random"),
@@ -326,6 +325,7 @@ impl<S: Sink> Sim<S> {
                     })
                     .collect(),
                 balance_flag: Default::default(),
+                flag_clock_base: vec![(Nanos::MAX, 0); n],
                 domains,
             },
             prog: Runtime::new(workload, cfg.kernel),
@@ -466,6 +466,7 @@ fn new_task(
         wakee: Default::default(),
         cfs_tasks_stamp: 0,
         on_cpu_until: 0,
+        enqueued_from: None,
         chan_pos: 0,
         paid: 0,
         chan_waited: false,

@@ -20,4 +20,5 @@ pub mod rt;
 mod select;
 pub mod syscall_cost;
 pub mod syscalls;
+pub mod ttwu_xcpu;
 pub mod unix_stream;

@@ -141,15 +141,15 @@ impl<S: Sink> Sim<S> {
                 moved
             }
         };
-        self.sched.last_pass_cost = cost;
-        if holds_flag {
-            self.balance_flag_release(dst);
-        }
         if idle == CpuIdle::NewlyIdle {
             self.acct.newidle_cost += cost;
         } else {
             let who = self.sched.ilb_cpu.unwrap_or(dst);
             self.charge(who, cost, Path::Balance, true);
+        }
+        // After the pass's cost: the release store is made once it has run.
+        if holds_flag {
+            self.balance_flag_release(dst);
         }
         moved
     }
@@ -159,24 +159,45 @@ impl<S: Sink> Sim<S> {
     /// CPU doing it. Returns whether the flag was taken.
     pub(crate) fn balance_flag_acquire(&mut self, cpu: CpuId) -> bool {
         let who = self.sched.ilb_cpu.unwrap_or(cpu);
+        let issue = self.balance_flag_clock(who);
         let (ok, cost) = self
             .sched
             .balance_flag
-            .try_acquire(&self.machine, who, self.now);
+            .try_acquire(&self.machine, who, issue, self.now);
         self.charge_atomic(who, cost);
-        self.sched.last_pass_cost = 0;
         ok
     }
 
-    /// Releases the flag: held until the holder's pass has run.
+    /// Releases the flag: a store made once the holder's pass has run
+    /// (its cost is already charged, so the CPU's clock is past it).
     pub(crate) fn balance_flag_release(&mut self, cpu: CpuId) {
         let who = self.sched.ilb_cpu.unwrap_or(cpu);
-        let until = self.now + self.sched.last_pass_cost;
-        let cost = self
-            .sched
-            .balance_flag
-            .release(&self.machine, who, self.now, until);
-        self.charge_atomic(who, cost);
+        let issue = self.balance_flag_clock(who);
+        self.sched.balance_flag.release(who, issue);
+    }
+
+    /// When `who` issues its next access to the flag's line. Its first
+    /// access at this event time is issued at `now`, the instant of its
+    /// walk (aligned ticks make one storm of them); each later one at the
+    /// same time is issued after the CPU time charged to `who` since (its
+    /// earlier accesses and the passes between them, or, for a NOHZ
+    /// balancer, its walks for the CPUs before) and, in a newidle balance,
+    /// after the costs that balance has gathered so far (charged with the
+    /// switch). Not `max(now, ovh_until)` for the first access: accesses
+    /// are served in the order they are made (`atomics.rs`), and a CPU
+    /// still busy with earlier overhead, walked first, would hold up the
+    /// line for the CPUs walked after it.
+    fn balance_flag_clock(&mut self, who: CpuId) -> Nanos {
+        let clock = self.now.max(self.sched.rqs[who.idx()].ovh_until);
+        let base = &mut self.sched.flag_clock_base[who.idx()];
+        if base.0 != self.now {
+            *base = (self.now, clock);
+        }
+        let mut t = self.now + (clock - base.1);
+        if self.sched.in_newidle {
+            t += self.acct.newidle_cost + self.acct.newidle_atomic_cost;
+        }
+        t
     }
 
     pub(crate) fn charge_atomic(&mut self, who: CpuId, cost: Nanos) {
