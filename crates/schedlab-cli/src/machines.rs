@@ -1,12 +1,17 @@
-//! `schedlab machines NAME --domains [--cpu N]...`.
+//! `schedlab machines NAME --domains [--cpu N]... [--kernel VERSION]`.
 
 use crate::user;
 use anyhow::Result;
 
 /// `schedlab machines NAME --domains [--cpu N]...`: the domains of the
 /// chosen CPUs (default: all up to 16 CPUs, else the first and the last),
-/// and a closing line naming the CPUs left out.
-pub fn domains_text(m: &schedlab_core::machine::Machine, cpus: &[u32]) -> Result<String> {
+/// and a closing line naming the CPUs left out; `kernel` applies that
+/// release's `sd_init` (default tip).
+pub fn domains_text(
+    m: &schedlab_core::machine::Machine,
+    cpus: &[u32],
+    kernel: Option<&str>,
+) -> Result<String> {
     use schedlab_core::ids::CpuId;
     use schedlab_core::machine::domains::{describe_domains, SchedDomains};
     let n = m.nr_cpus() as u32;
@@ -17,7 +22,17 @@ pub fn domains_text(m: &schedlab_core::machine::Machine, cpus: &[u32]) -> Result
             n - 1
         )));
     }
-    let d = SchedDomains::build(m, 250);
+    let release = match kernel {
+        None => schedlab_core::kernels::DEFAULT_KERNEL,
+        Some(k) => schedlab_core::kernels::canonical(k).ok_or_else(|| {
+            user(format!(
+                "--kernel: unknown release '{k}' (one of {})",
+                schedlab_core::kernels::KERNELS.join(", ")
+            ))
+        })?,
+    };
+    let mut d = SchedDomains::build(m, 250);
+    d.apply_release(release);
     let list: Vec<CpuId> = cpus.iter().map(|&c| CpuId(c)).collect();
     let shown = if list.is_empty() {
         None

@@ -79,6 +79,10 @@ enum Cmd {
         /// With --domains: print this CPU's domains (repeatable).
         #[arg(long = "cpu", value_name = "N", requires = "domains")]
         cpus: Vec<u32>,
+        /// With --domains: the release whose sd_init to apply (busy_factor
+        /// and imbalance_pct changed in 5.10); default tip.
+        #[arg(long, value_name = "VERSION", requires = "domains")]
+        kernel: Option<String>,
     },
     /// List every scheduler feature switch with its default.
     Features,
@@ -204,6 +208,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             name,
             domains,
             cpus,
+            kernel,
         } => {
             match name {
                 None => {
@@ -212,7 +217,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     }
                 }
                 Some(n) if domains => {
-                    print!("{}", machines::domains_text(&resolve::machine(&n)?, &cpus)?)
+                    print!(
+                        "{}",
+                        machines::domains_text(&resolve::machine(&n)?, &cpus, kernel.as_deref())?
+                    )
                 }
                 Some(n) => print!("{}", resolve::machine(&n)?.describe()),
             }

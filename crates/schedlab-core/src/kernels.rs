@@ -47,14 +47,29 @@ pub const CHANGES: &[Change] = &[
         source: "3c29e651e16d \"sched/fair: Fall back to sched-idle CPU if idle CPU isn't found\"",
     },
     Change {
+        since: "5.6",
+        what: "a CPU running only SCHED_IDLE tasks balances at the idle intervals (before: the busy ones), and one left with only SCHED_IDLE tasks by a dequeue balances at the next tick",
+        source: "323af6deaf70 \"sched/fair: Load balance aggressively for SCHED_IDLE CPUs\" (Viresh Kumar, 5.6-rc1)",
+    },
+    Change {
         since: "5.8",
         what: "ttwu's on_cpu wakelist: a wakeup of a task still switching out on another CPU is queued there (across LLCs, or in the LLC when that CPU runs at most one task) instead of the waker spinning until the switch is done",
         source: "c6e7bd7afaeb \"sched: Optimize ttwu() spinning on p->on_cpu\" (not re-checked against the trees)",
     },
     Change {
+        since: "5.10",
+        what: "busy_factor 32 -> 16; a busy balance interval one jiffy short; imbalance_pct 125 -> 117 at the package and NUMA levels; detach_tasks halves a task's load per failed balance before comparing it with the imbalance (before: half its load, relaxed after cache_nice_tries failures)",
+        source: "Vincent Guittot's series \"sched/fair: Improve fairness between cfs tasks\": 6e7499135db7 \"sched/fair: Reduce busy load balance interval\", \"Minimize concurrent LBs between domain level\", \"Reduce minimal imbalance threshold\", \"Relax constraint on task's load during load balance\" (tip sched/core, Sep 2020)",
+    },
+    Change {
         since: "5.13",
         what: "ALT_PERIOD and BASE_SLICE on (CFS period from the CPU's h_nr_running; slice >= min_granularity); the CFS knobs move from kernel.sched_* to debugfs",
         source: "0c2de3f054a5 \"sched,fair: Alternative sched_slice()\"; 8a99b6833c88 \"sched: Move SCHED_DEBUG sysctl to debugfs\"",
+    },
+    Change {
+        since: "5.16",
+        what: "newidle balancing is skipped while avg_idle is below the lowest domain's max_newidle_lb_cost (before: below sysctl_sched_migration_cost, 500 us)",
+        source: "c5b0a7eefc70 \"sched/fair: Remove sysctl_sched_migration_cost condition\" (Vincent Guittot, merged after v5.15)",
     },
     Change {
         since: "6.0",

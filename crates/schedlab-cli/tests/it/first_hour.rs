@@ -338,6 +338,37 @@ fn elided_domains_say_what_was_left_out() {
     assert!(!text.contains("left out"), "{text}");
 }
 
+/// `--kernel` applies that release's sd_init: 5.4 has busy_factor 32 and
+/// the package level's imbalance_pct 125; an unknown release is one line.
+#[test]
+fn domains_follow_the_release() {
+    let old = assert_success(&schedlab([
+        "machines",
+        "a7-octa",
+        "--domains",
+        "--kernel",
+        "5.4",
+    ]));
+    let new = assert_success(&schedlab(["machines", "a7-octa", "--domains"]));
+    let pkg = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("PKG"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        pkg(&old).contains(" 125 ") && pkg(&old).contains("256-512"),
+        "{old}"
+    );
+    assert!(
+        pkg(&new).contains(" 117 ") && pkg(&new).contains("128-256"),
+        "{new}"
+    );
+    assert!(old.contains("busy_factor=32") && new.contains("busy_factor=16"));
+    let e = assert_user_error(&["machines", "a7-octa", "--domains", "--kernel", "4.19"]);
+    assert!(e.contains("--kernel: unknown release '4.19'"), "{e}");
+}
+
 #[test]
 fn run_help_names_the_three_trace_files() {
     let text = assert_success(&schedlab(["run", "--help"]));

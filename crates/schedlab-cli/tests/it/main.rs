@@ -27,6 +27,7 @@ mod common;
 
 mod bad_input;
 mod bad_input_table;
+mod balance_release;
 mod cgroup_input;
 mod cli_run;
 mod corpus;

@@ -182,8 +182,17 @@ const DEFAULT_FLAGS: SdFlags = SdFlags(
 /// balancing and wake-affine.
 pub const NODE_RECLAIM_DISTANCE: u32 = 30;
 
-/// `busy_factor` of every level.
+/// `busy_factor` of every level (from 5.10, 6e7499135db7 "sched/fair:
+/// Reduce busy load balance interval"; 32 before, [`BUSY_FACTOR_PRE_5_10`]).
 pub const BUSY_FACTOR: u32 = 16;
+
+/// `sd_init`'s `busy_factor` before 5.10.
+pub const BUSY_FACTOR_PRE_5_10: u32 = 32;
+
+/// `sd_init`'s default `imbalance_pct` before 5.10, kept by the levels that
+/// do not set their own (the package/DIE and NUMA levels): "sched/fair:
+/// Reduce minimal imbalance threshold" (5.10) lowered it to 117.
+pub const IMBALANCE_PCT_PRE_5_10: u32 = 125;
 
 impl SdFlags {
     /// No flag.
@@ -477,6 +486,10 @@ pub struct SchedDomains {
     /// Distinct SLIT distances, ascending (`sched_domains_numa_distance`);
     /// `[10]` on a one-node machine.
     pub numa_distances: Vec<u32>,
+    /// `get_sd_balance_interval` takes one jiffy off a busy interval (from
+    /// 5.10, "sched/fair: Minimize concurrent LBs between domain level", so
+    /// that the levels' busy periods are not multiples of each other).
+    pub busy_interval_less_one: bool,
 }
 
 /// One level of the topology table before per-CPU domains exist.
@@ -943,6 +956,7 @@ impl SchedDomains {
             llc_shared,
             max_load_balance_interval: hz as u64 * n as u64 / 10,
             numa_distances,
+            busy_interval_less_one: true,
         }
     }
 
@@ -978,8 +992,30 @@ impl SchedDomains {
     pub fn cpus_share_resources(&self, a: CpuId, b: CpuId) -> bool {
         a == b || self.shortcuts[a.idx()].sd_share_id == self.shortcuts[b.idx()].sd_share_id
     }
+    /// The domains as an older release's `sd_init` and
+    /// `get_sd_balance_interval` made them: before 5.10 (Vincent Guittot's
+    /// series "sched/fair: Improve fairness between cfs tasks", merged for
+    /// 5.10) `busy_factor` was 32, the package and NUMA levels kept the
+    /// default `imbalance_pct` of 125, and a busy interval was not one
+    /// jiffy short. [`Self::build`] gives 5.10 and later.
+    pub fn apply_release(&mut self, kernel: &str) {
+        if crate::kernels::at_least(kernel, 5, 10) {
+            return;
+        }
+        self.busy_interval_less_one = false;
+        for doms in &mut self.per_cpu {
+            for sd in doms.iter_mut() {
+                sd.busy_factor = BUSY_FACTOR_PRE_5_10;
+                if !sd.flags.contains(SD_SHARE_CPUCAPACITY) && !sd.flags.contains(SD_SHARE_LLC) {
+                    sd.imbalance_pct = IMBALANCE_PCT_PRE_5_10;
+                }
+            }
+        }
+    }
+
     /// `get_sd_balance_interval`: `balance_interval_ms` (times
-    /// `busy_factor` when busy) in jiffies, minus one jiffy when busy,
+    /// `busy_factor` when busy) in jiffies, minus one jiffy when busy (from
+    /// 5.10: [`Self::busy_interval_less_one`]),
     /// clamped to `[1, max_load_balance_interval]`.
     pub fn balance_interval_jiffies(
         &self,
@@ -993,7 +1029,7 @@ impl SchedDomains {
             balance_interval_ms
         };
         let mut j = msecs_to_jiffies(ms, self.hz);
-        if busy {
+        if busy && self.busy_interval_less_one {
             j = j.saturating_sub(1);
         }
         j.clamp(1, self.max_load_balance_interval.max(1))
@@ -1307,6 +1343,7 @@ struct LevelAgg {
     flags_vary: bool,
     pct: u32,
     nice: u32,
+    busy_factor: u32,
     min_imb: u32,
     max_imb: u32,
 }
@@ -1324,6 +1361,7 @@ fn summary_table(out: &mut String, d: &SchedDomains) {
                 flags_vary: false,
                 pct: sd.imbalance_pct,
                 nice: sd.cache_nice_tries,
+                busy_factor: sd.busy_factor,
                 min_imb: sd.imb_numa_nr,
                 max_imb: sd.imb_numa_nr,
             });
@@ -1359,8 +1397,8 @@ fn summary_table(out: &mut String, d: &SchedDomains) {
             format!("{}-{}ms", lo, 2 * hi),
             format!(
                 "{}-{}",
-                lo * BUSY_FACTOR as u64,
-                2 * hi * BUSY_FACTOR as u64
+                lo * a.busy_factor as u64,
+                2 * hi * a.busy_factor as u64
             ),
             a.nice,
             range(a.min_imb as u64, a.max_imb as u64),
@@ -1535,6 +1573,24 @@ mod tests {
         assert_eq!(d.balance_interval_jiffies(&doms[0], 2, true), 7);
         assert_eq!(d.balance_interval_jiffies(&doms[0], 2, false), 1);
         assert_eq!(d.balance_interval_jiffies(&doms[2], 320, true), 1279);
+        // Before 5.10: busy_factor 32, no jiffy off, 125 % above the LLC.
+        let mut old = d.clone();
+        old.apply_release("5.4");
+        let od = old.domains(c(0));
+        assert_eq!(
+            od.iter()
+                .map(|s| (s.busy_factor, s.imbalance_pct))
+                .collect::<Vec<_>>(),
+            vec![(32, 110), (32, 117), (32, 125)]
+        );
+        // 2 ms x 32 = 64 ms = 16 jiffies; 320 ms x 32 = 2560 jiffies.
+        assert_eq!(old.balance_interval_jiffies(&od[0], 2, true), 16);
+        assert_eq!(old.balance_interval_jiffies(&od[0], 2, false), 1);
+        assert_eq!(old.balance_interval_jiffies(&od[2], 320, true), 2560);
+        let mut same = d.clone();
+        same.apply_release("5.10");
+        assert_eq!(same.domains(c(0)), d.domains(c(0)));
+        assert!(same.busy_interval_less_one);
         let s = d.shortcuts(c(159));
         assert_eq!((s.sd_llc_size, s.sd_llc_id), (80, c(40)));
         assert_eq!(d.llc_shared.len(), 2);

@@ -211,6 +211,12 @@ impl<S: Sink> Sim<S> {
         self.lb_refresh(cpu);
     }
 
+    /// `sched_idle_rq`: the CPU runs something, and only SCHED_IDLE tasks.
+    fn sched_idle_rq(&self, cpu: CpuId) -> bool {
+        let rq = &self.sched.rqs[cpu.idx()];
+        rq.nr_running > 0 && rq.nr_running == self.sched.cfs[rq.cfs.idx()].h_nr_idle
+    }
+
     /// Takes `t` off its CPU's queue (it stays curr until the next
     /// schedule). A `sleep` of an ineligible task is delayed
     /// (DELAY_DEQUEUE): it stays queued but no longer counts as runnable.
@@ -223,6 +229,7 @@ impl<S: Sink> Sim<S> {
         let se = self.sched.tasks[t.idx()].se;
         self.update_load_avg(t);
         let was_delayed = self.sched.ents[se.idx()].sched_delayed;
+        let was_sched_idle = self.sched_idle_rq(cpu);
         let (u, d) = self.fair_dequeue_entity(tq, se, sleep);
         self.account(cpu, u);
         if d == Dequeued::Delayed {
@@ -261,6 +268,14 @@ impl<S: Sink> Sim<S> {
         let idle = -(self.sched.ents[se.idx()].idle as i32);
         if self.add_h_counts(tq, -1, dr, idle) {
             self.sched.rqs[cpu.idx()].nr_running -= 1;
+        }
+        // Balance early to pull higher-priority work onto a CPU left with
+        // only SCHED_IDLE tasks (from 5.6, 323af6deaf70).
+        if !was_sched_idle
+            && self.sched_idle_rq(cpu)
+            && crate::kernels::at_least(self.cfg.kernel, 5, 6)
+        {
+            self.sched.rqs[cpu.idx()].next_balance = self.jiffies();
         }
         // PELT of the levels it left.
         let path = self.sched.task_path(t);

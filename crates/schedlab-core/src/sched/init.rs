@@ -272,7 +272,8 @@ impl<S: Sink> Sim<S> {
             }
         }
         let trace = sink.wants_trace();
-        let domains = SchedDomains::build(&machine, cfg.hz);
+        let mut domains = SchedDomains::build(&machine, cfg.hz);
+        domains.apply_release(cfg.kernel);
         let mut sim = Sim {
             sched: SchedState {
                 p,

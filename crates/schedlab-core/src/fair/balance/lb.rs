@@ -436,6 +436,29 @@ pub fn hot_task_may_move(hot: bool, nr_balance_failed: u32, cache_nice_tries: u3
     !hot || nr_balance_failed > cache_nice_tries
 }
 
+/// `detach_tasks`' check that a task does not move too much load
+/// (migration type load): from 5.10 ("sched/fair: Relax constraint on
+/// task's load during load balance") the task's load halves per failed
+/// balance of the domain before it is compared with the imbalance; 5.5-5.9
+/// (the load_balance rework) skip a task whose half load exceeds it until
+/// the domain has failed more than `cache_nice_tries` times; 5.4 skips it
+/// always.
+pub fn detach_too_much_load(
+    kernel: &str,
+    load: u64,
+    imbalance: i128,
+    nr_balance_failed: u32,
+    cache_nice_tries: u32,
+) -> bool {
+    if crate::kernels::at_least(kernel, 5, 10) {
+        (load >> nr_balance_failed.min(63)) as i128 > imbalance
+    } else if crate::kernels::at_least(kernel, 5, 5) {
+        (load / 2) as i128 > imbalance && nr_balance_failed <= cache_nice_tries
+    } else {
+        (load / 2) as i128 > imbalance
+    }
+}
+
 /// The gate of `sched_balance_newidle` for one domain: skip when no CPU is
 /// overloaded, or when the CPU's average idle time does not cover the cost
 /// spent so far plus this domain's worst newidle cost.
@@ -453,6 +476,22 @@ mod tests {
     use super::*;
     use crate::machine::domains::SchedDomains;
     use crate::machine::make_test_machine;
+
+    /// A task of load 300 against an imbalance of 200 after 1 and 2
+    /// failed balances of a domain with cache_nice_tries 1: 5.10 halves the
+    /// load per failure (150 fits after one); 5.5-5.9 compare half the load
+    /// (150 fits at once); 5.4 the same, and a load of 500 (250) never fits.
+    #[test]
+    fn detach_load_rule_by_release() {
+        assert!(detach_too_much_load("6.18", 300, 200, 0, 1));
+        assert!(!detach_too_much_load("6.18", 300, 200, 1, 1));
+        assert!(!detach_too_much_load("5.4", 300, 200, 0, 1));
+        assert!(detach_too_much_load("5.4", 500, 200, 5, 1));
+        assert!(detach_too_much_load("5.5", 500, 200, 1, 1));
+        assert!(!detach_too_much_load("5.5", 500, 200, 2, 1));
+        assert!(!detach_too_much_load("5.10", 500, 200, 2, 1));
+        assert!(detach_too_much_load("5.10", 500, 200, 1, 1));
+    }
 
     fn sg(nr: u32, weight: u32, load: u64, util: u64, idle: u32) -> SgStats {
         let mut s = SgStats {

@@ -319,10 +319,14 @@ impl<S: Sink> Sim<S> {
             match m {
                 MigrationType::Load => {
                     let load = self.task_h_load(p).max(1);
-                    let nbf = self.sched.sd_state[dst.idx()][sdi]
-                        .nr_balance_failed
-                        .min(63);
-                    if (load >> nbf) as i128 > imbalance {
+                    let nbf = self.sched.sd_state[dst.idx()][sdi].nr_balance_failed;
+                    if lb::detach_too_much_load(
+                        self.cfg.kernel,
+                        load,
+                        imbalance,
+                        nbf,
+                        self.sched.domains.domains(dst)[sdi].cache_nice_tries,
+                    ) {
                         continue;
                     }
                     imbalance -= load as i128;

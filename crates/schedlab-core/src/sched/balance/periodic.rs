@@ -6,7 +6,7 @@ use crate::fair::balance::lb::CpuIdle;
 use crate::fair::select::CpuView;
 use crate::features::LbSerialize;
 use crate::ids::CpuId;
-use crate::machine::domains::{msecs_to_jiffies, SD_SERIALIZE};
+use crate::machine::domains::SD_SERIALIZE;
 use crate::observe::Sink;
 use crate::sim::Sim;
 
@@ -25,9 +25,18 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// Whether the softirq walk uses the busy intervals: a CPU that is not
+    /// idle, and from 5.6 one running only SCHED_IDLE tasks counts as idle
+    /// here (323af6deaf70 "sched/fair: Load balance aggressively for
+    /// SCHED_IDLE CPUs"); on 5.4 it balances at the busy intervals.
+    fn balance_busy(&self, cpu: CpuId, idle: CpuIdle) -> bool {
+        idle != CpuIdle::Idle
+            && !(crate::kernels::at_least(self.cfg.kernel, 5, 6) && self.sched_idle_cpu(cpu))
+    }
+
     /// `sched_balance_domains`: the softirq walk, bottom-up.
     pub(crate) fn sched_balance_domains(&mut self, cpu: CpuId, mut idle: CpuIdle) {
-        let mut busy = idle != CpuIdle::Idle && !self.sched_idle_cpu(cpu);
+        let mut busy = self.balance_busy(cpu, idle);
         let mut cont = true;
         let jiffies = self.jiffies();
         let mut next_balance = jiffies + 60 * self.cfg.hz as u64;
@@ -64,7 +73,7 @@ impl<S: Sink> Sim<S> {
                     } else {
                         CpuIdle::NotIdle
                     };
-                    busy = idle != CpuIdle::Idle && !self.sched_idle_cpu(cpu);
+                    busy = self.balance_busy(cpu, idle);
                 }
                 self.sched.sd_state[cpu.idx()][sdi].last_balance = jiffies;
                 interval = self.sd_interval(cpu, sdi, busy);
@@ -81,12 +90,10 @@ impl<S: Sink> Sim<S> {
     /// `get_sd_balance_interval`.
     pub(crate) fn sd_interval(&self, cpu: CpuId, sdi: usize, busy: bool) -> u64 {
         let sd = &self.sched.domains.domains(cpu)[sdi];
-        let ms = self.sched.sd_state[cpu.idx()][sdi].balance_interval_ms
-            * if busy { sd.busy_factor as u64 } else { 1 };
-        let mut j = msecs_to_jiffies(ms, self.cfg.hz);
-        if busy {
-            j = j.saturating_sub(1);
-        }
-        j.clamp(1, self.sched.domains.max_load_balance_interval.max(1))
+        self.sched.domains.balance_interval_jiffies(
+            sd,
+            self.sched.sd_state[cpu.idx()][sdi].balance_interval_ms,
+            busy,
+        )
     }
 }
