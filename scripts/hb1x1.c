@@ -16,8 +16,10 @@
  *   -T   threads (default: processes, as hackbench)
  *   -c   pin the receiver and the sender to these CPUs (default: unpinned)
  *
- * It prints "Time: S" like hackbench, and nothing else; scripts/hb-underload.sh
- * wraps it (and the real hackbench) in perf stat.
+ * It prints "Time: S" like hackbench, then for the receiver and the sender
+ * their CPU per message and voluntary (sleeps) and involuntary switches
+ * (getrusage: wait4's for processes, RUSAGE_THREAD for threads);
+ * scripts/hb-underload.sh wraps it (and the real hackbench) in perf stat.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +39,7 @@
 static int use_pipe, use_threads, rcpu = -1, scpu = -1;
 static long loops = 100;
 static int chan[2], ready[2], go[2];
+static struct rusage ru[2]; /* receiver, sender (thread mode) */
 
 static void die(const char *what)
 {
@@ -79,6 +83,8 @@ static void *receiver(void *arg)
 		}
 		left -= n;
 	}
+	if (use_threads)
+		getrusage(RUSAGE_THREAD, &ru[0]);
 	return NULL;
 }
 
@@ -101,6 +107,8 @@ static void *sender(void *arg)
 			done += n;
 		}
 	}
+	if (use_threads)
+		getrusage(RUSAGE_THREAD, &ru[1]);
 	return NULL;
 }
 
@@ -160,9 +168,16 @@ int main(int argc, char **argv)
 		if (use_threads)
 			pthread_join(t[i], NULL);
 		else
-			waitpid(p[i], NULL, 0);
+			wait4(p[i], NULL, 0, &ru[i]);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("Time: %.4f\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
+	static const char *role[2] = { "receiver", "sender" };
+	for (int i = 0; i < 2; i++) {
+		double us = (ru[i].ru_utime.tv_sec + ru[i].ru_stime.tv_sec) * 1e6 +
+			    ru[i].ru_utime.tv_usec + ru[i].ru_stime.tv_usec;
+		printf("%s: cpu %.0f ns/msg, voluntary %ld, involuntary %ld\n", role[i],
+		       us * 1e3 / loops, ru[i].ru_nvcsw, ru[i].ru_nivcsw);
+	}
 	return 0;
 }
