@@ -10,11 +10,14 @@
  * to the last exit, as hackbench prints it.
  *
  *   cc -O2 -pthread -o /tmp/hb1x1 scripts/hb1x1.c
- *   hb1x1 [-p] [-T] [-l LOOPS] [-c RECV_CPU,SEND_CPU]
+ *   hb1x1 [-p] [-T] [-l LOOPS] [-c RECV_CPU,SEND_CPU] [-w NS]
  *
  *   -p   a pipe (default: a socket pair, as hackbench)
  *   -T   threads (default: processes, as hackbench)
  *   -c   pin the receiver and the sender to these CPUs (default: unpinned)
+ *   -w   the sender also spins NS ns of user time after each message
+ *        (clock_gettime polling): how the balance of the two ends sets how
+ *        often the receiver empties the channel and sleeps
  *
  * It prints "Time: S" like hackbench, then for the receiver and the sender
  * their CPU per message and voluntary (sleeps) and involuntary switches
@@ -38,6 +41,7 @@
 
 static int use_pipe, use_threads, rcpu = -1, scpu = -1;
 static long loops = 100;
+static long work_ns; /* -w */
 static int chan[2], ready[2], go[2];
 static struct rusage ru[2]; /* receiver, sender (thread mode) */
 
@@ -106,6 +110,13 @@ static void *sender(void *arg)
 			}
 			done += n;
 		}
+		if (work_ns) {
+			struct timespec a, b;
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &b);
+			while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < work_ns);
+		}
 	}
 	if (use_threads)
 		getrusage(RUSAGE_THREAD, &ru[1]);
@@ -115,11 +126,12 @@ static void *sender(void *arg)
 int main(int argc, char **argv)
 {
 	int o;
-	while ((o = getopt(argc, argv, "pTl:c:")) != -1) {
+	while ((o = getopt(argc, argv, "pTl:c:w:")) != -1) {
 		switch (o) {
 		case 'p': use_pipe = 1; break;
 		case 'T': use_threads = 1; break;
 		case 'l': loops = atol(optarg); break;
+		case 'w': work_ns = atol(optarg); break;
 		case 'c':
 			if (sscanf(optarg, "%d,%d", &rcpu, &scpu) != 2) {
 				fprintf(stderr, "hb1x1: -c wants RECV_CPU,SEND_CPU, not '%s'\n", optarg);
@@ -127,9 +139,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: hb1x1 [-p] [-T] [-l LOOPS] [-c RECV_CPU,SEND_CPU]\n");
+			fprintf(stderr, "usage: hb1x1 [-p] [-T] [-l LOOPS] [-c RECV_CPU,SEND_CPU] [-w NS]\n");
 			return 2;
 		}
+	}
+	if (work_ns < 0) {
+		fprintf(stderr, "hb1x1: -w must not be negative\n");
+		return 2;
 	}
 	if (loops < 1) {
 		fprintf(stderr, "hb1x1: -l must be at least 1\n");
