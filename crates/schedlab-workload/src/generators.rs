@@ -699,7 +699,11 @@ mod tests {
         let q = hackbench("hackbench:x", "groups=1,fds=3,pin=2,split=1")
             .unwrap()
             .workload;
-        let cpus: Vec<u32> = q.tasks.iter().map(|t| t.cpus.as_ref().unwrap()[0]).collect();
+        let cpus: Vec<u32> = q
+            .tasks
+            .iter()
+            .map(|t| t.cpus.as_ref().unwrap()[0])
+            .collect();
         assert_eq!(cpus, [0, 1, 0, 1, 0, 1]);
         for (rest, needle) in [
             ("split=1", "key 'split' needs pin=N"),

@@ -1071,7 +1071,10 @@ mod tests {
             let d = "devices/system/cpu";
             fs.insert(&format!("{d}/online"), "0-1");
             for k in 0..2 {
-                fs.insert(&format!("{d}/cpu{k}/topology/core_cpus_list"), &k.to_string());
+                fs.insert(
+                    &format!("{d}/cpu{k}/topology/core_cpus_list"),
+                    &k.to_string(),
+                );
                 fs.insert(&format!("{d}/cpu{k}/topology/physical_package_id"), "0");
             }
             fs.insert(&format!("{d}/cpu0/cpuidle/state0/name"), "POLL");
@@ -1084,7 +1087,10 @@ mod tests {
                 fs.insert(&format!("{d}/cpuidle/current_governor"), &format!("{g}\n"));
             }
             if let Some(p) = poll_ns {
-                fs.insert("module/haltpoll/parameters/guest_halt_poll_ns", &format!("{p}\n"));
+                fs.insert(
+                    "module/haltpoll/parameters/guest_halt_poll_ns",
+                    &format!("{p}\n"),
+                );
             }
             from_sysfs("/sys", &fs).map(|m| {
                 m.idle_states
@@ -1093,17 +1099,28 @@ mod tests {
                     .collect::<Vec<_>>()
             })
         };
-        assert_eq!(guest(Some("haltpoll"), Some("0")).unwrap(), ["haltpoll idle"]);
+        assert_eq!(
+            guest(Some("haltpoll"), Some("0")).unwrap(),
+            ["haltpoll idle"]
+        );
         // Before the rule, the POLL state was kept, and a wake-up within the
         // menu prediction's first microsecond found the vCPU polling.
         assert_eq!(
             guest(Some("haltpoll"), Some("200000")).unwrap(),
             ["POLL", "haltpoll idle"]
         );
-        assert_eq!(guest(Some("menu"), Some("0")).unwrap(), ["POLL", "haltpoll idle"]);
-        assert_eq!(guest(Some("haltpoll"), None).unwrap(), ["POLL", "haltpoll idle"]);
+        assert_eq!(
+            guest(Some("menu"), Some("0")).unwrap(),
+            ["POLL", "haltpoll idle"]
+        );
+        assert_eq!(
+            guest(Some("haltpoll"), None).unwrap(),
+            ["POLL", "haltpoll idle"]
+        );
         assert_eq!(guest(None, Some("0")).unwrap(), ["POLL", "haltpoll idle"]);
-        let e = guest(Some("haltpoll"), Some("lots")).unwrap_err().to_string();
+        let e = guest(Some("haltpoll"), Some("lots"))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "/sys/module/haltpoll/parameters/guest_halt_poll_ns: 'lots' is not a number"
