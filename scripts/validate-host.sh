@@ -48,7 +48,8 @@
 # into DIR/NAME/c2c.json: {"tool", "cpus", "before_ns", "after_ns",
 # "before_range_ns", "after_range_ns"} (the median of 7 repetitions'
 # medians, and the range of those medians). A before/after pair far apart
-# means the host moved the vCPUs during the recording.
+# means the host moved the vCPUs during the recording. The scoreboard
+# (scripts/validation-doc.py) prints it beside each shape's load.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=target/validate-host
