@@ -3,8 +3,9 @@
 # (schedlab record), validates the model against it (schedlab validate),
 # and writes the scoreboard docs/validation.md (scripts/validation-doc.py).
 # Needs root, Linux and tracefs. About 2.5 minutes on a 2-vCPU guest
-# (31 shapes, 3 s each plus 0.5 s of noise measurement, then validation),
-# about 3.5 minutes with --before-bin.
+# (36 shapes, 3 s each plus 0.5 s of noise measurement, 6 s of vCPU
+# placement measurement per hb-* shape, then validation), about 4.5
+# minutes with --before-bin.
 #
 #   scripts/validate-host.sh [--bin PATH] [--before-bin PATH] [--out DIR]
 #                            [--seeds N] [--only NAME[,NAME...]]
@@ -38,6 +39,17 @@
 # then take little of the CPUs while it records. The model runs the
 # workload alone; every report still notes how much of each CPU other tasks
 # took (the doc's "other load" column), and the load average is kept too.
+#
+# Every hb-* recording also notes the vCPU placement it ran on: this
+# guest's two vCPUs sit on two cores (core-to-core CAS latency ~120 ns) or
+# on one core's two threads (~27 ns) as the host places them, and that
+# moves hackbench's CPU per message by up to 2x. scripts/c2c.c measures
+# CPUs 0-1 right before and right after the recording (about 3 s each),
+# into DIR/NAME/c2c.json: {"tool", "cpus", "before_ns", "after_ns",
+# "before_range_ns", "after_range_ns"} (the median of 7 repetitions'
+# medians, and the range of those medians). A before/after pair far apart
+# means the host moved the vCPUs during the recording. The scoreboard
+# (scripts/validation-doc.py) prints it beside each shape's load.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=target/validate-host
@@ -173,6 +185,11 @@ hb-pipe-1g-1cpu hackbench:groups=1,loops=3000,ipc=pipe --cpus 1
 hb-socket-1g-1cpu hackbench:groups=1,loops=2000,ipc=socket --cpus 1
 hb-pipe-1g-pin2 hackbench:groups=1,loops=3000,ipc=pipe,pin=2
 hb-socket-1g-pin2 hackbench:groups=1,loops=2000,ipc=socket,pin=2
+hb-pipe-1x1 hackbench:groups=1,fds=1,loops=300000,ipc=pipe
+hb-socket-1x1 hackbench:groups=1,fds=1,loops=200000,ipc=socket
+hb-pipe-1x1-split hackbench:groups=1,fds=1,loops=300000,ipc=pipe,pin=2,split=1
+hb-socket-1x1-split hackbench:groups=1,fds=1,loops=200000,ipc=socket,pin=2,split=1
+hb-pipe-1x1-1cpu hackbench:groups=1,fds=1,loops=300000,ipc=pipe --cpus 1
 bw-flat-busy $w/bw-flat-busy.json
 bw-flat-periodic $w/bw-flat-periodic.json
 bw-flat-mixed $w/bw-flat-mixed.json
@@ -198,16 +215,35 @@ if [ $revalidate = 0 ] && [ $costs = 1 ]; then
         "$out/wakecost" --wake-only --json "$out/costs.json" > "$out/wakecost.txt"
     grep -h "^figures:" "$out/wakecost.txt" >&2
 fi
+if [ $revalidate = 0 ] && echo "$shapes" | grep -q '^hb-'; then
+    cc -O2 -pthread -o "$out/c2c" "$here/scripts/c2c.c"
+fi
+# c2c: the vCPU placement now, at nice -20, as "MEDIAN, [LO, HI]" (c2c.c's
+# summary line: median and range of its repetitions' medians, ns).
+c2c() {
+    setsid -w sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh "$out/c2c" 0 1 |
+        sed -n 's/^c2c 0-1: median \([0-9.]*\) ns (range of repetition medians \([0-9.]*\)-\([0-9.]*\)).*/\1, [\2, \3]/p'
+}
 echo "$shapes" | while read -r name wl extra; do
     dir=$out/$name
     if [ $revalidate = 0 ]; then
         rm -rf "$dir"
         load=$(cut -d' ' -f1-3 /proc/loadavg)
         echo "== $name: $wl (load $load)" >&2
+        case $name in hb-*) cb=$(c2c) ;; esac
         # Own session, autogroup nice -20 (see the header).
         setsid -w sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh \
             "$bin" record "$wl" $extra --out "$dir" --quiet
         echo "$load" > "$dir/loadavg.txt"
+        case $name in hb-*)
+            ca=$(c2c)
+            [ -n "$cb" ] && [ -n "$ca" ] ||
+                { echo "validate-host.sh: $name: scripts/c2c.c printed no summary line" >&2; exit 2; }
+            printf '{\n "tool": "scripts/c2c.c",\n "cpus": [0, 1],\n "before_ns": %s,\n "before_range_ns": %s,\n "after_ns": %s,\n "after_range_ns": %s\n}\n' \
+                "${cb%%,*}" "${cb#*, }" "${ca%%,*}" "${ca#*, }" > "$dir/c2c.json"
+            echo "   vCPU placement (c2c CPU 0-1): ${cb%%,*} ns before, ${ca%%,*} ns after" >&2
+            ;;
+        esac
         if [ $costs = 1 ]; then cp "$out/costs.json" "$dir/costs.json"; fi
     else
         [ -d "$dir" ] || { echo "validate-host.sh: $dir: no recording (run without --revalidate)" >&2; exit 2; }

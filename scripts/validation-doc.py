@@ -619,6 +619,15 @@ def main():
         other = next((n.split("ran ", 1)[1].split(" of the time")[0]
                       for n in v.get("notes", []) if n.startswith("real run: other tasks")), "?")
         rows.append((name, wl, v, vb, la, other))
+    def placement(name):
+        """The recording's vCPU placement (c2c.json of validate-host.sh:
+        CPU 0-1 core-to-core latency before/after), or "" without one."""
+        pc = os.path.join(out, name, "c2c.json")
+        if not os.path.exists(pc):
+            return ""
+        c = load(pc)
+        return f"; vCPU c2c {c['before_ns']:g}/{c['after_ns']:g} ns before/after"
+
     mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")
     overall = mean([r[2]["score"] for r in rows])
     # The before binary may not run the newest shapes (an option it does
@@ -631,7 +640,8 @@ def main():
     if summary_only:
         for name, wl, v, vb, la, other in rows:
             b = f" (before {vb['score']:.3f})" if vb else ""
-            print(f"{name:20} {v['score']:.3f}{b}  {v['agree']}/{v['metric_count']} agree  load {la}  other {other}")
+            print(f"{name:20} {v['score']:.3f}{b}  {v['agree']}/{v['metric_count']} agree  load {la}  other {other}"
+                  + placement(name).replace(";", " "))
         print(f"overall {overall:.3f}" + (f" (before {overall_b:.3f})" if overall_b is not None else "")
               + (f"; over the shapes the before binary ran {overall_common:.3f}" if overall_common is not None else ""))
         return
@@ -772,7 +782,7 @@ def main():
         p("")
         p(f"`{wl}`: score {v['score']:.3f}"
           + (f" (before {vb['score']:.3f})" if vb else "")
-          + f", {v['agree']}/{v['metric_count']} agree; load {la}; other {other}.")
+          + f", {v['agree']}/{v['metric_count']} agree; load {la}; other {other}{placement(name)}.")
         p("")
         p("| family | metric | subject | real | sim (median) | dist / tol | agrees |")
         p("|---|---|---|---|---|---|---|")

@@ -696,7 +696,16 @@ fn run_thread(
                     format!("rtapp_loop: event={what} thread_loop={task_loop} phase={pi} phase_loop={k}")
                 };
                 sh.mark(FTRACE_LOOP, || loop_mark("start"));
-                let mut it = Iteration::new(sys::now_ns());
+                // The iteration's clock readings feed only its log row and
+                // its stats mark. A thread that keeps neither (hackbench's,
+                // one message an iteration) skips them: two clock reads a
+                // message were enough to make hackbench's receiver outrun
+                // its sender, empty the channel and sleep every ~100
+                // messages where real hackbench's hardly sleeps, doubling
+                // both ends' CPU per message on the project's guest
+                // (scripts/hb1x1.c -w 30, docs/syscall-costs.md).
+                let timed = spec.log_rows || sh.w.ftrace & FTRACE_STATS != 0;
+                let mut it = Iteration::new(if timed { sys::now_ns() } else { 0 });
                 for (oi, op) in phase.ops.iter().enumerate() {
                     if let Some(m) = phase.marks.get(oi) {
                         sh.mark(FTRACE_EVENT, || {
@@ -707,6 +716,11 @@ fn run_thread(
                         Flow::Next => held.note(op),
                         Flow::Stop => return Ok(()),
                     }
+                }
+                if !timed {
+                    sh.mark(FTRACE_LOOP, || loop_mark("end"));
+                    res.loops += 1;
+                    continue;
                 }
                 let end = sys::now_ns();
                 sh.mark(FTRACE_STATS, || {

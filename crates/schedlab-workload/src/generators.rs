@@ -305,9 +305,11 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
         "cgroup",
         "instances",
         "pin",
+        "split",
     ];
     let mut cgroup_raw: Option<&str> = None;
     let mut pin: Option<u64> = None;
+    let mut split = false;
     let mut instances = 1u64;
     let mut groups = 10u64;
     let mut loops = 100u64;
@@ -338,6 +340,13 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             "cgroup" => cgroup_raw = Some(v),
             "instances" => instances = number(spec, k, v)?,
             "pin" => pin = Some(number(spec, k, v)?),
+            "split" => {
+                split = match v {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(err(spec, format!("key 'split': '{v}' is not 0 or 1"))),
+                }
+            }
             _ => unreachable!("each_param checked the key"),
         }
         Ok(())
@@ -347,11 +356,18 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             return Err(err(spec, format!("key 'pin': {n} is outside 1..=16384")));
         }
     }
+    if split && pin.is_none() {
+        return Err(err(spec, "key 'split' needs pin=N".to_string()));
+    }
     // pin=N: receiver k and sender k of every group run on CPU k mod N
     // only. Not a hackbench option: it takes wake-up placement and
     // balancing out of a comparison with the real kernel while keeping
     // cross-CPU wakeups (schedlab record runs it with the same affinity).
+    // split=1 moves sender k to CPU (k + 1) mod N, so that with fds=1 and
+    // pin=2 the sender and the receiver each have a CPU of their own (the
+    // under-loaded regime of hackbench on a large machine).
     let pinned = |k: u64| pin.map(|n| vec![(k % n) as u32]);
+    let pinned_sender = |k: u64| pin.map(|n| vec![((k + u64::from(split)) % n) as u32]);
     for (k, v, max) in [
         ("groups", groups, 10_000),
         ("instances", instances, 1_000),
@@ -448,7 +464,7 @@ pub fn hackbench(spec: &str, rest: &str) -> Result<Loaded, WorkloadError> {
             t.program.loops = Some(1);
             t.log_rows = false;
             t.group.clone_from(&group_path);
-            t.cpus = pinned(s);
+            t.cpus = pinned_sender(s);
             w.tasks.push(t);
             index += 1;
         }
@@ -667,7 +683,31 @@ mod tests {
             .collect();
         assert_eq!(cpus, [0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0]);
         assert!(p.tasks.iter().all(|t| t.cpus.as_ref().unwrap().len() == 1));
+        // split=1: sender k on CPU (k + 1) mod N, receivers as before.
+        let q = hackbench("hackbench:x", "groups=1,fds=1,pin=2,split=1")
+            .unwrap()
+            .workload;
+        let cpus: Vec<(String, u32)> = q
+            .tasks
+            .iter()
+            .map(|t| (t.name.clone(), t.cpus.as_ref().unwrap()[0]))
+            .collect();
+        assert_eq!(
+            cpus,
+            [("hb-r0-0".to_string(), 0), ("hb-s0-0".to_string(), 1)]
+        );
+        let q = hackbench("hackbench:x", "groups=1,fds=3,pin=2,split=1")
+            .unwrap()
+            .workload;
+        let cpus: Vec<u32> = q
+            .tasks
+            .iter()
+            .map(|t| t.cpus.as_ref().unwrap()[0])
+            .collect();
+        assert_eq!(cpus, [0, 1, 0, 1, 0, 1]);
         for (rest, needle) in [
+            ("split=1", "key 'split' needs pin=N"),
+            ("pin=2,split=2", "key 'split': '2' is not 0 or 1"),
             ("mode=fork", "process or thread"),
             ("ipc=udp", "pipe or socket"),
             ("groups=0", "outside"),

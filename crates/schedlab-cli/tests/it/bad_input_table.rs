@@ -93,8 +93,9 @@ pub fn flat_sysfs(root: &str, n: usize) -> Vec<(String, Vec<u8>)> {
     f
 }
 
-/// A 2-CPU sysfs tree with `edits` (path under `cpu/` → content; an empty
-/// content removes nothing, it writes an empty file).
+/// A 2-CPU sysfs tree with `edits` (path under `cpu/` → content, or under
+/// the tree's root when it starts with `/`; an empty content removes
+/// nothing, it writes an empty file).
 fn sysfs(kind: &str, edits: &[(&str, &[u8])], want: &[&str]) -> Case {
     let mut files: BTreeMap<String, Vec<u8>> = flat_sysfs("sys", 2).into_iter().collect();
     let idle = "sys/devices/system/cpu/cpu0/cpuidle/state0";
@@ -102,7 +103,11 @@ fn sysfs(kind: &str, edits: &[(&str, &[u8])], want: &[&str]) -> Case {
     files.insert(format!("{idle}/latency"), b"2\n".to_vec());
     files.insert(format!("{idle}/residency"), b"2\n".to_vec());
     for (p, c) in edits {
-        files.insert(format!("sys/devices/system/cpu/{p}"), c.to_vec());
+        let path = match p.strip_prefix('/') {
+            Some(root) => format!("sys/{root}"),
+            None => format!("sys/devices/system/cpu/{p}"),
+        };
+        files.insert(path, c.to_vec());
     }
     let mut files: Vec<(String, Vec<u8>)> = files.into_iter().collect();
     files.push(("ok.json".into(), OK.as_bytes().to_vec()));
@@ -281,6 +286,20 @@ fn cases() -> Vec<Case> {
         // --- sysfs trees (why: sysfs trap, huge lists, non-UTF-8)
         sysfs("why: cpuidle latency 18446744073709551 us", &[("cpu0/cpuidle/state0/latency", b"18446744073709551\n")], &["sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "18446744073709551"]),
         sysfs("cpuidle residency 18446744073709551 us", &[("cpu0/cpuidle/state0/residency", b"18446744073709551\n")], &["cpuidle/state0/residency", "18446744073709551"]),
+        sysfs(
+            "haltpoll guest_halt_poll_ns not a number",
+            &[
+                ("cpu0/cpuidle/state0/name", b"POLL\n"),
+                ("cpu0/cpuidle/state0/latency", b"0\n"),
+                ("cpu0/cpuidle/state0/residency", b"0\n"),
+                ("cpu0/cpuidle/state1/name", b"haltpoll idle\n"),
+                ("cpu0/cpuidle/state1/latency", b"1\n"),
+                ("cpu0/cpuidle/state1/residency", b"1\n"),
+                ("cpuidle/current_governor", b"haltpoll\n"),
+                ("/module/haltpoll/parameters/guest_halt_poll_ns", b"lots\n"),
+            ],
+            &["sys/module/haltpoll/parameters/guest_halt_poll_ns", "'lots' is not a number"],
+        ),
         sysfs("cpuidle latency not a number", &[("cpu0/cpuidle/state0/latency", b"abc\n")], &["cpuidle/state0/latency", "abc"]),
         sysfs("why: cpu/online 0-4294967295", &[("online", b"0-4294967295\n")], &["cpu/online", "too large"]),
         sysfs("cpu/online past u32", &[("online", b"0-99999999999\n")], &["cpu/online"]),

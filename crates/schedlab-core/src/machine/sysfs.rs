@@ -21,7 +21,11 @@
 //!    increasing order). No `node` directory means one node, distance 10.
 //! 5. Idle states from the first CPU's `cpuidle/stateK/{name,latency,residency}`
 //!    (µs), skipping states whose `disable` is 1; without `cpuidle`, the
-//!    [`default_idle_states`] guess.
+//!    [`default_idle_states`] guess. Under the haltpoll governor
+//!    (`cpu/cpuidle/current_governor`, or `current_governor_ro`) with
+//!    `module/haltpoll/parameters/guest_halt_poll_ns` 0 (read only from a
+//!    `/sys` root), the polling state is dropped: that governor never polls
+//!    then ([`haltpoll_never_polls`]).
 //! 6. Every level is renumbered to dense machine-wide ids in order of its
 //!    first CPU, after checking that all CPUs of a span report the same span.
 //!    [`Machine::new`] then checks the nesting.
@@ -511,6 +515,9 @@ impl Importer<'_> {
                 target_residency_ns: res * NSEC_PER_USEC,
             });
         }
+        if out.len() > 1 && out[0].exit_latency_ns == 0 && self.haltpoll_never_polls()? {
+            out.remove(0);
+        }
         if out.is_empty() {
             // Every state disabled: the idle loop only polls.
             out.push(IdleState {
@@ -520,6 +527,48 @@ impl Importer<'_> {
             });
         }
         Ok(out)
+    }
+
+    /// Does the cpuidle governor never select the polling state? True for
+    /// the haltpoll governor (drivers/cpuidle/governors/haltpoll.c) whose
+    /// poll limit can never leave 0: it picks the halt state whenever its
+    /// per-CPU poll limit is 0, and the limit only grows towards
+    /// `guest_halt_poll_ns` (a block shorter than that after a halt), so
+    /// with `guest_halt_poll_ns` 0 every idle period halts and a wake-up
+    /// of an idle vCPU always takes an IPI (no `sched_wake_idle_without_ipi`:
+    /// measured on the project's guest, docs/syscall-costs.md). The module
+    /// parameter lives outside `devices/system`, so only a `/sys` root
+    /// (or a recording's copy of one) shows it; without it the polling
+    /// state stays.
+    fn haltpoll_never_polls(&self) -> Result<bool, MachineError> {
+        if self.base.is_empty() {
+            return Ok(false);
+        }
+        let gov = match self.read_opt("cpu/cpuidle/current_governor")? {
+            Some(g) => Some(g),
+            None => self.read_opt("cpu/cpuidle/current_governor_ro")?,
+        };
+        if gov.as_deref() != Some("haltpoll") {
+            return Ok(false);
+        }
+        let rel = "module/haltpoll/parameters/guest_halt_poll_ns";
+        let Some(text) = self.fs.read(rel) else {
+            return match self.fs.why_unreadable(rel) {
+                Some(why) => Err(MachineError::Invalid(format!(
+                    "{}/{rel}: {why}",
+                    self.root.trim_end_matches('/')
+                ))),
+                None => Ok(false),
+            };
+        };
+        let t = text.trim();
+        let ns: u64 = t.parse().map_err(|_| {
+            MachineError::Invalid(format!(
+                "{}/{rel}: '{t}' is not a number",
+                self.root.trim_end_matches('/')
+            ))
+        })?;
+        Ok(ns == 0)
     }
 
     fn run(&self) -> Result<Machine, MachineError> {
@@ -1007,5 +1056,74 @@ mod tests {
         assert_eq!(m.distance(c(0), c(1)), Distance::SamePackage);
         let names: Vec<&str> = m.idle_states.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["POLL", "C6"]);
+    }
+
+    /// The project's guest (2026-11-26): haltpoll driver and governor,
+    /// states POLL (0/0 us) and "haltpoll idle" (1/1 us), and
+    /// guest_halt_poll_ns 0: the governor always halts, so the import keeps
+    /// only the halt state; with polling allowed, or another governor, or
+    /// no module parameter, POLL stays; a broken parameter is one error
+    /// naming the file.
+    #[test]
+    fn machine_sysfs_haltpoll_without_polling_drops_poll() {
+        let guest = |gov: Option<&str>, poll_ns: Option<&str>| {
+            let mut fs = MemReader::new();
+            let d = "devices/system/cpu";
+            fs.insert(&format!("{d}/online"), "0-1");
+            for k in 0..2 {
+                fs.insert(
+                    &format!("{d}/cpu{k}/topology/core_cpus_list"),
+                    &k.to_string(),
+                );
+                fs.insert(&format!("{d}/cpu{k}/topology/physical_package_id"), "0");
+            }
+            fs.insert(&format!("{d}/cpu0/cpuidle/state0/name"), "POLL");
+            fs.insert(&format!("{d}/cpu0/cpuidle/state0/latency"), "0");
+            fs.insert(&format!("{d}/cpu0/cpuidle/state0/residency"), "0");
+            fs.insert(&format!("{d}/cpu0/cpuidle/state1/name"), "haltpoll idle");
+            fs.insert(&format!("{d}/cpu0/cpuidle/state1/latency"), "1");
+            fs.insert(&format!("{d}/cpu0/cpuidle/state1/residency"), "1");
+            if let Some(g) = gov {
+                fs.insert(&format!("{d}/cpuidle/current_governor"), &format!("{g}\n"));
+            }
+            if let Some(p) = poll_ns {
+                fs.insert(
+                    "module/haltpoll/parameters/guest_halt_poll_ns",
+                    &format!("{p}\n"),
+                );
+            }
+            from_sysfs("/sys", &fs).map(|m| {
+                m.idle_states
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            guest(Some("haltpoll"), Some("0")).unwrap(),
+            ["haltpoll idle"]
+        );
+        // Before the rule, the POLL state was kept, and a wake-up within the
+        // menu prediction's first microsecond found the vCPU polling.
+        assert_eq!(
+            guest(Some("haltpoll"), Some("200000")).unwrap(),
+            ["POLL", "haltpoll idle"]
+        );
+        assert_eq!(
+            guest(Some("menu"), Some("0")).unwrap(),
+            ["POLL", "haltpoll idle"]
+        );
+        assert_eq!(
+            guest(Some("haltpoll"), None).unwrap(),
+            ["POLL", "haltpoll idle"]
+        );
+        assert_eq!(guest(None, Some("0")).unwrap(), ["POLL", "haltpoll idle"]);
+        let e = guest(Some("haltpoll"), Some("lots"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/sys/module/haltpoll/parameters/guest_halt_poll_ns: 'lots' is not a number"
+        );
     }
 }
