@@ -42,7 +42,12 @@
 //! price (the cross-CPU channel cost: the operation may have taken the
 //! channel's cache lines; `Sim::fold_recheck`); a call is priced after the
 //! fold holding its channel settled (`Sim::fold_settle_chan`); a fold never
-//! takes a channel another fold holds.
+//! takes a channel another fold holds. Channel locks (`sched/chan_lock.rs`):
+//! a fold takes the locks of all its calls when it is decided, each at its
+//! own start time; another party about to price a call on a channel where
+//! a call of the fold has not started splits the fold, which gives back
+//! the locks of its calls not started (message by message they would be
+//! decided after that party's call).
 //! The fold on/off tests (tests/it/hackbench.rs: 132 seeded cases with
 //! `--trace --check`, and the event count of 8 x 4000 on 160 CPUs)
 //! compare the outputs.
