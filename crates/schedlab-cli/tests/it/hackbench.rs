@@ -396,3 +396,67 @@ fn a_write_after_a_read_elsewhere_pays_the_line_transfer() {
         [16, 83, 332]
     );
 }
+
+/// Hand-worked: two writers on two CPUs into one pipe
+/// (`sched/chan_lock.rs`). hackbench groups=1, fds=2, loops=1, ipc=pipe:
+/// senders A (CPU 0) and B (CPU 2, the same LLC) each write once to
+/// receiver 0's pipe, then once to receiver 1's; the receivers start 10 ms
+/// later, so nobody reads meanwhile. A starts at 1 ms, B `delta` later.
+/// A's first write (156 ns) holds the pipe's mutex for its time under the
+/// lock (82 ns; no lines, the pipe never used) from its start. B's, 40 ns
+/// in, waits the 42 ns left of that hold plus the handoff from CPU 0
+/// (60 ns) and pays no lines (A's write lands at 156). B's second write
+/// starts at 40 + 156 + 102 = 298 ns: A's second hold (156-238) is over and
+/// A's second write (landing at 312) has not taken the pipe's lines yet:
+/// 156 ns, nothing more. At 100 ns B's first write finds the mutex free
+/// (A's hold ended at 82), at 20 µs both its writes find the pipes free and
+/// their lines on CPU 0.
+#[test]
+fn a_second_writer_waits_the_rest_of_the_first_ones_hold() {
+    use schedlab_core::ids::CpuId;
+    use schedlab_core::machine::{make_test_machine, Distance};
+    use schedlab_core::sched::syscall_cost::SyscallCosts;
+    let m = make_test_machine(2, 1, 2, 2);
+    let c = SyscallCosts::for_machine(&m.costs);
+    assert_eq!(m.distance(CpuId(0), CpuId(2)), Distance::SameLlc);
+    let runtime_b = |delta: u64| {
+        let mut w = hackbench("hackbench:", "groups=1,fds=2,loops=1,ipc=pipe")
+            .unwrap()
+            .workload;
+        for t in &mut w.tasks {
+            let (on, delay) = match t.name.as_str() {
+                "hb-s0-0" => (0, 1_000_000),
+                "hb-s0-1" => (2, 1_000_000 + delta),
+                "hb-r0-0" => (4, 10_000_000),
+                _ => (6, 10_000_000),
+            };
+            t.cpus = Some(vec![on]);
+            t.delay_ns = delay;
+        }
+        let cfg = SimConfig {
+            check: true,
+            ..SimConfig::default()
+        };
+        let mut sim = Sim::new(m.clone(), &w, cfg, NullSink).unwrap();
+        assert!(sim.run().violation.is_none());
+        let s = sim
+            .threads()
+            .iter()
+            .find(|t| t.spec.name == "hb-s0-1")
+            .unwrap();
+        s.stats.runtime_ns
+    };
+    let hold = c.in_lock[0];
+    let handoff = c.handoff[Distance::SameLlc as usize];
+    let lines = c.xcpu_ns(Distance::SameLlc, 0);
+    // 0.53 x 156; 1.21 and 1.40 lines at the test machine's 50 ns.
+    assert_eq!((c.pipe_write, hold, handoff, lines), (156, 82, 60, 70));
+    let far = runtime_b(20_000);
+    let free = runtime_b(100);
+    // Both calls plain at 100 ns; at 20 µs each also pays its lines.
+    assert_eq!(far, free + 2 * lines);
+    // At 40 ns the first call waits the 42 ns left and the handoff; at
+    // 0 ns the whole hold.
+    assert_eq!(runtime_b(40), free + (hold - 40) + handoff);
+    assert_eq!(runtime_b(0), free + hold + handoff);
+}

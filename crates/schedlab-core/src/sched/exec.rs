@@ -17,6 +17,7 @@ use crate::observe::{PrevState, Sink};
 use crate::program::{Op, FTRACE_EVENT, FTRACE_LOOP, FTRACE_MAIN, FTRACE_STATS, FTRACE_TASK};
 use crate::rq::Class;
 use crate::runtime::ChannelState;
+use crate::sched::chan_lock::ChanLock;
 use crate::sim::Sim;
 use crate::stats::LogRow;
 use crate::task::{Iteration, Resume, TaskState};
@@ -696,6 +697,60 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// The price of one `write()` or `read()` on channel `ch` by `cpu`
+    /// starting at `start`, as a landing ending `cost` later: the call and
+    /// its cache lines (`chan_cost`), plus the wait for the channel's lock
+    /// if a hold decided before it is not over by `start`
+    /// (`sched/chan_lock.rs`); its own hold is its time under the lock plus
+    /// the lines it takes.
+    pub(crate) fn chan_price(&self, ch: usize, write: bool, cpu: CpuId, start: Nanos) -> Landing {
+        let (base, kind, last) = self.chan_call(ch, write);
+        let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
+        let lock = *self.chan_lock(ch);
+        let handoff = lock.owner.map_or(0, |o| {
+            self.sys.handoff[self.machine.distance(o, cpu) as usize]
+        });
+        let wait = lock.wait(start, handoff);
+        let cost = base + x + wait;
+        Landing {
+            at: start + cost,
+            cost,
+            chan: ch as u32,
+            wait,
+            hold: self.sys.in_lock[kind] + x,
+            before: lock,
+        }
+    }
+
+    /// Channel `ch`'s lock.
+    pub(crate) fn chan_lock(&self, ch: usize) -> &ChanLock {
+        match &self.prog.channels[ch] {
+            ChannelState::Pipe(p, _) => &p.lock,
+            ChannelState::Unix(s, _) => &s.lock,
+        }
+    }
+
+    /// Channel `ch`'s lock, to take or restore.
+    pub(crate) fn chan_lock_mut(&mut self, ch: usize) -> &mut ChanLock {
+        match &mut self.prog.channels[ch] {
+            ChannelState::Pipe(p, _) => &mut p.lock,
+            ChannelState::Unix(s, _) => &mut s.lock,
+        }
+    }
+
+    /// The calls just priced in `folds.buf` by `cpu` (their own landings),
+    /// now paid for, take their channels' locks, in order; each landing
+    /// keeps the lock's state before it.
+    fn take_chan_locks(&mut self, cpu: CpuId) {
+        let mut land = std::mem::take(&mut self.folds.buf);
+        for l in land.iter_mut() {
+            let lock = self.chan_lock_mut(l.chan as usize);
+            l.before = *lock;
+            lock.take(cpu, l.at - l.cost, l.wait, l.hold);
+        }
+        self.folds.buf = land;
+    }
+
     /// A `write()` or `read()` on `cpu` takes channel `ch`'s cache lines.
     fn chan_touch(&mut self, ch: usize, cpu: CpuId) {
         match &mut self.prog.channels[ch] {
@@ -720,6 +775,10 @@ impl<S: Sink> Sim<S> {
             if self.sched.tasks[t.idx()].paid == 0 {
                 let (k, work) = self.writes_to_pay(cpu, t, first, pos, count);
                 self.pay(cpu, t, k, work);
+                if self.sched.tasks[t.idx()].paid == 0 {
+                    return true; // throttled on the way in: not started
+                }
+                self.take_chan_locks(cpu);
                 if k > 1 {
                     self.fold_begin(cpu, t, true);
                 }
@@ -746,6 +805,10 @@ impl<S: Sink> Sim<S> {
             if self.sched.tasks[t.idx()].paid == 0 {
                 let (k, work) = self.reads_to_pay(cpu, t, chan as usize, left);
                 self.pay(cpu, t, k, work);
+                if self.sched.tasks[t.idx()].paid == 0 {
+                    return true; // throttled on the way in: not started
+                }
+                self.take_chan_locks(cpu);
                 if k > 1 {
                     self.fold_begin(cpu, t, false);
                 }
@@ -1002,35 +1065,37 @@ impl<S: Sink> Sim<S> {
         pos: u32,
         count: u32,
     ) -> (u64, Nanos) {
-        self.fold_settle_chan((first + pos) as usize, t);
-        let c0 = self.chan_cost((first + pos) as usize, true, cpu);
-        if pos + 1 >= count
-            || self.fold_claimed((first + pos) as usize)
-            || !self.silent_write((first + pos) as usize)
-        {
-            return (1, c0);
+        let ch0 = (first + pos) as usize;
+        self.fold_settle_chan(ch0, t);
+        let start = self.call_start(t);
+        let l0 = self.chan_price(ch0, true, cpu, start);
+        let mut land = std::mem::take(&mut self.folds.buf);
+        land.clear();
+        land.push(l0);
+        self.folds.buf = land;
+        if pos + 1 >= count || self.fold_claimed(ch0) || !self.silent_write(ch0) {
+            return (1, l0.cost);
         }
-        let c1 = self.chan_cost((first + pos + 1) as usize, true, cpu);
-        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c0 + c1) else {
-            return (1, c0);
+        let c1 = self
+            .chan_price((first + pos + 1) as usize, true, cpu, l0.at)
+            .cost;
+        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, l0.cost + c1) else {
+            return (1, l0.cost);
         };
         let mut land = std::mem::take(&mut self.folds.buf);
         land.clear();
         let mut work = 0;
         for j in pos..count {
             let ch = (first + j) as usize;
-            let c = self.chan_cost(ch, true, cpu);
+            let l = self.chan_price(ch, true, cpu, start + work);
+            let c = l.cost;
             if !land.is_empty()
                 && (start + work + c >= horizon || start + work >= limit || self.fold_claimed(ch))
             {
                 break;
             }
             work += c;
-            land.push(Landing {
-                at: start + work,
-                cost: c,
-                chan: ch as u32,
-            });
+            land.push(l);
             if !self.silent_write(ch) {
                 break;
             }
@@ -1038,6 +1103,13 @@ impl<S: Sink> Sim<S> {
         let k = land.len() as u64;
         self.folds.buf = land;
         (k, work)
+    }
+
+    /// When a call the running task `t` pays for now starts (as
+    /// `arm_burst` starts its burst).
+    fn call_start(&self, t: TaskId) -> Nanos {
+        let se = self.sched.tasks[t.idx()].se;
+        self.sched.ents[se.idx()].exec_start.max(self.now)
     }
 
     /// Does another task's pending fold have a landing on channel `ch`?
@@ -1052,15 +1124,25 @@ impl<S: Sink> Sim<S> {
     /// `writes_to_pay`): silent reads find a message and wake nobody
     /// (no writer sleeps on the channel).
     fn reads_to_pay(&mut self, cpu: CpuId, t: TaskId, ch: usize, left: u64) -> (u64, Nanos) {
-        // The first read may find the channel's lines on another CPU; after
-        // it, this CPU holds them (a round's writes go to distinct channels,
-        // so `writes_to_pay` needs no such split).
+        // The first read may find the channel's lines on another CPU and
+        // its lock held; after it, this CPU holds the lines, and the lock,
+        // which nobody else takes while the fold is pending (another
+        // party's call on the channel splits it first, sched/fold.rs), is
+        // free when each next read starts (a hold is never longer than its
+        // call). A round's writes go to distinct channels, so
+        // `writes_to_pay` needs no such split.
         self.fold_settle_chan(ch, t);
-        let c1 = self.chan_cost(ch, false, cpu);
+        let start = self.call_start(t);
+        let l1 = self.chan_price(ch, false, cpu, start);
+        let c1 = l1.cost;
+        let mut land = std::mem::take(&mut self.folds.buf);
+        land.clear();
+        land.push(l1);
+        self.folds.buf = land;
         if left < 2 || self.fold_claimed(ch) {
             return (1, c1);
         }
-        let c = self.chan_call(ch, false).0;
+        let (c, kind, _) = self.chan_call(ch, false);
         let (avail, quiet) = self.chan_avail(ch);
         if !quiet || avail == 0 {
             return (1, c1);
@@ -1079,12 +1161,15 @@ impl<S: Sink> Sim<S> {
             k += 1;
         }
         if k > 1 {
+            let hold = self.sys.in_lock[kind];
             let mut land = std::mem::take(&mut self.folds.buf);
-            land.clear();
-            land.extend((1..=k).map(|i| Landing {
+            land.extend((2..=k).map(|i| Landing {
                 at: start + c1 + (i - 1) * c,
-                cost: if i == 1 { c1 } else { c },
+                cost: c,
                 chan: ch as u32,
+                wait: 0,
+                hold,
+                before: l1.before,
             }));
             self.folds.buf = land;
         }

@@ -42,7 +42,12 @@
 //! price (the cross-CPU channel cost: the operation may have taken the
 //! channel's cache lines; `Sim::fold_recheck`); a call is priced after the
 //! fold holding its channel settled (`Sim::fold_settle_chan`); a fold never
-//! takes a channel another fold holds.
+//! takes a channel another fold holds. Channel locks (`sched/chan_lock.rs`):
+//! a fold takes the locks of all its calls when it is decided, each at its
+//! own start time; another party about to price a call on a channel where
+//! a call of the fold has not started splits the fold, which gives back
+//! the locks of its calls not started (message by message they would be
+//! decided after that party's call).
 //! The fold on/off tests (tests/it/hackbench.rs: 132 seeded cases with
 //! `--trace --check`, and the event count of 8 x 4000 on 160 CPUs)
 //! compare the outputs.
@@ -128,9 +133,14 @@ impl<S: Sink> Sim<S> {
     }
 
     /// Task `by` is about to price a call on channel `ch` (its cost depends
-    /// on the CPU that used the channel last): the pending fold of another
-    /// task with a landing on it settles what happened before now, so the
-    /// price sees the channel as message by message would.
+    /// on the CPU that used the channel last and on its lock): the pending
+    /// fold of another task with a landing on it settles what happened
+    /// before now, so the price sees the channel as message by message
+    /// would. If a call of the fold on `ch` is still to start (message by
+    /// message it would be decided after this one, and might wait for its
+    /// hold), the fold is split there: the fold took the locks of its calls
+    /// when it was decided, and the split gives back those of the calls
+    /// not started (`sched/chan_lock.rs`).
     #[inline]
     pub(crate) fn fold_settle_chan(&mut self, ch: usize, by: TaskId) {
         if self.folds.active == 0 {
@@ -141,6 +151,13 @@ impl<S: Sink> Sim<S> {
         };
         if self.folds.cpu[c.idx()].task != by {
             self.fold_settle(c);
+            let f = &self.folds.cpu[c.idx()];
+            if f.landings[f.next + 1..]
+                .iter()
+                .any(|l| l.chan as usize == ch)
+            {
+                self.fold_split(c);
+            }
         }
     }
 
@@ -193,7 +210,10 @@ impl<S: Sink> Sim<S> {
             if l.chan as usize != ch {
                 continue;
             }
-            if i > 0 && !back && l.cost != now_cost {
+            // The lock's wait is not the toucher's doing: it took no lock
+            // the fold's calls not started would meet (it would have split
+            // the fold when it priced its call).
+            if i > 0 && !back && l.cost - l.wait != now_cost {
                 return true;
             }
             back = true;
@@ -282,6 +302,12 @@ impl<S: Sink> Sim<S> {
             if self.folds.chan[l.chan as usize] == Some(cpu) {
                 self.folds.chan[l.chan as usize] = None;
             }
+        }
+        // The calls after the next one have not started: they give back the
+        // channel locks they took when the fold was decided, latest first
+        // (nobody took those locks since: sched/fold.rs, `fold_settle_chan`).
+        for l in f.landings[f.next + 1..].iter().rev() {
+            *self.chan_lock_mut(l.chan as usize) = l.before;
         }
         let t = f.task;
         let next = f.landings[f.next];

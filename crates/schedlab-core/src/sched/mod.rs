@@ -4,6 +4,7 @@
 
 pub mod balance;
 pub mod bandwidth;
+pub mod chan_lock;
 pub mod core;
 pub mod cpuidle_menu;
 pub mod deadline;

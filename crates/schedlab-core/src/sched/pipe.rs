@@ -28,6 +28,8 @@
 //!   head and tail, the page being merged into) lives in cache lines held
 //!   by the CPU that last read or wrote the pipe (`last_cpu`); a call on
 //!   another CPU pays for moving them (`sched/syscall_cost.rs`).
+//! * `pipe->mutex` serialises the pipe's writers and its reader
+//!   (`lock`, `sched/chan_lock.rs`).
 //!
 //! Deviation: a message larger than a page is written whole, when enough
 //! slots are free for all of it (the kernel would write the pages it can,
@@ -92,6 +94,8 @@ pub struct Pipe {
     /// The CPU whose cache holds the pipe's shared state: the one that
     /// last called `read()` or `write()` on it (None: never used).
     pub last_cpu: Option<CpuId>,
+    /// `pipe->mutex`.
+    pub lock: super::chan_lock::ChanLock,
 }
 
 impl Pipe {

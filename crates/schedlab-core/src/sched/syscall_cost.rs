@@ -78,6 +78,28 @@ pub use crate::machine::REFERENCE_SWITCH_NS;
 /// calls: 1.40 [quartiles 1.39-1.41], 2.62 [2.55-2.62], 1.66 [1.43-1.81],
 /// 5.02 [2.16-5.13] lines (docs/syscall-costs.md, "Cross-CPU channel cost").
 const HOST_LINES_PER_CALL_MILLI: [Nanos; 4] = [1_400, 2_620, 1_660, 5_020];
+/// Host: the part of a channel call spent under the channel's lock, in
+/// thousandths of the call (pipe write, pipe read, unix write, unix read).
+/// `scripts/chanlock.c` (2026-11-26 12:50 UTC, nice -20, load 5.6-6.8,
+/// two-core placement, c2c 123 ns): a 100-byte pipe write alone 260 ns, a
+/// bare syscall (getppid, entry and exit) 122 ns, so at most 138 ns of it,
+/// 0.53, is inside `pipe_write` past the entry (the mutex is taken at its
+/// start and dropped before the wake-up); pipe_read has the same shape
+/// (not timed separately). The unix write's section (queueing one skb on
+/// the peer) is below what two writers resolve: their contended calls paid
+/// 201 ns more than separate ones, the cross-CPU lines alone (the lockstep
+/// figure, 201 ns at 122 ns), and no wait; its hold is the lines it takes
+/// (below) and the handoff, nothing more.
+const HOST_IN_LOCK_MILLI: [Nanos; 4] = [530, 530, 0, 0];
+/// Host: cache-line transfers of a lock handoff to a waiter, in
+/// thousandths. Two writers on two cores into one pipe (`chanlock.c`,
+/// same run): 2.18 calls per µs of the pair, 459 ns of lock per call,
+/// lock-bound (each writer's call 891 ns, 631 ns more than into separate
+/// pipes). A call's hold is its 138 ns in the lock plus its 1.40 lines
+/// (172 ns at 123 ns, the lockstep figure); the rest, 149 ns = 1.21
+/// lines, is the handoff (the mutex's owner word and wait lock moving to
+/// the spinning waiter). The same applied to the socket's spinlocks.
+const HOST_HANDOFF_LINES_MILLI: Nanos = 1_210;
 /// A CPU time measured on the host, scaled to a machine by the rule of
 /// the module docs (at least 1 ns).
 pub fn scale_host_ns(c: &MachineCosts, ns: Nanos) -> Nanos {
@@ -109,6 +131,12 @@ pub struct SyscallCosts {
     /// unix write, unix read) whose channel was last used on a CPU at
     /// distance `Distance as usize` (0 = the same CPU: nothing).
     pub xcpu: [[Nanos; 4]; 7],
+    /// CPU time of a channel call (index as `xcpu`) spent under the
+    /// channel's lock, its cross-CPU extra aside (`sched/chan_lock.rs`).
+    pub in_lock: [Nanos; 4],
+    /// A lock handoff to a waiter on a CPU at distance `Distance as
+    /// usize` from the previous holder (0 = the same CPU: nothing).
+    pub handoff: [Nanos; 7],
 }
 
 impl SyscallCosts {
@@ -133,6 +161,8 @@ impl SyscallCosts {
             cond: s(HOST_COND_OP_NS),
             sem: s(HOST_SEM_OP_NS),
             xcpu: xcpu_table(c),
+            in_lock: [0, 1, 2, 3].map(|k| ch[k] * HOST_IN_LOCK_MILLI[k] / 1_000),
+            handoff: handoff_table(c),
         }
     }
 
@@ -143,6 +173,16 @@ impl SyscallCosts {
     pub fn xcpu_ns(&self, d: Distance, kind: usize) -> Nanos {
         self.xcpu[d as usize][kind]
     }
+}
+
+/// The lock handoff of each distance class: the host's lines at the
+/// machine's core-to-core latency (the same CPU: nothing).
+fn handoff_table(c: &MachineCosts) -> [Nanos; 7] {
+    let mut t = [0; 7];
+    for (d, x) in t.iter_mut().enumerate().skip(1) {
+        *x = HOST_HANDOFF_LINES_MILLI * c.line_transfer_ns[d] / 1_000;
+    }
+    t
 }
 
 /// The cross-CPU extras of each distance class (module docs): measured on
@@ -207,5 +247,19 @@ mod tests {
         let m = SyscallCosts::for_machine(&c);
         assert_eq!(m.xcpu[0], [0; 4]);
         assert!(m.xcpu[1..].iter().all(|r| *r == [1, 2, 3, 4]));
+    }
+
+    /// Hand-worked: the lock's share of each call and the handoff.
+    #[test]
+    fn in_lock_share_and_handoff() {
+        let mut c = crate::machine::presets::default_costs();
+        c.line_transfer_ns = [5, 8, 8, 51, 51, 108, 108];
+        let x = SyscallCosts::for_machine(&c);
+        // 0.53 of 156 = 82.68 -> 82; of 165: 87.45 -> 87.
+        assert_eq!(x.in_lock, [82, 87, 0, 0]);
+        assert_eq!(x.handoff[0], 0);
+        // 1.21 lines: 61.71 -> 61 in an LLC, 130.68 -> 130 across packages.
+        assert_eq!(x.handoff[Distance::SameLlc as usize], 61);
+        assert_eq!(x.handoff[Distance::OtherPackage as usize], 130);
     }
 }

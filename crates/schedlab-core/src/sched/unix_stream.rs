@@ -31,6 +31,8 @@
 //!   sender's `sk_wmem_alloc`, the skb a reader frees) lives in cache lines
 //!   held by the CPU that last wrote or read the stream (`last_cpu`); a
 //!   call on another CPU pays for moving them (`sched/syscall_cost.rs`).
+//! * The receiving socket's `unix_state_lock` and queue lock serialise
+//!   its writers and its reader (`lock`, `sched/chan_lock.rs`).
 
 use crate::ids::{CpuId, TaskId};
 use std::collections::VecDeque;
@@ -77,6 +79,8 @@ pub struct UnixStream {
     /// The CPU whose cache holds the stream's shared state: the one that
     /// last called `write()` or `read()` on it (None: never used).
     pub last_cpu: Option<CpuId>,
+    /// The receiving socket's `unix_state_lock` / `sk_receive_queue.lock`.
+    pub lock: super::chan_lock::ChanLock,
 }
 
 impl Default for UnixStream {
@@ -88,6 +92,7 @@ impl Default for UnixStream {
             readers: Vec::new(),
             writers: Vec::new(),
             last_cpu: None,
+            lock: Default::default(),
         }
     }
 }
