@@ -114,6 +114,18 @@ pub struct SchedState {
     pub(crate) nohz_idle: crate::machine::CpuMask,
     /// `--check`: the first CPU whose entry was read stale.
     pub(crate) lb_stale_read: std::cell::Cell<Option<crate::ids::CpuId>>,
+    /// Running sums of `lb_cpus` over every group span of at least
+    /// `LB_SUM_MIN_WEIGHT` CPUs, indexed by `SchedGroup::span_id` (smaller
+    /// spans' entries are unused), kept by the same refreshes
+    /// (`sched/lb_snapshot.rs`).
+    pub(crate) lb_sums: Vec<crate::fair::select::LbSums>,
+    /// The span ids whose sums hold CPU `c`: `lb_sum_ids[lb_sum_start[c]..
+    /// lb_sum_start[c + 1]]`.
+    pub(crate) lb_sum_start: Vec<u32>,
+    /// See `lb_sum_start`.
+    pub(crate) lb_sum_ids: Vec<u32>,
+    /// `--check`: the first group span whose sums were read stale.
+    pub(crate) lb_stale_sum: std::cell::Cell<Option<u32>>,
     /// Task groups; `GroupId(0)` is the root.
     pub groups: Vec<TaskGroup>,
     /// EEVDF knobs derived from cfg and machine.

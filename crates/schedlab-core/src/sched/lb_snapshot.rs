@@ -22,13 +22,29 @@
 //! looks for its idle CPU there, a word at a time, instead of reading
 //! every CPU's runqueue on every tick of a busy CPU.
 //!
-//! Under `--check` every read compares the entry with the runqueues
-//! (the first stale read is reported as an invariant violation), and
-//! after every event every entry is compared
-//! ([`crate::check::lb_snapshots_match`]).
+//! The same refreshes keep running sums of the entries for every group
+//! span of at least [`LB_SUM_MIN_WEIGHT`] CPUs ([`LbSums`], one per
+//! `SchedGroup::span_id`): a changed entry adds its difference to the sums
+//! of the 2-6 spans that hold its CPU, so that `update_sd_lb_stats` reads
+//! one sum per group, not every CPU of it, and a pass costs its groups.
+//! Everything `update_sg_lb_stats` takes from the CPUs in this model is a
+//! sum or a count of integers (loads, utilisation, runnable averages,
+//! task counts, idle CPUs, CPUs with more than one task, capacity, CPUs),
+//! so nothing stays per CPU on a whole-group read. What is not summed:
+//! a pass that has excluded CPUs (`env->cpus` after LBF_ALL_PINNED) walks
+//! `span ∩ cpus`, and `sched_balance_find_src_rq` still reads every CPU of
+//! the busiest group (it picks one of them). The model has no misfit,
+//! NUMA-preference or asym-packing statistics (lb.rs's deviations), which
+//! are the per-CPU parts of the kernel's `update_sg_lb_stats`.
+//!
+//! Under `--check` every read compares the entry, or the group's sums,
+//! with the runqueues (the first stale read is reported as an invariant
+//! violation), and after every event every entry and every sum is
+//! compared ([`crate::check::lb_snapshots_match`]).
 
-use crate::fair::select::LbSnapshot;
+use crate::fair::select::{LbSnapshot, LbSums, LB_SUM_MIN_WEIGHT};
 use crate::ids::{CfsRqId, CpuId};
+use crate::machine::domains::SchedGroup;
 use crate::observe::Sink;
 use crate::sim::{SchedState, Sim};
 
@@ -67,13 +83,29 @@ impl<S: Sink> Sim<S> {
         // `capacity_of` is fixed for the run (every preset CPU runs at a
         // fixed frequency): the entry's own copy, set by `lb_init`, saves
         // reading the machine's CPU entry.
-        let capacity = self.sched.lb_cpus[cpu.idx()].capacity;
-        let s = self.sched.lb_snapshot_fresh(cpu, capacity);
-        self.sched.lb_cpus[cpu.idx()] = s;
+        let old = self.sched.lb_cpus[cpu.idx()];
+        let s = self.sched.lb_snapshot_fresh(cpu, old.capacity);
+        if s != old {
+            self.sched.lb_cpus[cpu.idx()] = s;
+            self.lb_sums_apply(cpu, &LbSums::delta(&old, &s));
+        }
         if self.sched.nohz_idle_fresh(cpu) {
             self.sched.nohz_idle.set(cpu);
         } else {
             self.sched.nohz_idle.clear(cpu);
+        }
+    }
+
+    /// Adds `d` to the sums of every span that holds `cpu`.
+    #[inline]
+    fn lb_sums_apply(&mut self, cpu: CpuId, d: &LbSums) {
+        let st = &mut self.sched;
+        let (a, b) = (
+            st.lb_sum_start[cpu.idx()] as usize,
+            st.lb_sum_start[cpu.idx() + 1] as usize,
+        );
+        for &id in &st.lb_sum_ids[a..b] {
+            st.lb_sums[id as usize].add(d);
         }
     }
 
@@ -104,6 +136,54 @@ impl<S: Sink> Sim<S> {
                 self.sched.nohz_idle.set(cpu);
             }
         }
+        // The spans with sums, per CPU in increasing span id, and their
+        // first totals.
+        let spans = &self.sched.domains.group_spans;
+        let kept = |s: &crate::machine::CpuMask| s.weight() as u32 >= LB_SUM_MIN_WEIGHT;
+        let mut count = vec![0u32; n + 1];
+        for s in spans.iter().filter(|s| kept(s)) {
+            for c in s.iter() {
+                count[c.idx() + 1] += 1;
+            }
+        }
+        for c in 0..n {
+            count[c + 1] += count[c];
+        }
+        let mut ids = vec![0u32; count[n] as usize];
+        let mut next = count.clone();
+        let mut sums = vec![LbSums::default(); spans.len()];
+        for (id, s) in spans.iter().enumerate().filter(|(_, s)| kept(s)) {
+            for c in s.iter() {
+                ids[next[c.idx()] as usize] = id as u32;
+                next[c.idx()] += 1;
+            }
+            sums[id] = LbSums::of(s, |c| self.sched.lb_cpus[c.idx()]);
+        }
+        self.sched.lb_sum_start = count;
+        self.sched.lb_sum_ids = ids;
+        self.sched.lb_sums = sums;
+    }
+
+    /// The running sums of group `g`, as balancing reads them under
+    /// `--check` (outside it the pass reads [`SchedState::lb_sums`]
+    /// directly); None for a group too small to have them. A stale sum
+    /// (against a walk of the runqueues) is remembered, the first one.
+    #[inline]
+    pub(crate) fn lb_sum_read(&self, g: &SchedGroup) -> Option<LbSums> {
+        if g.weight < LB_SUM_MIN_WEIGHT {
+            return None;
+        }
+        let s = self.sched.lb_sums[g.span_id as usize];
+        if self.cfg.check && self.sched.lb_stale_sum.get().is_none() {
+            let fresh = LbSums::of(&g.span, |c| {
+                self.sched
+                    .lb_snapshot_fresh(c, self.machine.cpu(c).capacity as u64)
+            });
+            if s != fresh {
+                self.sched.lb_stale_sum.set(Some(g.span_id));
+            }
+        }
+        Some(s)
     }
 
     /// `find_new_ilb` as the kick uses it: the first CPU other than `cpu`,
@@ -145,6 +225,7 @@ impl<S: Sink> Sim<S> {
 #[cfg(test)]
 mod tests {
     use crate::config::SimConfig;
+    use crate::fair::select::LbSums;
     use crate::ids::CpuId;
     use crate::machine::make_test_machine;
     use crate::observe::NullSink;
@@ -221,6 +302,72 @@ mod tests {
         assert!(e.starts_with("CPU 3: in the NOHZ idle mask"), "{e}");
         let _ = sim.nohz_find_idle(CpuId(2));
         assert!(sim.sched.lb_stale_read.get().is_some());
+    }
+
+    #[test]
+    fn the_group_sums_follow_the_entries_and_a_stale_sum_is_caught() {
+        let mut sim = ran();
+        let spans = sim.sched.domains.group_spans.clone();
+        let kept: Vec<usize> = (0..spans.len())
+            .filter(|&i| spans[i].weight() as u32 >= crate::fair::select::LB_SUM_MIN_WEIGHT)
+            .collect();
+        assert!(!kept.is_empty());
+        // Each kept sum is its CPUs' entries, and the run moved them.
+        for &i in &kept {
+            let walk = LbSums::of(&spans[i], |c| sim.sched.lb_cpus[c.idx()]);
+            assert_eq!(sim.sched.lb_sums[i], walk);
+            assert_eq!(walk.weight, spans[i].weight() as u32);
+        }
+        assert!(kept.iter().any(|&i| sim.sched.lb_sums[i].load > 0));
+        // A stale sum fails the after-event comparison...
+        let i = kept[0];
+        sim.sched.lb_sums[i].idle_cpus += 1;
+        let e = crate::check::lb_snapshots_match(&sim).unwrap_err();
+        assert!(e.starts_with(&format!("group span {i} ")), "{e}");
+        // ...and a read of it under --check is remembered.
+        let g = sim
+            .sched
+            .domains
+            .per_cpu
+            .iter()
+            .flatten()
+            .flat_map(|d| d.groups.iter())
+            .find(|g| g.span_id as usize == i)
+            .unwrap()
+            .clone();
+        assert!(sim.lb_sum_read(&g).is_some());
+        assert_eq!(sim.sched.lb_stale_sum.get(), Some(i as u32));
+        sim.sched.lb_sums[i].idle_cpus -= 1;
+        let e = crate::check::lb_snapshots_match(&sim).unwrap_err();
+        assert!(e.contains("stale"), "{e}");
+    }
+
+    #[test]
+    fn a_pass_from_the_sums_equals_the_walk() {
+        use crate::fair::balance::lb::sd_lb_stats;
+        let mut sim = ran();
+        // Outside --check the pass reads the sums; with `cpus` the whole
+        // span it walks the CPUs instead. Same statistics, every domain of
+        // every CPU.
+        sim.cfg.check = false;
+        let mut compared = 0;
+        for c in 0..4u32 {
+            let dst = CpuId(c);
+            let doms = sim.sched.domains.domains(dst).to_vec();
+            for sd in &doms {
+                let child = sd.child.map(|k| doms[k].flags);
+                let a = sd_lb_stats(&sim, sd, child, dst, None);
+                let b = sd_lb_stats(&sim, sd, child, dst, Some(&*sd.span));
+                assert_eq!(a.local, b.local);
+                assert_eq!(a.busiest, b.busiest);
+                assert_eq!(
+                    (a.total_load, a.total_capacity, a.overloaded),
+                    (b.total_load, b.total_capacity, b.overloaded)
+                );
+                compared += sd.groups.iter().filter(|g| g.weight >= 2).count();
+            }
+        }
+        assert!(compared > 0);
     }
 
     #[test]
