@@ -57,7 +57,7 @@ pub fn lb_snapshots_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     }
     // The snapshot entries are current (above): every kept sum is theirs.
     for (id, span) in s.domains.group_spans.iter().enumerate() {
-        if (span.weight() as u32) < crate::fair::select::LB_SUM_MIN_WEIGHT {
+        if !s.lb_sum_kept[id] {
             continue;
         }
         let have = s.lb_sums[id];

@@ -282,6 +282,8 @@ impl<S: Sink> Sim<S> {
                 nohz_idle: CpuMask::new(n),
                 lb_stale_read: Default::default(),
                 lb_sums: Vec::new(),
+                lb_sum_kept: Vec::new(),
+                lb_sums_any: false,
                 lb_sum_start: Vec::new(),
                 lb_sum_ids: Vec::new(),
                 lb_stale_sum: Default::default(),

@@ -23,10 +23,12 @@
 //! every CPU's runqueue on every tick of a busy CPU.
 //!
 //! The same refreshes keep running sums of the entries for every group
-//! span of at least [`LB_SUM_MIN_WEIGHT`] CPUs ([`LbSums`], one per
-//! `SchedGroup::span_id`): a changed entry adds its difference to the sums
-//! of the 2-6 spans that hold its CPU, so that `update_sd_lb_stats` reads
-//! one sum per group, not every CPU of it, and a pass costs its groups.
+//! of more than one CPU in a domain of at least `LB_SUM_MIN_DOMAIN` CPUs
+//! ([`LbSums`], one per `SchedGroup::span_id`, see
+//! [`crate::fair::select::lb_group_summed`]): a changed entry adds its
+//! difference to the sums of the 1-4 spans that hold its CPU, so that
+//! `update_sd_lb_stats` reads one sum per such group, not every CPU of
+//! it, and a pass over a big domain costs its groups.
 //! Everything `update_sg_lb_stats` takes from the CPUs in this model is a
 //! sum or a count of integers (loads, utilisation, runnable averages,
 //! task counts, idle CPUs, CPUs with more than one task, capacity, CPUs),
@@ -42,7 +44,7 @@
 //! violation), and after every event every entry and every sum is
 //! compared ([`crate::check::lb_snapshots_match`]).
 
-use crate::fair::select::{LbSnapshot, LbSums, LB_SUM_MIN_WEIGHT};
+use crate::fair::select::{lb_group_summed, LbSnapshot, LbSums};
 use crate::ids::{CfsRqId, CpuId};
 use crate::machine::domains::SchedGroup;
 use crate::observe::Sink;
@@ -83,29 +85,27 @@ impl<S: Sink> Sim<S> {
         // `capacity_of` is fixed for the run (every preset CPU runs at a
         // fixed frequency): the entry's own copy, set by `lb_init`, saves
         // reading the machine's CPU entry.
-        let old = self.sched.lb_cpus[cpu.idx()];
-        let s = self.sched.lb_snapshot_fresh(cpu, old.capacity);
-        if s != old {
-            self.sched.lb_cpus[cpu.idx()] = s;
-            self.lb_sums_apply(cpu, &LbSums::delta(&old, &s));
+        let i = cpu.idx();
+        let capacity = self.sched.lb_cpus[i].capacity;
+        let s = self.sched.lb_snapshot_fresh(cpu, capacity);
+        let st = &mut self.sched;
+        if st.lb_sums_any {
+            let old = st.lb_cpus[i];
+            st.lb_cpus[i] = s;
+            let (a, b) = (st.lb_sum_start[i] as usize, st.lb_sum_start[i + 1] as usize);
+            if a != b && s != old {
+                let d = LbSums::delta(&old, &s);
+                for &id in &st.lb_sum_ids[a..b] {
+                    st.lb_sums[id as usize].add(&d);
+                }
+            }
+        } else {
+            st.lb_cpus[i] = s;
         }
         if self.sched.nohz_idle_fresh(cpu) {
             self.sched.nohz_idle.set(cpu);
         } else {
             self.sched.nohz_idle.clear(cpu);
-        }
-    }
-
-    /// Adds `d` to the sums of every span that holds `cpu`.
-    #[inline]
-    fn lb_sums_apply(&mut self, cpu: CpuId, d: &LbSums) {
-        let st = &mut self.sched;
-        let (a, b) = (
-            st.lb_sum_start[cpu.idx()] as usize,
-            st.lb_sum_start[cpu.idx() + 1] as usize,
-        );
-        for &id in &st.lb_sum_ids[a..b] {
-            st.lb_sums[id as usize].add(d);
         }
     }
 
@@ -139,9 +139,16 @@ impl<S: Sink> Sim<S> {
         // The spans with sums, per CPU in increasing span id, and their
         // first totals.
         let spans = &self.sched.domains.group_spans;
-        let kept = |s: &crate::machine::CpuMask| s.weight() as u32 >= LB_SUM_MIN_WEIGHT;
+        let mut kept = vec![false; spans.len()];
+        for sd in self.sched.domains.per_cpu.iter().flatten() {
+            for g in sd.groups.iter() {
+                if lb_group_summed(sd.span_weight, g.weight) {
+                    kept[g.span_id as usize] = true;
+                }
+            }
+        }
         let mut count = vec![0u32; n + 1];
-        for s in spans.iter().filter(|s| kept(s)) {
+        for s in spans.iter().enumerate().filter(|(id, _)| kept[*id]).map(|(_, s)| s) {
             for c in s.iter() {
                 count[c.idx() + 1] += 1;
             }
@@ -152,7 +159,7 @@ impl<S: Sink> Sim<S> {
         let mut ids = vec![0u32; count[n] as usize];
         let mut next = count.clone();
         let mut sums = vec![LbSums::default(); spans.len()];
-        for (id, s) in spans.iter().enumerate().filter(|(_, s)| kept(s)) {
+        for (id, s) in spans.iter().enumerate().filter(|(id, _)| kept[*id]) {
             for c in s.iter() {
                 ids[next[c.idx()] as usize] = id as u32;
                 next[c.idx()] += 1;
@@ -162,15 +169,17 @@ impl<S: Sink> Sim<S> {
         self.sched.lb_sum_start = count;
         self.sched.lb_sum_ids = ids;
         self.sched.lb_sums = sums;
+        self.sched.lb_sums_any = kept.iter().any(|&k| k);
+        self.sched.lb_sum_kept = kept;
     }
 
     /// The running sums of group `g`, as balancing reads them under
     /// `--check` (outside it the pass reads [`SchedState::lb_sums`]
-    /// directly); None for a group too small to have them. A stale sum
+    /// directly); None for a group without them. A stale sum
     /// (against a walk of the runqueues) is remembered, the first one.
     #[inline]
     pub(crate) fn lb_sum_read(&self, g: &SchedGroup) -> Option<LbSums> {
-        if g.weight < LB_SUM_MIN_WEIGHT {
+        if !self.sched.lb_sum_kept[g.span_id as usize] {
             return None;
         }
         let s = self.sched.lb_sums[g.span_id as usize];
@@ -235,6 +244,17 @@ mod tests {
     /// Six tasks that run 3 ms and sleep 1 ms on 4 CPUs for 50 ms, under
     /// `--check`.
     fn ran() -> Sim<NullSink> {
+        ran_on(make_test_machine(1, 1, 2, 2), 6)
+    }
+
+    /// 40 such tasks on 32 CPUs (2 LLCs of 8 SMT-2 cores: MC domains of
+    /// 16 CPUs in groups of 2, a package of 2 groups of 16), whose groups
+    /// above SMT have running sums.
+    fn ran_big() -> Sim<NullSink> {
+        ran_on(make_test_machine(1, 2, 8, 2), 40)
+    }
+
+    fn ran_on(m: crate::machine::Machine, tasks: u32) -> Sim<NullSink> {
         let ops = vec![
             Op::Run {
                 work_ns: 3_000_000,
@@ -244,7 +264,7 @@ mod tests {
             Op::Sleep { ns: 1_000_000 },
         ];
         let w = Workload {
-            tasks: (0..6)
+            tasks: (0..tasks)
                 .map(|i| TaskSpec::looping(format!("t{i}"), i, Policy::Normal, ops.clone()))
                 .collect(),
             ..Default::default()
@@ -254,7 +274,7 @@ mod tests {
             check: true,
             ..SimConfig::default()
         };
-        let mut sim = Sim::new(make_test_machine(1, 1, 2, 2), &w, cfg, NullSink).unwrap();
+        let mut sim = Sim::new(m, &w, cfg, NullSink).unwrap();
         let r = sim.run();
         assert_eq!(r.violation, None);
         sim
@@ -306,12 +326,14 @@ mod tests {
 
     #[test]
     fn the_group_sums_follow_the_entries_and_a_stale_sum_is_caught() {
-        let mut sim = ran();
+        let mut sim = ran_big();
         let spans = sim.sched.domains.group_spans.clone();
         let kept: Vec<usize> = (0..spans.len())
-            .filter(|&i| spans[i].weight() as u32 >= crate::fair::select::LB_SUM_MIN_WEIGHT)
+            .filter(|&i| sim.sched.lb_sum_kept[i])
             .collect();
-        assert!(!kept.is_empty());
+        // 16 cores, 2 LLCs; not the single CPUs.
+        assert_eq!(kept.len(), 18);
+        assert!(kept.iter().all(|&i| spans[i].weight() > 1));
         // Each kept sum is its CPUs' entries, and the run moved them.
         for &i in &kept {
             let walk = LbSums::of(&spans[i], |c| sim.sched.lb_cpus[c.idx()]);
@@ -345,13 +367,13 @@ mod tests {
     #[test]
     fn a_pass_from_the_sums_equals_the_walk() {
         use crate::fair::balance::lb::sd_lb_stats;
-        let mut sim = ran();
+        let mut sim = ran_big();
         // Outside --check the pass reads the sums; with `cpus` the whole
         // span it walks the CPUs instead. Same statistics, every domain of
         // every CPU.
         sim.cfg.check = false;
         let mut compared = 0;
-        for c in 0..4u32 {
+        for c in 0..32u32 {
             let dst = CpuId(c);
             let doms = sim.sched.domains.domains(dst).to_vec();
             for sd in &doms {
@@ -364,10 +386,22 @@ mod tests {
                     (a.total_load, a.total_capacity, a.overloaded),
                     (b.total_load, b.total_capacity, b.overloaded)
                 );
-                compared += sd.groups.iter().filter(|g| g.weight >= 2).count();
+                compared += sd
+                    .groups
+                    .iter()
+                    .filter(|g| crate::fair::select::lb_group_summed(sd.span_weight, g.weight))
+                    .count();
             }
         }
         assert!(compared > 0);
+    }
+
+    #[test]
+    fn small_machines_keep_no_sums() {
+        // 4 CPUs: no domain reaches LB_SUM_MIN_DOMAIN.
+        let sim = ran();
+        assert!(!sim.sched.lb_sums_any);
+        assert!(sim.sched.lb_sum_ids.is_empty());
     }
 
     #[test]

@@ -26,7 +26,7 @@
 //! simple form (allow up to `imb_numa_nr` tasks).
 
 use super::stats::{group_classify, GroupType, SgStats};
-use crate::fair::select::{CpuView, LbSnapshot, LbSums, LB_SUM_MIN_WEIGHT};
+use crate::fair::select::{lb_group_summed, CpuView, LbSnapshot, LbSums};
 use crate::ids::CpuId;
 use crate::machine::domains::{
     SchedDomain, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
@@ -212,12 +212,13 @@ pub fn sd_lb_stats(
     };
     let mut overloaded = false;
     let all = v.lb_snapshots();
-    // A group read whole (no CPU excluded) of at least LB_SUM_MIN_WEIGHT
-    // CPUs: its running sums when the view keeps them, instead of its CPUs.
+    // A group read whole (no CPU excluded) that has running sums
+    // (`lb_group_summed`): the sums when the view keeps them, instead of
+    // its CPUs.
     let whole = cpus.is_none();
     let sums = if whole { v.lb_sums() } else { None };
     for (i, g) in sd.groups.iter().enumerate() {
-        let kept = if whole && g.weight >= LB_SUM_MIN_WEIGHT {
+        let kept = if whole && lb_group_summed(sd.span_weight, g.weight) {
             match sums {
                 Some(a) => Some(a[g.span_id as usize]),
                 None => v.lb_sum(g),

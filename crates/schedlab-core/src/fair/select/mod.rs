@@ -82,16 +82,16 @@ pub trait CpuView {
 
     /// The running sums of every group span the view keeps them for
     /// (indexed by [`crate::machine::domains::SchedGroup::span_id`]: every
-    /// span of at least [`LB_SUM_MIN_WEIGHT`] CPUs), when the view keeps
+    /// group [`lb_group_summed`] names), when the view keeps
     /// them (the simulator does, `sched/lb_snapshot.rs`); None: ask
     /// [`Self::lb_sum`] group by group.
     fn lb_sums(&self) -> Option<&[LbSums]> {
         None
     }
 
-    /// The running sums of one group of at least [`LB_SUM_MIN_WEIGHT`]
-    /// CPUs; None when the view keeps none (then the group's CPUs are
-    /// walked). Equal to [`LbSums::of`] the group's snapshots.
+    /// The running sums of one group that [`lb_group_summed`] names; None
+    /// when the view keeps none (then the group's CPUs are walked). Equal
+    /// to [`LbSums::of`] the group's snapshots.
     fn lb_sum(&self, _g: &crate::machine::domains::SchedGroup) -> Option<LbSums> {
         None
     }
@@ -143,11 +143,23 @@ pub struct LbSnapshot {
     pub capacity: u64,
 }
 
-/// Groups of at least this many CPUs have running sums ([`LbSums`]); a
-/// smaller group is walked. Not a model figure, a cost choice: a group of
-/// one CPU is one snapshot entry either way, and every kept sum costs an
-/// update on each refresh of each of its CPUs.
-pub const LB_SUM_MIN_WEIGHT: u32 = 2;
+/// A group has running sums ([`LbSums`]) when it has more than one CPU
+/// and belongs to a domain of at least [`LB_SUM_MIN_DOMAIN`] CPUs; other
+/// groups are walked. Not a model figure, a cost choice: every kept sum
+/// costs an update on each refresh of each of its CPUs, and only passes
+/// over a domain of many CPUs read enough of them to repay it. Measured
+/// (callgrind, BENCHMARKS.md, grp17): periodic-160 (icx, MC domain of 80
+/// CPUs in 40 groups of 2) -5.2 % instructions with sums for every group
+/// of 2 or more CPUs; periodic-8-dense (a7-octa, top domain of 8 CPUs in
+/// 2 groups of 4) +2.3 % with them, where passes are one per 25 events.
+pub const LB_SUM_MIN_DOMAIN: u32 = 16;
+
+/// Whether a group of `group_weight` CPUs of a domain of `domain_weight`
+/// has running sums ([`LB_SUM_MIN_DOMAIN`]).
+#[inline]
+pub fn lb_group_summed(domain_weight: u32, group_weight: u32) -> bool {
+    group_weight > 1 && domain_weight >= LB_SUM_MIN_DOMAIN
+}
 
 /// What `update_sg_lb_stats` sums over a group's CPUs, kept for a group
 /// span as a running total of its CPUs' [`LbSnapshot`]s: a CPU's change
