@@ -148,7 +148,12 @@ impl<S: Sink> Sim<S> {
             }
         }
         let mut count = vec![0u32; n + 1];
-        for s in spans.iter().enumerate().filter(|(id, _)| kept[*id]).map(|(_, s)| s) {
+        for s in spans
+            .iter()
+            .enumerate()
+            .filter(|(id, _)| kept[*id])
+            .map(|(_, s)| s)
+        {
             for c in s.iter() {
                 count[c.idx() + 1] += 1;
             }
