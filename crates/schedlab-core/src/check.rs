@@ -49,6 +49,26 @@ pub fn lb_snapshots_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
             ));
         }
     }
+    if let Some(id) = s.lb_stale_sum.get() {
+        return Err(format!(
+            "group span {id} (CPUs {}): balancing read stale load-balance sums",
+            s.domains.group_spans[id as usize].to_list()
+        ));
+    }
+    // The snapshot entries are current (above): every kept sum is theirs.
+    for (id, span) in s.domains.group_spans.iter().enumerate() {
+        if !s.lb_sum_kept[id] {
+            continue;
+        }
+        let have = s.lb_sums[id];
+        let fresh = crate::fair::select::LbSums::of(span, |c| s.lb_cpus[c.idx()]);
+        if have != fresh {
+            return Err(format!(
+                "group span {id} (CPUs {}): load-balance sums {have:?}, its CPUs' snapshots sum to {fresh:?}",
+                span.to_list()
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -13,6 +13,9 @@ use crate::machine::CpuMask;
 use crate::time::Nanos;
 use std::collections::BTreeSet;
 
+pub mod armed_timers;
+pub use armed_timers::ArmedTimers;
+
 /// A scheduling entity (task or group).
 #[derive(Clone, Debug, Default)]
 pub struct SchedEntity {
@@ -197,7 +200,7 @@ pub struct Rq {
     /// `idle_stamp` of newidle balancing (None = 0 in the kernel).
     pub newidle_stamp: Option<Nanos>,
     /// Armed task hrtimers on this CPU, for the idle governor.
-    pub timers: BTreeSet<(Nanos, TaskId)>,
+    pub timers: ArmedTimers,
     /// Throttled queues of this CPU waiting for an asynchronous unthrottle
     /// (`cfsb_csd_list`).
     pub cfsb_csd: Vec<CfsRqId>,

@@ -114,6 +114,22 @@ pub struct SchedState {
     pub(crate) nohz_idle: crate::machine::CpuMask,
     /// `--check`: the first CPU whose entry was read stale.
     pub(crate) lb_stale_read: std::cell::Cell<Option<crate::ids::CpuId>>,
+    /// Running sums of `lb_cpus` over the group spans `lb_sum_kept`
+    /// names, indexed by `SchedGroup::span_id` (the others' entries are
+    /// unused), kept by the same refreshes (`sched/lb_snapshot.rs`).
+    pub(crate) lb_sums: Vec<crate::fair::select::LbSums>,
+    /// Per span id: has sums (`fair::select::lb_group_summed` of some
+    /// group with that span).
+    pub(crate) lb_sum_kept: Vec<bool>,
+    /// Some span has sums.
+    pub(crate) lb_sums_any: bool,
+    /// The span ids whose sums hold CPU `c`: `lb_sum_ids[lb_sum_start[c]..
+    /// lb_sum_start[c + 1]]`.
+    pub(crate) lb_sum_start: Vec<u32>,
+    /// See `lb_sum_start`.
+    pub(crate) lb_sum_ids: Vec<u32>,
+    /// `--check`: the first group span whose sums were read stale.
+    pub(crate) lb_stale_sum: std::cell::Cell<Option<u32>>,
     /// Task groups; `GroupId(0)` is the root.
     pub groups: Vec<TaskGroup>,
     /// EEVDF knobs derived from cfg and machine.

@@ -94,7 +94,7 @@
 
 use super::{CpuMask, Machine};
 use crate::ids::CpuId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write};
 use std::ops::{BitAnd, BitOr, BitOrAssign, Not};
 use std::sync::Arc;
@@ -330,6 +330,10 @@ pub struct SchedGroup {
     pub capacity: u64,
     /// Flags of the child domain the group stands for.
     pub flags: SdFlags,
+    /// Index of the group's span in [`SchedDomains::group_spans`]: groups
+    /// of any level and list with the same CPUs share it (the simulator
+    /// keeps one set of running load-balance sums per distinct span).
+    pub span_id: u32,
 }
 
 /// The groups of one domain as one CPU sees them: a list shared by every
@@ -490,6 +494,9 @@ pub struct SchedDomains {
     /// 5.10, "sched/fair: Minimize concurrent LBs between domain level", so
     /// that the levels' busy periods are not multiples of each other).
     pub busy_interval_less_one: bool,
+    /// Every distinct group span of every CPU's domains, indexed by
+    /// [`SchedGroup::span_id`].
+    pub group_spans: Vec<CpuMask>,
 }
 
 /// One level of the topology table before per-CPU domains exist.
@@ -624,6 +631,7 @@ fn sd_parent_degenerate(child: &RawDomain, parent: &RawDomain, levels: &[RawLeve
 /// Build-time data of one group, shared by every CPU that sees it.
 #[derive(Clone)]
 struct GroupProto {
+    span_id: u32,
     balance_mask: CpuMask,
     balance_cpu: CpuId,
     weight: u32,
@@ -631,7 +639,12 @@ struct GroupProto {
     capacity: u64,
 }
 
-fn group_proto(m: &Machine, span: &CpuMask, owns: impl Fn(CpuId) -> bool) -> GroupProto {
+fn group_proto(
+    m: &Machine,
+    span: &CpuMask,
+    owns: impl Fn(CpuId) -> bool,
+    spans: &mut SpanIds,
+) -> GroupProto {
     let n = m.nr_cpus();
     let mut balance_mask = CpuMask::new(n);
     let mut cores = 0;
@@ -651,11 +664,32 @@ fn group_proto(m: &Machine, span: &CpuMask, owns: impl Fn(CpuId) -> bool) -> Gro
         .or_else(|| span.first())
         .expect("non-empty group");
     GroupProto {
+        span_id: spans.id(span),
         balance_mask,
         balance_cpu,
         weight: span.weight() as u32,
         cores,
         capacity,
+    }
+}
+
+/// The distinct group spans met while building, numbered in order of
+/// first appearance ([`SchedGroup::span_id`]).
+#[derive(Default)]
+struct SpanIds {
+    ids: HashMap<CpuMask, u32>,
+    spans: Vec<CpuMask>,
+}
+
+impl SpanIds {
+    fn id(&mut self, span: &CpuMask) -> u32 {
+        if let Some(&id) = self.ids.get(span) {
+            return id;
+        }
+        let id = self.spans.len() as u32;
+        self.ids.insert(span.clone(), id);
+        self.spans.push(span.clone());
+        id
     }
 }
 
@@ -768,6 +802,7 @@ fn make_groups(
     keys: &[usize],
     child_flags: SdFlags,
     protos: &mut [Vec<Option<GroupProto>>],
+    spans: &mut SpanIds,
 ) -> Arc<[SchedGroup]> {
     let n = m.nr_cpus();
     keys.iter()
@@ -775,10 +810,10 @@ fn make_groups(
             let gspan = group_span(levels, li, key, n);
             let proto = protos[li][key].get_or_insert_with(|| {
                 if li == 0 {
-                    group_proto(m, &gspan, |_| true)
+                    group_proto(m, &gspan, |_| true, spans)
                 } else {
                     let child = &levels[li - 1];
-                    group_proto(m, &gspan, |c| child.span_of[c.idx()] as usize == key)
+                    group_proto(m, &gspan, |c| child.span_of[c.idx()] as usize == key, spans)
                 }
             });
             SchedGroup {
@@ -789,6 +824,7 @@ fn make_groups(
                 cores: proto.cores,
                 capacity: proto.capacity,
                 flags: child_flags,
+                span_id: proto.span_id,
             }
         })
         .collect()
@@ -831,6 +867,7 @@ impl SchedDomains {
         // per CPU made the build quadratic: 0.46 s at 4096 CPUs).
         let members: Vec<Option<Vec<Vec<u32>>>> = levels.iter().map(partition_members).collect();
         let mut firsts: Vec<(usize, usize)> = Vec::new();
+        let mut spans = SpanIds::default();
 
         for cpu in 0..n {
             let mut chain = raw_chain(cpu, n, &levels);
@@ -850,7 +887,15 @@ impl SchedDomains {
                     let start = span.first().expect("domain spans are never empty");
                     let mut canon = Vec::new();
                     group_walk(&levels, d.li, span, start, &mut covered, &mut canon);
-                    let list = make_groups(m, &levels, d.li, &canon, child_flags, &mut protos);
+                    let list = make_groups(
+                        m,
+                        &levels,
+                        d.li,
+                        &canon,
+                        child_flags,
+                        &mut protos,
+                        &mut spans,
+                    );
                     (list, canon)
                 });
                 // This CPU's walk (step 7): the keys of its groups in order.
@@ -882,7 +927,15 @@ impl SchedDomains {
                         first: r as u32,
                     },
                     None => Groups {
-                        list: make_groups(m, &levels, d.li, &keys, child_flags, &mut protos),
+                        list: make_groups(
+                            m,
+                            &levels,
+                            d.li,
+                            &keys,
+                            child_flags,
+                            &mut protos,
+                            &mut spans,
+                        ),
                         first: 0,
                     },
                 };
@@ -957,6 +1010,7 @@ impl SchedDomains {
             max_load_balance_interval: hz as u64 * n as u64 / 10,
             numa_distances,
             busy_interval_less_one: true,
+            group_spans: spans.spans,
         }
     }
 

@@ -22,13 +22,31 @@
 //! looks for its idle CPU there, a word at a time, instead of reading
 //! every CPU's runqueue on every tick of a busy CPU.
 //!
-//! Under `--check` every read compares the entry with the runqueues
-//! (the first stale read is reported as an invariant violation), and
-//! after every event every entry is compared
-//! ([`crate::check::lb_snapshots_match`]).
+//! The same refreshes keep running sums of the entries for every group
+//! of more than one CPU in a domain of at least `LB_SUM_MIN_DOMAIN` CPUs
+//! ([`LbSums`], one per `SchedGroup::span_id`, see
+//! [`crate::fair::select::lb_group_summed`]): a changed entry adds its
+//! difference to the sums of the 1-4 spans that hold its CPU, so that
+//! `update_sd_lb_stats` reads one sum per such group, not every CPU of
+//! it, and a pass over a big domain costs its groups.
+//! Everything `update_sg_lb_stats` takes from the CPUs in this model is a
+//! sum or a count of integers (loads, utilisation, runnable averages,
+//! task counts, idle CPUs, CPUs with more than one task, capacity, CPUs),
+//! so nothing stays per CPU on a whole-group read. What is not summed:
+//! a pass that has excluded CPUs (`env->cpus` after LBF_ALL_PINNED) walks
+//! `span ∩ cpus`, and `sched_balance_find_src_rq` still reads every CPU of
+//! the busiest group (it picks one of them). The model has no misfit,
+//! NUMA-preference or asym-packing statistics (lb.rs's deviations), which
+//! are the per-CPU parts of the kernel's `update_sg_lb_stats`.
+//!
+//! Under `--check` every read compares the entry, or the group's sums,
+//! with the runqueues (the first stale read is reported as an invariant
+//! violation), and after every event every entry and every sum is
+//! compared ([`crate::check::lb_snapshots_match`]).
 
-use crate::fair::select::LbSnapshot;
+use crate::fair::select::{lb_group_summed, LbSnapshot, LbSums};
 use crate::ids::{CfsRqId, CpuId};
+use crate::machine::domains::SchedGroup;
 use crate::observe::Sink;
 use crate::sim::{SchedState, Sim};
 
@@ -67,9 +85,23 @@ impl<S: Sink> Sim<S> {
         // `capacity_of` is fixed for the run (every preset CPU runs at a
         // fixed frequency): the entry's own copy, set by `lb_init`, saves
         // reading the machine's CPU entry.
-        let capacity = self.sched.lb_cpus[cpu.idx()].capacity;
+        let i = cpu.idx();
+        let capacity = self.sched.lb_cpus[i].capacity;
         let s = self.sched.lb_snapshot_fresh(cpu, capacity);
-        self.sched.lb_cpus[cpu.idx()] = s;
+        let st = &mut self.sched;
+        if st.lb_sums_any {
+            let old = st.lb_cpus[i];
+            st.lb_cpus[i] = s;
+            let (a, b) = (st.lb_sum_start[i] as usize, st.lb_sum_start[i + 1] as usize);
+            if a != b && s != old {
+                let d = LbSums::delta(&old, &s);
+                for &id in &st.lb_sum_ids[a..b] {
+                    st.lb_sums[id as usize].add(&d);
+                }
+            }
+        } else {
+            st.lb_cpus[i] = s;
+        }
         if self.sched.nohz_idle_fresh(cpu) {
             self.sched.nohz_idle.set(cpu);
         } else {
@@ -104,6 +136,68 @@ impl<S: Sink> Sim<S> {
                 self.sched.nohz_idle.set(cpu);
             }
         }
+        // The spans with sums, per CPU in increasing span id, and their
+        // first totals.
+        let spans = &self.sched.domains.group_spans;
+        let mut kept = vec![false; spans.len()];
+        for sd in self.sched.domains.per_cpu.iter().flatten() {
+            for g in sd.groups.iter() {
+                if lb_group_summed(sd.span_weight, g.weight) {
+                    kept[g.span_id as usize] = true;
+                }
+            }
+        }
+        let mut count = vec![0u32; n + 1];
+        for s in spans
+            .iter()
+            .enumerate()
+            .filter(|(id, _)| kept[*id])
+            .map(|(_, s)| s)
+        {
+            for c in s.iter() {
+                count[c.idx() + 1] += 1;
+            }
+        }
+        for c in 0..n {
+            count[c + 1] += count[c];
+        }
+        let mut ids = vec![0u32; count[n] as usize];
+        let mut next = count.clone();
+        let mut sums = vec![LbSums::default(); spans.len()];
+        for (id, s) in spans.iter().enumerate().filter(|(id, _)| kept[*id]) {
+            for c in s.iter() {
+                ids[next[c.idx()] as usize] = id as u32;
+                next[c.idx()] += 1;
+            }
+            sums[id] = LbSums::of(s, |c| self.sched.lb_cpus[c.idx()]);
+        }
+        self.sched.lb_sum_start = count;
+        self.sched.lb_sum_ids = ids;
+        self.sched.lb_sums = sums;
+        self.sched.lb_sums_any = kept.iter().any(|&k| k);
+        self.sched.lb_sum_kept = kept;
+    }
+
+    /// The running sums of group `g`, as balancing reads them under
+    /// `--check` (outside it the pass reads [`SchedState::lb_sums`]
+    /// directly); None for a group without them. A stale sum
+    /// (against a walk of the runqueues) is remembered, the first one.
+    #[inline]
+    pub(crate) fn lb_sum_read(&self, g: &SchedGroup) -> Option<LbSums> {
+        if !self.sched.lb_sum_kept[g.span_id as usize] {
+            return None;
+        }
+        let s = self.sched.lb_sums[g.span_id as usize];
+        if self.cfg.check && self.sched.lb_stale_sum.get().is_none() {
+            let fresh = LbSums::of(&g.span, |c| {
+                self.sched
+                    .lb_snapshot_fresh(c, self.machine.cpu(c).capacity as u64)
+            });
+            if s != fresh {
+                self.sched.lb_stale_sum.set(Some(g.span_id));
+            }
+        }
+        Some(s)
     }
 
     /// `find_new_ilb` as the kick uses it: the first CPU other than `cpu`,
@@ -145,6 +239,7 @@ impl<S: Sink> Sim<S> {
 #[cfg(test)]
 mod tests {
     use crate::config::SimConfig;
+    use crate::fair::select::LbSums;
     use crate::ids::CpuId;
     use crate::machine::make_test_machine;
     use crate::observe::NullSink;
@@ -154,6 +249,17 @@ mod tests {
     /// Six tasks that run 3 ms and sleep 1 ms on 4 CPUs for 50 ms, under
     /// `--check`.
     fn ran() -> Sim<NullSink> {
+        ran_on(make_test_machine(1, 1, 2, 2), 6)
+    }
+
+    /// 40 such tasks on 32 CPUs (2 LLCs of 8 SMT-2 cores: MC domains of
+    /// 16 CPUs in groups of 2, a package of 2 groups of 16), whose groups
+    /// above SMT have running sums.
+    fn ran_big() -> Sim<NullSink> {
+        ran_on(make_test_machine(1, 2, 8, 2), 40)
+    }
+
+    fn ran_on(m: crate::machine::Machine, tasks: u32) -> Sim<NullSink> {
         let ops = vec![
             Op::Run {
                 work_ns: 3_000_000,
@@ -163,7 +269,7 @@ mod tests {
             Op::Sleep { ns: 1_000_000 },
         ];
         let w = Workload {
-            tasks: (0..6)
+            tasks: (0..tasks)
                 .map(|i| TaskSpec::looping(format!("t{i}"), i, Policy::Normal, ops.clone()))
                 .collect(),
             ..Default::default()
@@ -173,7 +279,7 @@ mod tests {
             check: true,
             ..SimConfig::default()
         };
-        let mut sim = Sim::new(make_test_machine(1, 1, 2, 2), &w, cfg, NullSink).unwrap();
+        let mut sim = Sim::new(m, &w, cfg, NullSink).unwrap();
         let r = sim.run();
         assert_eq!(r.violation, None);
         sim
@@ -221,6 +327,86 @@ mod tests {
         assert!(e.starts_with("CPU 3: in the NOHZ idle mask"), "{e}");
         let _ = sim.nohz_find_idle(CpuId(2));
         assert!(sim.sched.lb_stale_read.get().is_some());
+    }
+
+    #[test]
+    fn the_group_sums_follow_the_entries_and_a_stale_sum_is_caught() {
+        let mut sim = ran_big();
+        let spans = sim.sched.domains.group_spans.clone();
+        let kept: Vec<usize> = (0..spans.len())
+            .filter(|&i| sim.sched.lb_sum_kept[i])
+            .collect();
+        // 16 cores, 2 LLCs; not the single CPUs.
+        assert_eq!(kept.len(), 18);
+        assert!(kept.iter().all(|&i| spans[i].weight() > 1));
+        // Each kept sum is its CPUs' entries, and the run moved them.
+        for &i in &kept {
+            let walk = LbSums::of(&spans[i], |c| sim.sched.lb_cpus[c.idx()]);
+            assert_eq!(sim.sched.lb_sums[i], walk);
+            assert_eq!(walk.weight, spans[i].weight() as u32);
+        }
+        assert!(kept.iter().any(|&i| sim.sched.lb_sums[i].load > 0));
+        // A stale sum fails the after-event comparison...
+        let i = kept[0];
+        sim.sched.lb_sums[i].idle_cpus += 1;
+        let e = crate::check::lb_snapshots_match(&sim).unwrap_err();
+        assert!(e.starts_with(&format!("group span {i} ")), "{e}");
+        // ...and a read of it under --check is remembered.
+        let g = sim
+            .sched
+            .domains
+            .per_cpu
+            .iter()
+            .flatten()
+            .flat_map(|d| d.groups.iter())
+            .find(|g| g.span_id as usize == i)
+            .unwrap()
+            .clone();
+        assert!(sim.lb_sum_read(&g).is_some());
+        assert_eq!(sim.sched.lb_stale_sum.get(), Some(i as u32));
+        sim.sched.lb_sums[i].idle_cpus -= 1;
+        let e = crate::check::lb_snapshots_match(&sim).unwrap_err();
+        assert!(e.contains("stale"), "{e}");
+    }
+
+    #[test]
+    fn a_pass_from_the_sums_equals_the_walk() {
+        use crate::fair::balance::lb::sd_lb_stats;
+        let mut sim = ran_big();
+        // Outside --check the pass reads the sums; with `cpus` the whole
+        // span it walks the CPUs instead. Same statistics, every domain of
+        // every CPU.
+        sim.cfg.check = false;
+        let mut compared = 0;
+        for c in 0..32u32 {
+            let dst = CpuId(c);
+            let doms = sim.sched.domains.domains(dst).to_vec();
+            for sd in &doms {
+                let child = sd.child.map(|k| doms[k].flags);
+                let a = sd_lb_stats(&sim, sd, child, dst, None);
+                let b = sd_lb_stats(&sim, sd, child, dst, Some(&*sd.span));
+                assert_eq!(a.local, b.local);
+                assert_eq!(a.busiest, b.busiest);
+                assert_eq!(
+                    (a.total_load, a.total_capacity, a.overloaded),
+                    (b.total_load, b.total_capacity, b.overloaded)
+                );
+                compared += sd
+                    .groups
+                    .iter()
+                    .filter(|g| crate::fair::select::lb_group_summed(sd.span_weight, g.weight))
+                    .count();
+            }
+        }
+        assert!(compared > 0);
+    }
+
+    #[test]
+    fn small_machines_keep_no_sums() {
+        // 4 CPUs: no domain reaches LB_SUM_MIN_DOMAIN.
+        let sim = ran();
+        assert!(!sim.sched.lb_sums_any);
+        assert!(sim.sched.lb_sum_ids.is_empty());
     }
 
     #[test]

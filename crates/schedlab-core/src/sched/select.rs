@@ -25,6 +25,21 @@ impl<S: Sink> CpuView for Sim<S> {
     fn lb_snapshots(&self) -> Option<&[crate::fair::select::LbSnapshot]> {
         (!self.cfg.check).then_some(&self.sched.lb_cpus[..])
     }
+    /// The group spans' running sums (`sched/lb_snapshot.rs`); not under
+    /// `--check`, where each group's read goes through [`Self::lb_sum`] to
+    /// be compared with the runqueues.
+    #[inline]
+    fn lb_sums(&self) -> Option<&[crate::fair::select::LbSums]> {
+        (!self.cfg.check).then_some(&self.sched.lb_sums[..])
+    }
+    /// One group's running sums (`sched/lb_snapshot.rs`).
+    #[inline]
+    fn lb_sum(
+        &self,
+        g: &crate::machine::domains::SchedGroup,
+    ) -> Option<crate::fair::select::LbSums> {
+        self.lb_sum_read(g)
+    }
     /// One entry of the dense per-CPU array (`sched/lb_snapshot.rs`).
     #[inline]
     fn lb_snapshot(&self, cpu: CpuId) -> crate::fair::select::LbSnapshot {

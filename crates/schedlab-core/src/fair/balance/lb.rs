@@ -26,7 +26,7 @@
 //! simple form (allow up to `imb_numa_nr` tasks).
 
 use super::stats::{group_classify, GroupType, SgStats};
-use crate::fair::select::{CpuView, LbSnapshot};
+use crate::fair::select::{lb_group_summed, CpuView, LbSnapshot, LbSums};
 use crate::ids::CpuId;
 use crate::machine::domains::{
     SchedDomain, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
@@ -123,12 +123,38 @@ fn sg_stats(
         None => for_each_cpu_in(span, cpus, |c| add(&v.lb_snapshot(CpuId(c as u32)))),
     }
     *overloaded |= over;
-    let t = group_classify(pct, &s);
+    classify(pct, &mut s);
+    s
+}
+
+/// [`sg_stats`] of a whole group from its running sums (the view's
+/// [`LbSums`], equal to the walk's totals).
+#[inline]
+fn sg_from_sums(t: &LbSums, pct: u32, overloaded: &mut bool) -> SgStats {
+    let mut s = SgStats {
+        group_load: t.load,
+        group_util: t.util,
+        group_runnable: t.runnable,
+        sum_h_nr_running: t.h_nr_runnable,
+        sum_nr_running: t.nr_running,
+        idle_cpus: t.idle_cpus,
+        group_capacity: t.capacity,
+        group_weight: t.weight,
+        ..Default::default()
+    };
+    *overloaded |= t.overloaded_cpus > 0;
+    classify(pct, &mut s);
+    s
+}
+
+/// The group's type and, when overloaded, its average load.
+#[inline]
+fn classify(pct: u32, s: &mut SgStats) {
+    let t = group_classify(pct, s);
     s.group_type = Some(t);
     if t == GroupType::Overloaded && s.group_capacity > 0 {
         s.avg_load = s.group_load * 1024 / s.group_capacity;
     }
-    s
 }
 
 /// Calls `f` with the index of every CPU of `span ∩ cpus` (`cpus` None =
@@ -186,8 +212,24 @@ pub fn sd_lb_stats(
     };
     let mut overloaded = false;
     let all = v.lb_snapshots();
+    // A group read whole (no CPU excluded) that has running sums
+    // (`lb_group_summed`): the sums when the view keeps them, instead of
+    // its CPUs.
+    let whole = cpus.is_none();
+    let sums = if whole { v.lb_sums() } else { None };
     for (i, g) in sd.groups.iter().enumerate() {
-        let s = sg_stats(v, all, &g.span, cpus, pct, &mut overloaded);
+        let kept = if whole && lb_group_summed(sd.span_weight, g.weight) {
+            match sums {
+                Some(a) => Some(a[g.span_id as usize]),
+                None => v.lb_sum(g),
+            }
+        } else {
+            None
+        };
+        let s = match kept {
+            Some(t) => sg_from_sums(&t, pct, &mut overloaded),
+            None => sg_stats(v, all, &g.span, cpus, pct, &mut overloaded),
+        };
         out.total_load += s.group_load;
         out.total_capacity += s.group_capacity;
         if g.span.test(dst) {

@@ -80,6 +80,22 @@ pub trait CpuView {
         None
     }
 
+    /// The running sums of every group span the view keeps them for
+    /// (indexed by [`crate::machine::domains::SchedGroup::span_id`]: every
+    /// group [`lb_group_summed`] names), when the view keeps
+    /// them (the simulator does, `sched/lb_snapshot.rs`); None: ask
+    /// [`Self::lb_sum`] group by group.
+    fn lb_sums(&self) -> Option<&[LbSums]> {
+        None
+    }
+
+    /// The running sums of one group that [`lb_group_summed`] names; None
+    /// when the view keeps none (then the group's CPUs are walked). Equal
+    /// to [`LbSums::of`] the group's snapshots.
+    fn lb_sum(&self, _g: &crate::machine::domains::SchedGroup) -> Option<LbSums> {
+        None
+    }
+
     /// Everything group statistics read about one CPU, in one call.
     fn lb_snapshot(&self, cpu: CpuId) -> LbSnapshot {
         let nr = self.nr_running(cpu);
@@ -125,6 +141,112 @@ pub struct LbSnapshot {
     pub idle: bool,
     /// `capacity_of`.
     pub capacity: u64,
+}
+
+/// A group has running sums ([`LbSums`]) when it has more than one CPU
+/// and belongs to a domain of at least [`LB_SUM_MIN_DOMAIN`] CPUs; other
+/// groups are walked. Not a model figure, a cost choice: every kept sum
+/// costs an update on each refresh of each of its CPUs, and only passes
+/// over a domain of many CPUs read enough of them to repay it. Measured
+/// (callgrind, BENCHMARKS.md, grp17): periodic-160 (icx, MC domain of 80
+/// CPUs in 40 groups of 2) -5.2 % instructions with sums for every group
+/// of 2 or more CPUs; periodic-8-dense (a7-octa, top domain of 8 CPUs in
+/// 2 groups of 4) +2.3 % with them, where passes are one per 25 events.
+pub const LB_SUM_MIN_DOMAIN: u32 = 16;
+
+/// Whether a group of `group_weight` CPUs of a domain of `domain_weight`
+/// has running sums ([`LB_SUM_MIN_DOMAIN`]).
+#[inline]
+pub fn lb_group_summed(domain_weight: u32, group_weight: u32) -> bool {
+    group_weight > 1 && domain_weight >= LB_SUM_MIN_DOMAIN
+}
+
+/// What `update_sg_lb_stats` sums over a group's CPUs, kept for a group
+/// span as a running total of its CPUs' [`LbSnapshot`]s: a CPU's change
+/// adds the difference. Everything the group statistics take from the
+/// CPUs is a sum or a count of an integer figure, so the total is exact
+/// (wrapping arithmetic: the same value modulo 2^64 as adding the CPUs in
+/// order, which never comes near wrapping).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LbSums {
+    /// Σ `cpu_load`.
+    pub load: u64,
+    /// Σ `cpu_util_cfs`.
+    pub util: u64,
+    /// Σ `cpu_runnable`.
+    pub runnable: u64,
+    /// Σ `capacity_of`.
+    pub capacity: u64,
+    /// Σ `h_nr_runnable`.
+    pub h_nr_runnable: u32,
+    /// Σ `nr_running`.
+    pub nr_running: u32,
+    /// CPUs with more than one runnable task (`sg_overloaded` is this > 0).
+    pub overloaded_cpus: u32,
+    /// Idle CPUs.
+    pub idle_cpus: u32,
+    /// CPUs.
+    pub weight: u32,
+}
+
+impl LbSums {
+    /// One CPU's contribution.
+    #[inline]
+    pub fn one(l: &LbSnapshot) -> LbSums {
+        LbSums {
+            load: l.load,
+            util: l.util,
+            runnable: l.runnable,
+            capacity: l.capacity,
+            h_nr_runnable: l.h_nr_runnable,
+            nr_running: l.nr_running,
+            overloaded_cpus: (l.nr_running > 1) as u32,
+            idle_cpus: l.idle as u32,
+            weight: 1,
+        }
+    }
+
+    /// `self + o` (wrapping).
+    #[inline]
+    pub fn add(&mut self, o: &LbSums) {
+        self.load = self.load.wrapping_add(o.load);
+        self.util = self.util.wrapping_add(o.util);
+        self.runnable = self.runnable.wrapping_add(o.runnable);
+        self.capacity = self.capacity.wrapping_add(o.capacity);
+        self.h_nr_runnable = self.h_nr_runnable.wrapping_add(o.h_nr_runnable);
+        self.nr_running = self.nr_running.wrapping_add(o.nr_running);
+        self.overloaded_cpus = self.overloaded_cpus.wrapping_add(o.overloaded_cpus);
+        self.idle_cpus = self.idle_cpus.wrapping_add(o.idle_cpus);
+        self.weight = self.weight.wrapping_add(o.weight);
+    }
+
+    /// `new - old` (wrapping): what [`Self::add`] applies when one CPU's
+    /// snapshot goes from `old` to `new`.
+    #[inline]
+    pub fn delta(old: &LbSnapshot, new: &LbSnapshot) -> LbSums {
+        let (o, n) = (LbSums::one(old), LbSums::one(new));
+        LbSums {
+            load: n.load.wrapping_sub(o.load),
+            util: n.util.wrapping_sub(o.util),
+            runnable: n.runnable.wrapping_sub(o.runnable),
+            capacity: n.capacity.wrapping_sub(o.capacity),
+            h_nr_runnable: n.h_nr_runnable.wrapping_sub(o.h_nr_runnable),
+            nr_running: n.nr_running.wrapping_sub(o.nr_running),
+            overloaded_cpus: n.overloaded_cpus.wrapping_sub(o.overloaded_cpus),
+            idle_cpus: n.idle_cpus.wrapping_sub(o.idle_cpus),
+            weight: 0,
+        }
+    }
+
+    /// The sums of `span`'s CPUs, walking `snap` (what a kept sum must
+    /// equal).
+    pub fn of(span: &CpuMask, mut snap: impl FnMut(CpuId) -> LbSnapshot) -> LbSums {
+        let mut s = LbSums::default();
+        for c in span.iter() {
+            s.add(&LbSums::one(&snap(c)));
+        }
+        s
+    }
 }
 
 /// The task being placed, as placement sees it.
