@@ -23,6 +23,16 @@
  *
  *   cc -O2 -pthread -o /tmp/chanlock scripts/chanlock.c
  *   nice -n -20 /tmp/chanlock [CPU_A CPU_B]     (default 0 1; ~1 min)
+ *   nice -n -20 /tmp/chanlock --rw [CPU_A CPU_B]
+ *
+ * --rw: a writer on CPU A and a READER on CPU B (hackbench's one sender
+ * and one receiver) instead of two writers. separate: the writer writes
+ * one channel while the reader reads another, pre-filled with N messages
+ * (so it never finds it empty); shared: the reader reads the channel the
+ * writer writes, pre-filled the same way. shared - separate per side is
+ * what the pair costs each other on one channel's lock and lines; the
+ * shared case's calls per microsecond (both sides) bounds the lock's
+ * serialisation of a read and a write.
  *
  * Output per channel kind: median [quartiles] over CHUNKS chunks of each
  * case's median ns per call (the two writers' calls pooled), of
@@ -142,6 +152,27 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+static void *reader(void *arg)
+{
+	struct side *s = arg;
+	char buf[MSG];
+	pin(s->cpu);
+	atomic_fetch_add(&ready, 1);
+	while (!atomic_load(&start))
+		;
+	s->t0 = now_ns();
+	for (int i = 0; i < N; i++) {
+		double a = now_ns();
+		if (read(s->fd, buf, MSG) != MSG) {
+			perror("read (pre-filled channel ran dry)");
+			exit(1);
+		}
+		s->t[i] = now_ns() - a;
+	}
+	s->t1 = now_ns();
+	return NULL;
+}
+
 static struct side sa, sb;
 static double pool[2 * N];
 
@@ -182,6 +213,50 @@ static double chunk(int sock, int kind, double *rate)
 	close(f2[0]);
 	close(f2[1]);
 	return median(pool, n);
+}
+
+/* One --rw chunk: the writer (CPU A) into f1, the reader (CPU B) from f1
+ * (shared) or from f2 (separate), each pre-filled with N messages. Sets
+ * the two sides' median ns per call; returns calls per us of both. */
+static double rw_chunk(int sock, int shared, double *wmed, double *rmed)
+{
+	int f1[2], f2[2];
+	char buf[MSG];
+	memset(buf, 'y', sizeof buf);
+	chan_open(sock, f1);
+	chan_open(sock, f2);
+	int rfd = shared ? f1[0] : f2[0], pre = shared ? f1[1] : f2[1];
+	for (int i = 0; i < N; i++)
+		if (write(pre, buf, MSG) != MSG) {
+			perror("pre-fill");
+			exit(1);
+		}
+	sa.cpu = cpu_a;
+	sa.fd = f1[1];
+	sb.cpu = cpu_b;
+	sb.fd = rfd;
+	atomic_store(&ready, 0);
+	atomic_store(&start, 0);
+	pthread_t ta, tb;
+	pthread_create(&ta, NULL, writer, &sa);
+	pthread_create(&tb, NULL, reader, &sb);
+	while (atomic_load(&ready) < 2)
+		usleep(100);
+	atomic_store(&start, 1);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	memcpy(pool, sa.t, sizeof sa.t);
+	*wmed = median(pool, N);
+	memcpy(pool, sb.t, sizeof sb.t);
+	*rmed = median(pool, N);
+	double b = sa.t0 < sb.t0 ? sa.t0 : sb.t0, e = sa.t1 > sb.t1 ? sa.t1 : sb.t1;
+	drain(f1[0]);
+	drain(f2[0]);
+	close(f1[0]);
+	close(f1[1]);
+	close(f2[0]);
+	close(f2[1]);
+	return 2.0 * N / ((e - b) / 1000.0);
 }
 
 static _Alignas(64) _Atomic int cas_line;
@@ -244,6 +319,11 @@ static void q(const char *name, double *v)
 
 int main(int argc, char **argv)
 {
+	int rw = argc >= 2 && !strcmp(argv[1], "--rw");
+	if (rw) {
+		argv++;
+		argc--;
+	}
 	if (argc >= 3) {
 		cpu_a = atoi(argv[1]);
 		cpu_b = atoi(argv[2]);
@@ -253,7 +333,39 @@ int main(int argc, char **argv)
 	getloadavg(la, 3);
 	printf("# chanlock: CPUs %d,%d; %d chunks of %d calls per writer; load %.2f %.2f %.2f\n",
 	       cpu_a, cpu_b, CHUNKS, N, la[0], la[1], la[2]);
-	for (int sock = 0; sock < 2; sock++) {
+	for (int sock = 0; rw && sock < 2; sock++) {
+		double ws[CHUNKS], rs[CHUNKS], wh[CHUNKS], rh[CHUNKS], wx[CHUNKS], rx[CHUNKS],
+			lat[CHUNKS], rate[CHUNKS], sep[CHUNKS];
+		for (int i = 0; i < CHUNKS; i++) {
+			double l0 = c2c();
+			sep[i] = rw_chunk(sock, 0, &ws[i], &rs[i]);
+			rate[i] = rw_chunk(sock, 1, &wh[i], &rh[i]);
+			wx[i] = wh[i] - ws[i];
+			rx[i] = rh[i] - rs[i];
+			lat[i] = (l0 + c2c()) / 2;
+		}
+		printf("%s writer+reader, median [quartiles] ns per call:", sock ? "unix" : "pipe");
+		q("write separate", ws);
+		q("read separate", rs);
+		q("write shared", wh);
+		q("read shared", rh);
+		q("write extra", wx);
+		q("read extra", rx);
+		q("c2c", lat);
+		double rr[CHUNKS];
+		memcpy(rr, rate, sizeof rr);
+		qsort(rr, CHUNKS, sizeof *rr, cmpd);
+		printf(" shared calls/us %.2f [%.2f-%.2f]", rr[CHUNKS / 2], rr[CHUNKS / 4],
+		       rr[3 * CHUNKS / 4]);
+		memcpy(rr, sep, sizeof rr);
+		qsort(rr, CHUNKS, sizeof *rr, cmpd);
+		printf(" separate calls/us %.2f\n", rr[CHUNKS / 2]);
+		printf("  per chunk (c2c:write extra:read extra:calls/us):");
+		for (int i = 0; i < CHUNKS; i++)
+			printf(" %.0f:%.0f:%.0f:%.2f", lat[i], wx[i], rx[i], rate[i]);
+		printf("\n");
+	}
+	for (int sock = 0; !rw && sock < 2; sock++) {
 		double al[CHUNKS], se[CHUNKS], sh[CHUNKS], ex[CHUNKS], lat[CHUNKS], rate[CHUNKS],
 			gp[CHUNKS], r;
 		for (int i = 0; i < CHUNKS; i++) {

@@ -109,7 +109,11 @@ FINDINGS = [
                        "the hold share is the measured upper bound and the handoff is priced at "
                        "the import's guessed line where each hb recording now carries its "
                        "measured vCPU placement (c2c.json); a reader-writer pair's hold, and "
-                       "the recording's own line latency, are the next measurements"),
+                       "the recording's own line latency, are the next measurements. Measured "
+                       "after the campaign (chanlock --rw, docs/syscall-costs.md): a pipe's "
+                       "writer and reader do not queue on its mutex (full speed together at "
+                       "the 24 ns placement; 50-70 ns a call, half a line, at 123 ns), so the "
+                       "hold belongs to writer-writer pairs only; not yet in the model"),
     },
     {
         "id": "hackbench-pinned",
