@@ -67,11 +67,6 @@ pub const CHANGES: &[Change] = &[
         source: "0c2de3f054a5 \"sched,fair: Alternative sched_slice()\"; 8a99b6833c88 \"sched: Move SCHED_DEBUG sysctl to debugfs\"",
     },
     Change {
-        since: "5.16",
-        what: "newidle balancing is skipped while avg_idle is below the lowest domain's max_newidle_lb_cost (before: below sysctl_sched_migration_cost, 500 us)",
-        source: "c5b0a7eefc70 \"sched/fair: Remove sysctl_sched_migration_cost condition\" (Vincent Guittot, merged after v5.15)",
-    },
-    Change {
         since: "6.0",
         what: "SIS_UTIL on, SIS_PROP off: the LLC scan depth comes from the LLC's utilisation",
         source: "70fb5ccf2ebb \"sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg\"",

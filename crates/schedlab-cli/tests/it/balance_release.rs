@@ -1,11 +1,9 @@
 //! Load-balancing rules that changed between releases, checked on runs:
 //! a CPU running only SCHED_IDLE tasks balances at the idle intervals from
 //! 5.6 (323af6deaf70) and at the busy ones (with 5.4's busy_factor of 32)
-//! before; newidle balancing before 5.16 is skipped while the CPU's
-//! average idle time is under `sysctl_sched_migration_cost` (c5b0a7eefc70).
+//! before.
 
 use crate::common::{release_config, rtapp_workload, run_op, task};
-use schedlab_core::fair::balance::lb::CpuIdle;
 use schedlab_core::machine::preset;
 use schedlab_core::observe::NullSink;
 use schedlab_core::program::{Op, Policy, TaskSpec};
@@ -58,47 +56,4 @@ fn a_sched_idle_cpu_balances_at_the_idle_interval_from_5_6_only() {
     let new = lowest_domain_passes(&run("a7-octa", "6.18", hogs(()), 2000), 0);
     assert!((4..=16).contains(&old), "5.4: {old} passes");
     assert!((200..=300).contains(&new), "6.18: {new} passes");
-}
-
-/// vm-2cpu: CPU 0 overloaded by two pinned hogs (so the root domain is
-/// overloaded), CPU 1 runs a task pinned there that runs 100 us and sleeps
-/// 100 us: CPU 1's average idle time settles near 100 us, under the 500 us
-/// of sysctl_sched_migration_cost but far above a newidle pass's cost. Up to
-/// 5.15 its newidle passes stop once avg_idle has decayed from its initial
-/// 1 ms; from 5.16 every sleep tries one.
-#[test]
-fn newidle_balancing_waits_for_migration_cost_of_idle_before_5_16() {
-    let tasks = || {
-        vec![
-            pinned(
-                "hog0",
-                0,
-                Policy::Normal,
-                vec![run_op(10 * NSEC_PER_SEC)],
-                0,
-            ),
-            pinned(
-                "hog1",
-                1,
-                Policy::Normal,
-                vec![run_op(10 * NSEC_PER_SEC)],
-                0,
-            ),
-            pinned(
-                "short",
-                2,
-                Policy::Normal,
-                vec![run_op(100_000), Op::Sleep { ns: 100_000 }],
-                1,
-            ),
-        ]
-    };
-    let newidle = |k| {
-        run("vm-2cpu", k, tasks(), 500).sched.sd_state[1][0]
-            .lb
-            .count[CpuIdle::NewlyIdle as usize]
-    };
-    let (old, new) = (newidle("5.15"), newidle("6.18"));
-    assert!(new > 1000, "6.18: {new} newidle passes");
-    assert!(old * 50 < new, "5.15: {old} newidle passes against {new}");
 }
