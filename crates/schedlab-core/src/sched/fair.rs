@@ -212,7 +212,7 @@ impl<S: Sink> Sim<S> {
     }
 
     /// `sched_idle_rq`: the CPU runs something, and only SCHED_IDLE tasks.
-    fn sched_idle_rq(&self, cpu: CpuId) -> bool {
+    pub(crate) fn sched_idle_rq(&self, cpu: CpuId) -> bool {
         let rq = &self.sched.rqs[cpu.idx()];
         rq.nr_running > 0 && rq.nr_running == self.sched.cfs[rq.cfs.idx()].h_nr_idle
     }

@@ -58,9 +58,7 @@ impl<S: Sink> CpuView for Sim<S> {
         self.sched.rqs[cpu.idx()].is_idle()
     }
     fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = &self.sched.rqs[cpu.idx()];
-        let cfs = &self.sched.cfs[rq.cfs.idx()];
-        rq.nr_running > 0 && rq.ttwu_pending == 0 && rq.nr_running == cfs.h_nr_idle
+        self.sched.rqs[cpu.idx()].ttwu_pending == 0 && self.sched_idle_rq(cpu)
     }
     fn nr_running(&self, cpu: CpuId) -> u32 {
         let rq = &self.sched.rqs[cpu.idx()];
