@@ -211,6 +211,41 @@ fn recorded_workload(dir: &Path, m: &schedlab_core::machine::Machine) -> Result<
     Ok(resolve::workload(&src, m.nr_cpus())?.0)
 }
 
+/// The recording's measured vCPU placement (`c2c.json`, written by
+/// scripts/validate-host.sh around hackbench recordings;
+/// `schedlab_host::c2c`) as the line latency between its two CPUs; the
+/// note says what the model took.
+fn apply_placement(dir: &Path, machine: &mut schedlab_core::machine::Machine) -> Result<String> {
+    let p = dir.join("c2c.json");
+    if !p.is_file() {
+        return Ok(
+            "model line latency: the sysfs import's guess (the recording has no c2c.json)"
+                .to_string(),
+        );
+    }
+    let text = std::fs::read_to_string(&p)
+        .map_err(|e| user(format!("{}: cannot read: {e}", p.display())))?;
+    let c = schedlab_host::c2c::parse(&p, &text).map_err(user)?;
+    let n = machine.nr_cpus();
+    if c.cpus.iter().any(|&x| x >= n) {
+        return Err(user(format!(
+            "{}: 'cpus' {:?} not on the recorded machine ({n} CPUs)",
+            p.display(),
+            c.cpus
+        )));
+    }
+    let d = machine.distance(
+        schedlab_core::ids::CpuId(c.cpus[0] as u32),
+        schedlab_core::ids::CpuId(c.cpus[1] as u32),
+    );
+    let was = machine.costs.line_transfer_ns[d as usize];
+    machine.costs.line_transfer_ns[d as usize] = c.line_ns();
+    Ok(format!(
+        "model line latency: measured (the recording's c2c.json: CPUs {}-{} {:.1} ns before, {:.1} ns after; {} ns at distance {:?}, the import's guess {} ns)",
+        c.cpus[0], c.cpus[1], c.before_ns, c.after_ns, c.line_ns(), d, was
+    ))
+}
+
 /// The release `validate` simulates, and where it came from: `--kernel`
 /// when given, else the recorded host's `uname -r` (host.json
 /// `host.kernel.release`) mapped by `kernels::for_host_release` (a release
@@ -327,6 +362,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         "model machine costs: the sysfs import's guess (the recording has no costs.json)"
             .to_string()
     };
+    let placement_note = apply_placement(&a.dir, &mut machine)?;
     let w = recorded_workload(&a.dir, &machine)?;
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
@@ -370,6 +406,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         .notes
         .push(format!("model kernel: {} ({kernel_note})", opts.kernel));
     report.notes.push(costs_note);
+    report.notes.push(placement_note);
     let mut j = report.to_json();
     j["kernel"] = serde_json::json!({ "release": opts.kernel, "source": kernel_note });
     let json = serde_json::to_string_pretty(&j).unwrap_or_default() + "\n";

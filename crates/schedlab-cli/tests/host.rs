@@ -392,6 +392,42 @@ fn validate_simulates_the_recorded_hosts_kernel() {
 }
 
 #[test]
+fn validate_takes_the_recorded_vcpu_placement() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording_fixture(d.path(), Some("6.18.44-fc-v657"));
+    let (text, _, _) = validate_kernel_of(&rec, &[]);
+    assert!(
+        text.contains(
+            "model line latency: the sysfs import's guess (the recording has no c2c.json)"
+        ),
+        "{text}"
+    );
+    // CPUs 0 and 8 of sysfs-2s4c2t are one core's two threads.
+    std::fs::write(
+        rec.join("c2c.json"),
+        r#"{"tool": "scripts/c2c.c", "cpus": [0, 8], "before_ns": 23.7, "before_range_ns": [23, 24], "after_ns": 122.4, "after_range_ns": [121, 123]}"#,
+    )
+    .unwrap();
+    let (text, _, _) = validate_kernel_of(&rec, &[]);
+    assert!(
+        text.contains("model line latency: measured (the recording's c2c.json: CPUs 0-8 23.7 ns before, 122.4 ns after; 73 ns at distance SameCore, the import's guess 10 ns)"),
+        "{text}"
+    );
+    let r = rec.to_str().unwrap();
+    // A broken c2c.json (the recording's measured vCPU placement).
+    std::fs::write(rec.join("c2c.json"), "{\n  \"cpus\": ,\n}\n").unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("c2c.json:2: "), "{e}");
+    std::fs::write(
+        rec.join("c2c.json"),
+        r#"{"cpus": [0, 4096], "before_ns": 30, "after_ns": 30}"#,
+    )
+    .unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("c2c.json: 'cpus' [0, 4096] not on"), "{e}");
+}
+
+#[test]
 fn validate_refuses_a_kernel_it_cannot_model() {
     let d = tempfile::tempdir().unwrap();
     // Older than the oldest release the model has: one line, status 2,

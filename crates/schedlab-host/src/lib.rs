@@ -86,6 +86,7 @@
 //! [`Op::Recv`]: schedlab_core::program::Op::Recv
 #![warn(missing_docs)]
 
+pub mod c2c;
 pub mod calib;
 pub mod cgroup;
 pub mod costs;
