@@ -10,9 +10,9 @@ use crate::ids::{CpuId, GroupId, TaskId};
 use crate::time::Nanos;
 
 /// One landing of a fold: when, what its syscall cost, on which channel;
-/// the part of the cost spent waiting for the channel's lock, the lock's
-/// hold, and the lock's state before the call took it (restored when a
-/// split leaves the call undecided: `sched/fold.rs`).
+/// the part of the cost spent waiting for the channel's lock and the
+/// lock's hold (given back when a split leaves the call undecided:
+/// `sched/fold.rs`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Landing {
     pub at: Nanos,
@@ -20,7 +20,6 @@ pub(crate) struct Landing {
     pub chan: u32,
     pub wait: Nanos,
     pub hold: Nanos,
-    pub before: crate::sched::chan_lock::ChanLock,
 }
 
 /// A pending fold on one CPU.

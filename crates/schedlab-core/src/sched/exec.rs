@@ -706,11 +706,9 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn chan_price(&self, ch: usize, write: bool, cpu: CpuId, start: Nanos) -> Landing {
         let (base, kind, last) = self.chan_call(ch, write);
         let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
-        let lock = *self.chan_lock(ch);
-        let handoff = lock.owner.map_or(0, |o| {
+        let wait = self.chan_lock(ch).wait(start, |o| {
             self.sys.handoff[self.machine.distance(o, cpu) as usize]
         });
-        let wait = lock.wait(start, handoff);
         let cost = base + x + wait;
         Landing {
             at: start + cost,
@@ -718,7 +716,6 @@ impl<S: Sink> Sim<S> {
             chan: ch as u32,
             wait,
             hold: self.sys.in_lock[kind] + x,
-            before: lock,
         }
     }
 
@@ -739,14 +736,13 @@ impl<S: Sink> Sim<S> {
     }
 
     /// The calls just priced in `folds.buf` by `cpu` (their own landings),
-    /// now paid for, take their channels' locks, in order; each landing
-    /// keeps the lock's state before it.
+    /// now paid for, take their channels' locks, in order.
     fn take_chan_locks(&mut self, cpu: CpuId) {
-        let mut land = std::mem::take(&mut self.folds.buf);
-        for l in land.iter_mut() {
-            let lock = self.chan_lock_mut(l.chan as usize);
-            l.before = *lock;
-            lock.take(cpu, l.at - l.cost, l.wait, l.hold);
+        let land = std::mem::take(&mut self.folds.buf);
+        let now = self.now;
+        for l in &land {
+            self.chan_lock_mut(l.chan as usize)
+                .take(now, cpu, l.at - l.cost, l.wait, l.hold);
         }
         self.folds.buf = land;
     }
@@ -1129,7 +1125,7 @@ impl<S: Sink> Sim<S> {
         // which nobody else takes while the fold is pending (another
         // party's call on the channel splits it first, sched/fold.rs), is
         // free when each next read starts (a hold is never longer than its
-        // call). A round's writes go to distinct channels, so
+        // call) until a call decided earlier starts (the fence below). A round's writes go to distinct channels, so
         // `writes_to_pay` needs no such split.
         self.fold_settle_chan(ch, t);
         let start = self.call_start(t);
@@ -1152,11 +1148,16 @@ impl<S: Sink> Sim<S> {
         };
         // Reads 1..=avail find a message; read avail+1 (if any) would
         // sleep, which only the last may do. Read j lands at
-        // start + c1 + (j - 1) c.
+        // start + c1 + (j - 1) c. Every read after the first starts
+        // before the next call on the channel decided ahead of its start
+        // (a writer still paying scheduler work, sched/chan_lock.rs):
+        // from then on a read may queue behind it.
+        let fence = self.chan_lock(ch).next_arrival_after(start);
         let mut k = 1u64;
         while k < left.min(avail + 1)
             && start + c1 + k * c < horizon
             && start + c1 + (k - 1) * c < limit
+            && start + c1 + (k - 1) * c < fence
         {
             k += 1;
         }
@@ -1169,7 +1170,6 @@ impl<S: Sink> Sim<S> {
                 chan: ch as u32,
                 wait: 0,
                 hold,
-                before: l1.before,
             }));
             self.folds.buf = land;
         }

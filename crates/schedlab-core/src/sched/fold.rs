@@ -307,7 +307,8 @@ impl<S: Sink> Sim<S> {
         // channel locks they took when the fold was decided, latest first
         // (nobody took those locks since: sched/fold.rs, `fold_settle_chan`).
         for l in f.landings[f.next + 1..].iter().rev() {
-            *self.chan_lock_mut(l.chan as usize) = l.before;
+            self.chan_lock_mut(l.chan as usize)
+                .give_back(cpu, l.at - l.cost);
         }
         let t = f.task;
         let next = f.landings[f.next];
