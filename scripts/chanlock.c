@@ -52,7 +52,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -349,13 +351,17 @@ static void q(const char *name, double *v)
  * the hold plus the handoff a queued second writer sees, i.e. the lock's
  * time per call when two writers are lock-bound (docs/syscall-costs.md).
  *
- * Four cases, run in blocks, the d values in a new random order every
+ * Five cases, run in blocks, the d values in a new random order every
  * round (fixed seed):
  *   ww-sep:    A writes pipe 0, B writes pipe 1 (no lock shared: the
  *              control for what the two CPUs' activity costs each other);
  *   ww-shared: A and B write the same pipe;
  *   wr-sep:    A writes pipe 3, B reads pipe 4 (pre-filled);
- *   wr-shared: A writes pipe 5, B reads it (pre-filled, >= 1000 messages).
+ *   wr-shared: A writes pipe 5, B reads it (pre-filled, >= 1000 messages);
+ *   ww-warmA:  as ww-shared (pipe 6), but A writes once more, untimed,
+ *              just before the repetition, so that A's timed call finds
+ *              the pipe's lines in its own cache: its section without the
+ *              lines, where ww-shared's takes them from B's CPU.
  * B is a forked process by default (each side has its own fd table, so
  * fdget does not take a reference on the shared struct file, as in
  * hackbench's process mode); --threads makes B a thread of A (the shared
@@ -367,12 +373,14 @@ static void q(const char *name, double *v)
  * before and after placements differ is reported but left out of the
  * placement tables.
  */
-#define PH_NMODE 4
+#define PH_NMODE 5
 #define PH_REPS 40 /* repetitions per d per case per chunk */
 #define PH_TOL 20.0 /* ns: largest |achieved - intended delay| kept */
 #define PH_MAXD 64
 enum { PH_WRITE = 0, PH_READ = 1, PH_PING = 2, PH_EXIT = 3 };
-static const char *ph_name[PH_NMODE] = { "ww-sep", "ww-shared", "wr-sep", "wr-shared" };
+static const char *ph_name[PH_NMODE] = { "ww-sep", "ww-shared", "wr-sep", "wr-shared",
+					 "ww-warmA" };
+#define PH_READS(m) ((m) == 2 || (m) == 3) /* B reads */
 static int ph_nd;
 static double ph_dns[PH_MAXD];
 
@@ -475,10 +483,10 @@ static double ph_offset(double *rtt)
 	return off;
 }
 
-/* The six pipes and how many messages each holds. */
-static int ph_p[6][2], ph_cnt[6];
-static const int ph_fa[PH_NMODE] = { 0, 2, 3, 5 }; /* A writes */
-static const int ph_fb[PH_NMODE] = { 1, 2, 4, 5 }; /* B writes (ww) or reads (wr) */
+/* The seven pipes and how many messages each holds. */
+static int ph_p[7][2], ph_cnt[7];
+static const int ph_fa[PH_NMODE] = { 0, 2, 3, 5, 6 }; /* A writes */
+static const int ph_fb[PH_NMODE] = { 1, 2, 4, 5, 6 }; /* B writes (ww) or reads (wr) */
 
 static void ph_fill(int p, int n)
 {
@@ -521,14 +529,21 @@ static void ph_rep(int m, int di, double *a, double *b, double *dd, double off, 
 {
 	static char buf[MSG] = { 'a' };
 	struct ph_ctl *c = ph_c;
+	int fd = ph_p[ph_fa[m]][1];
+	if (m == 4) { /* ww-warmA: A writes first, untimed, taking the lines back from B */
+		if (write(fd, buf, MSG) != MSG) {
+			perror("phase: A's untimed write");
+			exit(1);
+		}
+		ph_cnt[ph_fa[m]]++;
+	}
 	long lead = (long)(2000 * ph_ghz);
 	long target = (long)__rdtsc() + lead;
 	c->target = target;
 	c->dcyc = (long)(ph_dns[di] * ph_ghz + off); /* B's clock runs off ahead */
-	c->fd = m < 2 ? ph_p[ph_fb[m]][1] : ph_p[ph_fb[m]][0];
-	c->op = m < 2 ? PH_WRITE : PH_READ;
+	c->fd = PH_READS(m) ? ph_p[ph_fb[m]][0] : ph_p[ph_fb[m]][1];
+	c->op = PH_READS(m) ? PH_READ : PH_WRITE;
 	atomic_store_explicit(&c->go, ++ph_seq, memory_order_release);
-	int fd = ph_p[ph_fa[m]][1];
 	long t;
 	while ((t = (long)__rdtsc()) < target)
 		;
@@ -541,7 +556,7 @@ static void ph_rep(int m, int di, double *a, double *b, double *dd, double off, 
 	while (atomic_load_explicit(&c->done, memory_order_acquire) < ph_seq)
 		_mm_pause();
 	ph_cnt[ph_fa[m]]++;
-	ph_cnt[ph_fb[m]] += m < 2 ? 1 : -1;
+	ph_cnt[ph_fb[m]] += PH_READS(m) ? -1 : 1;
 	*a = (e - t) / ph_ghz;
 	*b = (c->b1 - c->b0) / ph_ghz;
 	*dd = (c->b0 - off - t) / ph_ghz;
@@ -737,7 +752,7 @@ static int phase_main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
-	for (int p = 0; p < 6; p++)
+	for (int p = 0; p < 7; p++)
 		chan_open(0, ph_p[p]);
 	size_t per = (size_t)PH_NMODE * ph_nd * PH_REPS;
 	float *sa_ = calloc(per * chunks, sizeof(float)), *sb_ = calloc(per * chunks, sizeof(float)),
@@ -773,6 +788,10 @@ static int phase_main(int argc, char **argv)
 				return 1;
 			}
 			if (pid == 0) {
+				/* dies with A, not left spinning if A is killed */
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (getppid() == 1)
+					_exit(1);
 				pin(cpu_b);
 				ph_b(ph_c);
 				_exit(0);
