@@ -717,6 +717,15 @@ static int phase_main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
+	for (int i = 0; i < argc; i++) {
+		char *end;
+		long v = strtol(argv[i], &end, 10);
+		if (!*argv[i] || *end || v < 0 || v > 1000000) {
+			fprintf(stderr, "chanlock --phase: argument %d, '%s': not a number\n", i + 1,
+				argv[i]);
+			return 2;
+		}
+	}
 	if (argc == 1 || argc == 3) {
 		chunks = atoi(argv[0]);
 		argc--;
