@@ -79,27 +79,28 @@ pub use crate::machine::REFERENCE_SWITCH_NS;
 /// 5.02 [2.16-5.13] lines (docs/syscall-costs.md, "Cross-CPU channel cost").
 const HOST_LINES_PER_CALL_MILLI: [Nanos; 4] = [1_400, 2_620, 1_660, 5_020];
 /// Host: the part of a channel call spent under the channel's lock, in
-/// thousandths of the call (pipe write, pipe read, unix write, unix read).
-/// `scripts/chanlock.c` (2026-11-26 12:50 UTC, nice -20, load 5.6-6.8,
-/// two-core placement, c2c 123 ns): a 100-byte pipe write alone 260 ns, a
-/// bare syscall (getppid, entry and exit) 122 ns, so at most 138 ns of it,
-/// 0.53, is inside `pipe_write` past the entry (the mutex is taken at its
-/// start and dropped before the wake-up); pipe_read has the same shape
-/// (not timed separately). The unix write's section (queueing one skb on
-/// the peer) is below what two writers resolve: their contended calls paid
-/// 201 ns more than separate ones, the cross-CPU lines alone (the lockstep
-/// figure, 201 ns at 122 ns), and no wait; its hold is the lines it takes
-/// (below) and the handoff, nothing more.
-const HOST_IN_LOCK_MILLI: [Nanos; 4] = [530, 530, 0, 0];
+/// thousandths of the call (pipe write, pipe read, unix write, unix read),
+/// beside the cache lines the section takes (`xcpu`, which count in the
+/// hold too). Two writers into one pipe (`scripts/chanlock.c`,
+/// docs/syscall-costs.md "Two writers on one channel" and "The pipe
+/// mutex's section, timed"): lock time per call L = W + c2c x (1.40 + h),
+/// 1.40 the write's lines (lockstep figure) and h the handoff's; L = 459
+/// ns across two cores (c2c 123 ns, the pair lock-bound at 2.18 calls/us)
+/// and 134 ns on one core's two threads (c2c 28 ns, hold plus the wait at
+/// the end of the window `chanlock --phase` timed, 315 chunks), which
+/// give W = 38 ns (range -29..71 over the runs' spread) of a 255 ns call:
+/// 0.15. The phase scan's window ends put W at 0-40 ns: the hold is mostly
+/// lines. pipe_read is taken to have the same shape. The unix write's
+/// section (queueing one skb on the peer) is below what two writers
+/// resolve: their contended calls paid the cross-CPU lines alone and no
+/// wait; its hold is the lines it takes (below) and the handoff.
+const HOST_IN_LOCK_MILLI: [Nanos; 4] = [150, 150, 0, 0];
 /// Host: cache-line transfers of a lock handoff to a waiter, in
-/// thousandths. Two writers on two cores into one pipe (`chanlock.c`,
-/// same run): 2.18 calls per µs of the pair, 459 ns of lock per call,
-/// lock-bound (each writer's call 891 ns, 631 ns more than into separate
-/// pipes). A call's hold is its 138 ns in the lock plus its 1.40 lines
-/// (172 ns at 123 ns, the lockstep figure); the rest, 149 ns = 1.21
-/// lines, is the handoff (the mutex's owner word and wait lock moving to
-/// the spinning waiter). The same applied to the socket's spinlocks.
-const HOST_HANDOFF_LINES_MILLI: Nanos = 1_210;
+/// thousandths: h of the two-placement fit above, 2.0 (1.8-2.6), and the
+/// same from the two-core window end (459 - 211 ns) / 123 ns = 2.0 (the
+/// mutex's owner word and MCS queue moving to the spinning waiter). The
+/// same applied to the socket's spinlocks (not measured apart).
+const HOST_HANDOFF_LINES_MILLI: Nanos = 2_000;
 /// A CPU time measured on the host, scaled to a machine by the rule of
 /// the module docs (at least 1 ns).
 pub fn scale_host_ns(c: &MachineCosts, ns: Nanos) -> Nanos {
@@ -255,11 +256,11 @@ mod tests {
         let mut c = crate::machine::presets::default_costs();
         c.line_transfer_ns = [5, 8, 8, 51, 51, 108, 108];
         let x = SyscallCosts::for_machine(&c);
-        // 0.53 of 156 = 82.68 -> 82; of 165: 87.45 -> 87.
-        assert_eq!(x.in_lock, [82, 87, 0, 0]);
+        // 0.15 of 156 = 23.4 -> 23; of 165: 24.75 -> 24.
+        assert_eq!(x.in_lock, [23, 24, 0, 0]);
         assert_eq!(x.handoff[0], 0);
-        // 1.21 lines: 61.71 -> 61 in an LLC, 130.68 -> 130 across packages.
-        assert_eq!(x.handoff[Distance::SameLlc as usize], 61);
-        assert_eq!(x.handoff[Distance::OtherPackage as usize], 130);
+        // 2.0 lines: 102 in an LLC, 216 across packages.
+        assert_eq!(x.handoff[Distance::SameLlc as usize], 102);
+        assert_eq!(x.handoff[Distance::OtherPackage as usize], 216);
     }
 }
