@@ -9,8 +9,11 @@
 //!
 //! Costs (charged as CPU time of the balancing CPU, guesses of the right
 //! order for these machines, the same for every experiment): a pass costs
-//! [`LB_PASS_NS`] plus [`LB_PER_CPU_NS`] per CPU whose statistics it reads;
-//! each migrated task costs [`LB_MIGRATE_NS`].
+//! [`LB_PASS_NS`] plus [`LB_PER_CPU_NS`] per CPU whose statistics it reads
+//! (none when it loses the SD_SERIALIZE race); each migrated task costs
+//! [`LB_MIGRATE_NS`]. A newidle pass's cost as `update_newidle_cost` and
+//! the avg_idle gate see it is all its CPU time, the flag's cmpxchg stall
+//! included (the kernel times the pass with `sched_clock_cpu`).
 //!
 //! NOHZ idle balancing (§10): a busy CPU's tick kicks the first idle CPU
 //! when idle CPUs are due and this CPU has two tasks or its LLC more than

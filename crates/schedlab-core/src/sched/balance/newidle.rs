@@ -73,9 +73,12 @@ impl<S: Sink> Sim<S> {
                     }
                     weight = (1024 + w / 2) / w;
                 }
-                let before = self.acct.newidle_cost;
+                let before = self.acct.newidle_cost + self.acct.newidle_atomic_cost;
                 pulled = self.sched_balance_rq(cpu, sdi, CpuIdle::NewlyIdle, &mut cont);
-                let domain_cost = self.acct.newidle_cost - before;
+                // domain_cost is sched_clock_cpu's t1 - t0 around the pass:
+                // everything the CPU spent in it, the stall of an
+                // SD_SERIALIZE cmpxchg (LB_SERIALIZE=balancer-only) included.
+                let domain_cost = self.acct.newidle_cost + self.acct.newidle_atomic_cost - before;
                 curr_cost += domain_cost;
                 self.update_newidle_cost(cpu, sdi, domain_cost);
                 self.update_newidle_stats(cpu, sdi, if pulled > 0 { weight } else { 0 });
@@ -131,5 +134,97 @@ impl<S: Sink> Sim<S> {
             let new = avg + (sample - avg) / 8;
             rq.avg_idle = (new.max(0) as Nanos).min(2 * rq.max_idle_balance_cost);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::SimConfig;
+    use crate::ids::CpuId;
+    use crate::machine::domains::SD_SERIALIZE;
+    use crate::machine::make_test_machine;
+    use crate::observe::NullSink;
+    use crate::program::{Op, Policy, TaskSpec, Workload};
+    use crate::sched::balance::{LB_PASS_NS, LB_PER_CPU_NS};
+    use crate::sim::Sim;
+
+    /// 2 nodes x 1 LLC x 2 cores (CPUs 0,1 node 0; 2,3 node 1), one task
+    /// asleep, LB_SERIALIZE=balancer-only (the default), NI_RANDOM off so
+    /// every level is tried; CPU 0 about to go idle with a long average
+    /// idle, and the flag taken by CPU 2 at t = 0 with its line busy past
+    /// 20 µs (a queue of accesses in front of CPU 0's).
+    fn set_up() -> (Sim<NullSink>, usize) {
+        let w = Workload {
+            tasks: vec![TaskSpec::looping(
+                "t".to_string(),
+                0,
+                Policy::Normal,
+                vec![Op::Sleep { ns: 1_000_000_000 }],
+            )],
+            ..Default::default()
+        };
+        let mut cfg = SimConfig::default();
+        cfg.features.ni_random = false;
+        let mut sim = Sim::new(make_test_machine(2, 1, 2, 1), &w, cfg, NullSink).unwrap();
+        let doms = sim.sched.domains.domains(CpuId(0));
+        let numa = doms
+            .iter()
+            .position(|d| d.flags.contains(SD_SERIALIZE))
+            .expect("a NUMA level");
+        assert_eq!(numa, doms.len() - 1);
+        sim.sched.rqs[0].avg_idle = 1_000_000_000;
+        sim.sched.rd_overloaded = true;
+        let m = sim.machine.clone();
+        let (ok, _) = sim.sched.balance_flag.try_acquire(&m, CpuId(2), 0, 0);
+        assert!(ok);
+        // Accesses by CPUs 3 and 2, all issued at 0, queue back to back
+        // and keep the line busy past 20 µs.
+        let mut c = 3;
+        loop {
+            let (ok, done) = sim.sched.balance_flag.try_acquire(&m, CpuId(c), 0, 0);
+            assert!(!ok);
+            if done >= 20_000 {
+                break;
+            }
+            c = 5 - c;
+        }
+        (sim, numa)
+    }
+
+    /// The lower levels' passes find nothing to pull (no task is queued),
+    /// each costing its fixed part and its CPUs' statistics; at the NUMA
+    /// level CPU 0's cmpxchg is issued after them, waits for the line and
+    /// finds the flag held: that pass reads no statistics and costs
+    /// LB_PASS_NS, and the stall is its CPU's atomic cost.
+    #[test]
+    fn a_lost_race_costs_the_fixed_part_and_its_stall_counts_in_the_domain_cost() {
+        let (mut sim, numa) = set_up();
+        let lower: u64 = sim.sched.domains.domains(CpuId(0))[..numa]
+            .iter()
+            .map(|d| LB_PASS_NS + LB_PER_CPU_NS * d.span_weight as u64)
+            .sum();
+        let free_at = {
+            let m = sim.machine.clone();
+            // What the line's next access by CPU 0 would wait for: probe a
+            // copy of the flag.
+            let mut f = sim.sched.balance_flag.clone();
+            let (_, c) = f.try_acquire(&m, CpuId(0), lower, 0);
+            lower + c
+        };
+        let stall = free_at - lower;
+        assert!(stall > 15_000, "the line is busy past 20 µs: {stall}");
+        let attempts = sim.sched.balance_flag.attempts;
+        assert!(!sim.sched_balance_newidle(CpuId(0)));
+        assert_eq!(sim.sched.balance_flag.attempts, attempts + 1);
+        // The lost race: LB_PASS_NS, not LB_PASS_NS + 4 x LB_PER_CPU_NS.
+        assert_eq!(sim.acct.newidle_cost, lower + LB_PASS_NS);
+        assert_eq!(sim.acct.newidle_atomic_cost, stall);
+        // update_newidle_cost got t1 - t0 of the pass: its fixed part and
+        // the stall (the kernel's sched_clock_cpu span includes the
+        // cmpxchg).
+        assert_eq!(
+            sim.sched.sd_state[0][numa].max_newidle_lb_cost,
+            LB_PASS_NS + stall
+        );
     }
 }

@@ -50,6 +50,9 @@ impl<S: Sink> Sim<S> {
                 && self.cfg.features.lb_serialize == LbSerialize::BalancerOnly
             {
                 if !self.balance_flag_acquire(dst) {
+                    // A lost race reads no CPU's statistics: the pass's
+                    // fixed part only (the cmpxchg is charged by itself).
+                    cost = LB_PASS_NS;
                     break 'out None;
                 }
                 holds_flag = true;
