@@ -128,7 +128,8 @@ pub(crate) struct Folds {
     pub active: usize,
     /// The largest (time << 64 | tie key) popped so far.
     pub hw: u128,
-    /// The landings of the fold being decided (a reused buffer).
+    /// The landings of the fold being decided (a buffer swapped with the
+    /// fold's own when it begins: `sched/fold.rs`, `fold_begin`).
     pub buf: Vec<Landing>,
     /// Per task group: a group on the way from it up to the root has a CPU
     /// bandwidth limit (`cpu.max`), so its tasks never fold

@@ -82,11 +82,13 @@ fn landing_entry(at: Nanos, cpu: CpuId) -> u128 {
 
 impl<S: Sink> Sim<S> {
     /// Records the fold just paid by `t` on `cpu` (its event armed with
-    /// the current `burst_gen`): the k >= 2 landings in `folds.buf`.
+    /// the current `burst_gen`): the k >= 2 landings in `folds.buf`, which
+    /// become the fold's (the buffers are swapped, not copied: a read fold
+    /// can have hundreds of landings; whoever fills `folds.buf` next clears
+    /// it first).
     pub(crate) fn fold_begin(&mut self, cpu: CpuId, t: TaskId, write: bool) {
         let gen = self.sched.rqs[cpu.idx()].burst_gen;
-        let landings = std::mem::take(&mut self.folds.buf);
-        for l in &landings {
+        for l in &self.folds.buf {
             self.folds.chan[l.chan as usize] = Some(cpu);
         }
         let f = &mut self.folds.cpu[cpu.idx()];
@@ -96,9 +98,7 @@ impl<S: Sink> Sim<S> {
         f.gen = gen;
         f.write = write;
         f.next = 0;
-        f.landings.clear();
-        f.landings.extend_from_slice(&landings);
-        self.folds.buf = landings;
+        std::mem::swap(&mut f.landings, &mut self.folds.buf);
         self.folds.active += 1;
     }
 
