@@ -67,6 +67,9 @@ pub struct Sim<S: Sink> {
     /// Of `events`, the channel syscalls fast-forwarded in closed form
     /// (never popped from the queue). Not in any output.
     pub fast_forwarded: u64,
+    /// Syscall folds split before their end (sched/fold.rs): each one's
+    /// calls not started were priced for nothing. Not in any output.
+    pub fold_splits: u64,
     /// Pending syscall folds (sched/fold.rs).
     pub(crate) folds: crate::folds::Folds,
     pub(crate) swapper_names: Vec<String>,

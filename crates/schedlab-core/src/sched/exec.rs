@@ -775,6 +775,18 @@ impl<S: Sink> Sim<S> {
                     return true; // throttled on the way in: not started
                 }
                 self.take_chan_locks(cpu);
+                // The fold horizon (sched/fold.rs): the last call lands on
+                // its channel, and the next one is priced, at its landing.
+                // (The round's end: hackbench's next op is the next round,
+                // from its first channel; a guess that costs only a
+                // shorter fold of another task if wrong.)
+                if self.cfg.fast_forward {
+                    let last = *self.folds.buf.last().expect("a call was paid");
+                    self.fold_note_use(last.chan as usize, t, last.at);
+                    let next = pos as u64 + k;
+                    let next = if next < u64::from(count) { next } else { 0 };
+                    self.fold_note_use((u64::from(first) + next) as usize, t, last.at);
+                }
                 if k > 1 {
                     self.fold_begin(cpu, t, true);
                 }
@@ -805,6 +817,12 @@ impl<S: Sink> Sim<S> {
                     return true; // throttled on the way in: not started
                 }
                 self.take_chan_locks(cpu);
+                // The fold horizon: the last read lands at its time, and
+                // the next one (if any) is priced then.
+                if self.cfg.fast_forward {
+                    let last = *self.folds.buf.last().expect("a call was paid");
+                    self.fold_note_use(chan as usize, t, last.at);
+                }
                 if k > 1 {
                     self.fold_begin(cpu, t, false);
                 }
@@ -1072,9 +1090,11 @@ impl<S: Sink> Sim<S> {
         if pos + 1 >= count || self.fold_claimed(ch0) || !self.silent_write(ch0) {
             return (1, l0.cost);
         }
-        let c1 = self
-            .chan_price((first + pos + 1) as usize, true, cpu, l0.at)
-            .cost;
+        let ch1 = (first + pos + 1) as usize;
+        if self.fold_used_before(ch1, t, l0.at) {
+            return (1, l0.cost);
+        }
+        let c1 = self.chan_price(ch1, true, cpu, l0.at).cost;
         let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, l0.cost + c1) else {
             return (1, l0.cost);
         };
@@ -1083,6 +1103,11 @@ impl<S: Sink> Sim<S> {
         let mut work = 0;
         for j in pos..count {
             let ch = (first + j) as usize;
+            // Not past another task's known use of the channel (the fold
+            // horizon, sched/fold.rs): tested before the call is priced.
+            if !land.is_empty() && self.fold_used_before(ch, t, start + work) {
+                break;
+            }
             let l = self.chan_price(ch, true, cpu, start + work);
             let c = l.cost;
             if !land.is_empty()
@@ -1125,8 +1150,9 @@ impl<S: Sink> Sim<S> {
         // which nobody else takes while the fold is pending (another
         // party's call on the channel splits it first, sched/fold.rs), is
         // free when each next read starts (a hold is never longer than its
-        // call) until a call decided earlier starts (the fence below). A round's writes go to distinct channels, so
-        // `writes_to_pay` needs no such split.
+        // call) until a call decided earlier starts (the fence below). A
+        // round's writes go to distinct channels, so `writes_to_pay` needs
+        // no such split.
         self.fold_settle_chan(ch, t);
         let start = self.call_start(t);
         let l1 = self.chan_price(ch, false, cpu, start);
@@ -1148,15 +1174,19 @@ impl<S: Sink> Sim<S> {
         };
         // Reads 1..=avail find a message; read avail+1 (if any) would
         // sleep, which only the last may do. Read j lands at
-        // start + c1 + (j - 1) c. Every read after the first starts
-        // before the next call on the channel decided ahead of its start
-        // (a writer still paying scheduler work, sched/chan_lock.rs):
-        // from then on a read may queue behind it.
+        // start + c1 + (j - 1) c, so read k + 1 starts at
+        // start + c1 + (k - 1) c: before another task's known use of the
+        // channel (the fold horizon, sched/fold.rs), and before the next
+        // call on the channel decided ahead of its start (a writer still
+        // paying scheduler work, sched/chan_lock.rs): from then on a read
+        // may queue behind it.
+        let used = self.folds.soon[ch].first_other(self.now, t);
         let fence = self.chan_lock(ch).next_arrival_after(start);
         let mut k = 1u64;
         while k < left.min(avail + 1)
             && start + c1 + k * c < horizon
             && start + c1 + (k - 1) * c < limit
+            && start + c1 + (k - 1) * c < used
             && start + c1 + (k - 1) * c < fence
         {
             k += 1;

@@ -355,6 +355,7 @@ impl<S: Sink> Sim<S> {
             end: duration.map(|d| t_start + d),
             events: 0,
             fast_forwarded: 0,
+            fold_splits: 0,
             folds: crate::folds::Folds::new(n, workload.channels.len()),
             swapper_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
             idle_traced: vec![None; n],
