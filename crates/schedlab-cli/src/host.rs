@@ -228,11 +228,12 @@ fn apply_placement(dir: &Path, machine: &mut schedlab_core::machine::Machine) ->
     let c = schedlab_host::c2c::parse(&p, &text).map_err(user)?;
     let n = machine.nr_cpus();
     if c.cpus.iter().any(|&x| x >= n) {
-        return Err(user(format!(
-            "{}: 'cpus' {:?} not on the recorded machine ({n} CPUs)",
-            p.display(),
-            c.cpus
-        )));
+        // A recording confined to fewer CPUs (`record --cpus`): the
+        // placement was measured, but not between two of its CPUs.
+        return Ok(format!(
+            "model line latency: the sysfs import's guess (the recording's c2c.json measured CPUs {}-{}, not both on the recorded machine of {n} CPU(s))",
+            c.cpus[0], c.cpus[1]
+        ));
     }
     let d = machine.distance(
         schedlab_core::ids::CpuId(c.cpus[0] as u32),

@@ -423,8 +423,11 @@ fn validate_takes_the_recorded_vcpu_placement() {
         r#"{"cpus": [0, 4096], "before_ns": 30, "after_ns": 30}"#,
     )
     .unwrap();
-    let e = one_line_error(&schedlab(&["validate", r]));
-    assert!(e.contains("c2c.json: 'cpus' [0, 4096] not on"), "{e}");
+    let (text, _, _) = validate_kernel_of(&rec, &[]);
+    assert!(
+        text.contains("c2c.json measured CPUs 0-4096, not both on the recorded machine of 16 CPU(s))"),
+        "{text}"
+    );
 }
 
 #[test]
