@@ -89,31 +89,26 @@ FINDINGS = [
         "metric": r".*",
         "subject": r".*",
         "mechanism": (
-            "A lock per channel (sched/chan_lock.rs, eighth session): pipe->mutex and the "
-            "socket's locks are held for a measured share of each call (scripts/chanlock.c: two "
-            "writers into one pipe are lock-bound at 2.12-2.18 calls/us, 891 against 251 ns a "
-            "call; the in-lock share 0.53 is the upper bound, the call less a bare getppid), "
-            "and a call that starts inside another's hold waits for its end plus a handoff of "
-            "1.21 line transfers. On icx that brings the 20 senders' queue on each receiver's "
-            "channel and hackbench's per-CPU counts to 0.67-1.02 of the published rows. On "
-            "this host's one-sender one-receiver shapes it over-serialises: the host streams "
-            "a pipe message in 267 ns (hb-pipe-1x1, 300k messages in 0.080 s; hb1x1 at the "
-            "27 ns placement: 226-230 ns a message each end) where the model's read and write "
-            "holds plus two handoffs (131 + 132 + 2 x 48 ns at the sysfs import's 40 ns line) "
-            "make it lock-bound at 357 ns (0.107 s), and its receiver then never empties the "
-            "pipe (83 switches/s against 471). The session-start binary, without the lock, "
-            "gave 0.075 s and 514/s (score 0.746 -> 0.397). hb-socket-2g 0.732 -> 0.654 and "
-            "hb-socket-1g-pin2 0.719 -> 0.608 move the same way; hb-pipe-1g/2g/4g and "
-            "hb-socket-1g improve by 0.02-0.04."),
+            "A lock per channel (sched/chan_lock.rs): pipe->mutex and the socket's locks are "
+            "held for the call's in-lock work plus its cache lines, and a call that starts inside "
+            "another's hold waits for its end plus a handoff. Ninth session: the in-lock share "
+            "0.53 -> 0.15 and the handoff 1.21 -> 2.0 lines, from two writers at both vCPU "
+            "placements (459 ns of lock per call across two cores, 134 ns on one core, the "
+            "latter timed by chanlock --phase); calls queue by the time they start, not by when "
+            "they were decided (a call decided while its CPU still paid a wake-up queued every "
+            "earlier-starting caller behind it); and validate takes the recording's measured "
+            "placement (c2c.json) as the line latency instead of the import's 40 ns. On the "
+            "eighth session's recordings hb-pipe-1x1 0.397 -> 0.608, hb-socket-1g-pin2 0.605 -> "
+            "0.729, hb-socket-2g 0.600 -> 0.637 (4 seeds); on this campaign's recordings the "
+            "hb shapes move both ways (hb-pipe-1x1 0.628 -> 0.482 at a 21 ns placement, "
+            "hb-pipe-1x1-split 0.244 -> 0.465) and the overall score is unchanged."),
         "resolution": ("deviation", "channel-lock-hold",
-                       "the hold share is the measured upper bound and the handoff is priced at "
-                       "the import's guessed line where each hb recording now carries its "
-                       "measured vCPU placement (c2c.json); a reader-writer pair's hold, and "
-                       "the recording's own line latency, are the next measurements. Measured "
-                       "after the campaign (chanlock --rw, docs/syscall-costs.md): a pipe's "
-                       "writer and reader do not queue on its mutex (full speed together at "
-                       "the 24 ns placement; 50-70 ns a call, half a line, at 123 ns), so the "
-                       "hold belongs to writer-writer pairs only; not yet in the model"),
+                       "chanlock --phase (docs/syscall-costs.md) shows the host's lock is not a "
+                       "first-come hold where only the waiter pays: across two cores both calls "
+                       "of an overlapping pair pay ~420-460 ns (a plateau, not a slope in the "
+                       "delay), and the writer whose CPU holds the lines goes first; a reader "
+                       "and a writer collide only in a ~40 ns window. The model's FIFO hold fits "
+                       "the lock-bound throughput, not the shape of a single collision"),
     },
     {
         "id": "hackbench-pinned",
