@@ -425,7 +425,9 @@ fn validate_takes_the_recorded_vcpu_placement() {
     .unwrap();
     let (text, _, _) = validate_kernel_of(&rec, &[]);
     assert!(
-        text.contains("c2c.json measured CPUs 0-4096, not both on the recorded machine of 16 CPU(s))"),
+        text.contains(
+            "c2c.json measured CPUs 0-4096, not both on the recorded machine of 16 CPU(s))"
+        ),
         "{text}"
     );
 }
