@@ -48,14 +48,7 @@ const KEYS: [&str; 6] = [
 /// Parses the text of a c2c.json; the error is one line naming `path`.
 pub fn parse(path: &Path, text: &str) -> Result<Placement, String> {
     let at = path.display();
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("{at}:{}: {e}", e.line()))?;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at}: expected a JSON object"))?;
-    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(format!("{at}: unknown key '{k}'"));
-    }
+    let obj = crate::json_file::object(path, text, &[&KEYS])?;
     let ns = |k: &str| {
         obj.get(k)
             .and_then(|x| x.as_f64())

@@ -75,22 +75,11 @@ const XCPU: [&str; 4] = [
 /// Parses the text of a costs.json; the error is one line naming `path`.
 pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
     let at = path.display();
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("{at}:{}: {e}", e.line()))?;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at}: expected a JSON object"))?;
-    for k in obj.keys() {
-        if !FIELDS.contains(&k.as_str())
-            && !CHANNEL.contains(&k.as_str())
-            && !XCPU.contains(&k.as_str())
-            && !TTWU_XCPU.contains(&k.as_str())
-            && k != "version"
-            && k != "source"
-        {
-            return Err(format!("{at}: unknown key '{k}'"));
-        }
-    }
+    let obj = crate::json_file::object(
+        path,
+        text,
+        &[&FIELDS, &CHANNEL, &XCPU, &TTWU_XCPU, &["version", "source"]],
+    )?;
     if obj.get("version").and_then(|x| x.as_u64()) != Some(1) {
         return Err(format!("{at}: 'version' must be 1"));
     }
