@@ -329,6 +329,27 @@ fn fast_forward_keeps_the_event_count_of_a_longer_run() {
     }
 }
 
+/// Runs `w` on `m` with `--check` (no violation) and returns the CPU time
+/// of the thread named `name`.
+fn checked_runtime(
+    m: &schedlab_core::machine::Machine,
+    w: &schedlab_core::program::Workload,
+    name: &str,
+) -> u64 {
+    let cfg = SimConfig {
+        check: true,
+        ..SimConfig::default()
+    };
+    let mut sim = Sim::new(m.clone(), w, cfg, NullSink).unwrap();
+    assert!(sim.run().violation.is_none());
+    sim.threads()
+        .iter()
+        .find(|t| t.spec.name == name)
+        .unwrap()
+        .stats
+        .runtime_ns
+}
+
 /// Hand-worked cross-CPU channel cost (`sched/syscall_cost.rs`): one
 /// socket message, the receiver pinned to CPU 0 and the sender to CPU
 /// `s`. The receiver reads first and sleeps on the empty socket (its read
@@ -356,18 +377,7 @@ fn a_write_after_a_read_elsewhere_pays_the_line_transfer() {
                 t.delay_ns = 1_000_000;
             }
         }
-        let cfg = SimConfig {
-            check: true,
-            ..SimConfig::default()
-        };
-        let mut sim = Sim::new(m.clone(), &w, cfg, NullSink).unwrap();
-        assert!(sim.run().violation.is_none());
-        let s = sim
-            .threads()
-            .iter()
-            .find(|t| t.spec.name == "hb-s0-0")
-            .unwrap();
-        s.stats.runtime_ns
+        checked_runtime(&m, &w, "hb-s0-0")
     };
     let same = sender_runtime(0);
     for (cpu, d) in [
@@ -433,18 +443,7 @@ fn a_second_writer_waits_the_rest_of_the_first_ones_hold() {
             t.cpus = Some(vec![on]);
             t.delay_ns = delay;
         }
-        let cfg = SimConfig {
-            check: true,
-            ..SimConfig::default()
-        };
-        let mut sim = Sim::new(m.clone(), &w, cfg, NullSink).unwrap();
-        assert!(sim.run().violation.is_none());
-        let s = sim
-            .threads()
-            .iter()
-            .find(|t| t.spec.name == "hb-s0-1")
-            .unwrap();
-        s.stats.runtime_ns
+        checked_runtime(&m, &w, "hb-s0-1")
     };
     let hold = c.in_lock[0];
     let handoff = c.handoff[Distance::SameLlc as usize];
