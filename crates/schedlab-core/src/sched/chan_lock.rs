@@ -7,17 +7,17 @@
 //! ```text
 //!   call on CPU a:  [entry ... | hold ............. | ... exit]
 //!   call on CPU b:  [entry ... | wait ....|handoff| hold ...... | ... exit]
-//!                                         ^ a's hold ends (free_at)
+//!                                         ^ a's hold ends
 //! ```
 //!
 //! Modelled as a FIFO resource decided at issue time, as the contended
 //! cache line of `atomics.rs` (hold interval instead of transfer): a call
-//! that starts at `start` on a CPU finds the lock free (`free_at <=
-//! start`: no wait) or held; then it waits until `free_at` plus the
-//! handoff (the lock word and the queue's lines moving from the previous
-//! holder's CPU, the spinner's acquire), and holds it after that. Calls
-//! are served in the order the simulator decides them (their start times:
-//! the lock's next holder is the longest waiter, as the mutex's optimistic
+//! that starts at `start` on a CPU finds no hold ahead of it (no wait) or
+//! one (`ChanLock::ahead`); then it waits until that hold ends plus the
+//! handoff (the lock word and the queue's lines moving from the holder's
+//! CPU, the spinner's acquire), and holds it after that. Calls are served
+//! in the order of their start times (below, "Order by arrival": the
+//! lock's next holder is the longest waiter, as the mutex's optimistic
 //! spinners queue on an MCS lock and the spinlocks are ticket / queued
 //! locks). The wait is CPU time of the caller: pipe_write's mutex spins
 //! while its owner runs (optimistic spinning, `mutex_optimistic_spin`), the

@@ -344,9 +344,9 @@ impl<S: Sink> Sim<S> {
             }
         }
         // The calls after the next one have not started: they give back the
-        // channel locks they took when the fold was decided, latest first
-        // (nobody took those locks since: sched/fold.rs, `fold_settle_chan`).
-        for l in f.landings[f.next + 1..].iter().rev() {
+        // holds they took when the fold was decided (each found by its CPU
+        // and start, `ChanLock::give_back`).
+        for l in &f.landings[f.next + 1..] {
             self.chan_lock_mut(l.chan as usize)
                 .give_back(cpu, l.at - l.cost);
         }
