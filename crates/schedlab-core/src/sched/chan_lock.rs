@@ -64,12 +64,66 @@ pub struct Hold {
     pub owner: CpuId,
 }
 
+/// Decided holds of one CPU that repeat at a fixed step: `n` calls
+/// starting at `first + j * step` (j < n), each holding until `span`
+/// after its start (its wait plus its hold). A read fold decides its
+/// calls this way (one read every `cost`), hundreds at once; a single
+/// hold is a run of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    first: Nanos,
+    step: Nanos,
+    n: u64,
+    span: Nanos,
+    owner: CpuId,
+}
+
+impl Run {
+    /// The start of call `j`.
+    #[inline]
+    fn arrival(&self, j: u64) -> Nanos {
+        self.first + j * self.step
+    }
+
+    /// The last of its calls that started no later than `t`, if any.
+    #[inline]
+    fn last_by(&self, t: Nanos) -> Option<u64> {
+        let d = t.checked_sub(self.first)?;
+        Some(if self.step == 0 {
+            0
+        } else {
+            (d / self.step).min(self.n - 1)
+        })
+    }
+
+    /// Which of its calls started at exactly `t`, if any.
+    #[inline]
+    fn index_of(&self, t: Nanos) -> Option<u64> {
+        let j = self.last_by(t)?;
+        (self.arrival(j) == t).then_some(j)
+    }
+
+    /// When its last hold ends.
+    #[inline]
+    fn last_end(&self) -> Nanos {
+        self.arrival(self.n - 1) + self.span
+    }
+}
+
 /// The lock of one channel: the decided holds that can still make a call
-/// wait (those ending after the time of the last decision; no call starts
-/// before the time it is decided).
+/// wait, as runs (`Run`) in the order they were decided. A query looks at
+/// each run's last call started by the query's time: within a run a later
+/// call starts and ends later, so it is the one `ahead` would pick of the
+/// run, and the runs are few (the calls in flight on the channel) where
+/// the holds of a read fold are hundreds.
+///
+/// Runs whose holds are all over by the time of a decision are dropped.
+/// A run partly over is kept whole: no call starts before the time it is
+/// decided, so a finished hold can neither be ahead of a call (its end is
+/// not after the call's start) nor be the next arrival after one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChanLock {
-    holds: Vec<Hold>,
+    runs: Vec<Run>,
 }
 
 impl ChanLock {
@@ -81,11 +135,18 @@ impl ChanLock {
     /// early prices them as message by message does).
     #[inline]
     pub fn ahead(&self, start: Nanos) -> Option<Hold> {
-        self.holds
+        self.runs
             .iter()
-            .filter(|h| h.arrival <= start && h.end > start)
+            .filter_map(|r| {
+                let arrival = r.arrival(r.last_by(start)?);
+                let end = arrival + r.span;
+                (end > start).then_some(Hold {
+                    arrival,
+                    end,
+                    owner: r.owner,
+                })
+            })
             .max_by_key(|h| (h.end, h.arrival, h.owner.0))
-            .copied()
     }
 
     /// The wait of a call starting at `start`: nothing if no hold is
@@ -102,36 +163,78 @@ impl ChanLock {
     /// queue behind it.
     #[inline]
     pub fn next_arrival_after(&self, t: Nanos) -> Nanos {
-        self.holds
+        self.runs
             .iter()
-            .filter(|h| h.arrival > t)
-            .map(|h| h.arrival)
+            .filter_map(|r| {
+                let j = r.last_by(t).map_or(0, |j| j + 1);
+                (j < r.n).then(|| r.arrival(j))
+            })
             .min()
             .unwrap_or(Nanos::MAX)
     }
 
     /// Records the hold of a call by `cpu` that started at `start` and
     /// waited `wait`, decided at `now` (holds over by then are dropped).
+    /// A hold that continues the last decided run at its step (or makes a
+    /// second call of a run of one) joins it.
     #[inline]
     pub fn take(&mut self, now: Nanos, cpu: CpuId, start: Nanos, wait: Nanos, hold: Nanos) {
-        self.holds.retain(|h| h.end > now);
-        self.holds.push(Hold {
-            arrival: start,
-            end: start + wait + hold,
+        self.runs.retain(|r| r.last_end() > now);
+        let span = wait + hold;
+        if let Some(r) = self.runs.last_mut() {
+            if r.owner == cpu && r.span == span {
+                let next = r.arrival(r.n);
+                if r.n == 1 && start > r.first {
+                    r.step = start - r.first;
+                    r.n = 2;
+                    return;
+                }
+                if r.n > 1 && start == next {
+                    r.n += 1;
+                    return;
+                }
+            }
+        }
+        self.runs.push(Run {
+            first: start,
+            step: 0,
+            n: 1,
+            span,
             owner: cpu,
         });
     }
 
     /// Gives back the hold of `cpu`'s call that started at `start` (a
     /// fold's call that had not started when the fold was split,
-    /// `sched/fold.rs`): the latest such hold.
+    /// `sched/fold.rs`): the latest decided such hold.
     pub fn give_back(&mut self, cpu: CpuId, start: Nanos) {
-        if let Some(i) = self
-            .holds
+        let Some((i, j)) = self
+            .runs
             .iter()
-            .rposition(|h| h.owner == cpu && h.arrival == start)
-        {
-            self.holds.remove(i);
+            .enumerate()
+            .rev()
+            .find_map(|(i, r)| Some((i, r.index_of(start).filter(|_| r.owner == cpu)?)))
+        else {
+            return;
+        };
+        let r = self.runs[i];
+        if r.n == 1 {
+            self.runs.remove(i);
+        } else if j == 0 {
+            self.runs[i].first += r.step;
+            self.runs[i].n -= 1;
+        } else if j == r.n - 1 {
+            self.runs[i].n -= 1;
+        } else {
+            // A call in the middle: the run splits around it, the later
+            // part decided with it (next in the order of decision).
+            self.runs[i].n = j;
+            let rest = Run {
+                first: r.arrival(j + 1),
+                n: r.n - j - 1,
+                ..r
+            };
+            self.runs.insert(i + 1, rest);
         }
     }
 }
@@ -139,6 +242,7 @@ impl ChanLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     const H: Nanos = 50;
     fn ho(_: CpuId) -> Nanos {
@@ -188,6 +292,93 @@ mod tests {
         assert_eq!(l.wait(1150, ho), 84);
         // Holds over by the time of a decision are dropped.
         l.take(5000, CpuId(2), 5000, 0, 10);
-        assert_eq!(l.holds.len(), 1);
+        assert_eq!(l.runs.len(), 1);
+    }
+
+    /// The slow reference: every decided hold in decision order, all
+    /// scanned on every query, those over at a decision dropped.
+    #[derive(Default)]
+    struct Reference {
+        holds: Vec<Hold>,
+    }
+
+    impl Reference {
+        fn ahead(&self, start: Nanos) -> Option<Hold> {
+            self.holds
+                .iter()
+                .filter(|h| h.arrival <= start && h.end > start)
+                .max_by_key(|h| (h.end, h.arrival, h.owner.0))
+                .copied()
+        }
+        fn next_arrival_after(&self, t: Nanos) -> Nanos {
+            let after = self.holds.iter().filter(|h| h.arrival > t);
+            after.map(|h| h.arrival).min().unwrap_or(Nanos::MAX)
+        }
+        fn take(&mut self, now: Nanos, cpu: CpuId, start: Nanos, wait: Nanos, hold: Nanos) {
+            self.holds.retain(|h| h.end > now);
+            let end = start + wait + hold;
+            self.holds.push(Hold {
+                arrival: start,
+                end,
+                owner: cpu,
+            });
+        }
+        fn give_back(&mut self, cpu: CpuId, start: Nanos) {
+            let i = self
+                .holds
+                .iter()
+                .rposition(|h| h.owner == cpu && h.arrival == start);
+            if let Some(i) = i {
+                self.holds.remove(i);
+            }
+        }
+    }
+
+    proptest! {
+        /// The lock of runs answers every query as the reference does,
+        /// over random decisions (time never goes back; calls start at or
+        /// after their decision, some far ahead; small numbers so that
+        /// ties of start, end and CPU are common), fold-like runs of calls
+        /// at a fixed step, and give-backs of calls not yet started.
+        #[test]
+        fn runs_answer_as_a_scan_of_every_hold(
+            steps in prop::collection::vec(
+                (0u64..30, 0u64..60, 0u32..4, 0u64..40, 0u64..40, 0u8..6, 0u64..80),
+                1..120,
+            ),
+        ) {
+            let (mut fast, mut slow) = (ChanLock::default(), Reference::default());
+            let mut now = 0;
+            for (adv, ahead_by, cpu, wait, hold, op, q) in steps {
+                now += adv;
+                let (cpu, start) = (CpuId(cpu), now + ahead_by);
+                if op == 0 {
+                    // Give back a decided call that has not started.
+                    let open: Vec<Hold> =
+                        slow.holds.iter().filter(|h| h.arrival > now).copied().collect();
+                    if let Some(h) = open.get(q as usize % open.len().max(1)) {
+                        fast.give_back(h.owner, h.arrival);
+                        slow.give_back(h.owner, h.arrival);
+                    }
+                } else if op == 5 {
+                    // A read fold's calls: one every `step`, wait 0, the
+                    // same hold (shorter or longer than the step).
+                    let step = wait % 20 + 1;
+                    for j in 0..q % 9 + 2 {
+                        fast.take(now, cpu, start + j * step, 0, hold);
+                        slow.take(now, cpu, start + j * step, 0, hold);
+                    }
+                } else {
+                    fast.take(now, cpu, start, wait, hold + 1);
+                    slow.take(now, cpu, start, wait, hold + 1);
+                }
+                for t in [now, now + q, start, start + q / 2] {
+                    prop_assert_eq!(fast.ahead(t), slow.ahead(t));
+                    prop_assert_eq!(fast.next_arrival_after(t), slow.next_arrival_after(t));
+                    let ho = |o: CpuId| 7 * o.0 as Nanos + 1;
+                    prop_assert_eq!(fast.wait(t, ho), slow.ahead(t).map_or(0, |h| h.end - t + ho(h.owner)));
+                }
+            }
+        }
     }
 }
