@@ -16,6 +16,7 @@
  *   cc -O2 -pthread -o /tmp/xcpu-stream scripts/xcpu-stream.c
  *   nice -n -20 /tmp/xcpu-stream [--lockstep] [CPU_A CPU_B]  (default 0 1)
  *   (--lockstep: only the lockstep cases below)
+ *   nice -n -20 /tmp/xcpu-stream --backlog   (the backlog cases below only)
  *
  * Output per channel kind and side: median CPU ns per call over the
  * counted batches on one CPU and on two, their difference (the extra),
@@ -206,6 +207,99 @@ static void lockstep(int sock, int two, double med[2])
 	med[1] = median(ls_r, LS_N);
 }
 
+/* ---- backlog: the reader drains messages the writer wrote earlier ----
+ * The writer writes BL messages, then hands the turn to the reader, which
+ * reads all BL, each read timed alone, and hands the turn back; BL_ROUNDS
+ * rounds. The first read of a round finds the channel's shared state
+ * (queue head, lock, the sender's sk_wmem_alloc; a pipe's head, tail and
+ * mutex) on the writer's CPU; the later reads find that state on their own
+ * CPU (the previous read took it, and nobody writes meanwhile), and pay
+ * only for what each message brought from the writer's CPU: the skb and
+ * its data (a socket), the data in the page (a pipe). The one-CPU
+ * reference is one thread doing the same. Median of the first reads and of
+ * the later reads, per case. */
+#define BL 32
+#define BL_ROUNDS 300
+static double bl_first[BL_ROUNDS], bl_rest[BL_ROUNDS * (BL - 1)];
+
+struct bl {
+	int cpu, fd, write;
+};
+
+static void bl_reads(int fd, int round)
+{
+	char buf[MSG];
+	for (int j = 0; j < BL; j++) {
+		double t0 = now_ns(CLOCK_MONOTONIC);
+		ssize_t r = read(fd, buf, MSG);
+		double d = now_ns(CLOCK_MONOTONIC) - t0;
+		if (r != MSG) {
+			perror("backlog read");
+			exit(1);
+		}
+		if (j == 0)
+			bl_first[round] = d;
+		else
+			bl_rest[round * (BL - 1) + j - 1] = d;
+	}
+}
+
+static void bl_writes(int fd)
+{
+	char buf[MSG];
+	memset(buf, 'x', sizeof buf);
+	for (int j = 0; j < BL; j++)
+		if (write(fd, buf, MSG) != MSG) {
+			perror("backlog write");
+			exit(1);
+		}
+}
+
+static void *bl_side(void *arg)
+{
+	struct bl *s = arg;
+	pin(s->cpu);
+	for (int i = 0; i < BL_ROUNDS; i++) {
+		while (atomic_load_explicit(&turn, memory_order_acquire) != !s->write)
+			;
+		if (s->write)
+			bl_writes(s->fd);
+		else
+			bl_reads(s->fd, i);
+		atomic_store_explicit(&turn, s->write, memory_order_release);
+	}
+	return NULL;
+}
+
+/* Medians of the first and of the later reads of a round: two CPUs or one. */
+static void backlog(int sock, int two, double med[2])
+{
+	int fd[2];
+	if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, fd) : pipe(fd)) {
+		perror("channel");
+		exit(1);
+	}
+	if (two) {
+		struct bl w = { cpu_a, fd[1], 1 }, r = { cpu_b, fd[0], 0 };
+		pthread_t tw, tr;
+		atomic_store(&turn, 0);
+		pthread_create(&tr, NULL, bl_side, &r);
+		pthread_create(&tw, NULL, bl_side, &w);
+		pthread_join(tw, NULL);
+		pthread_join(tr, NULL);
+	} else {
+		pin(cpu_a);
+		for (int i = 0; i < BL_ROUNDS; i++) {
+			bl_writes(fd[1]);
+			bl_reads(fd[0], i);
+		}
+	}
+	close(fd[0]);
+	close(fd[1]);
+	med[0] = median(bl_first, BL_ROUNDS);
+	med[1] = median(bl_rest, BL_ROUNDS * (BL - 1));
+}
+
 /* ---- the core-to-core line latency of the same moment (as scripts/c2c.c):
  * CAS ping-pong of one line between cpu_a and cpu_b, median over 51 samples
  * of 2000 round trips, round trip / 2. A VM's two vCPUs can sit on SMT
@@ -249,6 +343,11 @@ static double c2c(void)
 	return median(s, 51);
 }
 
+#define Q(v, name)                                                                         \
+	memcpy(q, v, sizeof q);                                                                    \
+	qsort(q, CHUNKS, sizeof(double), cmpd);                                                    \
+	printf(" %s %.2f [%.2f-%.2f]", name, q[CHUNKS / 2], q[CHUNKS / 4], q[3 * CHUNKS / 4]);
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3) {
@@ -261,6 +360,35 @@ int main(int argc, char **argv)
 	printf("# xcpu-stream: CPUs %d,%d; %d runs of %d batches of %d; load %.2f %.2f %.2f\n",
 	       cpu_a, cpu_b, REPS, BATCHES, BATCH, la[0], la[1], la[2]);
 	int ls_only = argc == 4 || (argc == 2 && !strcmp(argv[1], "--lockstep"));
+	if (argc >= 2 && !strcmp(argv[1], "--backlog")) {
+		/* Per chunk: c2c, one CPU, two CPUs, c2c; lines = extra / c2c. */
+		for (int sock = 0; sock < 2; sock++) {
+			double ex[2][CHUNKS], lines[2][CHUNKS], lat[CHUNKS], one[2][CHUNKS];
+			for (int i = 0; i < CHUNKS; i++) {
+				double m1[2], m2[2];
+				double l0 = c2c();
+				backlog(sock, 0, m1);
+				backlog(sock, 1, m2);
+				lat[i] = (l0 + c2c()) / 2;
+				for (int s = 0; s < 2; s++) {
+					one[s][i] = m1[s];
+					ex[s][i] = m2[s] - m1[s];
+					lines[s][i] = ex[s][i] / lat[i];
+				}
+			}
+			for (int s = 0; s < 2; s++) {
+				const char *k = sock ? "unix" : "pipe", *sd = s ? "later reads" : "first read";
+				double q[CHUNKS];
+				printf("backlog %s %s (median [quartiles] of %d chunks):", k, sd, CHUNKS);
+				Q(one[s], "1cpu ns");
+				Q(ex[s], "extra ns");
+				Q(lat, "c2c ns");
+				Q(lines[s], "lines");
+				printf("\n");
+			}
+		}
+		return 0;
+	}
 	for (int sock = 0; sock < 2 && !ls_only; sock++) {
 		double one[2][REPS], two[2][REPS], d[2][REPS];
 		int kept[2][REPS];
@@ -311,10 +439,6 @@ int main(int argc, char **argv)
 		for (int s = 0; s < 2; s++) {
 			const char *k = sock ? "unix" : "pipe", *sd = s ? "read" : "write";
 			double q[CHUNKS];
-#define Q(v, name)                                                                         \
-	memcpy(q, v, sizeof q);                                                                    \
-	qsort(q, CHUNKS, sizeof(double), cmpd);                                                    \
-	printf(" %s %.2f [%.2f-%.2f]", name, q[CHUNKS / 2], q[CHUNKS / 4], q[3 * CHUNKS / 4]);
 			printf("lockstep %s %s (median [quartiles] of %d chunks):", k, sd, CHUNKS);
 			Q(one[s], "1cpu ns");
 			Q(d[s], "extra ns");
