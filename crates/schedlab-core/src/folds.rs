@@ -20,6 +20,9 @@ pub(crate) struct Landing {
     pub chan: u32,
     pub wait: Nanos,
     pub hold: Nanos,
+    /// Of the cost, what a read pays for its message's lines (from the
+    /// CPU that wrote it: `SyscallCosts::xmsg`); 0 for a write.
+    pub msg: Nanos,
 }
 
 /// A pending fold on one CPU.
@@ -130,6 +133,8 @@ pub(crate) struct Folds {
     /// The landings of the fold being decided (a buffer swapped with the
     /// fold's own when it begins: `sched/fold.rs`, `fold_begin`).
     pub buf: Vec<Landing>,
+    /// The CPUs that wrote the messages a read fold would take (scratch).
+    pub msg_cpus: Vec<CpuId>,
     /// Per task group: a group on the way from it up to the root has a CPU
     /// bandwidth limit (`cpu.max`), so its tasks never fold
     /// (`fast_forward_window` refuses at that level). Filled on first use
@@ -151,6 +156,7 @@ impl Folds {
             active: 0,
             hw: 0,
             buf: Vec::new(),
+            msg_cpus: Vec::new(),
             bw_path: std::cell::OnceCell::new(),
         }
     }

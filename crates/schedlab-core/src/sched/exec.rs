@@ -679,8 +679,9 @@ fn ts_absolute(ts: &crate::runtime::TimerState) -> bool {
 
 impl<S: Sink> Sim<S> {
     /// CPU time of one `write()` (`write` true) or `read()` on channel `ch`
-    /// made on `cpu`: the call, plus moving the channel's cache lines from
-    /// the CPU that used it last (`sched/syscall_cost.rs`).
+    /// made on `cpu`, its message aside: the call, plus moving the
+    /// channel's shared state from the CPU that used it last
+    /// (`sched/syscall_cost.rs`).
     pub(crate) fn chan_cost(&self, ch: usize, write: bool, cpu: CpuId) -> Nanos {
         let (base, kind, last) = self.chan_call(ch, write);
         base + last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind))
@@ -697,25 +698,50 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// The message channel `ch` holds next: the CPU that wrote it, and
+    /// its size.
+    fn chan_next_msg(&self, ch: usize) -> (Option<CpuId>, u64) {
+        match &self.prog.channels[ch] {
+            ChannelState::Pipe(p, n) => (p.origins.front(), *n),
+            ChannelState::Unix(s, n) => (s.origins.front(), *n),
+        }
+    }
+
+    /// What a read of kind `kind` by `cpu` pays for a message written on
+    /// `from` (`SyscallCosts::xmsg`), and the part of it under the
+    /// channel's lock: a pipe copies its data under `pipe->mutex`; a
+    /// socket's reader copies and frees the skb after taking it off the
+    /// queue, outside `unix_state_lock` and the queue's lock.
+    fn msg_cost(&self, kind: usize, from: CpuId, cpu: CpuId) -> (Nanos, Nanos) {
+        let x = self.sys.xmsg_ns(self.machine.distance(from, cpu), kind);
+        (x, if kind == 1 { x } else { 0 })
+    }
+
     /// The price of one `write()` or `read()` on channel `ch` by `cpu`
     /// starting at `start`, as a landing ending `cost` later: the call and
-    /// its cache lines (`chan_cost`), plus the wait for the channel's lock
-    /// if a hold decided before it is not over by `start`
+    /// its cache lines (`chan_cost`; a read's message's too, from the CPU
+    /// that wrote it, when one is queued), plus the wait for the channel's
+    /// lock if a hold decided before it is not over by `start`
     /// (`sched/chan_lock.rs`); its own hold is its time under the lock plus
-    /// the lines it takes.
+    /// the lines it takes there.
     pub(crate) fn chan_price(&self, ch: usize, write: bool, cpu: CpuId, start: Nanos) -> Landing {
         let (base, kind, last) = self.chan_call(ch, write);
         let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
+        let (msg, msg_held) = match self.chan_next_msg(ch).0 {
+            Some(from) if !write => self.msg_cost(kind, from, cpu),
+            _ => (0, 0),
+        };
         let wait = self.chan_lock(ch).wait(start, |o| {
             self.sys.handoff[self.machine.distance(o, cpu) as usize]
         });
-        let cost = base + x + wait;
+        let cost = base + x + msg + wait;
         Landing {
             at: start + cost,
             cost,
             chan: ch as u32,
             wait,
-            hold: self.sys.in_lock[kind] + x,
+            hold: self.sys.in_lock[kind] + x + msg_held,
+            msg,
         }
     }
 
@@ -855,12 +881,13 @@ impl<S: Sink> Sim<S> {
         &mut self,
         t: TaskId,
         ch: usize,
+        read: bool,
         call: impl FnOnce(&mut Self) -> bool,
     ) -> bool {
         let held = self.fold_touch_chan(ch, t);
         let done = call(self);
         if let Some(h) = held {
-            self.fold_recheck(h, ch);
+            self.fold_recheck(h, ch, read);
         }
         done
     }
@@ -868,7 +895,7 @@ impl<S: Sink> Sim<S> {
     /// The effect of one paid `write()` on channel `ch`: false when the
     /// channel is full and the writer went to sleep on it.
     fn chan_write(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
-        self.with_fold_on_chan(t, ch, |s| s.chan_write_now(cpu, t, ch))
+        self.with_fold_on_chan(t, ch, false, |s| s.chan_write_now(cpu, t, ch))
     }
 
     /// `chan_write` without the pending fold's bookkeeping
@@ -891,6 +918,7 @@ impl<S: Sink> Sim<S> {
                 if p.write(*n) {
                     wake[0] = p.readers.pop_front();
                 }
+                p.origins.push(*n, cpu);
                 if waited && !p.full() {
                     wake[1] = p.writers.pop_front();
                 }
@@ -902,6 +930,7 @@ impl<S: Sink> Sim<S> {
                     return false;
                 }
                 s.write(*n);
+                s.origins.push(*n, cpu);
                 // sock_def_readable: every sleeping reader.
                 std::mem::swap(&mut s.readers, &mut self.prog.wake_scratch);
                 wake_all = true;
@@ -920,7 +949,7 @@ impl<S: Sink> Sim<S> {
     /// The effect of one paid `read()` on channel `ch`: false when it is
     /// empty and the reader went to sleep on it.
     fn chan_read(&mut self, cpu: CpuId, t: TaskId, ch: usize) -> bool {
-        self.with_fold_on_chan(t, ch, |s| s.chan_read_now(cpu, t, ch))
+        self.with_fold_on_chan(t, ch, true, |s| s.chan_read_now(cpu, t, ch))
     }
 
     /// `chan_read` without the pending fold's bookkeeping.
@@ -940,6 +969,7 @@ impl<S: Sink> Sim<S> {
                 // pipe_read: wake a writer if the pipe was full (from 6.14:
                 // and the read freed a slot); a reader that had waited
                 // wakes the next one if data is left.
+                p.origins.take(*n);
                 if p.read(*n, rule) {
                     wake[0] = p.writers.pop_front();
                 }
@@ -947,12 +977,13 @@ impl<S: Sink> Sim<S> {
                     wake[1] = p.readers.pop_front();
                 }
             }
-            ChannelState::Unix(s, _) => {
+            ChannelState::Unix(s, n) => {
                 if s.queued() == 0 {
                     s.readers.push(t);
                     self.block_on_channel(cpu, t);
                     return false;
                 }
+                s.origins.take(*n);
                 // sock_wfree -> unix_write_space: every sleeping writer,
                 // once at most a quarter of the send buffer is in use.
                 if s.read() {
@@ -1080,8 +1111,8 @@ impl<S: Sink> Sim<S> {
         count: u32,
     ) -> (u64, Nanos) {
         let ch0 = (first + pos) as usize;
-        self.fold_settle_chan(ch0, t);
         let start = self.call_start(t);
+        self.fold_settle_chan(ch0, t, cpu, true, start);
         let l0 = self.chan_price(ch0, true, cpu, start);
         let mut land = std::mem::take(&mut self.folds.buf);
         land.clear();
@@ -1153,8 +1184,8 @@ impl<S: Sink> Sim<S> {
         // call) until a call decided earlier starts (the fence below). A
         // round's writes go to distinct channels, so `writes_to_pay` needs
         // no such split.
-        self.fold_settle_chan(ch, t);
         let start = self.call_start(t);
+        self.fold_settle_chan(ch, t, cpu, false, start);
         let l1 = self.chan_price(ch, false, cpu, start);
         let c1 = l1.cost;
         let mut land = std::mem::take(&mut self.folds.buf);
@@ -1169,41 +1200,63 @@ impl<S: Sink> Sim<S> {
         if !quiet || avail == 0 {
             return (1, c1);
         }
-        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c1 + c) else {
+        // Each read after the first finds the shared state on this CPU and
+        // pays for its own message's lines, from the CPU that wrote it.
+        let mut cpus = std::mem::take(&mut self.folds.msg_cpus);
+        let size = self.chan_next_msg(ch).1;
+        match &self.prog.channels[ch] {
+            ChannelState::Pipe(p, _) => p.origins.next_reads(size, avail, &mut cpus),
+            ChannelState::Unix(s, _) => s.origins.next_reads(size, avail, &mut cpus),
+        }
+        let read = |s: &Self, j: u64| -> (Nanos, Nanos, Nanos) {
+            // Read j (1-based): cost, message part, its part under the lock.
+            match cpus.get(j as usize - 1) {
+                Some(&from) => {
+                    let (x, held) = s.msg_cost(kind, from, cpu);
+                    (c + x, x, held)
+                }
+                None => (c, 0, 0),
+            }
+        };
+        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c1 + read(self, 2).0)
+        else {
+            self.folds.msg_cpus = cpus;
             return (1, c1);
         };
-        // Reads 1..=avail find a message; read avail+1 (if any) would
-        // sleep, which only the last may do. Read j lands at
-        // start + c1 + (j - 1) c, so read k + 1 starts at
-        // start + c1 + (k - 1) c: before another task's known use of the
-        // channel (the fold horizon, sched/fold.rs), and before the next
-        // call on the channel decided ahead of its start (a writer still
-        // paying scheduler work, sched/chan_lock.rs): from then on a read
-        // may queue behind it.
+        // Reads 1..=avail find a message. Read avail + 1 would find none
+        // (and sleep) unless a writer queues one before it starts, and
+        // then it pays for that message's lines: it is left out, to be
+        // priced at its start. Read k + 1 starts when read k
+        // lands: before another task's known use of the channel (the fold
+        // horizon, sched/fold.rs), and before the next call on the channel
+        // decided ahead of its start (a writer still paying scheduler
+        // work, sched/chan_lock.rs): from then on a read may queue behind
+        // it. It must land before the run's end.
         let used = self.folds.soon[ch].first_other(self.now, t);
         let fence = self.chan_lock(ch).next_arrival_after(start);
+        let hold = self.sys.in_lock[kind];
+        let mut land = std::mem::take(&mut self.folds.buf);
         let mut k = 1u64;
-        while k < left.min(avail + 1)
-            && start + c1 + k * c < horizon
-            && start + c1 + (k - 1) * c < limit
-            && start + c1 + (k - 1) * c < used
-            && start + c1 + (k - 1) * c < fence
-        {
+        let mut end = start + c1;
+        while k < left.min(avail) {
+            let (ck, msg, held) = read(self, k + 1);
+            if end + ck >= horizon || end >= limit || end >= used || end >= fence {
+                break;
+            }
             k += 1;
-        }
-        if k > 1 {
-            let hold = self.sys.in_lock[kind];
-            let mut land = std::mem::take(&mut self.folds.buf);
-            land.extend((2..=k).map(|i| Landing {
-                at: start + c1 + (i - 1) * c,
-                cost: c,
+            end += ck;
+            land.push(Landing {
+                at: end,
+                cost: ck,
                 chan: ch as u32,
                 wait: 0,
-                hold,
-            }));
-            self.folds.buf = land;
+                hold: hold + held,
+                msg,
+            });
         }
-        (k, c1 + (k - 1) * c)
+        self.folds.buf = land;
+        self.folds.msg_cpus = cpus;
+        (k, end - start)
     }
 
     /// The running task spends `work` of CPU time in `n` syscalls, then

@@ -171,32 +171,55 @@ impl<S: Sink> Sim<S> {
         Some((c, gen))
     }
 
-    /// Task `by` is about to price a call on channel `ch` (its cost depends
-    /// on the CPU that used the channel last and on its lock): the pending
-    /// fold of another task with a landing on it settles what happened
-    /// before now, so the price sees the channel as message by message
-    /// would. If a call of the fold on `ch` is still to start (message by
-    /// message it would be decided after this one, and might wait for its
-    /// hold), the fold is split there: the fold took the locks of its calls
-    /// when it was decided, and the split gives back those of the calls
-    /// not started (`sched/chan_lock.rs`).
+    /// Task `by` is about to price a call on channel `ch` (`write` or a
+    /// read, by `cpu`, starting at `start`; its cost depends on the CPU
+    /// that used the channel last and on its lock): the pending fold of
+    /// another task with a landing on it settles what happened before
+    /// now, so the price sees the channel as message by message would. A
+    /// call of the fold on `ch` still to start would, message by message,
+    /// be decided after this one; the fold took its lock's hold already.
+    /// That changes nothing unless this call would wait for such a hold
+    /// (it is the one ahead of it), or such a call starts while this one
+    /// holds the lock (message by message it would wait): then the fold
+    /// is split there, and the split gives back the holds of the calls not
+    /// started (`sched/chan_lock.rs`).
     #[inline]
-    pub(crate) fn fold_settle_chan(&mut self, ch: usize, by: TaskId) {
+    pub(crate) fn fold_settle_chan(
+        &mut self,
+        ch: usize,
+        by: TaskId,
+        cpu: CpuId,
+        write: bool,
+        start: Nanos,
+    ) {
         if self.folds.active == 0 {
             return;
         }
         let Some(c) = self.folds.chan[ch] else {
             return;
         };
-        if self.folds.cpu[c.idx()].task != by {
-            self.fold_settle(c);
-            let f = &self.folds.cpu[c.idx()];
-            if f.landings[f.next + 1..]
-                .iter()
-                .any(|l| l.chan as usize == ch)
-            {
-                self.fold_split(c);
-            }
+        if self.folds.cpu[c.idx()].task == by {
+            return;
+        }
+        self.fold_settle(c);
+        let f = &self.folds.cpu[c.idx()];
+        let mut pending = f.landings[f.next + 1..]
+            .iter()
+            .filter(|l| l.chan as usize == ch)
+            .map(|l| l.at - l.cost)
+            .peekable();
+        if pending.peek().is_none() {
+            return;
+        }
+        let l = self.chan_price(ch, write, cpu, start);
+        let end = start + l.wait + l.hold;
+        let now = self.now;
+        let waits_for_pending = self
+            .chan_lock(ch)
+            .ahead(start)
+            .is_some_and(|h| h.owner == c && h.arrival > now);
+        if waits_for_pending || pending.any(|a| a >= start && a <= end) {
+            self.fold_split(c);
         }
     }
 
@@ -206,13 +229,20 @@ impl<S: Sink> Sim<S> {
     /// split it (what it settled before the operation stays). The price
     /// test covers the fold's own event too: a write round's last write
     /// goes to a channel the other senders write, and its call may start
-    /// after one of them took that channel's lines.
-    pub(crate) fn fold_recheck(&mut self, held: (CpuId, u32), ch: usize) {
+    /// after one of them took that channel's lines. Another reader's read
+    /// (`read`) splits a read fold: it took a message the fold's reads
+    /// were priced for (each read pays for its own message's lines).
+    pub(crate) fn fold_recheck(&mut self, held: (CpuId, u32), ch: usize, read: bool) {
         let (c, gen) = held;
         let f = &self.folds.cpu[c.idx()];
         if !f.live || f.gen != gen {
             return;
         }
+        if read && !f.write {
+            self.fold_split(c);
+            return;
+        }
+
         // Intermediate landings (all but the fold's event) on `ch` must
         // stay silent; every landing left on `ch`, the fold's event
         // included, must keep its price.
@@ -237,7 +267,9 @@ impl<S: Sink> Sim<S> {
     /// party's touch of `ch` now costs other than the fold priced it: the
     /// toucher took the channel's cache lines (sched/syscall_cost.rs, the
     /// cross-CPU channel cost), and the call finds them there unless one of
-    /// the fold's own landings on `ch` has brought them back first. The call
+    /// the fold's own landings on `ch` has brought them back first. (A
+    /// read's message's part does not move: the toucher's write queues
+    /// behind the messages the fold's reads take.) The call
     /// of the first unsettled landing is under way: its cost was decided
     /// when it started.
     fn fold_costs_moved(&self, cpu: CpuId, ch: usize) -> bool {
@@ -252,7 +284,7 @@ impl<S: Sink> Sim<S> {
             // The lock's wait is not the toucher's doing: it took no lock
             // the fold's calls not started would meet (it would have split
             // the fold when it priced its call).
-            if i > 0 && !back && l.cost - l.wait != now_cost {
+            if i > 0 && !back && l.cost - l.wait - l.msg != now_cost {
                 return true;
             }
             back = true;

@@ -15,6 +15,7 @@ pub mod futex_word;
 pub mod group;
 mod init;
 mod lb_snapshot;
+pub mod msg_origin;
 pub mod noise;
 pub mod pipe;
 pub mod rt;

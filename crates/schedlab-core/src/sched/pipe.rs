@@ -96,6 +96,8 @@ pub struct Pipe {
     pub last_cpu: Option<CpuId>,
     /// `pipe->mutex`.
     pub lock: super::chan_lock::ChanLock,
+    /// The CPU that wrote each unread byte.
+    pub origins: super::msg_origin::MsgOrigins,
 }
 
 impl Pipe {

@@ -39,6 +39,15 @@
 //! whose cross-CPU extras were measured on itself (a recording's
 //! costs.json, `MachineCosts::channel_xcpu_ns`) pays those at every
 //! distance.
+//!
+//! A read's lines have two sources: the channel's shared state, from the
+//! CPU that used the channel last, and the message it takes, from the CPU
+//! that wrote it (`SyscallCosts::xmsg`; `sched/msg_origin.rs` keeps each
+//! queued message's CPU). A reader draining a backlog finds the shared
+//! state on its own CPU after its first read but still pulls every
+//! message from its writer's. The split is measured on the host
+//! (`HOST_READ_MSG_LINES_MILLI`); a reader of the message just written on
+//! the other CPU pays both, the lockstep figure.
 
 use crate::machine::{Distance, MachineCosts};
 use crate::time::Nanos;
@@ -78,6 +87,22 @@ pub use crate::machine::REFERENCE_SWITCH_NS;
 /// calls: 1.40 [quartiles 1.39-1.41], 2.62 [2.55-2.62], 1.66 [1.43-1.81],
 /// 5.02 [2.16-5.13] lines (docs/syscall-costs.md, "Cross-CPU channel cost").
 const HOST_LINES_PER_CALL_MILLI: [Nanos; 4] = [1_400, 2_620, 1_660, 5_020];
+/// Host: of a read's lines above, those the message brings from the CPU
+/// that wrote it, in thousandths (pipe read, unix read): the page's data
+/// (a pipe), the skb, its data and its free (a socket). The rest of a
+/// read's lines are the channel's shared state (the ring's head and tail,
+/// the queue head, the lock), which come from the CPU that used the
+/// channel last. Measured by `scripts/xcpu-stream.c --backlog`
+/// (2026-11-26 18:33-18:38 UTC, nice -20): a writer writes 32 messages on
+/// one CPU, then a reader drains them on the other; the reads after the
+/// first find the shared state on their own CPU and pay only for the
+/// message, against the same on one CPU, divided by the core-to-core
+/// latency measured beside each chunk. Two runs at the two-core placement
+/// (c2c 114 and 126 ns), medians of 41 chunks: pipe 1.14 [0.46-1.62] and
+/// 1.65 [1.60-1.67] lines, unix 5.25 [3.93-7.29] and 4.40 [3.39-6.95]:
+/// their means, 1.40 and 4.83 (docs/syscall-costs.md, "What a message
+/// brings"). A unix read's lines come almost all with its message.
+const HOST_READ_MSG_LINES_MILLI: [Nanos; 2] = [1_400, 4_830];
 /// Host: the part of a channel call spent under the channel's lock, in
 /// thousandths of the call (pipe write, pipe read, unix write, unix read),
 /// beside the cache lines the section takes (`xcpu`, which count in the
@@ -130,8 +155,12 @@ pub struct SyscallCosts {
     pub sem: Nanos,
     /// Extra CPU time of a channel call (index: pipe write, pipe read,
     /// unix write, unix read) whose channel was last used on a CPU at
-    /// distance `Distance as usize` (0 = the same CPU: nothing).
+    /// distance `Distance as usize` (0 = the same CPU: nothing). For the
+    /// reads, the shared state's part only (`xmsg` is the message's).
     pub xcpu: [[Nanos; 4]; 7],
+    /// Extra CPU time of a read (index: pipe read, unix read) whose
+    /// message was written on a CPU at distance `Distance as usize`.
+    pub xmsg: [[Nanos; 2]; 7],
     /// CPU time of a channel call (index as `xcpu`) spent under the
     /// channel's lock, its cross-CPU extra aside (`sched/chan_lock.rs`).
     pub in_lock: [Nanos; 4],
@@ -162,6 +191,7 @@ impl SyscallCosts {
             cond: s(HOST_COND_OP_NS),
             sem: s(HOST_SEM_OP_NS),
             xcpu: xcpu_table(c),
+            xmsg: xmsg_table(c),
             in_lock: [0, 1, 2, 3].map(|k| ch[k] * HOST_IN_LOCK_MILLI[k] / 1_000),
             handoff: handoff_table(c),
         }
@@ -174,6 +204,39 @@ impl SyscallCosts {
     pub fn xcpu_ns(&self, d: Distance, kind: usize) -> Nanos {
         self.xcpu[d as usize][kind]
     }
+
+    /// Extra CPU time of a read of `kind` (1 pipe read, 3 unix read) for
+    /// the message it takes, written on a CPU at `d` from the reader's.
+    #[inline]
+    pub fn xmsg_ns(&self, d: Distance, kind: usize) -> Nanos {
+        self.xmsg[d as usize][kind / 2]
+    }
+}
+
+/// A read's lines (`kind` 1 or 3): those its message brings, and the
+/// shared state's, in thousandths.
+fn read_split(kind: usize) -> (Nanos, Nanos) {
+    let total = HOST_LINES_PER_CALL_MILLI[kind];
+    let msg = HOST_READ_MSG_LINES_MILLI[kind / 2].min(total);
+    (msg, total - msg)
+}
+
+/// The message's part of each read's cross-CPU extra by distance class:
+/// the host's lines at the machine's core-to-core latency, or the
+/// machine's own measured extra split in the host's proportion.
+fn xmsg_table(c: &MachineCosts) -> [[Nanos; 2]; 7] {
+    let mut t = [[0; 2]; 7];
+    for (d, row) in t.iter_mut().enumerate().skip(1) {
+        for (r, x) in row.iter_mut().enumerate() {
+            let kind = 2 * r + 1;
+            let (msg, _) = read_split(kind);
+            *x = match c.channel_xcpu_ns {
+                Some(m) => m[kind] * msg / HOST_LINES_PER_CALL_MILLI[kind],
+                None => msg * c.line_transfer_ns[d] / 1_000,
+            };
+        }
+    }
+    t
 }
 
 /// The lock handoff of each distance class: the host's lines at the
@@ -193,9 +256,16 @@ fn xcpu_table(c: &MachineCosts) -> [[Nanos; 4]; 7] {
     let mut t = [[0; 4]; 7];
     for (d, row) in t.iter_mut().enumerate().skip(1) {
         for (k, x) in row.iter_mut().enumerate() {
+            // A read's own part: the shared state's lines (its message's
+            // are `xmsg_table`'s).
+            let lines = if k % 2 == 1 {
+                read_split(k).1
+            } else {
+                HOST_LINES_PER_CALL_MILLI[k]
+            };
             *x = match c.channel_xcpu_ns {
-                Some(m) => m[k],
-                None => HOST_LINES_PER_CALL_MILLI[k] * c.line_transfer_ns[d] / 1_000,
+                Some(m) => m[k] * lines / HOST_LINES_PER_CALL_MILLI[k],
+                None => lines * c.line_transfer_ns[d] / 1_000,
             };
         }
     }
@@ -237,17 +307,26 @@ mod tests {
         assert_eq!(x.xcpu_ns(Distance::SameCpu, 0), 0);
         // Pipe write: 1.40 lines; 8 ns between SMT siblings: 11.2 -> 11.
         assert_eq!(x.xcpu_ns(Distance::SameCore, 0), 11);
-        // 1.40 x 51 = 71.4; pipe read 2.62 x 51 = 133.6.
+        // 1.40 x 51 = 71.4. A pipe read's 2.62 lines: 1.40 its message's
+        // (71.4 -> 71), 1.22 the shared state's (62.2 -> 62).
         assert_eq!(x.xcpu_ns(Distance::SameLlc, 0), 71);
-        assert_eq!(x.xcpu_ns(Distance::SameLlc, 1), 133);
-        // Across packages: unix read 5.02 x 108 = 542.2.
-        assert_eq!(x.xcpu_ns(Distance::OtherPackage, 3), 542);
+        assert_eq!(x.xcpu_ns(Distance::SameLlc, 1), 62);
+        assert_eq!(x.xmsg_ns(Distance::SameLlc, 1), 71);
+        // Across packages: a unix read's 5.02 lines, 4.83 its message's
+        // (x 108 = 521.6 -> 521), 0.19 the state's (20.5 -> 20).
+        assert_eq!(x.xcpu_ns(Distance::OtherPackage, 3), 20);
+        assert_eq!(x.xmsg_ns(Distance::OtherPackage, 3), 521);
         assert_eq!(x.xcpu_ns(Distance::OtherPackage, 2), 179);
-        // Measured on the machine itself: those figures at every distance.
-        c.channel_xcpu_ns = Some([1, 2, 3, 4]);
+        assert_eq!(x.xmsg_ns(Distance::SameCpu, 3), 0);
+        // Measured on the machine itself: those figures at every distance,
+        // a read's split in the host's proportion (pipe read 2000: 1400 /
+        // 2620 of it, 1068.7 -> 1068, and the rest 1220 / 2620, 931.3 ->
+        // 931; unix read 4000: 4830 / 5020, 3848.6 -> 3848, and 151).
+        c.channel_xcpu_ns = Some([1000, 2000, 3000, 4000]);
         let m = SyscallCosts::for_machine(&c);
         assert_eq!(m.xcpu[0], [0; 4]);
-        assert!(m.xcpu[1..].iter().all(|r| *r == [1, 2, 3, 4]));
+        assert!(m.xcpu[1..].iter().all(|r| *r == [1000, 931, 3000, 151]));
+        assert!(m.xmsg[1..].iter().all(|r| *r == [1068, 3848]));
     }
 
     /// Hand-worked: the lock's share of each call and the handoff.

@@ -81,6 +81,8 @@ pub struct UnixStream {
     pub last_cpu: Option<CpuId>,
     /// The receiving socket's `unix_state_lock` / `sk_receive_queue.lock`.
     pub lock: super::chan_lock::ChanLock,
+    /// The CPU that wrote each queued skb's bytes.
+    pub origins: super::msg_origin::MsgOrigins,
 }
 
 impl Default for UnixStream {
@@ -93,6 +95,7 @@ impl Default for UnixStream {
             writers: Vec::new(),
             last_cpu: None,
             lock: Default::default(),
+            origins: Default::default(),
         }
     }
 }
