@@ -241,8 +241,21 @@ fn apply_placement(dir: &Path, machine: &mut schedlab_core::machine::Machine) ->
     );
     let was = machine.costs.line_transfer_ns[d as usize];
     machine.costs.line_transfer_ns[d as usize] = c.line_ns();
+    // The channel calls' cross-CPU extras then come from the lines the
+    // lockstep measurement isolates, at this latency: costs.json's come
+    // from wakecost's stream cases, which do not isolate the transfer
+    // (docs/syscall-costs.md, "Lines per call": 0 to +425 ns for the same
+    // call an hour apart) and cannot split a read's message from the
+    // channel's state.
+    let stream = machine.costs.channel_xcpu_ns.take();
+    let dropped = match stream {
+        Some(x) => format!(
+            "; channel cross-CPU extras: the host lines at it, not costs.json's stream figures {x:?}"
+        ),
+        None => String::new(),
+    };
     Ok(format!(
-        "model line latency: measured (the recording's c2c.json: CPUs {}-{} {:.1} ns before, {:.1} ns after; {} ns at distance {:?}, the import's guess {} ns)",
+        "model line latency: measured (the recording's c2c.json: CPUs {}-{} {:.1} ns before, {:.1} ns after; {} ns at distance {:?}, the import's guess {} ns){dropped}",
         c.cpus[0], c.cpus[1], c.before_ns, c.after_ns, c.line_ns(), d, was
     ))
 }

@@ -413,6 +413,19 @@ fn validate_takes_the_recorded_vcpu_placement() {
         text.contains("model line latency: measured (the recording's c2c.json: CPUs 0-8 23.7 ns before, 122.4 ns after; 73 ns at distance SameCore, the import's guess 10 ns)"),
         "{text}"
     );
+    // With costs.json's stream extras for the channel calls: the lines at
+    // the measured latency take their place, and the note says so.
+    std::fs::write(
+        rec.join("costs.json"),
+        r#"{"version": 1, "context_switch_ns": 1768, "wakeup_ns": 1199, "ipi_send_ns": 2716, "ipi_latency_ns": 4355, "pipe_write_xcpu_ns": 29, "pipe_read_xcpu_ns": 86, "unix_write_xcpu_ns": 0, "unix_read_xcpu_ns": 0}"#,
+    )
+    .unwrap();
+    let (text, _, _) = validate_kernel_of(&rec, &[]);
+    assert!(
+        text.contains("the import's guess 10 ns); channel cross-CPU extras: the host lines at it, not costs.json's stream figures [29, 86, 0, 0]"),
+        "{text}"
+    );
+    std::fs::remove_file(rec.join("costs.json")).unwrap();
     let r = rec.to_str().unwrap();
     // A broken c2c.json (the recording's measured vCPU placement).
     std::fs::write(rec.join("c2c.json"), "{\n  \"cpus\": ,\n}\n").unwrap();
