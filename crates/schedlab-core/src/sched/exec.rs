@@ -1204,9 +1204,10 @@ impl<S: Sink> Sim<S> {
         // pays for its own message's lines, from the CPU that wrote it.
         let mut cpus = std::mem::take(&mut self.folds.msg_cpus);
         let size = self.chan_next_msg(ch).1;
+        let want = avail.min(left);
         match &self.prog.channels[ch] {
-            ChannelState::Pipe(p, _) => p.origins.next_reads(size, avail, &mut cpus),
-            ChannelState::Unix(s, _) => s.origins.next_reads(size, avail, &mut cpus),
+            ChannelState::Pipe(p, _) => p.origins.next_reads(size, want, &mut cpus),
+            ChannelState::Unix(s, _) => s.origins.next_reads(size, want, &mut cpus),
         }
         let read = |s: &Self, j: u64| -> (Nanos, Nanos, Nanos) {
             // Read j (1-based): cost, message part, its part under the lock.
