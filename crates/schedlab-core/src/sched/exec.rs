@@ -1112,8 +1112,7 @@ impl<S: Sink> Sim<S> {
     ) -> (u64, Nanos) {
         let ch0 = (first + pos) as usize;
         let start = self.call_start(t);
-        self.fold_settle_chan(ch0, t, cpu, true, start);
-        let l0 = self.chan_price(ch0, true, cpu, start);
+        let l0 = self.fold_settle_chan(ch0, t, start, |s| s.chan_price(ch0, true, cpu, start));
         let mut land = std::mem::take(&mut self.folds.buf);
         land.clear();
         land.push(l0);
@@ -1185,8 +1184,7 @@ impl<S: Sink> Sim<S> {
         // round's writes go to distinct channels, so `writes_to_pay` needs
         // no such split.
         let start = self.call_start(t);
-        self.fold_settle_chan(ch, t, cpu, false, start);
-        let l1 = self.chan_price(ch, false, cpu, start);
+        let l1 = self.fold_settle_chan(ch, t, start, |s| s.chan_price(ch, false, cpu, start));
         let c1 = l1.cost;
         let mut land = std::mem::take(&mut self.folds.buf);
         land.clear();

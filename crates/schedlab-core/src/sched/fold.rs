@@ -66,6 +66,7 @@
 //! compare the outputs.
 
 use crate::event::Event;
+use crate::folds::Landing;
 use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
 use crate::sim::Sim;
@@ -171,35 +172,35 @@ impl<S: Sink> Sim<S> {
         Some((c, gen))
     }
 
-    /// Task `by` is about to price a call on channel `ch` (`write` or a
-    /// read, by `cpu`, starting at `start`; its cost depends on the CPU
-    /// that used the channel last and on its lock): the pending fold of
-    /// another task with a landing on it settles what happened before
-    /// now, so the price sees the channel as message by message would. A
-    /// call of the fold on `ch` still to start would, message by message,
-    /// be decided after this one; the fold took its lock's hold already.
-    /// That changes nothing unless this call would wait for such a hold
-    /// (it is the one ahead of it), or such a call starts while this one
-    /// holds the lock (message by message it would wait): then the fold
-    /// is split there, and the split gives back the holds of the calls not
-    /// started (`sched/chan_lock.rs`).
+    /// Task `by` is about to price a call on channel `ch` (by `cpu`,
+    /// starting at `start`; `price` gives its landing, whose cost depends
+    /// on the CPU that used the channel last and on its lock): the pending
+    /// fold of another task with a landing on it settles what happened
+    /// before now, so the price sees the channel as message by message
+    /// would. A call of the fold on `ch` still to start would, message by
+    /// message, be decided after this one; the fold took its lock's hold
+    /// already. That changes nothing unless this call would wait for such
+    /// a hold (it is the one ahead of it), or such a call starts while
+    /// this one holds the lock (message by message it would wait): then
+    /// the fold is split there, and the split gives back the holds of the
+    /// calls not started (`sched/chan_lock.rs`). Returns the call's
+    /// landing, priced after the split if there was one.
     #[inline]
     pub(crate) fn fold_settle_chan(
         &mut self,
         ch: usize,
         by: TaskId,
-        cpu: CpuId,
-        write: bool,
         start: Nanos,
-    ) {
+        price: impl Fn(&Self) -> Landing,
+    ) -> Landing {
         if self.folds.active == 0 {
-            return;
+            return price(self);
         }
         let Some(c) = self.folds.chan[ch] else {
-            return;
+            return price(self);
         };
         if self.folds.cpu[c.idx()].task == by {
-            return;
+            return price(self);
         }
         self.fold_settle(c);
         let f = &self.folds.cpu[c.idx()];
@@ -209,9 +210,9 @@ impl<S: Sink> Sim<S> {
             .map(|l| l.at - l.cost)
             .peekable();
         if pending.peek().is_none() {
-            return;
+            return price(self);
         }
-        let l = self.chan_price(ch, write, cpu, start);
+        let l = price(self);
         let end = start + l.wait + l.hold;
         let now = self.now;
         let waits_for_pending = self
@@ -220,7 +221,9 @@ impl<S: Sink> Sim<S> {
             .is_some_and(|h| h.owner == c && h.arrival > now);
         if waits_for_pending || pending.any(|a| a >= start && a <= end) {
             self.fold_split(c);
+            return price(self);
         }
+        l
     }
 
     /// After another task's operation on channel `ch`: are the pending
