@@ -159,6 +159,9 @@ pub struct Task {
     /// The current channel syscall had to sleep (a pipe writer that waited
     /// wakes the next writer; a reader, the next reader).
     pub chan_waited: bool,
+    /// The current channel syscall was woken from sleep on its channel:
+    /// its second pass (`exec::chan_retry_price`) is still to be paid.
+    pub chan_retry: bool,
     /// Where a blocking synchronisation op stands (see `exec::sync_op`).
     pub sync_stage: u8,
     /// Timestamp slots of `Op::Stamp` / `Op::Record` (`sched/futex_word.rs`).

@@ -458,6 +458,49 @@ fn a_read_of_a_backlog_pays_for_each_message_from_its_writer() {
     );
 }
 
+/// Hand-worked woken read (`Sim::chan_retry_price`): one message, the
+/// receiver pinned to CPU 0 reads first and sleeps on the empty channel
+/// (its first pass, on a never-used channel, pays no lines); the sender,
+/// pinned to CPU `s`, writes 1 ms later and wakes it. The woken read's
+/// second pass takes the channel's lock again and pulls what the writer
+/// left on CPU `s`: the shared state (`xcpu`) and the message (`xmsg`),
+/// by distance class, against the sender on CPU 0 (nothing moves). Before
+/// the second pass was priced the difference was 0: a woken read paid no
+/// lines at all.
+#[test]
+fn a_woken_read_pays_for_the_state_and_the_message_its_waker_left() {
+    use schedlab_core::ids::CpuId;
+    use schedlab_core::machine::{make_test_machine, Distance};
+    use schedlab_core::sched::syscall_cost::SyscallCosts;
+    let m = make_test_machine(2, 1, 2, 2);
+    let c = SyscallCosts::for_machine(&m.costs);
+    for (ipc, kind) in [("pipe", 1), ("socket", 3)] {
+        let receiver_runtime = |cpu: u32| {
+            let spec = format!("groups=1,fds=1,loops=1,ipc={ipc}");
+            let mut w = hackbench("hackbench:", &spec).unwrap().workload;
+            for t in &mut w.tasks {
+                let on = if t.name.starts_with("hb-r") { 0 } else { cpu };
+                t.cpus = Some(vec![on]);
+                if t.name.starts_with("hb-s") {
+                    t.delay_ns = 1_000_000;
+                }
+            }
+            checked_runtime(&m, &w, "hb-r0-0")
+        };
+        let same = receiver_runtime(0);
+        for (cpu, d) in [(2, Distance::SameLlc), (4, Distance::OtherPackage)] {
+            assert_eq!(m.distance(CpuId(0), CpuId(cpu)), d);
+            let (state, msg) = (c.xcpu_ns(d, kind), c.xmsg_ns(d, kind));
+            assert!(msg > 0 && state > 0);
+            assert_eq!(
+                receiver_runtime(cpu),
+                same + state + msg,
+                "{ipc}: sender on CPU {cpu} ({d:?})"
+            );
+        }
+    }
+}
+
 /// Hand-worked: two writers on two CPUs into one pipe
 /// (`sched/chan_lock.rs`). hackbench groups=1, fds=2, loops=1, ipc=pipe:
 /// senders A (CPU 0) and B (CPU 2, the same LLC) each write once to

@@ -362,8 +362,10 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Send { first, count } => {
                     if fresh {
-                        self.sched.tasks[t.idx()].chan_pos = 0;
-                        self.sched.tasks[t.idx()].paid = 0;
+                        let task = &mut self.sched.tasks[t.idx()];
+                        task.chan_pos = 0;
+                        task.paid = 0;
+                        task.chan_retry = false;
                     }
                     if self.channel_send(cpu, t, first, count) {
                         return; // paying for the writes, or blocked
@@ -372,8 +374,10 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Recv { chan, msgs } => {
                     if fresh {
-                        self.sched.tasks[t.idx()].chan_pos = msgs;
-                        self.sched.tasks[t.idx()].paid = 0;
+                        let task = &mut self.sched.tasks[t.idx()];
+                        task.chan_pos = msgs;
+                        task.paid = 0;
+                        task.chan_retry = false;
                     }
                     if self.channel_recv(cpu, t, chan) {
                         return;
@@ -745,6 +749,48 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// The second pass of a `write()` or `read()` by `cpu` that slept on
+    /// channel `ch` and was woken, starting at `start`. The kernel's
+    /// blocking paths loop: pipe_read and pipe_write take `pipe->mutex`
+    /// again and look at the ring once more, and unix_stream_read_generic
+    /// takes the socket's state lock again and peeks its queue (its
+    /// `redo`); a unix writer wakes in the send-buffer wait and goes on to
+    /// queue its skb. The call's instructions were priced once, when it
+    /// started (`chan_price`). What the second pass adds is what other
+    /// CPUs wrote while it slept: the channel's shared state, from its
+    /// last user (`SyscallCosts::xcpu`: the waker, mostly), and for a read
+    /// its message, from the CPU that wrote it (`SyscallCosts::xmsg`),
+    /// both the lockstep measurements' lines (docs/syscall-costs.md), plus
+    /// the wait for the lock. Before this pass was priced, a woken read
+    /// paid for neither: its first pass found no message and the state on
+    /// its own CPU. Its hold is the lines it takes under the lock.
+    pub(crate) fn chan_retry_price(
+        &self,
+        ch: usize,
+        write: bool,
+        cpu: CpuId,
+        start: Nanos,
+    ) -> Landing {
+        let (_, kind, last) = self.chan_call(ch, write);
+        let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
+        let (msg, msg_held) = match self.chan_next_msg(ch).0 {
+            Some(from) if !write => self.msg_cost(kind, from, cpu),
+            _ => (0, 0),
+        };
+        let wait = self.chan_lock(ch).wait(start, |o| {
+            self.sys.handoff[self.machine.distance(o, cpu) as usize]
+        });
+        let cost = x + msg + wait;
+        Landing {
+            at: start + cost,
+            cost,
+            chan: ch as u32,
+            wait,
+            hold: x + msg_held,
+            msg,
+        }
+    }
+
     /// Channel `ch`'s lock.
     pub(crate) fn chan_lock(&self, ch: usize) -> &ChanLock {
         match &self.prog.channels[ch] {
@@ -818,7 +864,11 @@ impl<S: Sink> Sim<S> {
                 }
                 return true;
             }
-            if !self.chan_write(cpu, t, (first + pos) as usize) {
+            let ch = (first + pos) as usize;
+            if self.sched.tasks[t.idx()].chan_retry && self.pay_retry(cpu, t, ch, true) {
+                return true;
+            }
+            if !self.chan_write(cpu, t, ch) {
                 return true;
             }
             let task = &mut self.sched.tasks[t.idx()];
@@ -854,6 +904,10 @@ impl<S: Sink> Sim<S> {
                 }
                 return true;
             }
+            if self.sched.tasks[t.idx()].chan_retry && self.pay_retry(cpu, t, chan as usize, false)
+            {
+                return true;
+            }
             if !self.chan_read(cpu, t, chan as usize) {
                 return true;
             }
@@ -861,6 +915,31 @@ impl<S: Sink> Sim<S> {
             task.chan_pos -= 1;
             task.paid -= 1;
         }
+    }
+
+    /// A `write()` or `read()` of `t` on channel `ch`, woken from sleep
+    /// there, first pays for its second pass (`chan_retry_price`); true
+    /// when it stopped to pay, false when the pass costs nothing (the
+    /// lines are on this CPU already) and the call goes on at once.
+    fn pay_retry(&mut self, cpu: CpuId, t: TaskId, ch: usize, write: bool) -> bool {
+        self.sched.tasks[t.idx()].chan_retry = false;
+        let start = self.call_start(t);
+        let l = self.fold_settle_chan(ch, t, start, |s| s.chan_retry_price(ch, write, cpu, start));
+        if l.cost == 0 {
+            return false;
+        }
+        if l.wait + l.hold > 0 {
+            let now = self.now;
+            self.chan_lock_mut(ch).take(now, cpu, start, l.wait, l.hold);
+        }
+        if self.cfg.fast_forward {
+            self.fold_note_use(ch, t, l.at);
+        }
+        let task = &mut self.sched.tasks[t.idx()];
+        task.work_left = l.cost;
+        task.resume = Resume::Continue;
+        self.arm_burst(cpu);
+        true
     }
 
     /// Wakes, in order, the tasks a socket's wait queue held (swapped into
@@ -1287,6 +1366,7 @@ impl<S: Sink> Sim<S> {
         task.wake_expiry = None;
         task.wake_is_timer = false;
         task.chan_waited = true;
+        task.chan_retry = true;
         self.dequeue_task(t, true);
         self.sched.tasks[t.idx()].state = TaskState::Sleeping;
         self.schedule(cpu, PrevState::Sleeping);

@@ -478,6 +478,7 @@ fn new_task(
         chan_pos: 0,
         paid: 0,
         chan_waited: false,
+        chan_retry: false,
         sync_stage: 0,
         stamps: [0; 2],
         batch: 0,
