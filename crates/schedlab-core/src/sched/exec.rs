@@ -711,6 +711,19 @@ impl<S: Sink> Sim<S> {
         }
     }
 
+    /// What a call of kind `kind` on channel `ch` by `cpu` pays for the
+    /// message it takes (`msg_cost`), if it is a read and one is queued.
+    #[inline]
+    fn read_msg_cost(&self, ch: usize, write: bool, kind: usize, cpu: CpuId) -> (Nanos, Nanos) {
+        if write {
+            return (0, 0);
+        }
+        match self.chan_next_msg(ch).0 {
+            Some(from) => self.msg_cost(kind, from, cpu),
+            None => (0, 0),
+        }
+    }
+
     /// What a read of kind `kind` by `cpu` pays for a message written on
     /// `from` (`SyscallCosts::xmsg`), and the part of it under the
     /// channel's lock: a pipe copies its data under `pipe->mutex`; a
@@ -731,10 +744,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn chan_price(&self, ch: usize, write: bool, cpu: CpuId, start: Nanos) -> Landing {
         let (base, kind, last) = self.chan_call(ch, write);
         let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
-        let (msg, msg_held) = match self.chan_next_msg(ch).0 {
-            Some(from) if !write => self.msg_cost(kind, from, cpu),
-            _ => (0, 0),
-        };
+        let (msg, msg_held) = self.read_msg_cost(ch, write, kind, cpu);
         let wait = self.chan_lock(ch).wait(start, |o| {
             self.sys.handoff[self.machine.distance(o, cpu) as usize]
         });
@@ -773,10 +783,7 @@ impl<S: Sink> Sim<S> {
     ) -> Landing {
         let (_, kind, last) = self.chan_call(ch, write);
         let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
-        let (msg, msg_held) = match self.chan_next_msg(ch).0 {
-            Some(from) if !write => self.msg_cost(kind, from, cpu),
-            _ => (0, 0),
-        };
+        let (msg, msg_held) = self.read_msg_cost(ch, write, kind, cpu);
         let wait = self.chan_lock(ch).wait(start, |o| {
             self.sys.handoff[self.machine.distance(o, cpu) as usize]
         });
