@@ -354,6 +354,31 @@ fn machine() -> impl Strategy<Value = MachineChoice> {
     ]
 }
 
+/// The machines of [`machine`] of at most 4 CPUs, and a7-octa (8 CPUs,
+/// whose syscalls cost 4x the x86 ones): vm-2cpu, one CPU, the test
+/// machines and odd machines of up to 4 CPUs (SMT, two LLCs, two nodes,
+/// asymmetric nodes all among them).
+fn small_machine() -> impl Strategy<Value = MachineChoice> {
+    let tests: Vec<MachineChoice> = (1u32..=2)
+        .flat_map(|a| {
+            (1u32..=2).flat_map(move |b| {
+                (1u32..=3).flat_map(move |c| (1u32..=2).map(move |d| (a, b, c, d)))
+            })
+        })
+        .filter(|&(a, b, c, d)| a * b * c * d <= 4)
+        .map(|(a, b, c, d)| MachineChoice::Test(a, b, c, d))
+        .collect();
+    prop_oneof![
+        Just(MachineChoice::Preset("vm-2cpu")),
+        Just(MachineChoice::Preset("a7-octa")),
+        prop::sample::select(tests),
+        Just(MachineChoice::Test(1, 1, 1, 1)),
+        prop::collection::vec(prop::collection::vec(1u32..=2, 1..=4), 1..=3)
+            .prop_filter("at most 4 CPUs", |n| n.iter().flatten().sum::<u32>() <= 4)
+            .prop_map(MachineChoice::Odd),
+    ]
+}
+
 fn preempt() -> impl Strategy<Value = PreemptModel> {
     prop_oneof![
         Just(PreemptModel::None),
@@ -727,7 +752,30 @@ fn simulate_with(c: &GenCase, cfs: bool, duration_ns: u64) -> Result<(), TestCas
     }
     let mut sim =
         sim.map_err(|e| TestCaseError::fail(format!("Sim::new refused a valid workload: {e}")))?;
-    let res = sim.run();
+    let trace = std::env::var_os("SCHEDLAB_PROPTEST_TRACE").is_some();
+    let wall = std::time::Instant::now();
+    let res = if trace {
+        // Every 2^16 events: simulated and wall time so far.
+        sim.run_with_progress(|now| {
+            eprintln!(
+                "TRACE   progress sim {} ns, wall {:.1} s",
+                now,
+                wall.elapsed().as_secs_f64()
+            )
+        })
+    } else {
+        sim.run()
+    };
+    if trace {
+        eprintln!(
+            "TRACE end: {} events ({} fast-forwarded), wall {:.3} s, release at +{:?} ns, sim {} ns",
+            res.events,
+            sim.fast_forwarded,
+            wall.elapsed().as_secs_f64(),
+            sim.t_release.map(|r| r - sim.t_start),
+            res.end_ns - sim.t_start
+        );
+    }
     if let Some(v) = &res.violation {
         return Err(TestCaseError::fail(format!("check failed: {v}")));
     }
@@ -848,11 +896,76 @@ proptest! {
     }
 }
 
+/// One line per case of its shape (`SCHEDLAB_PROPTEST_TRACE`), printed
+/// before it runs so that a case that never ends is known.
+fn trace_shape(c: &GenCase, bodies: &[Vec<GenOp>], forever: bool) {
+    let m = c.machine.build();
+    let tasks: Vec<String> = c
+        .tasks
+        .iter()
+        .map(|t| {
+            format!(
+                "{:?}/{}x{:?}[{}]",
+                t.policy,
+                t.nice,
+                t.loops,
+                t.phases
+                    .iter()
+                    .map(|p| format!("{}:{:?}", p.loops, p.sched.map(|s| s.0)))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect();
+    let groups: Vec<String> = c
+        .groups
+        .iter()
+        .map(|g| format!("p{}/s{}/i{}/{:?}", g.parent, g.shares, g.idle as u8, g.max))
+        .collect();
+    eprintln!(
+        "TRACE case: machine {} ({} CPUs) hz {} {:?} throttle {} lb_ser {} \
+         features {:?} forks {:?} forever {} tasks {} {:?} groups {:?} bodies {} {:?} \
+         placement {:?}",
+        m.name,
+        m.nr_cpus(),
+        c.hz,
+        c.preempt,
+        c.throttle,
+        c.lb_serialize,
+        c.features.map(|b| b as u8),
+        c.forks,
+        forever,
+        c.tasks.len(),
+        tasks,
+        groups,
+        bodies.len(),
+        bodies,
+        &c.placement[..c.tasks.len()]
+    );
+}
+
 proptest! {
-    // Time-free loop bodies spin through syscalls (some 10^4 ops per task
-    // and simulated ms, each followed by --check's walk over every CPU),
-    // so short runs and few cases: 64 cases took 1119 s on the shared
-    // 2-core VM at load 10 (all passed), hence 16 here.
+    // Time-free loop bodies spin through syscalls and libc fast paths of
+    // 1-10 ns (cond signal 2 ns, mutex op 3 ns, sem op 10 ns, iorun+mem of
+    // 10-64 bytes 1-6 ns each), so a spinning task makes up to about one
+    // event per simulated ns, and --check walks every CPU and group
+    // queue after each one. Cost of a case = events x check per event,
+    // and both grow with the CPUs: measured (SCHEDLAB_PROPTEST_TRACE=1,
+    // shared 2-core VM, 2026-11-26), one case on epyc-2s-256c-smt (512
+    // CPUs, 9 spinning tasks; PROPTEST_RNG_SEED=14, 6th case) ran ~1
+    // event per simulated ns at ~185 us per event (97 % of it in check.rs,
+    // by perf) and was killed by a 300 s timeout after 1.5 M events; one
+    // on cwf-2s-240c took 188 us per event; 2-4 CPUs take 1-5 us per
+    // event. Hence the machine is drawn from `small_machine` (at most 4
+    // CPUs, and a7-octa): the worst shape there, 12 tasks of [iorun+mem
+    // 10 bytes] for ever in 5 nested groups on 4 CPUs, made 5.5 M events
+    // in 28 s (12 tasks of [cond signal] on 24 CPUs: 7.5 M events, 142
+    // s); 176 random cases (seeds 14, 1, 2026 x 16, 3 and 4 x 64) took
+    // at most 6.0 s each, 4-36 s per run. The duration is not cut
+    // instead: thread creation takes 0.1-0.6 ms (1.6 ms on a7-octa) of
+    // the 2 ms before the start barrier releases the tasks. The big
+    // presets run in the other proptests. 16 cases: with every machine,
+    // 64 took 1119 s on the shared 2-core VM at load 10 (all passed).
     #![proptest_config(ProptestConfig {
         failure_persistence: None,
         max_shrink_iters: 500,
@@ -867,10 +980,12 @@ proptest! {
     #[test]
     fn time_free_loop_bodies_end_and_keep_every_invariant(
         c in case(),
+        small in small_machine(),
         bodies in prop::collection::vec(time_free_body(), 1..=12),
         forever in any::<bool>(),
     ) {
         let mut c = c;
+        c.machine = small;
         for (t, body) in c.tasks.iter_mut().zip(&bodies) {
             for ph in &mut t.phases {
                 ph.ops = body.clone();
@@ -878,6 +993,9 @@ proptest! {
             if forever {
                 t.loops = None;
             }
+        }
+        if std::env::var_os("SCHEDLAB_PROPTEST_TRACE").is_some() {
+            trace_shape(&c, &bodies, forever);
         }
         simulate_for(&c, 2 * NSEC_PER_MSEC)?;
     }
