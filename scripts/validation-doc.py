@@ -113,9 +113,12 @@ FINDINGS = [
         "resolution": ("deviation", "read-message-lines",
                        "a first read after a backlog costs more than lockstep's (the writer "
                        "dirtied many messages' worth of the ring or queue), not modelled; on two "
-                       "CPUs the model's pipe hackbench switches 2.5-3x as often as the host's "
-                       "(hb-pipe-1g 219 k/s against 79 k/s) and its 1x1 shapes 25x less, not "
-                       "explained"),
+                       "CPUs the model's pipe hackbench switches 1.4-2.8x as often as the host's "
+                       "(hb-pipe-1g 175-219 k/s against 79-123 k/s) and its 1x1 shapes 25x less, "
+                       "not explained; and the recorder's pipe hackbench time varies 1.14-1.78 s "
+                       "between recordings of hb-pipe-1g, 14-43 % above rt-tests hackbench's "
+                       "0.97-1.18 s at the same minutes (docs/syscall-costs.md, 'The recorder "
+                       "against rt-tests hackbench'): this recording's 1.688 s is a high one"),
     },
     {
         "id": "channel-lock-hold",
