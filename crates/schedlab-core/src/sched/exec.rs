@@ -742,21 +742,14 @@ impl<S: Sink> Sim<S> {
     /// (`sched/chan_lock.rs`); its own hold is its time under the lock plus
     /// the lines it takes there.
     pub(crate) fn chan_price(&self, ch: usize, write: bool, cpu: CpuId, start: Nanos) -> Landing {
-        let (base, kind, last) = self.chan_call(ch, write);
-        let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
-        let (msg, msg_held) = self.read_msg_cost(ch, write, kind, cpu);
-        let wait = self.chan_lock(ch).wait(start, |o| {
-            self.sys.handoff[self.machine.distance(o, cpu) as usize]
-        });
-        let cost = base + x + msg + wait;
-        Landing {
-            at: start + cost,
-            cost,
-            chan: ch as u32,
-            wait,
-            hold: self.sys.in_lock[kind] + x + msg_held,
-            msg,
-        }
+        // The lines and the lock wait are what a woken call's second pass
+        // pays too; the call adds its own time and its time under the lock.
+        let (base, kind, _) = self.chan_call(ch, write);
+        let mut l = self.chan_retry_price(ch, write, cpu, start);
+        l.cost += base;
+        l.at += base;
+        l.hold += self.sys.in_lock[kind];
+        l
     }
 
     /// The second pass of a `write()` or `read()` by `cpu` that slept on
