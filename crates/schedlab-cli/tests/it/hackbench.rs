@@ -350,6 +350,25 @@ fn checked_runtime(
         .runtime_ns
 }
 
+/// hackbench `opts` (one group) with its receivers pinned to CPU 0 and
+/// its senders to CPU `senders_on`; the role whose names start with `late`
+/// (`hb-r` or `hb-s`) starts 1 ms after the other.
+fn pinned_hackbench(opts: &str, senders_on: u32, late: &str) -> schedlab_core::program::Workload {
+    let mut w = hackbench("hackbench:", opts).unwrap().workload;
+    for t in &mut w.tasks {
+        let on = if t.name.starts_with("hb-r") {
+            0
+        } else {
+            senders_on
+        };
+        t.cpus = Some(vec![on]);
+        if t.name.starts_with(late) {
+            t.delay_ns = 1_000_000;
+        }
+    }
+    w
+}
+
 /// Hand-worked cross-CPU channel cost (`sched/syscall_cost.rs`): one
 /// socket message, the receiver pinned to CPU 0 and the sender to CPU
 /// `s`. The receiver reads first and sleeps on the empty socket (its read
@@ -365,18 +384,9 @@ fn a_write_after_a_read_elsewhere_pays_the_line_transfer() {
     // SMT sibling, CPU 2 shares its LLC, CPU 4 is on the other package.
     let m = make_test_machine(2, 1, 2, 2);
     let c = SyscallCosts::for_machine(&m.costs);
+    // The receiver reads first: the sender starts 1 ms later.
     let sender_runtime = |cpu: u32| {
-        let mut w = hackbench("hackbench:", "groups=1,fds=1,loops=1")
-            .unwrap()
-            .workload;
-        for t in &mut w.tasks {
-            let on = if t.name.starts_with("hb-r") { 0 } else { cpu };
-            t.cpus = Some(vec![on]);
-            // The receiver reads first: the sender starts 1 ms later.
-            if t.name.starts_with("hb-s") {
-                t.delay_ns = 1_000_000;
-            }
-        }
+        let w = pinned_hackbench("groups=1,fds=1,loops=1", cpu, "hb-s");
         checked_runtime(&m, &w, "hb-s0-0")
     };
     let same = sender_runtime(0);
@@ -422,16 +432,7 @@ fn a_read_of_a_backlog_pays_for_each_message_from_its_writer() {
     let m = make_test_machine(2, 1, 2, 2);
     let c = SyscallCosts::for_machine(&m.costs);
     let receiver_runtime = |cpu: u32| {
-        let mut w = hackbench("hackbench:", "groups=1,fds=1,loops=3")
-            .unwrap()
-            .workload;
-        for t in &mut w.tasks {
-            let on = if t.name.starts_with("hb-r") { 0 } else { cpu };
-            t.cpus = Some(vec![on]);
-            if t.name.starts_with("hb-r") {
-                t.delay_ns = 1_000_000;
-            }
-        }
+        let w = pinned_hackbench("groups=1,fds=1,loops=3", cpu, "hb-r");
         checked_runtime(&m, &w, "hb-r0-0")
     };
     let same = receiver_runtime(0);
@@ -476,15 +477,8 @@ fn a_woken_read_pays_for_the_state_and_the_message_its_waker_left() {
     let c = SyscallCosts::for_machine(&m.costs);
     for (ipc, kind) in [("pipe", 1), ("socket", 3)] {
         let receiver_runtime = |cpu: u32| {
-            let spec = format!("groups=1,fds=1,loops=1,ipc={ipc}");
-            let mut w = hackbench("hackbench:", &spec).unwrap().workload;
-            for t in &mut w.tasks {
-                let on = if t.name.starts_with("hb-r") { 0 } else { cpu };
-                t.cpus = Some(vec![on]);
-                if t.name.starts_with("hb-s") {
-                    t.delay_ns = 1_000_000;
-                }
-            }
+            let opts = format!("groups=1,fds=1,loops=1,ipc={ipc}");
+            let w = pinned_hackbench(&opts, cpu, "hb-s");
             checked_runtime(&m, &w, "hb-r0-0")
         };
         let same = receiver_runtime(0);
