@@ -362,10 +362,8 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Send { first, count } => {
                     if fresh {
-                        let task = &mut self.sched.tasks[t.idx()];
-                        task.chan_pos = 0;
-                        task.paid = 0;
-                        task.chan_retry = false;
+                        self.sched.tasks[t.idx()].chan_pos = 0;
+                        self.sched.tasks[t.idx()].paid = 0;
                     }
                     if self.channel_send(cpu, t, first, count) {
                         return; // paying for the writes, or blocked
@@ -374,10 +372,8 @@ impl<S: Sink> Sim<S> {
                 }
                 Op::Recv { chan, msgs } => {
                     if fresh {
-                        let task = &mut self.sched.tasks[t.idx()];
-                        task.chan_pos = msgs;
-                        task.paid = 0;
-                        task.chan_retry = false;
+                        self.sched.tasks[t.idx()].chan_pos = msgs;
+                        self.sched.tasks[t.idx()].paid = 0;
                     }
                     if self.channel_recv(cpu, t, chan) {
                         return;
@@ -744,8 +740,8 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn chan_price(&self, ch: usize, write: bool, cpu: CpuId, start: Nanos) -> Landing {
         // The lines and the lock wait are what a woken call's second pass
         // pays too; the call adds its own time and its time under the lock.
-        let (base, kind, _) = self.chan_call(ch, write);
-        let mut l = self.chan_retry_price(ch, write, cpu, start);
+        let (base, kind, last) = self.chan_call(ch, write);
+        let mut l = self.chan_lines_price(ch, write, kind, last, cpu, start);
         l.cost += base;
         l.at += base;
         l.hold += self.sys.in_lock[kind];
@@ -775,6 +771,21 @@ impl<S: Sink> Sim<S> {
         start: Nanos,
     ) -> Landing {
         let (_, kind, last) = self.chan_call(ch, write);
+        self.chan_lines_price(ch, write, kind, last, cpu, start)
+    }
+
+    /// The lines and the lock wait of a call of kind `kind` (whose channel
+    /// `last` used) on `ch` by `cpu` from `start`: `chan_retry_price`, and
+    /// the part of `chan_price` besides the call's own time.
+    fn chan_lines_price(
+        &self,
+        ch: usize,
+        write: bool,
+        kind: usize,
+        last: Option<CpuId>,
+        cpu: CpuId,
+        start: Nanos,
+    ) -> Landing {
         let x = last.map_or(0, |o| self.sys.xcpu_ns(self.machine.distance(o, cpu), kind));
         let (msg, msg_held) = self.read_msg_cost(ch, write, kind, cpu);
         let wait = self.chan_lock(ch).wait(start, |o| {
