@@ -29,6 +29,12 @@
  *               its switch in, also in line transfers at the core-to-core
  *               latency measured around each repetition (--json:
  *               wakeup_xcpu_ns, switch_xcpu_ns, futex channel).
+ *   block cycle the one-CPU ping-pong hop of a pipe and a unix socket
+ *               less what the model charges for it (two calls, the
+ *               wakeup, the switch), every figure measured back to back
+ *               per repetition: the sleep path of a blocking call
+ *               (--json: pipe_sleep_ns, unix_sleep_ns). --hop-only adds
+ *               the same hops under SCHED_FIFO and over a futex word.
  *
  * Each case runs REPS times; the report gives the median and the range.
  * Channels: pipe(2) and socketpair(AF_UNIX, SOCK_STREAM).
@@ -42,7 +48,8 @@
  * a recording's costs.json. --stream-only times only the syscall, the
  * yield and the 100k stream cases, and writes no --json. --busy-only
  * times only the busy-target cases (WAKECOST_TRACE=NAME: marks in the
- * tracefs instance NAME's trace, to count IPIs per case).
+ * tracefs instance NAME's trace, to count IPIs per case). --hop-only
+ * times only the block cycle, fair against FIFO, pipe, unix and futex.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -422,6 +429,68 @@ static void wch_wait(struct wch *c)
 	__atomic_store_n(&c->word, 0, __ATOMIC_SEQ_CST);
 }
 
+/* ---- hop: the one-CPU ping-pong under the fair class and under FIFO ----
+ * The same ping-pong as pp-local over a pipe, a unix stream socket or a
+ * futex word, with both threads fair (SCHED_OTHER, nice 0) or both
+ * SCHED_FIFO 10, run alternately. A hop is one waking call, the waker's
+ * block, the switch and the woken call's return. The model charges a hop
+ * as the two calls + wakeup_ns + context_switch_ns; what a fair hop costs
+ * beyond that is the fair block and wake cycle (docs/syscall-costs.md).
+ * The FIFO hop has the same calls and sleep path, but an RT dequeue and
+ * pick instead of the fair ones: fair - FIFO is the fair class's own part. */
+static void set_policy(int pol, int prio);
+
+struct hop {
+	int kind, fifo, n;    /* kind 0 pipe, 1 unix, 2 futex */
+	struct wch w[2];      /* futex: w[i].word; pipe/unix: w[i].fd */
+};
+
+static void hop_init(struct wch *c, int kind)
+{
+	c->futex = kind == 2;
+	c->word = 0;
+	if (kind < 2)
+		chan(kind, c->fd);
+}
+
+static void *hop_peer(void *arg)
+{
+	struct hop *h = arg;
+	pin(0);
+	if (h->fifo)
+		set_policy(SCHED_FIFO, 10);
+	for (int i = 0; i < h->n; i++) {
+		wch_wait(&h->w[0]);
+		wch_wake(&h->w[1]);
+	}
+	return NULL;
+}
+
+static double hop_once(int kind, int fifo)
+{
+	struct hop h = { .kind = kind, .fifo = fifo, .n = 50000 };
+	hop_init(&h.w[0], kind);
+	hop_init(&h.w[1], kind);
+	pin(0);
+	if (fifo)
+		set_policy(SCHED_FIFO, 10);
+	pthread_t t;
+	pthread_create(&t, NULL, hop_peer, &h);
+	usleep(10000);
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < h.n; i++) {
+		wch_wake(&h.w[0]);
+		wch_wait(&h.w[1]);
+	}
+	double t1 = now_ns(CLOCK_MONOTONIC);
+	pthread_join(t, NULL);
+	if (fifo)
+		set_policy(SCHED_OTHER, 0);
+	wch_close(&h.w[0]);
+	wch_close(&h.w[1]);
+	return (t1 - t0) / (2.0 * h.n);
+}
+
 static char task_state(int tid)
 {
 	char p[64], buf[512];
@@ -718,6 +787,87 @@ static double wr_once(int sock)
 	return r;
 }
 
+/* A futex wake with no waiter (one syscall) and a wait that finds the
+ * word set (no syscall), per pair: the model prices a waking wake and a
+ * sleeping wait as one futex syscall each (sched/syscall_cost.rs). */
+static double fx_once(void)
+{
+	struct wch c;
+	int n = 200000;
+	wch_init(&c, 1);
+	double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (int i = 0; i < n; i++) {
+		wch_wake(&c);
+		wch_wait(&c);
+	}
+	return (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / n;
+}
+
+/* The fair block and wake cycle: per repetition, the model's figures
+ * (switch = FIFO yield - getppid, wakeup = a local waking pipe write - a
+ * plain one, which the model takes for both channels) and the one-CPU
+ * hops measured back to back, so that the host's drift between cases
+ * cancels; the residual of a repetition is its fair hop - (2 calls +
+ * wakeup + switch): the channel's sleep path. Fills res[0..1] with the
+ * median residuals of pipe and unix, share[0..1] with the medians of
+ * residual / switch (in thousandths). With all != 0 also the FIFO hops
+ * and the futex word. */
+static void block_cycle(int all, double res_out[2], double share[2])
+{
+	const char *k[3] = { "pipe", "unix", "futex" };
+	double sw[REPS], wk[REPS], op[3][REPS], hf[3][REPS], hr[3][REPS], res[3][REPS],
+		sh[2][REPS], d[3][REPS], w;
+	int kinds = all ? 3 : 2;
+	for (int i = 0; i < REPS; i++) {
+		sw[i] = yield_once() - bare_syscall();
+		for (int kind = 0; kind < kinds; kind++) {
+			op[kind][i] = kind < 2 ? wr_once(kind) : fx_once();
+			hf[kind][i] = hop_once(kind, 0);
+			if (all) {
+				hr[kind][i] = hop_once(kind, 1);
+				d[kind][i] = hf[kind][i] - hr[kind][i];
+			}
+		}
+		wk[i] = fw_once(0, 0, &w) - op[0][i];
+		for (int kind = 0; kind < kinds; kind++)
+			res[kind][i] = hf[kind][i] - 2 * op[kind][i] - wk[i] - sw[i];
+		for (int kind = 0; kind < 2; kind++)
+			sh[kind][i] = 1000 * res[kind][i] / sw[i];
+	}
+	report("block cycle: switch (FIFO yield - getppid) (ns)", sw);
+	report("block cycle: wakeup (local waking pipe write - plain) (ns)", wk);
+	for (int kind = 0; kind < kinds; kind++) {
+		char name[96];
+		snprintf(name, sizeof name, "block cycle: %s call, no wakeup (ns)", k[kind]);
+		report(name, op[kind]);
+		snprintf(name, sizeof name, "block cycle: %s hop 1 CPU fair (ns)", k[kind]);
+		report(name, hf[kind]);
+		if (all) {
+			snprintf(name, sizeof name, "block cycle: %s hop 1 CPU FIFO (ns)", k[kind]);
+			report(name, hr[kind]);
+			snprintf(name, sizeof name, "block cycle: %s hop fair - FIFO (ns)", k[kind]);
+			report(name, d[kind]);
+		}
+		snprintf(name, sizeof name, "block cycle: %s hop - (2 calls + wakeup + switch) (ns)",
+			 k[kind]);
+		report(name, res[kind]);
+		if (kind < 2) {
+			res_out[kind] = median_of_last;
+			snprintf(name, sizeof name, "block cycle: %s residual / switch (x1000)",
+				 k[kind]);
+			report(name, sh[kind]);
+			share[kind] = median_of_last;
+		}
+	}
+}
+
+/* --hop-only: the block cycle of every channel, fair against FIFO. */
+static void hop_only(void)
+{
+	double res[2], share[2];
+	block_cycle(1, res, share);
+}
+
 int main(int argc, char **argv)
 {
 	double v[REPS], w[REPS], x[6][REPS];
@@ -737,7 +887,12 @@ int main(int argc, char **argv)
 			perror(tp);
 	}
 	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--busy-only")) {
+		if (!strcmp(argv[i], "--hop-only")) {
+			hop_only();
+			getloadavg(la, 3);
+			printf("# load average at the end %.2f %.2f %.2f\n", la[0], la[1], la[2]);
+			return 0;
+		} else if (!strcmp(argv[i], "--busy-only")) {
 			double m[2][3];
 			busy_target(m);
 			getloadavg(la, 3);
@@ -815,6 +970,10 @@ int main(int argc, char **argv)
 	double m_bt[2][3] = { { 0 } };
 	if (!stream_only)
 		busy_target(m_bt);
+	/* The sleep path of a blocking pipe and unix call (block_cycle). */
+	double m_sl[2] = { 0, 0 }, m_sh[2];
+	if (!stream_only)
+		block_cycle(0, m_sl, m_sh);
 	/* The machine figures of the model (schedlab-host costs.rs), from the
 	 * pipe cases: switch = yield - syscall; wakeup = local waking write -
 	 * a plain write; IPI send = remote waking write - local waking write;
@@ -825,9 +984,11 @@ int main(int argc, char **argv)
 	printf("figures: context_switch_ns %ld wakeup_ns %ld ipi_send_ns %ld ipi_latency_ns %ld"
 	       " pipe_write_ns %ld pipe_read_ns %ld unix_write_ns %ld unix_read_ns %ld"
 	       " pipe_write_xcpu_ns %ld pipe_read_xcpu_ns %ld unix_write_xcpu_ns %ld"
-	       " unix_read_xcpu_ns %ld wakeup_xcpu_ns %ld switch_xcpu_ns %ld\n",
+	       " unix_read_xcpu_ns %ld wakeup_xcpu_ns %ld switch_xcpu_ns %ld"
+	       " pipe_sleep_ns %ld unix_sleep_ns %ld\n",
 	       NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]), NN(m_ch[3]),
-	       NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), NN(m_bt[1][0]), NN(m_bt[1][2]));
+	       NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), NN(m_bt[1][0]), NN(m_bt[1][2]),
+	       NN(m_sl[0]), NN(m_sl[1]));
 	for (int i = 1; i + 1 < argc; i++) {
 		if (strcmp(argv[i], "--json") || stream_only)
 			continue;
@@ -844,10 +1005,11 @@ int main(int argc, char **argv)
 			   "  \"pipe_write_xcpu_ns\": %ld,\n  \"pipe_read_xcpu_ns\": %ld,\n"
 			   "  \"unix_write_xcpu_ns\": %ld,\n  \"unix_read_xcpu_ns\": %ld,\n"
 			   "  \"wakeup_xcpu_ns\": %ld,\n  \"switch_xcpu_ns\": %ld,\n"
+			   "  \"pipe_sleep_ns\": %ld,\n  \"unix_sleep_ns\": %ld,\n"
 			   "  \"source\": \"scripts/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
 			NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]),
 			NN(m_ch[3]), NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), NN(m_bt[1][0]),
-			NN(m_bt[1][2]), REPS, la[0]);
+			NN(m_bt[1][2]), NN(m_sl[0]), NN(m_sl[1]), REPS, la[0]);
 		fclose(f);
 	}
 	for (int i = 1; i < argc; i++)

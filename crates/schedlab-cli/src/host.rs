@@ -371,7 +371,19 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
                 "; remote wake-up extra: waker {} ns, wakee's switch in {} ns",
                 x[0], x[1]
             )
-        })
+        }) + &{
+            let s = schedlab_core::sched::syscall_cost::SyscallCosts::for_machine(&machine.costs)
+                .chan_sleep;
+            let from = if hc.chan_sleep_ns.is_some() {
+                "measured"
+            } else {
+                "the host's share of the switch"
+            };
+            format!(
+                "; sleep path of a blocking pipe/unix call {}/{} ns ({from})",
+                s[0], s[1]
+            )
+        }
     } else {
         "model machine costs: the sysfs import's guess (the recording has no costs.json)"
             .to_string()

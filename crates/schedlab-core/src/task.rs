@@ -162,6 +162,8 @@ pub struct Task {
     /// The current channel syscall was woken from sleep on its channel:
     /// its second pass (`exec::chan_retry_price`) is still to be paid.
     pub chan_retry: bool,
+    /// ... and before it, the call's sleep path (`SyscallCosts::chan_sleep`).
+    pub chan_sleep_due: bool,
     /// Where a blocking synchronisation op stands (see `exec::sync_op`).
     pub sync_stage: u8,
     /// Timestamp slots of `Op::Stamp` / `Op::Record` (`sched/futex_word.rs`).

@@ -24,6 +24,11 @@
 //! the other CPU's runqueue, and the wakee's extra at its switch in there
 //! (`MachineCosts::wakeup_xcpu_ns` / `switch_xcpu_ns`, sched/ttwu_xcpu.rs).
 //!
+//! Optionally also `pipe_sleep_ns` and `unix_sleep_ns` (both or none): the
+//! sleep path of a pipe call and of a unix call that blocks (wakecost's
+//! one-CPU hop less the two calls, the wakeup and the switch;
+//! `MachineCosts::chan_sleep_ns`, charged by the woken call's second pass).
+//!
 //! Every figure is required and a non-negative integer; unknown keys are
 //! refused, so a typo cannot silently leave a guess in place. The syscall
 //! figures were measured on the same host, so they apply unscaled.
@@ -50,6 +55,9 @@ pub struct HostCosts {
     /// A remote wake-up's extra for the waker and for the wakee's switch
     /// in (optional: both or none).
     pub ttwu_xcpu_ns: Option<[u64; 2]>,
+    /// The sleep path of a blocking pipe call and unix call (optional:
+    /// both or none).
+    pub chan_sleep_ns: Option<[u64; 2]>,
 }
 
 const FIELDS: [&str; 4] = [
@@ -65,6 +73,7 @@ const CHANNEL: [&str; 4] = [
     "unix_read_ns",
 ];
 const TTWU_XCPU: [&str; 2] = ["wakeup_xcpu_ns", "switch_xcpu_ns"];
+const SLEEP: [&str; 2] = ["pipe_sleep_ns", "unix_sleep_ns"];
 const XCPU: [&str; 4] = [
     "pipe_write_xcpu_ns",
     "pipe_read_xcpu_ns",
@@ -78,7 +87,14 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
     let obj = crate::json_file::object(
         path,
         text,
-        &[&FIELDS, &CHANNEL, &XCPU, &TTWU_XCPU, &["version", "source"]],
+        &[
+            &FIELDS,
+            &CHANNEL,
+            &XCPU,
+            &TTWU_XCPU,
+            &SLEEP,
+            &["version", "source"],
+        ],
     )?;
     if obj.get("version").and_then(|x| x.as_u64()) != Some(1) {
         return Err(format!("{at}: 'version' must be 1"));
@@ -102,20 +118,20 @@ pub fn parse(path: &Path, text: &str) -> Result<HostCosts, String> {
     };
     let channel_ns = four(&CHANNEL)?;
     let channel_xcpu_ns = four(&XCPU)?;
-    let ttwu_xcpu_ns = match TTWU_XCPU.iter().filter(|k| obj.contains_key(**k)).count() {
-        0 => None,
-        2 => Some([get(TTWU_XCPU[0])?, get(TTWU_XCPU[1])?]),
-        _ => {
-            return Err(format!(
-                "{at}: give both of {} or none",
-                TTWU_XCPU.join(", ")
-            ))
+    let two = |keys: &[&str; 2]| -> Result<Option<[u64; 2]>, String> {
+        match keys.iter().filter(|k| obj.contains_key(**k)).count() {
+            0 => Ok(None),
+            2 => Ok(Some([get(keys[0])?, get(keys[1])?])),
+            _ => Err(format!("{at}: give both of {} or none", keys.join(", "))),
         }
     };
+    let ttwu_xcpu_ns = two(&TTWU_XCPU)?;
+    let chan_sleep_ns = two(&SLEEP)?;
     Ok(HostCosts {
         channel_ns,
         channel_xcpu_ns,
         ttwu_xcpu_ns,
+        chan_sleep_ns,
         context_switch_ns: get(FIELDS[0])?,
         wakeup_ns: get(FIELDS[1])?,
         ipi_send_ns: get(FIELDS[2])?,
@@ -135,6 +151,7 @@ impl HostCosts {
         c.channel_xcpu_ns = self.channel_xcpu_ns;
         c.wakeup_xcpu_ns = self.ttwu_xcpu_ns.map(|x| x[0]);
         c.switch_xcpu_ns = self.ttwu_xcpu_ns.map(|x| x[1]);
+        c.chan_sleep_ns = self.chan_sleep_ns;
     }
 }
 
@@ -170,6 +187,10 @@ mod tests {
             (m.wakeup_xcpu_ns, m.switch_xcpu_ns),
             (Some(1150), Some(1030))
         );
+        assert_eq!(m.chan_sleep_ns, None);
+        let c = p(r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_sleep_ns":640,"unix_sleep_ns":810}"#).unwrap();
+        c.apply(&mut m);
+        assert_eq!(m.chan_sleep_ns, Some([640, 810]));
     }
 
     #[test]
@@ -209,6 +230,14 @@ mod tests {
             (
                 r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"wakeup_xcpu_ns":-3,"switch_xcpu_ns":3}"#,
                 "'wakeup_xcpu_ns' missing or not",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"unix_sleep_ns":3}"#,
+                "give both of pipe_sleep_ns, unix_sleep_ns",
+            ),
+            (
+                r#"{"version":1,"context_switch_ns":1,"wakeup_ns":1,"ipi_send_ns":1,"ipi_latency_ns":1,"pipe_sleep_ns":1.5,"unix_sleep_ns":3}"#,
+                "'pipe_sleep_ns' missing or not",
             ),
         ] {
             let e = p(text).unwrap_err();

@@ -495,6 +495,37 @@ fn a_woken_read_pays_for_the_state_and_the_message_its_waker_left() {
     }
 }
 
+/// Hand-worked sleep path (`SyscallCosts::chan_sleep`): one message, the
+/// receiver on CPU 0 and the sender on CPU 2. When the receiver starts
+/// first it reads the empty channel and sleeps; woken, its call pays the
+/// sleep path once, so its runtime grows by exactly the figure set on the
+/// machine. When the sender starts first the message waits for the read,
+/// which never sleeps and pays nothing of it.
+#[test]
+fn a_read_that_slept_pays_its_sleep_path_once() {
+    use schedlab_core::machine::make_test_machine;
+    let mut m = make_test_machine(2, 1, 2, 2);
+    for (ipc, k) in [("pipe", 0), ("socket", 1)] {
+        let mut runtime = |sleep: [u64; 2], late: &str| {
+            m.costs.chan_sleep_ns = Some(sleep);
+            let w = pinned_hackbench(&format!("groups=1,fds=1,loops=1,ipc={ipc}"), 2, late);
+            checked_runtime(&m, &w, "hb-r0-0")
+        };
+        let mut s = [0, 0];
+        s[k] = 777;
+        assert_eq!(
+            runtime(s, "hb-s"),
+            runtime([0, 0], "hb-s") + 777,
+            "{ipc}: slept"
+        );
+        assert_eq!(
+            runtime(s, "hb-r"),
+            runtime([0, 0], "hb-r"),
+            "{ipc}: never slept"
+        );
+    }
+}
+
 /// Hand-worked: two writers on two CPUs into one pipe
 /// (`sched/chan_lock.rs`). hackbench groups=1, fds=2, loops=1, ipc=pipe:
 /// senders A (CPU 0) and B (CPU 2, the same LLC) each write once to

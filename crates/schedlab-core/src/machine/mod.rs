@@ -127,6 +127,12 @@ pub struct MachineCosts {
     /// The extra CPU time of the switch to a task enqueued from another
     /// CPU, measured on this machine; None: as `wakeup_xcpu_ns`.
     pub switch_xcpu_ns: Option<Nanos>,
+    /// The sleep path of a pipe call and of an AF_UNIX stream call that
+    /// blocks: its CPU time beyond the call, the wakeup that ends the
+    /// sleep and the context switch, measured on this machine (a
+    /// recording's costs.json, `pipe_sleep_ns` and `unix_sleep_ns`).
+    /// None: the host's share of a context switch (`sched/syscall_cost.rs`).
+    pub chan_sleep_ns: Option<[Nanos; 2]>,
 }
 
 /// A machine to simulate.

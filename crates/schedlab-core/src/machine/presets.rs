@@ -179,6 +179,7 @@ fn costs(
         channel_xcpu_ns: None,
         wakeup_xcpu_ns: None,
         switch_xcpu_ns: None,
+        chan_sleep_ns: None,
     }
 }
 

@@ -234,6 +234,7 @@ pub fn imported_costs(nr_cpus: usize, nr_packages: usize) -> MachineCosts {
             channel_xcpu_ns: None,
             wakeup_xcpu_ns: None,
             switch_xcpu_ns: None,
+            chan_sleep_ns: None,
         }
     } else {
         default_costs()

@@ -762,7 +762,8 @@ impl<S: Sink> Sim<S> {
     /// both the lockstep measurements' lines (docs/syscall-costs.md), plus
     /// the wait for the lock. Before this pass was priced, a woken read
     /// paid for neither: its first pass found no message and the state on
-    /// its own CPU. Its hold is the lines it takes under the lock.
+    /// its own CPU. Its hold is the lines it takes under the lock. The
+    /// call's sleep path comes first (`pay_retry`).
     pub(crate) fn chan_retry_price(
         &self,
         ch: usize,
@@ -929,10 +930,24 @@ impl<S: Sink> Sim<S> {
     }
 
     /// A `write()` or `read()` of `t` on channel `ch`, woken from sleep
-    /// there, first pays for its second pass (`chan_retry_price`); true
-    /// when it stopped to pay, false when the pass costs nothing (the
-    /// lines are on this CPU already) and the call goes on at once.
+    /// there, first pays for its sleep path (`SyscallCosts::chan_sleep`:
+    /// leaving the wait queue, with the part before the sleep, until it
+    /// asks for the channel's lock again), then for its second pass
+    /// (`chan_retry_price`), priced when the sleep path is done: the lock
+    /// and the lines as they are then. True when it stopped to pay, false
+    /// when nothing is left to pay (the lines on this CPU already) and the
+    /// call goes on at once.
     fn pay_retry(&mut self, cpu: CpuId, t: TaskId, ch: usize, write: bool) -> bool {
+        if std::mem::take(&mut self.sched.tasks[t.idx()].chan_sleep_due) {
+            let sleep = self.sys.chan_sleep[self.chan_call(ch, write).1 / 2];
+            if sleep > 0 {
+                let task = &mut self.sched.tasks[t.idx()];
+                task.work_left = sleep;
+                task.resume = Resume::Continue;
+                self.arm_burst(cpu);
+                return true;
+            }
+        }
         self.sched.tasks[t.idx()].chan_retry = false;
         let start = self.call_start(t);
         let l = self.fold_settle_chan(ch, t, start, |s| s.chan_retry_price(ch, write, cpu, start));
@@ -1378,6 +1393,7 @@ impl<S: Sink> Sim<S> {
         task.wake_is_timer = false;
         task.chan_waited = true;
         task.chan_retry = true;
+        task.chan_sleep_due = true;
         self.dequeue_task(t, true);
         self.sched.tasks[t.idx()].state = TaskState::Sleeping;
         self.schedule(cpu, PrevState::Sleeping);

@@ -479,6 +479,7 @@ fn new_task(
         paid: 0,
         chan_waited: false,
         chan_retry: false,
+        chan_sleep_due: false,
         sync_stage: 0,
         stamps: [0; 2],
         batch: 0,

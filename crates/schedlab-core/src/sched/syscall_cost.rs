@@ -126,6 +126,31 @@ const HOST_IN_LOCK_MILLI: [Nanos; 4] = [150, 150, 0, 0];
 /// mutex's owner word and MCS queue moving to the spinning waiter). The
 /// same applied to the socket's spinlocks (not measured apart).
 const HOST_HANDOFF_LINES_MILLI: Nanos = 2_000;
+/// The sleep path of a channel call that blocks (pipe, AF_UNIX stream),
+/// in thousandths of the context switch measured beside it. pipe_read
+/// with an empty ring and pipe_write with a full one queue the task on
+/// the pipe's wait queue, drop `pipe->mutex`, call schedule(), and once
+/// woken leave the wait queue and take the mutex again;
+/// unix_stream_read_generic drops the state lock and sleeps in its
+/// data wait the same way, and a unix writer in the send-buffer wait.
+/// Measured on the AMD EPYC guest, 2026-11-27 00:42-00:51 UTC
+/// (`scripts/wakecost.c --hop-only`, docs/syscall-costs.md "The sleep
+/// path of a blocking call"): two threads on one CPU ping-pong 1-byte
+/// messages; a hop (a waking write, the writer's blocking read, the
+/// switch, the woken read's return) less what the model charges for it
+/// (two plain calls, the wakeup, the switch), each repetition's figures
+/// measured back to back, over that repetition's switch. Medians of 7
+/// repetitions in each of 5 runs: pipe 0.37 0.49 0.17 0.33 0.39 (632 ns
+/// [300-833] at a 1.5-1.8 µs switch), unix 0.50 0.64 0.50 0.42 0.14 (806
+/// ns [202-1126]); their medians, 0.371 and 0.497. The same hop over a
+/// futex word, which the model prices as two futex syscalls, leaves 172
+/// ns [-67..250]: the scheduler's own part of blocking and waking is in
+/// the wakeup and the switch already, and what is left over a channel is
+/// its sleep path. Fair and SCHED_FIFO hops cost the same (fair - FIFO:
+/// pipe -74 ns, unix -310, futex -438, medians of the runs): none of it
+/// is the fair class's. The unix call takes the pipe's wakeup figure, as
+/// the model does (`wakeup_ns` is one figure).
+const HOST_SLEEP_SWITCH_MILLI: [Nanos; 2] = [371, 497];
 /// A CPU time measured on the host, scaled to a machine by the rule of
 /// the module docs (at least 1 ns).
 pub fn scale_host_ns(c: &MachineCosts, ns: Nanos) -> Nanos {
@@ -167,6 +192,9 @@ pub struct SyscallCosts {
     /// A lock handoff to a waiter on a CPU at distance `Distance as
     /// usize` from the previous holder (0 = the same CPU: nothing).
     pub handoff: [Nanos; 7],
+    /// The sleep path of a pipe call and of a unix call that blocked,
+    /// paid by its second pass once woken.
+    pub chan_sleep: [Nanos; 2],
 }
 
 impl SyscallCosts {
@@ -194,6 +222,9 @@ impl SyscallCosts {
             xmsg: xmsg_table(c),
             in_lock: [0, 1, 2, 3].map(|k| ch[k] * HOST_IN_LOCK_MILLI[k] / 1_000),
             handoff: handoff_table(c),
+            chan_sleep: c
+                .chan_sleep_ns
+                .unwrap_or(HOST_SLEEP_SWITCH_MILLI.map(|m| c.context_switch_ns * m / 1_000)),
         }
     }
 
@@ -295,6 +326,20 @@ mod tests {
         c.syscall_scale = [1, REFERENCE_SWITCH_NS];
         let y = SyscallCosts::for_machine(&c);
         assert!(y.mutex >= 1 && y.cond >= 1 && y.sem >= 1 && y.pipe_read >= 1);
+    }
+
+    /// Hand-worked: the sleep path is the host's share of the machine's
+    /// switch (icx's 2 µs: 742 and 994 ns; a7-octa's 8 µs: four times
+    /// that), or the machine's own measured figure.
+    #[test]
+    fn the_sleep_path_is_a_share_of_the_switch_or_measured() {
+        let mut c = crate::machine::presets::default_costs();
+        assert_eq!(c.context_switch_ns, 2_000);
+        assert_eq!(SyscallCosts::for_machine(&c).chan_sleep, [742, 994]);
+        c.context_switch_ns = 8_000;
+        assert_eq!(SyscallCosts::for_machine(&c).chan_sleep, [2_968, 3_976]);
+        c.chan_sleep_ns = Some([632, 806]);
+        assert_eq!(SyscallCosts::for_machine(&c).chan_sleep, [632, 806]);
     }
 
     /// Hand-worked: the host's lines per call at the machine's latency of
