@@ -109,13 +109,24 @@ FINDINGS = [
             "On the tenth session's recordings (5 seeds) the overall score goes 0.735 -> 0.731, "
             "the hb shapes by -0.10 to +0.02 (hb-socket-1g 0.764 -> 0.666: its workload time "
             "closer, 1.835 -> 1.857 s against 1.908 s, its switches and migrations further), "
-            "most recorded at a one-core placement (c2c 25-30 ns) where a line costs little."),
+            "most recorded at a one-core placement (c2c 25-30 ns) where a line costs little. "
+            "Twelfth session: a call that slept also pays its sleep path (the wait queue, the "
+            "lock dropped and taken again), 0.371 (pipe) and 0.497 (unix) of a switch, measured "
+            "by wakecost --hop-only as a one-CPU hop less two calls, the wakeup and the switch "
+            "(a futex hop leaves ~0, fair and FIFO hops cost the same; SyscallCosts::chan_sleep). "
+            "The model's receivers slept 1.3-2x and its senders were preempted 1.6-2.3x as "
+            "often as the host's at the same CPU per message; now hb-socket-1g 0.666 -> 0.815 "
+            "(switches 1.55x -> 1.09x the host's on the eleventh session's recording), "
+            "hb-pipe-1g 0.433 -> 0.388 (its switches 2.8x -> 2.1x, its time further from this "
+            "recording's high 1.688 s), hb-socket-2g 0.911 -> 0.837, hb-pipe-1g-pin2 0.453 -> "
+            "0.516, hb-socket-1g-pin2 0.668 -> 0.736."),
         "resolution": ("deviation", "read-message-lines",
                        "a first read after a backlog costs more than lockstep's (the writer "
                        "dirtied many messages' worth of the ring or queue), not modelled; on two "
-                       "CPUs the model's pipe hackbench switches 1.4-2.8x as often as the host's "
-                       "(hb-pipe-1g 175-219 k/s against 79-123 k/s) and its 1x1 shapes 25x less, "
-                       "not explained; and the recorder's pipe hackbench time varies 1.14-1.78 s "
+                       "CPUs the model's pipe hackbench still switches 1.1-2.1x as often as the "
+                       "host's (hb-pipe-1g 140-162 k/s against 79-123 k/s), its socket receivers "
+                       "sleep 1.3-1.7x as often, and its 1x1 shapes switch 25x less, not "
+                       "explained; and the recorder's pipe hackbench time varies 1.14-1.78 s "
                        "between recordings of hb-pipe-1g, 14-43 % above rt-tests hackbench's "
                        "0.97-1.18 s at the same minutes (docs/syscall-costs.md, 'The recorder "
                        "against rt-tests hackbench'): this recording's 1.688 s is a high one"),
@@ -605,12 +616,12 @@ CONTROLS = {
 # What changed between the campaign's two binaries (--before-bin and
 # --bin): the model fixes the campaign led to, by finding id. Edit with
 # each campaign that compares two binaries.
-CHANGES = ("eleventh session, the tenth session's recordings re-validated (validate-host.sh "
-           "--revalidate, 5 seeds): before is main at 63f9a45 (the tenth session's end), after "
-           "main at d94d8f1: a call woken from sleep on its channel pays for its second pass "
-           "(F `read-message-lines`); fold_settle_chan returns its landing and a write no "
-           "longer looks up the next message (byte-identical). The tenth session compared "
-           "2285a68 -> 833333a on these recordings: 0.728 -> 0.735. Earlier campaigns went "
+CHANGES = ("twelfth session, the tenth session's recordings re-validated (validate-host.sh "
+           "--revalidate, 5 seeds): before is main at 4fc8d7e (the eleventh session's end), "
+           "after main at dca82cb: a channel call that slept pays its sleep path, measured "
+           "(F `read-message-lines`). The eleventh session compared 63f9a45 -> d94d8f1 on "
+           "these recordings (a woken call's second pass): 0.735 -> 0.731; the tenth "
+           "2285a68 -> 833333a: 0.728 -> 0.735. Earlier campaigns went "
            "0.695 -> 0.705 -> 0.729 -> 0.730 -> 0.736 -> 0.726 -> 0.725")
 
 
