@@ -29,7 +29,9 @@
 #                      keeps the sysfs import's guessed costs
 #
 # Before recording, scripts/wakecost.c measures this host's context switch,
-# wakeup and IPI costs once (about 10 s) into DIR/costs.json, and each
+# wakeup and IPI costs, its channel calls and their sleep path once (about
+# 100 s; on a quiet host: a fair hop loses its CPU to other fair work, and
+# the sleep path then reads 2-3x high) into DIR/costs.json, and each
 # recording gets a copy, which validate applies to the imported machine
 # (docs/syscall-costs.md). With --revalidate, DIR/costs.json (if there) is
 # copied into recordings that lack one.
