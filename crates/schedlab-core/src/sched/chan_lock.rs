@@ -121,10 +121,26 @@ impl Run {
 /// A run partly over is kept whole: no call starts before the time it is
 /// decided, so a finished hold can neither be ahead of a call (its end is
 /// not after the call's start) nor be the next arrival after one.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// Dropping looks at every run, and most takes find none over (the runs
+/// of the senders' write folds are mostly in the future): the lock keeps
+/// a lower bound of its runs' last ends (`min_end`), and a take before
+/// it drops nothing without looking. The bound is a cache: the runs
+/// alone are the lock's state (equality compares them only).
+#[derive(Clone, Debug, Default)]
 pub struct ChanLock {
     runs: Vec<Run>,
+    /// No run's last hold ends before this (0 when not known).
+    min_end: Nanos,
 }
+
+impl PartialEq for ChanLock {
+    fn eq(&self, other: &Self) -> bool {
+        self.runs == other.runs
+    }
+}
+
+impl Eq for ChanLock {}
 
 impl ChanLock {
     /// The hold a call starting at `start` queues behind, if any: of the
@@ -179,9 +195,12 @@ impl ChanLock {
     /// second call of a run of one) joins it.
     #[inline]
     pub fn take(&mut self, now: Nanos, cpu: CpuId, start: Nanos, wait: Nanos, hold: Nanos) {
-        self.runs.retain(|r| r.last_end() > now);
+        if now >= self.min_end {
+            self.drop_over(now);
+        }
         let span = wait + hold;
         if let Some(r) = self.runs.last_mut() {
+            // (A run that grows ends later: the bound still holds.)
             if r.owner == cpu && r.span == span {
                 let next = r.arrival(r.n);
                 if r.n == 1 && start > r.first {
@@ -202,6 +221,23 @@ impl ChanLock {
             span,
             owner: cpu,
         });
+        self.min_end = self.min_end.min(start + span);
+    }
+
+    /// Drops the runs whose holds are all over at `now`, and makes the
+    /// bound of the last ends exact for those kept.
+    #[inline(never)]
+    fn drop_over(&mut self, now: Nanos) {
+        let mut min_end = Nanos::MAX;
+        self.runs.retain(|r| {
+            let end = r.last_end();
+            let keep = end > now;
+            if keep {
+                min_end = min_end.min(end);
+            }
+            keep
+        });
+        self.min_end = min_end;
     }
 
     /// Gives back the hold of `cpu`'s call that started at `start` (a
@@ -213,7 +249,13 @@ impl ChanLock {
             .iter()
             .enumerate()
             .rev()
-            .find_map(|(i, r)| Some((i, r.index_of(start).filter(|_| r.owner == cpu)?)))
+            .find_map(|(i, r)| {
+                // Most runs are other CPUs' calls: the owner first.
+                if r.owner != cpu || start < r.first {
+                    return None;
+                }
+                Some((i, r.index_of(start)?))
+            })
         else {
             return;
         };
@@ -223,18 +265,23 @@ impl ChanLock {
         } else if j == 0 {
             self.runs[i].first += r.step;
             self.runs[i].n -= 1;
-        } else if j == r.n - 1 {
-            self.runs[i].n -= 1;
         } else {
-            // A call in the middle: the run splits around it, the later
-            // part decided with it (next in the order of decision).
-            self.runs[i].n = j;
-            let rest = Run {
-                first: r.arrival(j + 1),
-                n: r.n - j - 1,
-                ..r
-            };
-            self.runs.insert(i + 1, rest);
+            // The run's last hold ends earlier now: so may the bound.
+            if j == r.n - 1 {
+                self.runs[i].n -= 1;
+            } else {
+                // A call in the middle: the run splits around it, the
+                // later part decided with it (next in the order of
+                // decision).
+                self.runs[i].n = j;
+                let rest = Run {
+                    first: r.arrival(j + 1),
+                    n: r.n - j - 1,
+                    ..r
+                };
+                self.runs.insert(i + 1, rest);
+            }
+            self.min_end = self.min_end.min(self.runs[i].last_end());
         }
     }
 }
@@ -348,6 +395,14 @@ mod tests {
             ),
         ) {
             let (mut fast, mut slow) = (ChanLock::default(), Reference::default());
+            // The same lock dropping its finished runs at every take, as
+            // before the bound of the last ends: its runs must be the
+            // fast lock's, run for run.
+            let mut eager = ChanLock::default();
+            let eager_take = |l: &mut ChanLock, now, cpu, start, wait, hold| {
+                l.drop_over(now);
+                l.take(now, cpu, start, wait, hold);
+            };
             let mut now = 0;
             for (adv, ahead_by, cpu, wait, hold, op, q) in steps {
                 now += adv;
@@ -358,6 +413,7 @@ mod tests {
                         slow.holds.iter().filter(|h| h.arrival > now).copied().collect();
                     if let Some(h) = open.get(q as usize % open.len().max(1)) {
                         fast.give_back(h.owner, h.arrival);
+                        eager.give_back(h.owner, h.arrival);
                         slow.give_back(h.owner, h.arrival);
                     }
                 } else if op == 5 {
@@ -366,12 +422,17 @@ mod tests {
                     let step = wait % 20 + 1;
                     for j in 0..q % 9 + 2 {
                         fast.take(now, cpu, start + j * step, 0, hold);
+                        eager_take(&mut eager, now, cpu, start + j * step, 0, hold);
                         slow.take(now, cpu, start + j * step, 0, hold);
                     }
                 } else {
                     fast.take(now, cpu, start, wait, hold + 1);
+                    eager_take(&mut eager, now, cpu, start, wait, hold + 1);
                     slow.take(now, cpu, start, wait, hold + 1);
                 }
+                prop_assert_eq!(&fast.runs, &eager.runs);
+                let min_end = fast.runs.iter().map(Run::last_end).min();
+                prop_assert!(min_end.is_none_or(|e| fast.min_end <= e));
                 for t in [now, now + q, start, start + q / 2] {
                     prop_assert_eq!(fast.ahead(t), slow.ahead(t));
                     prop_assert_eq!(fast.next_arrival_after(t), slow.next_arrival_after(t));
