@@ -352,18 +352,12 @@ impl ChanLock {
     /// `sched/fold.rs`): the latest decided such hold.
     pub fn give_back(&mut self, cpu: CpuId, start: Nanos) {
         let chain = &self.chain[..];
-        let Some((i, j)) = self
-            .runs
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(i, r)| {
-                if r.owner != cpu {
-                    return None;
-                }
-                Some((i, r.index_of(start, chain)?))
-            })
-        else {
+        let Some((i, j)) = self.runs.iter().enumerate().rev().find_map(|(i, r)| {
+            if r.owner != cpu {
+                return None;
+            }
+            Some((i, r.index_of(start, chain)?))
+        }) else {
             return;
         };
         let r = self.runs[i];
