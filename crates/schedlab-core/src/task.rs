@@ -159,11 +159,9 @@ pub struct Task {
     /// The current channel syscall had to sleep (a pipe writer that waited
     /// wakes the next writer; a reader, the next reader).
     pub chan_waited: bool,
-    /// The current channel syscall was woken from sleep on its channel:
-    /// its second pass (`exec::chan_retry_price`) is still to be paid.
-    pub chan_retry: bool,
-    /// ... and before it, the call's sleep path (`SyscallCosts::chan_sleep`).
-    pub chan_sleep_due: bool,
+    /// What the current channel syscall, woken from sleep on its channel,
+    /// still has to pay before it acts (`exec::pay_retry`).
+    pub chan_retry: ChanRetry,
     /// Where a blocking synchronisation op stands (see `exec::sync_op`).
     pub sync_stage: u8,
     /// Timestamp slots of `Op::Stamp` / `Op::Record` (`sched/futex_word.rs`).
@@ -219,6 +217,18 @@ pub struct WakeeState {
     pub decay_ts: Nanos,
     /// The task woken last.
     pub last_wakee: Option<TaskId>,
+}
+
+/// What a channel syscall woken from sleep on its channel still owes
+/// (`Task::chan_retry`, `exec::pay_retry`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ChanRetry {
+    /// Nothing: a fresh call, or the woken one has paid.
+    Paid,
+    /// Its sleep path (`SyscallCosts::chan_sleep`), then its second pass.
+    SleepPath,
+    /// Its second pass (`exec::chan_retry_price`).
+    SecondPass,
 }
 
 /// What a task does when it next runs.

@@ -20,7 +20,7 @@ use crate::runtime::ChannelState;
 use crate::sched::chan_lock::ChanLock;
 use crate::sim::Sim;
 use crate::stats::LogRow;
-use crate::task::{Iteration, Resume, TaskState};
+use crate::task::{ChanRetry, Iteration, Resume, TaskState};
 use crate::time::{Nanos, NSEC_PER_USEC};
 
 fn us(ns: Nanos) -> u64 {
@@ -877,7 +877,9 @@ impl<S: Sink> Sim<S> {
                 return true;
             }
             let ch = (first + pos) as usize;
-            if self.sched.tasks[t.idx()].chan_retry && self.pay_retry(cpu, t, ch, true) {
+            if self.sched.tasks[t.idx()].chan_retry != ChanRetry::Paid
+                && self.pay_retry(cpu, t, ch, true)
+            {
                 return true;
             }
             if !self.chan_write(cpu, t, ch) {
@@ -916,7 +918,8 @@ impl<S: Sink> Sim<S> {
                 }
                 return true;
             }
-            if self.sched.tasks[t.idx()].chan_retry && self.pay_retry(cpu, t, chan as usize, false)
+            if self.sched.tasks[t.idx()].chan_retry != ChanRetry::Paid
+                && self.pay_retry(cpu, t, chan as usize, false)
             {
                 return true;
             }
@@ -938,7 +941,8 @@ impl<S: Sink> Sim<S> {
     /// when nothing is left to pay (the lines on this CPU already) and the
     /// call goes on at once.
     fn pay_retry(&mut self, cpu: CpuId, t: TaskId, ch: usize, write: bool) -> bool {
-        if std::mem::take(&mut self.sched.tasks[t.idx()].chan_sleep_due) {
+        if self.sched.tasks[t.idx()].chan_retry == ChanRetry::SleepPath {
+            self.sched.tasks[t.idx()].chan_retry = ChanRetry::SecondPass;
             let sleep = self.sys.chan_sleep[self.chan_call(ch, write).1 / 2];
             if sleep > 0 {
                 let task = &mut self.sched.tasks[t.idx()];
@@ -948,7 +952,7 @@ impl<S: Sink> Sim<S> {
                 return true;
             }
         }
-        self.sched.tasks[t.idx()].chan_retry = false;
+        self.sched.tasks[t.idx()].chan_retry = ChanRetry::Paid;
         let start = self.call_start(t);
         let l = self.fold_settle_chan(ch, t, start, |s| s.chan_retry_price(ch, write, cpu, start));
         if l.cost == 0 {
@@ -1392,8 +1396,7 @@ impl<S: Sink> Sim<S> {
         task.wake_expiry = None;
         task.wake_is_timer = false;
         task.chan_waited = true;
-        task.chan_retry = true;
-        task.chan_sleep_due = true;
+        task.chan_retry = ChanRetry::SleepPath;
         self.dequeue_task(t, true);
         self.sched.tasks[t.idx()].state = TaskState::Sleeping;
         self.schedule(cpu, PrevState::Sleeping);

@@ -26,7 +26,7 @@ use crate::runtime::Runtime;
 use crate::sched::group::MAX_GROUP_DEPTH;
 use crate::sim::{SchedState, Sim, SimError};
 use crate::stats::{Accounting, CpuStats, Profile};
-use crate::task::{Pc, Task, TaskState};
+use crate::task::{ChanRetry, Pc, Task, TaskState};
 use crate::time::{Nanos, NSEC_PER_MSEC};
 use rand::Rng;
 
@@ -478,8 +478,7 @@ fn new_task(
         chan_pos: 0,
         paid: 0,
         chan_waited: false,
-        chan_retry: false,
-        chan_sleep_due: false,
+        chan_retry: ChanRetry::Paid,
         sync_stage: 0,
         stamps: [0; 2],
         batch: 0,

@@ -193,7 +193,7 @@ pub struct SyscallCosts {
     /// usize` from the previous holder (0 = the same CPU: nothing).
     pub handoff: [Nanos; 7],
     /// The sleep path of a pipe call and of a unix call that blocked,
-    /// paid by its second pass once woken.
+    /// paid once woken, before its second pass.
     pub chan_sleep: [Nanos; 2],
 }
 
