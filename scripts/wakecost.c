@@ -385,17 +385,18 @@ static double fw_once(int sock, int cpu_b, double *lat)
 #include <fcntl.h>
 
 struct wch {
-	int futex; /* 1: futex word, 0: pipe */
+	int futex; /* 1: futex word, 0: pipe or unix socket (fd) */
 	int fd[2];
 	volatile int word;
 };
 
-static void wch_init(struct wch *c, int futex)
+/* kind 0: a pipe, 1: a unix stream socket, 2: a futex word. */
+static void wch_init(struct wch *c, int kind)
 {
-	c->futex = futex;
+	c->futex = kind == 2;
 	c->word = 0;
-	if (!futex)
-		chan(0, c->fd);
+	if (kind < 2)
+		chan(kind, c->fd);
 }
 
 static void wch_close(struct wch *c)
@@ -441,17 +442,9 @@ static void wch_wait(struct wch *c)
 static void set_policy(int pol, int prio);
 
 struct hop {
-	int kind, fifo, n;    /* kind 0 pipe, 1 unix, 2 futex */
-	struct wch w[2];      /* futex: w[i].word; pipe/unix: w[i].fd */
+	int fifo, n;
+	struct wch w[2];
 };
-
-static void hop_init(struct wch *c, int kind)
-{
-	c->futex = kind == 2;
-	c->word = 0;
-	if (kind < 2)
-		chan(kind, c->fd);
-}
 
 static void *hop_peer(void *arg)
 {
@@ -468,9 +461,9 @@ static void *hop_peer(void *arg)
 
 static double hop_once(int kind, int fifo)
 {
-	struct hop h = { .kind = kind, .fifo = fifo, .n = 50000 };
-	hop_init(&h.w[0], kind);
-	hop_init(&h.w[1], kind);
+	struct hop h = { .fifo = fifo, .n = 50000 };
+	wch_init(&h.w[0], kind);
+	wch_init(&h.w[1], kind);
 	pin(0);
 	if (fifo)
 		set_policy(SCHED_FIFO, 10);
@@ -594,9 +587,9 @@ static double bt_once(int futex, int remote, double out[3])
 	memset((void *)&t, 0, sizeof t);
 	int n = 5000, warm = 500, retries = 0;
 	t.remote = remote;
-	wch_init(&t.a, futex);
-	wch_init(&t.c, futex);
-	wch_init(&t.d, futex);
+	wch_init(&t.a, futex ? 2 : 0);
+	wch_init(&t.c, futex ? 2 : 0);
+	wch_init(&t.d, futex ? 2 : 0);
 	pin(0);
 	pthread_t tb, th;
 	pthread_create(&tb, NULL, bt_b, &t);
@@ -794,7 +787,7 @@ static double fx_once(void)
 {
 	struct wch c;
 	int n = 200000;
-	wch_init(&c, 1);
+	wch_init(&c, 2);
 	double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (int i = 0; i < n; i++) {
 		wch_wake(&c);
