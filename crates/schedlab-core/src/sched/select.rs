@@ -9,7 +9,7 @@
 //! `sched_tick`), not by the periodic load balance at the LLC level that
 //! computes it in the kernel (kernel-model.md §5.3).
 
-use crate::fair::select::CpuView;
+use crate::fair::select::{CpuView, NumaForkRule};
 use crate::ids::{CpuId, TaskId};
 use crate::machine::domains::SchedDomains;
 use crate::machine::Machine;
@@ -53,6 +53,20 @@ impl<S: Sink> CpuView for Sim<S> {
     }
     fn sched_idle_as_idle(&self) -> bool {
         self.cfg.features.sched_idle_as_idle
+    }
+    fn numa_fork_rule(&self) -> NumaForkRule {
+        let at = |maj, min| crate::kernels::at_least(self.cfg.kernel, maj, min);
+        if at(6, 0) {
+            NumaForkRule::ImbNumaNrIdle
+        } else if at(5, 18) {
+            NumaForkRule::ImbNumaNr
+        } else if at(5, 11) {
+            NumaForkRule::Quarter
+        } else if at(5, 5) {
+            NumaForkRule::LocalIdle
+        } else {
+            NumaForkRule::None
+        }
     }
     fn available_idle_cpu(&self, cpu: CpuId) -> bool {
         self.sched.rqs[cpu.idx()].is_idle()

@@ -33,6 +33,11 @@ use crate::machine::domains::{
 };
 use crate::machine::CpuMask;
 
+/// `NUMA_IMBALANCE_MIN` (fair.c): the imbalance, in tasks or idle CPUs,
+/// that `adjust_numa_imbalance` tolerates between NUMA groups while the
+/// destination stays under `imb_numa_nr`.
+pub const NUMA_IMBALANCE_MIN: u32 = 2;
+
 /// `enum cpu_idle_type`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CpuIdle {
@@ -291,7 +296,7 @@ fn calculate_imbalance(
         if sd.flags.contains(SD_NUMA) {
             // adjust_numa_imbalance: allow a small imbalance while the
             // destination would stay lightly loaded.
-            if local.sum_nr_running < sd.imb_numa_nr && imb <= 2 {
+            if local.sum_nr_running < sd.imb_numa_nr && imb <= NUMA_IMBALANCE_MIN as u64 {
                 imb = 0;
             }
         }

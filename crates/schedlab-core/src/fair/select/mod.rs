@@ -29,11 +29,16 @@
 //!   scheduling, no per-CPU kthread stacking (step 3): the simulated tasks
 //!   are all user threads.
 //! * The slow path's group comparison keeps the overloaded/fully-busy and
-//!   has-spare rules of §5.4 but not the NUMA preferred-node rules.
+//!   has-spare rules of §5.4 and the NUMA small-imbalance allowance, but
+//!   not the NUMA-balancing preferred-node rules (no task has a preferred
+//!   node: NUMA balancing is not modelled).
 
 use super::balance::stats::{group_classify, GroupType, SgStats};
+use crate::fair::balance::lb::NUMA_IMBALANCE_MIN;
 use crate::ids::CpuId;
-use crate::machine::domains::{SchedDomains, SD_BALANCE_FORK, SD_WAKE_AFFINE};
+use crate::machine::domains::{
+    SchedDomain, SchedDomains, SD_BALANCE_FORK, SD_NUMA, SD_WAKE_AFFINE,
+};
 use crate::machine::{CpuMask, Machine};
 
 /// What placement may ask about CPUs.
@@ -44,6 +49,11 @@ pub trait CpuView {
     fn domains(&self) -> &SchedDomains;
     /// SCHED_IDLE_AS_IDLE.
     fn sched_idle_as_idle(&self) -> bool;
+    /// Which release's NUMA rule the fork/exec path applies between two
+    /// has-spare groups (see [`NumaForkRule`]); the current one by default.
+    fn numa_fork_rule(&self) -> NumaForkRule {
+        NumaForkRule::ImbNumaNrIdle
+    }
     /// `available_idle_cpu`: idle task running, nothing queued, no wakeup
     /// in flight.
     fn available_idle_cpu(&self, cpu: CpuId) -> bool;
@@ -633,12 +643,77 @@ fn find_dst_group<'v>(
             }
         }
         GroupType::HasSpare => {
+            if sd.flags.contains(SD_NUMA)
+                && numa_keeps_local(v.numa_fork_rule(), sd, &local, &idlest)
+            {
+                return None;
+            }
             if local.idle_cpus >= idlest.idle_cpus {
                 return None;
             }
         }
     }
     Some(span)
+}
+
+/// The fork/exec path's NUMA rule between two has-spare groups
+/// (`sched_balance_find_dst_group`, kernel-model.md §5.4 b), by release.
+/// Each keeps a new task on its parent's node while the node is lightly
+/// loaded; "If there is a real need of migration, periodic load balance
+/// will take care of it" (the kernel's comment on all of them).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NumaForkRule {
+    /// Before 5.5: `find_idlest_group` compared loads (not modelled: the
+    /// 5.5 group types are used, with no NUMA rule).
+    None,
+    /// 5.5-5.10 (57abff067a08 "sched/fair: Rework find_idlest_group()"):
+    /// stay while the local group has an idle CPU, so a node may fill
+    /// completely before a fork goes elsewhere.
+    LocalIdle,
+    /// 5.11-5.17 (23e6082a522e "sched: Limit the amount of NUMA imbalance
+    /// that can exist at fork time"): stay while the local group runs
+    /// fewer tasks than a quarter of the NUMA domain's CPUs.
+    Quarter,
+    /// 5.18-5.19 (e496132ebedd "sched/fair: Adjust the allowed NUMA
+    /// imbalance when SD_NUMA spans multiple LLCs", 2cfb7a1b031b "sched/
+    /// fair: Improve consistency of allowed NUMA balance calculations"):
+    /// stay while the local group would run at most `imb_numa_nr` tasks
+    /// with the new one.
+    ImbNumaNr,
+    /// 6.0 on (cb29a5c19d2d "sched/numa: Apply imbalance limitations
+    /// consistently", f5b2eeb49991 "sched/fair: Consider CPU affinity when
+    /// allowing NUMA imbalance in find_idlest_group()"): as `ImbNumaNr`,
+    /// and only while the groups' idle CPUs differ by at most
+    /// `NUMA_IMBALANCE_MIN` (`adjust_numa_imbalance`), with `imb_numa_nr`
+    /// capped by the local CPUs the task may use. The kernel caps it for
+    /// any task whose `nr_cpus_allowed` is not `NR_CPUS`, i.e. every task
+    /// on a machine with fewer CPUs than the kernel was built for.
+    ImbNumaNrIdle,
+}
+
+/// Does `rule` keep the new task in the local group? `local` and `idlest`
+/// are `sg_wakeup_stats` figures, which count only the CPUs the task may
+/// use (so `group_weight` is the affinity cap). The NUMA-balancing
+/// preferred-node rules before it are not modelled: a new task has no
+/// preferred node.
+fn numa_keeps_local(
+    rule: NumaForkRule,
+    sd: &SchedDomain,
+    local: &SgStats,
+    idlest: &SgStats,
+) -> bool {
+    let dst_running = local.sum_nr_running + 1;
+    match rule {
+        NumaForkRule::None => false,
+        NumaForkRule::LocalIdle => local.idle_cpus > 0,
+        NumaForkRule::Quarter => local.sum_nr_running < sd.span_weight >> 2,
+        NumaForkRule::ImbNumaNr => dst_running <= sd.imb_numa_nr,
+        NumaForkRule::ImbNumaNrIdle => {
+            let imb_numa_nr = sd.imb_numa_nr.min(local.group_weight);
+            dst_running <= imb_numa_nr
+                && local.idle_cpus.abs_diff(idlest.idle_cpus) <= NUMA_IMBALANCE_MIN
+        }
+    }
 }
 
 /// Ordering of candidate groups in find_dst_group (§5.4 a).

@@ -11,6 +11,7 @@ struct View {
     feature: bool,
     idle_cores: bool,
     scan: u32,
+    numa_rule: NumaForkRule,
 }
 
 impl View {
@@ -23,6 +24,7 @@ impl View {
             feature,
             idle_cores: true,
             scan: 64,
+            numa_rule: NumaForkRule::ImbNumaNrIdle,
         }
     }
 }
@@ -36,6 +38,9 @@ impl CpuView for View {
     }
     fn sched_idle_as_idle(&self) -> bool {
         self.feature
+    }
+    fn numa_fork_rule(&self) -> NumaForkRule {
+        self.numa_rule
     }
     fn available_idle_cpu(&self, c: CpuId) -> bool {
         self.state[c.idx()] == 'I'
@@ -234,4 +239,76 @@ fn fork_slow_path_prefers_sched_idle_then_idle_groups() {
     // Everything idle: stay local.
     let v = View::new(make_test_machine(2, 1, 2, 1), "IIII", false);
     assert_eq!(select_task_rq_fork(&v, &task(&all, 0), CpuId(0)), CpuId(0));
+}
+
+#[test]
+fn fork_keeps_a_small_numa_imbalance_near_its_parent() {
+    // 2 nodes × 1 LLC × 40 cores: CPUs 0-39 node 0, 40-79 node 1; the NUMA
+    // domain's imb_numa_nr is 40 >> 3 = 5 (one LLC per node).
+    let m = make_test_machine(2, 1, 40, 1);
+    assert!(m.node_span(CpuId(0)).test(CpuId(39)) && !m.node_span(CpuId(0)).test(CpuId(40)));
+    let node = |c: CpuId| c.0 / 40;
+    let all = CpuMask::full(80);
+    let state =
+        |busy: u32| -> String { (0..80).map(|c| if c < busy { 'B' } else { 'I' }).collect() };
+    let numa = View::new(m.clone(), &state(1), false);
+    assert_eq!(numa.d.domains(CpuId(0)).last().unwrap().imb_numa_nr, 5);
+    // The parent alone on CPU 0: node 0 has 39 idle CPUs, node 1 has 40.
+    // Without the allowance node 1 wins on idle CPUs; with it (1 + 1 ≤ 5
+    // running, idle CPUs 1 apart) the child stays on the parent's node.
+    assert_eq!(
+        node(select_task_rq_fork(&numa, &task(&all, 0), CpuId(0))),
+        0
+    );
+    // Five running on node 0: 5 + 1 > 5, so the idle CPUs decide.
+    let v = View::new(m.clone(), &state(5), false);
+    assert_eq!(node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0))), 1);
+    // Three running (3 + 1 ≤ 5) but idle CPUs 3 apart (> NUMA_IMBALANCE_MIN).
+    let v = View::new(m.clone(), &state(3), false);
+    assert_eq!(node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0))), 1);
+    // Two running, idle CPUs 2 apart: still kept.
+    let v = View::new(m.clone(), &state(2), false);
+    assert_eq!(node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0))), 0);
+    // The allowance is capped by the local CPUs the task may use: allowed
+    // CPUs 0-1 and 40-41, parent on CPU 0 (cap 2: 1 + 1 ≤ 2, idle CPUs 1
+    // apart, kept) ...
+    let mut some = CpuMask::new(80);
+    for c in [0, 1, 40, 41] {
+        some.set(CpuId(c));
+    }
+    assert_eq!(
+        node(select_task_rq_fork(&numa, &task(&some, 0), CpuId(0))),
+        0
+    );
+    // ... and with CPUs 0 and 1 both running (2 + 1 > 2, where the
+    // uncapped 5 would keep it) it goes.
+    let v = View::new(m, &state(2), false);
+    assert_eq!(node(select_task_rq_fork(&v, &task(&some, 0), CpuId(0))), 1);
+}
+
+#[test]
+fn fork_numa_rules_of_older_releases() {
+    // The machine of the test above: 2 nodes × 40 CPUs, imb_numa_nr 5,
+    // NUMA span 80 (a quarter is 20).
+    let m = make_test_machine(2, 1, 40, 1);
+    let node = |c: CpuId| c.0 / 40;
+    let all = CpuMask::full(80);
+    let state =
+        |busy: u32| -> String { (0..80).map(|c| if c < busy { 'B' } else { 'I' }).collect() };
+    let fork = |rule: NumaForkRule, busy: u32| {
+        let mut v = View::new(m.clone(), &state(busy), false);
+        v.numa_rule = rule;
+        node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0)))
+    };
+    // Before 5.5 (no rule): the group with more idle CPUs.
+    assert_eq!(fork(NumaForkRule::None, 1), 1);
+    // 5.5-5.10: any idle CPU keeps it local, even with 39 of 40 running.
+    assert_eq!(fork(NumaForkRule::LocalIdle, 39), 0);
+    // 5.11-5.17: local while fewer than 80 / 4 = 20 run there.
+    assert_eq!(fork(NumaForkRule::Quarter, 19), 0);
+    assert_eq!(fork(NumaForkRule::Quarter, 20), 1);
+    // 5.18-5.19: local while 1 + running <= 5, whatever the idle CPUs.
+    assert_eq!(fork(NumaForkRule::ImbNumaNr, 4), 0);
+    assert_eq!(fork(NumaForkRule::ImbNumaNrIdle, 4), 1);
+    assert_eq!(fork(NumaForkRule::ImbNumaNr, 5), 1);
 }
