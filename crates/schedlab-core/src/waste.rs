@@ -13,6 +13,7 @@ use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::Sink;
 use crate::sim::Sim;
+use crate::sched::lb_snapshot::{CPU_IDLE, CPU_WAITING};
 use crate::stats::WASTE_SAMPLE_NS;
 use std::sync::Arc;
 
@@ -115,11 +116,12 @@ impl<S: Sink> Sim<S> {
         // Only a truly idle CPU can be charged: when none is, the sample
         // charges nothing and the walk over every queued task is skipped
         // (issue 17: on busy machines this walk was a fifth of the run).
-        // The idle and waiting CPUs are sets kept by the load-balance
-        // refreshes (`sched/lb_snapshot.rs`), so a sample visits those
-        // CPUs, in increasing order as the walk over every runqueue did,
-        // not the whole machine (issue 17, scale13).
-        if self.sched.idle_cpus.is_empty() {
+        // Idle and waiting are a byte per CPU kept by the load-balance
+        // refreshes (`sched/lb_snapshot.rs`): a sample reads those bytes,
+        // in increasing CPU order as the walk over every runqueue did, and
+        // visits the runqueues of waiting CPUs only (issue 17, scale13).
+        let flags = &self.sched.cpu_flags;
+        if !flags.iter().any(|&f| f & CPU_IDLE != 0) {
             return;
         }
         // CPUs holding waiting tasks that may run anywhere, and the waiting
@@ -128,8 +130,9 @@ impl<S: Sink> Sim<S> {
         let mut restricted: Vec<(CpuId, &CpuMask)> = Vec::new();
         let tasks = &self.sched.tasks;
         let ents = &self.sched.ents;
-        for cpu in self.sched.waiting_cpus.iter() {
-            let rq = &self.sched.rqs[cpu.idx()];
+        let waiting = flags.iter().enumerate().filter(|(_, &f)| f & CPU_WAITING != 0);
+        for (c, _) in waiting {
+            let rq = &self.sched.rqs[c];
             debug_assert!(rq.nr_running > rq.curr.is_some() as u32);
             // The walk (`cfs_tasks` from the tail: the queued, not running
             // tasks) stops at the first waiting task that may run anywhere:
@@ -167,14 +170,15 @@ impl<S: Sink> Sim<S> {
         if restricted.is_empty() {
             let ws = &mut self.acct.waste_spans;
             ws.new_sample();
-            for cpu in self.sched.idle_cpus.iter() {
-                let c = cpu.idx();
-                debug_assert!(self.sched.rqs[c].is_idle());
-                charges.push((c, ws.level(c, &waiting_any, &any_words)));
+            for (c, &f) in flags.iter().enumerate() {
+                if f & CPU_IDLE != 0 {
+                    debug_assert!(self.sched.rqs[c].is_idle());
+                    charges.push((c, ws.level(c, &waiting_any, &any_words)));
+                }
             }
         } else {
-            for cpu in self.sched.idle_cpus.iter() {
-                let c = cpu.idx();
+            for (c, _) in flags.iter().enumerate().filter(|(_, &f)| f & CPU_IDLE != 0) {
+                let cpu = CpuId(c as u32);
                 debug_assert!(self.sched.rqs[c].is_idle());
                 let doms = self.sched.domains.domains(cpu);
                 let mut h = waiting_any.clone();
