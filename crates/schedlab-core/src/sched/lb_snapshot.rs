@@ -262,6 +262,7 @@ impl<S: Sink> Sim<S> {
 
 #[cfg(test)]
 mod tests {
+    use super::{CPU_IDLE, CPU_WAITING};
     use crate::config::SimConfig;
     use crate::fair::select::LbSums;
     use crate::ids::CpuId;
