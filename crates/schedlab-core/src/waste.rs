@@ -38,10 +38,6 @@ pub(crate) struct WasteSpans {
     ids: Vec<u32>,
     /// The distinct spans.
     spans: Vec<Arc<CpuMask>>,
-    /// Per distinct span, its first and last bit words with a CPU (a
-    /// span of two CPUs is tested on its one word, not on every word of
-    /// the helpable set).
-    ranges: Vec<(u32, u32)>,
     /// Per distinct span, in the current sample: 0 not tested yet, 1 no
     /// helpable CPU in it, 2 one.
     hit: Vec<u8>,
@@ -64,21 +60,10 @@ impl WasteSpans {
             }
         }
         let hit = vec![0; spans.len()];
-        let ranges = spans
-            .iter()
-            .map(|s| {
-                let w = s.word_indices();
-                match (w.first(), w.last()) {
-                    (Some(&a), Some(&b)) => (a as u32, b as u32),
-                    _ => (1, 0), // empty: no word to test
-                }
-            })
-            .collect();
         WasteSpans {
             levels,
             ids,
             spans,
-            ranges,
             hit,
         }
     }
@@ -95,18 +80,7 @@ impl WasteSpans {
             }
             let h = &mut self.hit[id as usize];
             if *h == 0 {
-                let span = &self.spans[id as usize];
-                let (a, b) = self.ranges[id as usize];
-                // The shorter of the span's word range and the set's
-                // occupied words: the same answer either way.
-                let meets = if b < a {
-                    false
-                } else if ((b - a) as usize) < words.len() {
-                    (a as usize..=b as usize).any(|i| span.word(i) & set.word(i) != 0)
-                } else {
-                    span.intersects_in(set, words)
-                };
-                *h = 1 + meets as u8;
+                *h = 1 + self.spans[id as usize].intersects_in(set, words) as u8;
             }
             if *h == 2 {
                 return Some(l);
