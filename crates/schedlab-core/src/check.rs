@@ -42,12 +42,6 @@ pub fn lb_snapshots_match<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
                 "CPU {cpu}: load-balance snapshot {have:?}, runqueues say {fresh:?}"
             ));
         }
-        let (have, fresh) = (s.cpu_flags[cpu.idx()], s.cpu_flags_fresh(cpu));
-        if have != fresh {
-            return Err(format!(
-                "CPU {cpu}: idle/waiting flags {have:#b}, its runqueue says {fresh:#b}"
-            ));
-        }
         let (have, fresh) = (s.nohz_idle.test(cpu), s.nohz_idle_fresh(cpu));
         if have != fresh {
             return Err(format!(

@@ -115,11 +115,6 @@ pub struct SchedState {
     /// CPUs that are idle (`available_idle_cpu`) with their tick stopped:
     /// the ones `nohz_balancer_kick` may kick, kept with `lb_cpus`.
     pub(crate) nohz_idle: crate::machine::CpuMask,
-    /// Per CPU, [`crate::sched::lb_snapshot::CPU_IDLE`] (`Rq::is_idle`)
-    /// and [`crate::sched::lb_snapshot::CPU_WAITING`] (a task queued beside
-    /// the running one), one byte kept with `lb_cpus`: the waste sampler
-    /// reads these bytes instead of every runqueue.
-    pub(crate) cpu_flags: Vec<u8>,
     /// `--check`: the first CPU whose entry was read stale.
     pub(crate) lb_stale_read: std::cell::Cell<Option<crate::ids::CpuId>>,
     /// Running sums of `lb_cpus` over the group spans `lb_sum_kept`

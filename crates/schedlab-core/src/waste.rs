@@ -13,7 +13,6 @@ use crate::ids::{CpuId, TaskId};
 use crate::machine::CpuMask;
 use crate::observe::Sink;
 use crate::sim::Sim;
-use crate::sched::lb_snapshot::{CPU_IDLE, CPU_WAITING};
 use crate::stats::WASTE_SAMPLE_NS;
 use std::sync::Arc;
 
@@ -116,12 +115,11 @@ impl<S: Sink> Sim<S> {
         // Only a truly idle CPU can be charged: when none is, the sample
         // charges nothing and the walk over every queued task is skipped
         // (issue 17: on busy machines this walk was a fifth of the run).
-        // Idle and waiting are a byte per CPU kept by the load-balance
-        // refreshes (`sched/lb_snapshot.rs`): a sample reads those bytes,
-        // in increasing CPU order as the walk over every runqueue did, and
-        // visits the runqueues of waiting CPUs only (issue 17, scale13).
-        let flags = &self.sched.cpu_flags;
-        if !flags.iter().any(|&f| f & CPU_IDLE != 0) {
+        // The runqueues are walked at each sample (a few instructions per
+        // CPU, against ~8 000 events per sample at 4096 CPUs): keeping
+        // idle/waiting sets up to date at every refresh cost more
+        // instructions than these walks on every bench case (scale13).
+        if !self.sched.rqs.iter().any(crate::rq::Rq::is_idle) {
             return;
         }
         // CPUs holding waiting tasks that may run anywhere, and the waiting
@@ -130,10 +128,10 @@ impl<S: Sink> Sim<S> {
         let mut restricted: Vec<(CpuId, &CpuMask)> = Vec::new();
         let tasks = &self.sched.tasks;
         let ents = &self.sched.ents;
-        let waiting = flags.iter().enumerate().filter(|(_, &f)| f & CPU_WAITING != 0);
-        for (c, _) in waiting {
-            let rq = &self.sched.rqs[c];
-            debug_assert!(rq.nr_running > rq.curr.is_some() as u32);
+        for rq in &self.sched.rqs {
+            if rq.nr_running <= rq.curr.is_some() as u32 {
+                continue;
+            }
             // The walk (`cfs_tasks` from the tail: the queued, not running
             // tasks) stops at the first waiting task that may run anywhere:
             // it puts this CPU in `waiting_any`, and a restricted task
@@ -170,16 +168,17 @@ impl<S: Sink> Sim<S> {
         if restricted.is_empty() {
             let ws = &mut self.acct.waste_spans;
             ws.new_sample();
-            for (c, &f) in flags.iter().enumerate() {
-                if f & CPU_IDLE != 0 {
-                    debug_assert!(self.sched.rqs[c].is_idle());
+            for (c, rq) in self.sched.rqs.iter().enumerate() {
+                if rq.is_idle() {
                     charges.push((c, ws.level(c, &waiting_any, &any_words)));
                 }
             }
         } else {
-            for (c, _) in flags.iter().enumerate().filter(|(_, &f)| f & CPU_IDLE != 0) {
+            for (c, rq) in self.sched.rqs.iter().enumerate() {
+                if !rq.is_idle() {
+                    continue;
+                }
                 let cpu = CpuId(c as u32);
-                debug_assert!(self.sched.rqs[c].is_idle());
                 let doms = self.sched.domains.domains(cpu);
                 let mut h = waiting_any.clone();
                 for (src, allowed) in &restricted {
@@ -242,7 +241,12 @@ mod tests {
                 ws.new_sample();
                 for c in 0..n {
                     let walk = d.per_cpu[c].iter().position(|sd| sd.span.intersects(&set));
-                    assert_eq!(ws.level(c, &set, &words), walk, "{name} CPU {c}, set {}", set.to_list());
+                    assert_eq!(
+                        ws.level(c, &set, &words),
+                        walk,
+                        "{name} CPU {c}, set {}",
+                        set.to_list()
+                    );
                 }
             }
         }

@@ -44,13 +44,6 @@ impl CpuMask {
     pub fn clear(&mut self, cpu: CpuId) {
         self.bits[cpu.idx() / 64] &= !(1 << (cpu.idx() % 64));
     }
-    /// Adds `cpu` when `on`, removes it otherwise (branch-free).
-    #[inline]
-    pub fn assign(&mut self, cpu: CpuId, on: bool) {
-        let bit = 1u64 << (cpu.idx() % 64);
-        let w = &mut self.bits[cpu.idx() / 64];
-        *w = (*w & !bit) | (bit & (on as u64).wrapping_neg());
-    }
     /// Is `cpu` in the set?
     #[inline]
     pub fn test(&self, cpu: CpuId) -> bool {
@@ -214,27 +207,6 @@ mod tests {
         *x ^= *x << 13;
         *x ^= *x >> 7;
         *x ^= *x << 17;
-    }
-
-    /// `assign` equals `set` or `clear` on random masks and CPUs.
-    #[test]
-    fn assign_is_set_or_clear() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for nr in [1usize, 64, 65, 4096] {
-            let (mut a, mut b) = (CpuMask::new(nr), CpuMask::new(nr));
-            for _ in 0..4 * nr {
-                xorshift(&mut x);
-                let cpu = CpuId((x % nr as u64) as u32);
-                let on = x & (1 << 40) != 0;
-                a.assign(cpu, on);
-                if on {
-                    b.set(cpu);
-                } else {
-                    b.clear(cpu);
-                }
-                assert_eq!(a, b);
-            }
-        }
     }
 
     #[test]

@@ -281,7 +281,6 @@ impl<S: Sink> Sim<S> {
                 rqs,
                 lb_cpus: Vec::new(),
                 nohz_idle: CpuMask::new(n),
-                cpu_flags: vec![0; n],
                 lb_stale_read: Default::default(),
                 lb_sums: Vec::new(),
                 lb_sum_kept: Vec::new(),

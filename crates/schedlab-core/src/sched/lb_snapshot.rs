@@ -16,14 +16,6 @@
 //! says when). None of these figures is decayed at read time,
 //! so a pass sees exactly the values it saw when it read the runqueues.
 //!
-//! The same refreshes keep [`SchedState::cpu_flags`], a byte per CPU:
-//! idle (`Rq::is_idle`) and waiting (a task queued beside the running
-//! one), which the waste sampler (`waste.rs`) reads instead of every
-//! runqueue at every sample (issue 17, scale13: a dense 4 KiB at 4096
-//! CPUs instead of 4 096 runqueues; one byte store per refresh, where
-//! two bitmasks kept here cost ~30 instructions per event on the 8- and
-//! 160-CPU cases).
-//!
 //! The same refreshes keep [`SchedState::nohz_idle`], the CPUs that are
 //! idle with their tick stopped (`rq->tick_stopped` changes in
 //! `start_tick` / `stop_tick`, which refresh too): `nohz_balancer_kick`
@@ -58,12 +50,6 @@ use crate::machine::domains::SchedGroup;
 use crate::observe::Sink;
 use crate::sim::{SchedState, Sim};
 
-/// [`SchedState::cpu_flags`]: the CPU is idle (`Rq::is_idle`).
-pub(crate) const CPU_IDLE: u8 = 1;
-/// [`SchedState::cpu_flags`]: a task waits on the CPU (`nr_running` above
-/// the running task).
-pub(crate) const CPU_WAITING: u8 = 2;
-
 impl SchedState {
     /// Whether `cpu` belongs in [`SchedState::nohz_idle`], from its
     /// runqueue: idle (`available_idle_cpu`) with its tick stopped.
@@ -71,23 +57,6 @@ impl SchedState {
     pub(crate) fn nohz_idle_fresh(&self, cpu: CpuId) -> bool {
         let rq = &self.rqs[cpu.idx()];
         rq.tick_stopped && rq.is_idle()
-    }
-
-    /// `cpu`'s [`SchedState::cpu_flags`] from its runqueue.
-    #[inline]
-    pub(crate) fn cpu_flags_fresh(&self, cpu: CpuId) -> u8 {
-        let rq = &self.rqs[cpu.idx()];
-        let waiting = rq.nr_running > rq.curr.is_some() as u32;
-        (rq.is_idle() as u8 * CPU_IDLE) | (waiting as u8 * CPU_WAITING)
-    }
-
-    /// Refreshes `cpu`'s flags and its place in the NOHZ-idle set, from
-    /// its runqueue.
-    #[inline(always)]
-    pub(crate) fn cpu_sets_refresh(&mut self, cpu: CpuId) {
-        self.cpu_flags[cpu.idx()] = self.cpu_flags_fresh(cpu);
-        let nohz = self.nohz_idle_fresh(cpu);
-        self.nohz_idle.assign(cpu, nohz);
     }
 
     /// The snapshot of `cpu` computed from the runqueues (what the array
@@ -133,7 +102,11 @@ impl<S: Sink> Sim<S> {
         } else {
             st.lb_cpus[i] = s;
         }
-        self.sched.cpu_sets_refresh(cpu);
+        if self.sched.nohz_idle_fresh(cpu) {
+            self.sched.nohz_idle.set(cpu);
+        } else {
+            self.sched.nohz_idle.clear(cpu);
+        }
     }
 
     /// [`Self::lb_refresh`] after queue `q`'s PELT averages changed: only a
@@ -158,7 +131,10 @@ impl<S: Sink> Sim<S> {
             })
             .collect();
         for c in 0..n {
-            self.sched.cpu_sets_refresh(CpuId(c as u32));
+            let cpu = CpuId(c as u32);
+            if self.sched.nohz_idle_fresh(cpu) {
+                self.sched.nohz_idle.set(cpu);
+            }
         }
         // The spans with sums, per CPU in increasing span id, and their
         // first totals.
@@ -262,7 +238,6 @@ impl<S: Sink> Sim<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CPU_IDLE, CPU_WAITING};
     use crate::config::SimConfig;
     use crate::fair::select::LbSums;
     use crate::ids::CpuId;
@@ -352,27 +327,6 @@ mod tests {
         assert!(e.starts_with("CPU 3: in the NOHZ idle mask"), "{e}");
         let _ = sim.nohz_find_idle(CpuId(2));
         assert!(sim.sched.lb_stale_read.get().is_some());
-    }
-
-    #[test]
-    fn the_idle_and_waiting_flags_follow_the_runqueues_and_a_stale_bit_is_caught() {
-        let sim = ran();
-        for c in 0..4 {
-            let rq = &sim.sched.rqs[c];
-            let f = sim.sched.cpu_flags[c];
-            assert_eq!(f & CPU_IDLE != 0, rq.is_idle());
-            assert_eq!(
-                f & CPU_WAITING != 0,
-                rq.nr_running > rq.curr.is_some() as u32
-            );
-        }
-        assert!(crate::check::lb_snapshots_match(&sim).is_ok());
-        for bit in [CPU_IDLE, CPU_WAITING] {
-            let mut sim = ran();
-            sim.sched.cpu_flags[2] ^= bit;
-            let e = crate::check::lb_snapshots_match(&sim).unwrap_err();
-            assert!(e.starts_with("CPU 2: idle/waiting flags"), "{e}");
-        }
     }
 
     #[test]

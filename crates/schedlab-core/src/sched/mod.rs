@@ -14,7 +14,7 @@ pub(crate) mod fold;
 pub mod futex_word;
 pub mod group;
 mod init;
-pub(crate) mod lb_snapshot;
+mod lb_snapshot;
 pub mod msg_origin;
 pub mod noise;
 pub mod pipe;
