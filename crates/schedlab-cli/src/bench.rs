@@ -53,6 +53,15 @@ pub struct BenchArgs {
     /// Internal: run one case and print its figures as one JSON line.
     #[arg(long, hide = true)]
     pub child: Option<String>,
+    /// With `--child`: under `valgrind --tool=callgrind --instr-atstart=no`,
+    /// switch callgrind's instrumentation on at the first progress point
+    /// (every 2^16 events) at or after this simulated second, and off when
+    /// the run ends, so that callgrind counts a steady-state window only
+    /// (and the start-up runs at native speed). The window's first event
+    /// and its event count go to stderr. Outside valgrind the requests are
+    /// no-ops and the run is the same.
+    #[arg(long, value_name = "S", requires = "child")]
+    pub callgrind_from: Option<String>,
 }
 
 /// One bench case: a workload on a preset.
@@ -299,8 +308,52 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Callgrind's client requests (valgrind's callgrind.h: the tool base
+/// `'C' << 24 | 'T' << 16`, then DUMP_STATS, ZERO_STATS, TOGGLE_COLLECT,
+/// DUMP_STATS_AT, START_INSTRUMENTATION, STOP_INSTRUMENTATION).
+const CALLGRIND_BASE: u64 = (b'C' as u64) << 24 | (b'T' as u64) << 16;
+const CALLGRIND_START_INSTRUMENTATION: u64 = CALLGRIND_BASE + 4;
+const CALLGRIND_STOP_INSTRUMENTATION: u64 = CALLGRIND_BASE + 5;
+
+/// Issues one valgrind client request (valgrind.h's x86-64 magic sequence:
+/// four rotations of rdi by 128 bits in all, then `xchg rbx, rbx`, with
+/// rax pointing at the request and its five arguments). Natively the
+/// sequence changes nothing and the default (0) comes back.
+#[cfg(target_arch = "x86_64")]
+fn valgrind_request(req: u64) -> u64 {
+    let args: [u64; 6] = [req, 0, 0, 0, 0, 0];
+    let mut res: u64 = 0;
+    // SAFETY: the rotations leave rdi as it was (declared clobbered all
+    // the same), xchg of rbx with itself changes nothing; valgrind, when
+    // present, reads the six words at rax and writes rdx only.
+    unsafe {
+        std::arch::asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            inout("rdx") res,
+            in("rax") args.as_ptr(),
+            out("rdi") _,
+        );
+    }
+    res
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn valgrind_request(_req: u64) -> u64 {
+    0
+}
+
 /// Builds and runs one case in this process.
 fn run_case(c: &Case, secs: f64) -> Result<Figures> {
+    run_case_window(c, secs, None)
+}
+
+/// [`run_case`], with callgrind's instrumentation on only from the first
+/// progress point at or after `from_ns` (see `--callgrind-from`).
+fn run_case_window(c: &Case, secs: f64, from_ns: Option<u64>) -> Result<Figures> {
     let machine = preset(c.machine).expect("preset exists");
     let cpus = machine.nr_cpus();
     let w = workload(c.name, cpus);
@@ -316,7 +369,32 @@ fn run_case(c: &Case, secs: f64) -> Result<Figures> {
     sim.stream_rows(Box::new(DiscardRows));
     let setup_s = t0.elapsed().as_secs_f64();
     let (t1, c1) = (Instant::now(), cpu_time());
-    let res = sim.run();
+    let res = match from_ns {
+        None => sim.run(),
+        Some(from) => {
+            // `progress` is called before the 2^16 k-th event is counted:
+            // the window starts at event 2^16 (calls - 1).
+            let (mut calls, mut start): (u64, Option<(u64, u64)>) = (0, None);
+            let res = sim.run_with_progress(|t| {
+                calls += 1;
+                if start.is_none() && t >= from {
+                    start = Some(((calls - 1) << 16, t));
+                    valgrind_request(CALLGRIND_START_INSTRUMENTATION);
+                }
+            });
+            valgrind_request(CALLGRIND_STOP_INSTRUMENTATION);
+            match start {
+                Some((ev0, t0)) => eprintln!(
+                    "callgrind window: {} events, from event {ev0} at {t0} ns to event {} at {} ns",
+                    res.events - ev0,
+                    res.events,
+                    res.end_ns
+                ),
+                None => eprintln!("callgrind window: empty (the run ended before {from} ns)"),
+            }
+            res
+        }
+    };
     let wall_s = t1.elapsed().as_secs_f64();
     let cpu_s = cpu_time() - c1;
     Ok(Figures {
@@ -384,7 +462,13 @@ pub fn run(a: &BenchArgs) -> Result<ExitCode> {
     let seconds = a.seconds.as_deref().map(parse_seconds).transpose()?;
     if let Some(name) = &a.child {
         let c = find_case(name)?;
-        let mut f = run_case(c, seconds.unwrap_or(c.default_s))?;
+        let from_ns = a
+            .callgrind_from
+            .as_deref()
+            .map(parse_seconds)
+            .transpose()?
+            .map(|s| (s * NSEC_PER_SEC as f64).round() as u64);
+        let mut f = run_case_window(c, seconds.unwrap_or(c.default_s), from_ns)?;
         f.peak_rss_bytes = peak_rss();
         println!("{}", f.to_json());
         return Ok(ExitCode::SUCCESS);

@@ -338,6 +338,8 @@ pub struct Accounting {
     pub profile: Profile,
     /// The wasted-CPU metric.
     pub waste: Waste,
+    /// The waste sampler's table of the domains' spans (`waste.rs`).
+    pub(crate) waste_spans: crate::waste::WasteSpans,
 }
 
 #[cfg(test)]

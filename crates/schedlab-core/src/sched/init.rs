@@ -344,6 +344,7 @@ impl<S: Sink> Sim<S> {
                 cpu_stats: vec![CpuStats::default(); n],
                 profile: Profile::default(),
                 waste: Default::default(),
+                waste_spans: Default::default(),
             },
             now: 0,
             queue: EventQueue::new(),

@@ -69,10 +69,15 @@ impl<S: Sink> Sim<S> {
                     self.sched.sd_state[dst.idx()][sdi].lb.nobusyg[ii] += 1;
                     break 'out None;
                 };
-                let span = sd.groups[src.group].span.clone();
-                let Some(busiest) =
-                    lb::find_src_rq(self, &span, excluded.as_ref(), src.migration, src.imbalance)
-                else {
+                // The group's span is read in place (a clone copied 512
+                // bytes per pass at 4096 CPUs).
+                let Some(busiest) = lb::find_src_rq(
+                    self,
+                    &sd.groups[src.group].span,
+                    excluded.as_ref(),
+                    src.migration,
+                    src.imbalance,
+                ) else {
                     self.sched.sd_state[dst.idx()][sdi].lb.nobusyq[ii] += 1;
                     break 'out None;
                 };
@@ -95,7 +100,8 @@ impl<S: Sink> Sim<S> {
                         (*self.sched.domains.domains(dst)[sdi].span).clone()
                     });
                     cpus.clear(busiest);
-                    if !cpus.intersects(&span) {
+                    let sd = &self.sched.domains.domains(dst)[sdi];
+                    if !cpus.intersects(&sd.groups[src.group].span) {
                         break 'out Some(0);
                     }
                     continue;
