@@ -339,7 +339,7 @@ pub struct Accounting {
     /// The wasted-CPU metric.
     pub waste: Waste,
     /// The waste sampler's table of the domains' spans (`waste.rs`).
-    pub(crate) waste_spans: crate::waste::WasteSpans,
+    pub(crate) waste_spans: crate::waste::spans::WasteSpans,
 }
 
 #[cfg(test)]

@@ -1233,6 +1233,12 @@ fn raw_chain(cpu: usize, n: usize, levels: &[RawLevel]) -> Vec<RawDomain> {
     chain
 }
 
+/// `NUMA_IMBALANCE_MIN` (fair.c): the imbalance, in tasks or idle CPUs,
+/// that `adjust_numa_imbalance` tolerates between NUMA groups while the
+/// destination stays under `imb_numa_nr` (the load balancer's
+/// `calculate_imbalance` and, from 6.0, fork placement).
+pub const NUMA_IMBALANCE_MIN: u32 = 2;
+
 /// `imb_numa_nr` on the full chain (step 5).
 fn set_imb_numa_nr(chain: &mut [RawDomain]) {
     let mut imb = 0u32;

@@ -29,14 +29,9 @@ use super::stats::{group_classify, GroupType, SgStats};
 use crate::fair::select::{lb_group_summed, CpuView, LbSnapshot, LbSums};
 use crate::ids::CpuId;
 use crate::machine::domains::{
-    SchedDomain, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
+    SchedDomain, NUMA_IMBALANCE_MIN, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
 };
 use crate::machine::CpuMask;
-
-/// `NUMA_IMBALANCE_MIN` (fair.c): the imbalance, in tasks or idle CPUs,
-/// that `adjust_numa_imbalance` tolerates between NUMA groups while the
-/// destination stays under `imb_numa_nr`.
-pub const NUMA_IMBALANCE_MIN: u32 = 2;
 
 /// `enum cpu_idle_type`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -34,10 +34,9 @@
 //!   node: NUMA balancing is not modelled).
 
 use super::balance::stats::{group_classify, GroupType, SgStats};
-use crate::fair::balance::lb::NUMA_IMBALANCE_MIN;
 use crate::ids::CpuId;
 use crate::machine::domains::{
-    SchedDomain, SchedDomains, SD_BALANCE_FORK, SD_NUMA, SD_WAKE_AFFINE,
+    SchedDomain, SchedDomains, NUMA_IMBALANCE_MIN, SD_BALANCE_FORK, SD_NUMA, SD_WAKE_AFFINE,
 };
 use crate::machine::{CpuMask, Machine};
 
