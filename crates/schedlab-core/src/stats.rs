@@ -338,7 +338,7 @@ pub struct Accounting {
     pub profile: Profile,
     /// The wasted-CPU metric.
     pub waste: Waste,
-    /// The waste sampler's table of the domains' spans (`waste.rs`).
+    /// The waste sampler's table of the domains' spans (`waste/spans.rs`).
     pub(crate) waste_spans: crate::waste::spans::WasteSpans,
 }
 
