@@ -434,11 +434,12 @@ fn run_child(exe: &std::path::Path, c: &Case, secs: f64) -> Result<Figures> {
 }
 
 /// Parses `--seconds`: a positive, finite number of seconds.
-fn parse_seconds(s: &str) -> Result<f64> {
+/// A number of simulated seconds given to option `opt`.
+fn parse_seconds(opt: &str, s: &str) -> Result<f64> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
         _ => Err(user(format!(
-            "--seconds: {s:?} is not a number of seconds greater than zero (at most 1e6)"
+            "{opt}: {s:?} is not a number of seconds greater than zero (at most 1e6)"
         ))),
     }
 }
@@ -459,13 +460,17 @@ fn mib(b: Option<u64>) -> String {
 
 /// `schedlab bench`.
 pub fn run(a: &BenchArgs) -> Result<ExitCode> {
-    let seconds = a.seconds.as_deref().map(parse_seconds).transpose()?;
+    let seconds = a
+        .seconds
+        .as_deref()
+        .map(|s| parse_seconds("--seconds", s))
+        .transpose()?;
     if let Some(name) = &a.child {
         let c = find_case(name)?;
         let from_ns = a
             .callgrind_from
             .as_deref()
-            .map(parse_seconds)
+            .map(|s| parse_seconds("--callgrind-from", s))
             .transpose()?
             .map(|s| (s * NSEC_PER_SEC as f64).round() as u64);
         let mut f = run_case_window(c, seconds.unwrap_or(c.default_s), from_ns)?;

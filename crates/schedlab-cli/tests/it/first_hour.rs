@@ -446,6 +446,13 @@ fn bench_refuses_bad_seconds_and_unknown_cases() {
         let arg = format!("--seconds={bad}");
         let err = assert_user_error(&["bench", &arg]);
         assert!(err.contains("--seconds"), "{err}");
+        // --callgrind-from (with --child) names itself, not --seconds.
+        let arg = format!("--callgrind-from={bad}");
+        let err = assert_user_error(&["bench", "--child", "sched-idle-8", &arg]);
+        assert!(
+            err.contains("--callgrind-from") && !err.contains("--seconds"),
+            "{err}"
+        );
     }
     let err = assert_user_error(&["bench", "--case", "no-such-case"]);
     assert!(
