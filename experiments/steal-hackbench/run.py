@@ -64,6 +64,33 @@ def run_one(binary, groups, loops, steal, seed=1, delay_dequeue=False):
     }
 
 
+def baseline_seeds(a, groups, seeds, scale):
+    """The acceptance over several seeds: baselines only (no STEAL runs),
+    each seed's model/published ratios and %busy difference, then the
+    median over the seeds, which the acceptance is read from."""
+    print("hackbench G process %d on icx-2s-80c-ht (160 CPUs), baselines only, seeds %s, %s"
+          % (a.loops, ",".join(map(str, seeds)), "DELAY_DEQUEUE" if a.delay_dequeue else "NO_DELAY_DEQUEUE as published"))
+    print("model/published ratios of the per-CPU counts, %busy difference (points), hackbench time (s)")
+    print("%-5s %-7s %7s %7s %7s %7s %8s %9s" % ("grps", "seed", "sched", "idle", "wake", "%busy", "time", "wall s"))
+    ok = True
+    for g in groups:
+        (bt, bb, bs, bi, bw), _, _ = PUBLISHED[g]
+        rows = []
+        for seed in seeds:
+            b = run_one(a.bin, g, a.loops, False, seed, a.delay_dequeue)
+            r = (b["sched"] * scale / bs, b["idle"] * scale / bi, b["wake"] * scale / bw, b["busy"] - bb, b["time"] * scale)
+            rows.append(r)
+            print("%-5d %-7d %7.2f %7.2f %7.2f %+7.0f %8.3f %9.1f" % ((g, seed) + r + (b["wall"],)), flush=True)
+        med = [sorted(col)[len(col) // 2] if len(col) % 2 else
+               (sorted(col)[len(col) // 2 - 1] + sorted(col)[len(col) // 2]) / 2 for col in zip(*rows)]
+        good = all(0.5 <= x <= 2.0 for x in med[:3]) and abs(med[3]) <= 15
+        ok = ok and good
+        print("%-5d %-7s %7.2f %7.2f %7.2f %+7.0f %8.3f %9s   within 2x / 15 points: %s"
+              % ((g, "median") + tuple(med) + ("", "yes" if good else "NO")))
+        print("%-5d %-7s %7s %7s %7s %7d %8.3f" % (g, "publ.", "1", "1", "1", bb, bt), flush=True)
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true", help="groups 1 and 8, 1000 loops (CI)")
@@ -71,6 +98,8 @@ def main():
     ap.add_argument("--groups", default="1,2,3,4,8")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "schedlab"))
     ap.add_argument("--seed", type=int, default=1, help="the simulator's seed (the README's tables: 1)")
+    ap.add_argument("--baseline-seeds", metavar="S1,S2,..",
+                    help="only the baselines, for each of these seeds: the acceptance on the median (no STEAL runs)")
     ap.add_argument("--delay-dequeue", action="store_true",
                     help="keep DELAY_DEQUEUE on (the tables before the thirteenth session); the posting used NO_DELAY_DEQUEUE")
     a = ap.parse_args()
@@ -81,6 +110,8 @@ def main():
         return 2
     groups = [int(g) for g in a.groups.split(",")]
     scale = 100000.0 / a.loops
+    if a.baseline_seeds:
+        return baseline_seeds(a, groups, [int(x) for x in a.baseline_seeds.split(",")], scale)
     print("hackbench G process %d on icx-2s-80c-ht (160 CPUs), seed %d, %s; published rows at 100000 loops"
           % (a.loops, a.seed, "DELAY_DEQUEUE" if a.delay_dequeue else "NO_DELAY_DEQUEUE as published"))
     print("per-CPU averages of schedule calls (sched), calls that picked idle (idle), wakeups (wake), steals")
