@@ -9,7 +9,7 @@
 //! `sched_tick`), not by the periodic load balance at the LLC level that
 //! computes it in the kernel (kernel-model.md §5.3).
 
-use crate::fair::select::{CpuView, NumaForkRule};
+use crate::fair::select::{CpuView, NumaForkRule, NumaLbRule};
 use crate::ids::{CpuId, TaskId};
 use crate::machine::domains::SchedDomains;
 use crate::machine::Machine;
@@ -67,6 +67,9 @@ impl<S: Sink> CpuView for Sim<S> {
         } else {
             NumaForkRule::None
         }
+    }
+    fn numa_lb_rule(&self) -> NumaLbRule {
+        NumaLbRule::for_kernel(self.cfg.kernel)
     }
     fn available_idle_cpu(&self, cpu: CpuId) -> bool {
         self.sched.rqs[cpu.idx()].is_idle()

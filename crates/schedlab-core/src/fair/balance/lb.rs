@@ -22,11 +22,14 @@
 //! ```
 //!
 //! Deviations: no misfit, asym-packing, SMT-balance or group_imbalanced
-//! types; no NUMA fbq filter; `adjust_numa_imbalance` is applied in its
-//! simple form (allow up to `imb_numa_nr` tasks).
+//! types; no NUMA fbq filter. The NUMA allowance (`adjust_numa_imbalance`)
+//! follows the release ([`NumaLbRule`]: none before 5.6, the busiest
+//! group's count 5.6-5.17, `imb_numa_nr` from 5.18, on the unhalved
+//! difference from 6.0); `imb_numa_nr` itself has its 6.0 value in every
+//! release (machine/domains.rs).
 
 use super::stats::{group_classify, GroupType, SgStats};
-use crate::fair::select::{lb_group_summed, CpuView, LbSnapshot, LbSums};
+use crate::fair::select::{lb_group_summed, CpuView, LbSnapshot, LbSums, NumaLbRule};
 use crate::ids::CpuId;
 use crate::machine::domains::{
     SchedDomain, NUMA_IMBALANCE_MIN, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
@@ -65,6 +68,9 @@ pub struct SdLbStats {
     /// fix_small_imbalance, not modelled). Set by the caller from the
     /// kernel; false by default.
     pub load_imbalance_wraps: bool,
+    /// The release's NUMA allowance in `calculate_imbalance`, from the
+    /// view ([`CpuView::numa_lb_rule`]); the current one by default.
+    pub numa_lb_rule: NumaLbRule,
     /// Local group's statistics.
     pub local: SgStats,
     /// Busiest group: index in `sd.groups` and statistics.
@@ -208,6 +214,7 @@ pub fn sd_lb_stats(
     let pct = sd.imbalance_pct;
     let mut out = SdLbStats {
         prefer_sibling: child_flags.is_some_and(|f| f.contains(SD_PREFER_SIBLING)),
+        numa_lb_rule: v.numa_lb_rule(),
         ..Default::default()
     };
     let mut overloaded = false;
@@ -265,6 +272,39 @@ fn sibling_imbalance(idle: CpuIdle, sds: &SdLbStats, busiest: &SgStats, local: &
     imb
 }
 
+/// The tasks to move between two has-spare groups of an SD_NUMA domain
+/// after the release's NUMA allowance ("Consider allowing a small
+/// imbalance between NUMA groups"; [`NumaLbRule`]): `imb` is the idle-CPU
+/// or task difference, not yet halved.
+fn numa_allowance(
+    rule: NumaLbRule,
+    sd: &SchedDomain,
+    local: &SgStats,
+    busiest: &SgStats,
+    imb: u64,
+) -> u64 {
+    let min = NUMA_IMBALANCE_MIN as u64;
+    let halved = imb >> 1;
+    // 5.18 on: the local group would run at most imb_numa_nr tasks with
+    // one more (`local->sum_nr_running + 1 <= imb_numa_nr`).
+    let local_light = local.sum_nr_running < sd.imb_numa_nr;
+    match rule {
+        NumaLbRule::None => halved,
+        NumaLbRule::BusiestPair if busiest.sum_nr_running <= NUMA_IMBALANCE_MIN => 0,
+        NumaLbRule::BusiestPair => halved,
+        NumaLbRule::BusiestQuarter
+            if busiest.sum_nr_running < busiest.group_weight >> 2 && halved <= min =>
+        {
+            0
+        }
+        NumaLbRule::BusiestQuarter => halved,
+        NumaLbRule::LocalImbNumaNrHalved if local_light && halved <= min => 0,
+        NumaLbRule::LocalImbNumaNrHalved => halved,
+        NumaLbRule::LocalImbNumaNr if local_light && imb <= min => 0,
+        NumaLbRule::LocalImbNumaNr => halved,
+    }
+}
+
 /// `calculate_imbalance`: what to move and how much.
 fn calculate_imbalance(
     sd: &SchedDomain,
@@ -283,19 +323,18 @@ fn calculate_imbalance(
             }
             return (MigrationType::Util, imb);
         }
-        let mut imb = if busiest.group_weight == 1 || sds.prefer_sibling {
+        let imb = if busiest.group_weight == 1 || sds.prefer_sibling {
             sibling_imbalance(idle, sds, busiest, local)
         } else {
             (local.idle_cpus as u64).saturating_sub(busiest.idle_cpus as u64)
         };
-        if sd.flags.contains(SD_NUMA) {
-            // adjust_numa_imbalance: allow a small imbalance while the
-            // destination would stay lightly loaded.
-            if local.sum_nr_running < sd.imb_numa_nr && imb <= NUMA_IMBALANCE_MIN as u64 {
-                imb = 0;
-            }
+        if !sd.flags.contains(SD_NUMA) {
+            return (MigrationType::Task, imb >> 1);
         }
-        return (MigrationType::Task, imb >> 1);
+        return (
+            MigrationType::Task,
+            numa_allowance(sds.numa_lb_rule, sd, local, busiest, imb),
+        );
     }
     let local_avg = (local.group_load * 1024)
         .checked_div(local.group_capacity)
@@ -582,6 +621,7 @@ mod tests {
             local_cores: 2,
             busiest_cores: 2,
             load_imbalance_wraps: false,
+            ..Default::default()
         };
         let src = find_src_group(&sd, CpuIdle::NotIdle, &sds).expect("imbalanced");
         assert_eq!(src.migration, MigrationType::Load);
@@ -673,6 +713,133 @@ mod tests {
         }
         // A busy dst never pulls from a group that is not overloaded.
         assert_eq!(find_src_group(&sd, CpuIdle::NotIdle, &sds), None);
+    }
+
+    /// The NUMA level of CPU 0 on 2 nodes × 1 LLC × `cores` cores.
+    fn numa_level(cores: u32) -> SchedDomain {
+        let m = make_test_machine(2, 1, cores, 1);
+        let d = SchedDomains::build(&m, 250);
+        d.domains(CpuId(0)).last().unwrap().clone()
+    }
+
+    /// What a listed release moves from `busiest` to an idle `local`, both
+    /// has-spare, at the NUMA level `sd`: `calculate_imbalance`'s answer,
+    /// checked against `find_src_group` (None when it is 0) so that the
+    /// case passes the balanced tests before it.
+    fn numa_spare_move(
+        kernel: &str,
+        sd: &SchedDomain,
+        local: SgStats,
+        busiest: SgStats,
+    ) -> (MigrationType, u64) {
+        assert_eq!(local.group_type, Some(GroupType::HasSpare));
+        assert_eq!(busiest.group_type, Some(GroupType::HasSpare));
+        let sds = SdLbStats {
+            total_load: local.group_load + busiest.group_load,
+            total_capacity: local.group_capacity + busiest.group_capacity,
+            local,
+            busiest: Some((1, busiest)),
+            numa_lb_rule: NumaLbRule::for_kernel(kernel),
+            ..Default::default()
+        };
+        let b = &sds.busiest.as_ref().unwrap().1;
+        let got = calculate_imbalance(sd, CpuIdle::Idle, &sds, &sds.local, b);
+        let src = find_src_group(sd, CpuIdle::Idle, &sds).map(|g| (g.migration, g.imbalance));
+        assert_eq!(src, (got.1 > 0).then_some(got), "{kernel}");
+        got
+    }
+
+    /// One release per rule: before 5.6, 5.6-5.10, 5.11-5.17, 5.18-5.19,
+    /// 6.0 on.
+    const NUMA_LB_RELEASES: [&str; 5] = ["5.4", "5.10", "5.15", "5.19", "6.1"];
+
+    fn numa_spare_moves(sd: &SchedDomain, local: &SgStats, busiest: &SgStats) -> Vec<u64> {
+        NUMA_LB_RELEASES
+            .iter()
+            .map(|k| {
+                let (m, imb) = numa_spare_move(k, sd, local.clone(), busiest.clone());
+                assert_eq!(m, MigrationType::Task, "{k}");
+                imb
+            })
+            .collect()
+    }
+
+    #[test]
+    fn numa_lb_rule_by_release() {
+        use NumaLbRule::*;
+        let rules: Vec<_> = NUMA_LB_RELEASES
+            .iter()
+            .map(|k| NumaLbRule::for_kernel(k))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                None,
+                BusiestPair,
+                BusiestQuarter,
+                LocalImbNumaNrHalved,
+                LocalImbNumaNr
+            ]
+        );
+        assert_eq!(NumaLbRule::for_kernel("tip"), LocalImbNumaNr);
+        assert_eq!(NumaLbRule::default(), LocalImbNumaNr);
+    }
+
+    #[test]
+    fn numa_allowance_a_pair_on_the_busiest_node() {
+        // Nodes of 8 CPUs, imb_numa_nr 8 >> 3 = 1. Local node empty (8
+        // idle), busiest runs 2 tasks on 2 CPUs (6 idle): difference 2.
+        // 5.4: no allowance, 2 >> 1 = 1 task.
+        // 5.6: busiest runs 2 <= 2 tasks: 0.
+        // 5.11: busiest 2 < 8 >> 2 = 2 fails: 1 task.
+        // 5.18: halved 1 <= 2, local 0 + 1 <= 1: 0.
+        // 6.0: whole 2 <= 2, local 0 + 1 <= 1: 0.
+        let sd = numa_level(8);
+        assert_eq!(sd.imb_numa_nr, 1);
+        let local = sg(0, 8, 0, 0, 8);
+        let busiest = sg(2, 8, 2048, 400, 6);
+        assert_eq!(numa_spare_moves(&sd, &local, &busiest), [1, 0, 1, 0, 0]);
+    }
+
+    #[test]
+    fn numa_allowance_three_tasks_two_stacked() {
+        // Nodes of 8 CPUs (imb_numa_nr 1). Local empty (8 idle), busiest
+        // runs 3 tasks on 2 CPUs (6 idle): difference 2.
+        // 5.4: 1. 5.6: busiest 3 > 2: 1. 5.11: 3 < 2 fails: 1.
+        // 5.18: halved 1 <= 2, 0 + 1 <= 1: 0. 6.0: 2 <= 2, 0 + 1 <= 1: 0.
+        let sd = numa_level(8);
+        let local = sg(0, 8, 0, 0, 8);
+        let busiest = sg(3, 8, 3072, 600, 6);
+        assert_eq!(numa_spare_moves(&sd, &local, &busiest), [1, 1, 1, 0, 0]);
+    }
+
+    #[test]
+    fn numa_allowance_under_a_quarter_of_the_busiest_node() {
+        // Nodes of 16 CPUs, imb_numa_nr 16 >> 3 = 2. Local empty (16
+        // idle), busiest runs 3 tasks on 3 CPUs (13 idle): difference 3.
+        // 5.4: 3 >> 1 = 1. 5.6: busiest 3 > 2: 1.
+        // 5.11: busiest 3 < 16 >> 2 = 4 and halved 1 <= 2: 0.
+        // 5.18: halved 1 <= 2, local 0 + 1 <= 2: 0.
+        // 6.0: whole 3 > 2: 1.
+        let sd = numa_level(16);
+        assert_eq!(sd.imb_numa_nr, 2);
+        let local = sg(0, 16, 0, 0, 16);
+        let busiest = sg(3, 16, 3072, 600, 13);
+        assert_eq!(numa_spare_moves(&sd, &local, &busiest), [1, 1, 0, 0, 1]);
+    }
+
+    #[test]
+    fn numa_allowance_halved_first_at_the_imb_numa_nr_edge() {
+        // Nodes of 16 CPUs (imb_numa_nr 2). Local runs 1 task (15 idle),
+        // busiest 5 tasks on 5 CPUs (11 idle): difference 4.
+        // 5.4, 5.6 (5 > 2), 5.11 (5 < 4 fails): 4 >> 1 = 2 tasks.
+        // 5.18: halved 2 <= 2 and local 1 + 1 <= 2 (the `<=` of v6 of
+        // e496132ebedd; v5's `<` would keep 2): 0.
+        // 6.0: whole 4 > 2: 2 tasks.
+        let sd = numa_level(16);
+        let local = sg(1, 16, 1024, 200, 15);
+        let busiest = sg(5, 16, 5120, 1000, 11);
+        assert_eq!(numa_spare_moves(&sd, &local, &busiest), [2, 2, 2, 0, 2]);
     }
 
     #[test]

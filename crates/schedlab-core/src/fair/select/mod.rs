@@ -53,6 +53,12 @@ pub trait CpuView {
     fn numa_fork_rule(&self) -> NumaForkRule {
         NumaForkRule::ImbNumaNrIdle
     }
+    /// Which release's NUMA allowance the load balancer's
+    /// `calculate_imbalance` applies between two has-spare groups (see
+    /// [`NumaLbRule`]); the current one by default.
+    fn numa_lb_rule(&self) -> NumaLbRule {
+        NumaLbRule::LocalImbNumaNr
+    }
     /// `available_idle_cpu`: idle task running, nothing queued, no wakeup
     /// in flight.
     fn available_idle_cpu(&self, cpu: CpuId) -> bool;
@@ -688,6 +694,63 @@ pub enum NumaForkRule {
     /// any task whose `nr_cpus_allowed` is not `NR_CPUS`, i.e. every task
     /// on a machine with fewer CPUs than the kernel was built for.
     ImbNumaNrIdle,
+}
+
+/// The load balancer's NUMA allowance (`calculate_imbalance` between a
+/// has-spare local group and a has-spare busiest group of an SD_NUMA
+/// domain: the "Consider allowing a small imbalance between NUMA groups"
+/// step, `adjust_numa_imbalance` from 5.7), by release. "Halved first":
+/// the task count to move (idle-CPU or task difference, `>> 1`) is
+/// computed, then dropped to 0 when the rule allows; "whole": the rule
+/// sees the difference itself, halved after. Ids and how they were checked:
+/// docs/kernels.md (rows 5.6, 5.11, 5.18, 6.0). `fair/balance/lb.rs`
+/// applies it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum NumaLbRule {
+    /// Before 5.6: no NUMA allowance (the 5.5 load_balance rework,
+    /// 0b0695f2b34a; earlier balancers are not modelled).
+    None,
+    /// 5.6-5.10 (b396f52326de "sched/fair: Allow a small load imbalance
+    /// between low utilisation SD_NUMA domains", 5.6-rc2; made a function,
+    /// `adjust_numa_imbalance`, by fb86f5b21192 in 5.7, same rule): halved
+    /// first, then 0 while the *busiest* group runs at most 2 tasks,
+    /// whatever the imbalance.
+    BusiestPair,
+    /// 5.11-5.17 (7d2b5dd0bcc4 "sched/numa: Allow a floating imbalance
+    /// between NUMA nodes"): halved first, then 0 when it is at most
+    /// `NUMA_IMBALANCE_MIN` (2) and the *busiest* group runs fewer tasks
+    /// than a quarter of its own CPUs (`sum_nr_running < group_weight >> 2`).
+    BusiestQuarter,
+    /// 5.18-5.19 (2cfb7a1b031b "sched/fair: Improve consistency of allowed
+    /// NUMA balance calculations" and e496132ebedd "sched/fair: Adjust the
+    /// allowed NUMA imbalance when SD_NUMA spans multiple LLCs", both in
+    /// 5.18): halved first, then 0 when it is at most 2 and the *local*
+    /// group would run at most `imb_numa_nr` tasks with one more
+    /// (`local + 1 <= imb_numa_nr`).
+    LocalImbNumaNrHalved,
+    /// 6.0 on (cb29a5c19d2d "sched/numa: Apply imbalance limitations
+    /// consistently"): the rule of 5.18 on the whole difference (0 when it
+    /// is at most 2 and `local + 1 <= imb_numa_nr`), halved after.
+    #[default]
+    LocalImbNumaNr,
+}
+
+impl NumaLbRule {
+    /// The rule of a `--kernel` release (see [`crate::kernels::at_least`]).
+    pub fn for_kernel(kernel: &str) -> Self {
+        let at = |maj, min| crate::kernels::at_least(kernel, maj, min);
+        if at(6, 0) {
+            Self::LocalImbNumaNr
+        } else if at(5, 18) {
+            Self::LocalImbNumaNrHalved
+        } else if at(5, 11) {
+            Self::BusiestQuarter
+        } else if at(5, 6) {
+            Self::BusiestPair
+        } else {
+            Self::None
+        }
+    }
 }
 
 /// Does `rule` keep the new task in the local group? `local` and `idlest`
