@@ -47,9 +47,19 @@ pub const CHANGES: &[Change] = &[
         source: "3c29e651e16d \"sched/fair: Fall back to sched-idle CPU if idle CPU isn't found\"",
     },
     Change {
+        since: "5.5",
+        what: "fork/exec placement between two has-spare NUMA groups stays on the parent's node while it has an idle CPU (before: find_idlest_group's load comparison, not modelled)",
+        source: "57abff067a08 \"sched/fair: Rework find_idlest_group()\" (Vincent Guittot)",
+    },
+    Change {
         since: "5.6",
         what: "a CPU running only SCHED_IDLE tasks balances at the idle intervals (before: the busy ones), and one left with only SCHED_IDLE tasks by a dequeue balances at the next tick",
         source: "323af6deaf70 \"sched/fair: Load balance aggressively for SCHED_IDLE CPUs\" (Viresh Kumar, 5.6-rc1)",
+    },
+    Change {
+        since: "5.6",
+        what: "load balancing between has-spare NUMA groups: the tasks to move (the difference, halved) become 0 while the busiest group runs at most 2 tasks",
+        source: "b396f52326de \"sched/fair: Allow a small load imbalance between low utilisation SD_NUMA domains\" (Mel Gorman)",
     },
     Change {
         since: "5.8",
@@ -62,9 +72,24 @@ pub const CHANGES: &[Change] = &[
         source: "Vincent Guittot's series \"sched/fair: Improve fairness between cfs tasks\": 6e7499135db7 \"sched/fair: Reduce busy load balance interval\", \"Minimize concurrent LBs between domain level\", \"Reduce minimal imbalance threshold\", \"Relax constraint on task's load during load balance\" (tip sched/core, Sep 2020)",
     },
     Change {
+        since: "5.11",
+        what: "the NUMA allowance by a quarter: fork stays local while the local group runs fewer tasks than a quarter of the NUMA domain's CPUs; the balancer's halved difference becomes 0 when at most 2 and the busiest group runs under a quarter of its CPUs",
+        source: "23e6082a522e \"sched: Limit the amount of NUMA imbalance that can exist at fork time\"; 7d2b5dd0bcc4 \"sched/numa: Allow a floating imbalance between NUMA nodes\" (Mel Gorman)",
+    },
+    Change {
         since: "5.13",
         what: "ALT_PERIOD and BASE_SLICE on (CFS period from the CPU's h_nr_running; slice >= min_granularity); the CFS knobs move from kernel.sched_* to debugfs",
         source: "0c2de3f054a5 \"sched,fair: Alternative sched_slice()\"; 8a99b6833c88 \"sched: Move SCHED_DEBUG sysctl to debugfs\"",
+    },
+    Change {
+        since: "5.18",
+        what: "imb_numa_nr replaces the quarter: fork stays local while the local group would run at most imb_numa_nr tasks with the new one; the balancer's halved difference becomes 0 when at most 2 and local running + 1 <= imb_numa_nr",
+        source: "e496132ebedd \"sched/fair: Adjust the allowed NUMA imbalance when SD_NUMA spans multiple LLCs\"; 2cfb7a1b031b \"sched/fair: Improve consistency of allowed NUMA balance calculations\" (Mel Gorman)",
+    },
+    Change {
+        since: "6.0",
+        what: "the NUMA allowance on the whole difference (halved after); fork stays local only while the groups' idle CPUs differ by at most 2, with imb_numa_nr capped by the task's allowed local CPUs",
+        source: "cb29a5c19d2d \"sched/numa: Apply imbalance limitations consistently\" (Mel Gorman); f5b2eeb49991 \"sched/fair: Consider CPU affinity when allowing NUMA imbalance in find_idlest_group()\" (K Prateek Nayak)",
     },
     Change {
         since: "6.0",

@@ -121,6 +121,8 @@ fn kernels_lists_every_release_and_the_changes() {
         "DELAY_DEQUEUE",
         "migration_cost_ns",
         "kernel.sched_rt_runtime_us",
+        "imb_numa_nr",
+        "find_idlest_group",
     ] {
         assert!(text.contains(needle), "{needle} missing");
     }
