@@ -15,7 +15,7 @@ Usage: run.py [--smoke] [--loops N] [--groups 1,2,3,4,8] [--bin PATH] [--delay-d
 Exit status 1 if, at the largest group count, STEAL does not raise %busy
 and lower the time, or if steals appear without STEAL.
 """
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, json, os, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -52,7 +52,7 @@ def run_one(binary, groups, loops, steal, seed=1, delay_dequeue=False):
         "time": s["workload_time_s"],
         # The whole run, fork of the groups included, to the ns: the
         # criterion's "time down" (workload_time_s is truncated to ms as
-        # hackbench prints it, too coarse at the smoke's 100 loops).
+        # hackbench prints it, too coarse for short runs).
         "duration": s["duration_ns"] / 1e9,
         "busy": 100.0 * busy / (busy + idle),
         "sched": sum(c["sched_count"] for c in cpus) / n,
@@ -62,6 +62,23 @@ def run_one(binary, groups, loops, steal, seed=1, delay_dequeue=False):
         "events": s["events"],
         "wall": wall,
     }
+
+
+def accepted(ratios, busy_diff):
+    """Issue 14's acceptance: the per-CPU schedule, idle and wakeup counts
+    within 2x of the published row, %busy within 15 points."""
+    return all(0.5 <= x <= 2.0 for x in ratios) and abs(busy_diff) <= 15
+
+
+def seed_list(text):
+    """--baseline-seeds: comma-separated non-negative integers."""
+    try:
+        seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        seeds = []
+    if not seeds or any(x < 0 for x in seeds):
+        raise argparse.ArgumentTypeError("%r is not a comma-separated list of seeds" % text)
+    return seeds
 
 
 def baseline_seeds(a, groups, seeds, scale):
@@ -81,9 +98,8 @@ def baseline_seeds(a, groups, seeds, scale):
             r = (b["sched"] * scale / bs, b["idle"] * scale / bi, b["wake"] * scale / bw, b["busy"] - bb, b["time"] * scale)
             rows.append(r)
             print("%-5d %-7d %7.2f %7.2f %7.2f %+7.0f %8.3f %9.1f" % ((g, seed) + r + (b["wall"],)), flush=True)
-        med = [sorted(col)[len(col) // 2] if len(col) % 2 else
-               (sorted(col)[len(col) // 2 - 1] + sorted(col)[len(col) // 2]) / 2 for col in zip(*rows)]
-        good = all(0.5 <= x <= 2.0 for x in med[:3]) and abs(med[3]) <= 15
+        med = [statistics.median(col) for col in zip(*rows)]
+        good = accepted(med[:3], med[3])
         ok = ok and good
         print("%-5d %-7s %7.2f %7.2f %7.2f %+7.0f %8.3f %9s   within 2x / 15 points: %s"
               % ((g, "median") + tuple(med) + ("", "yes" if good else "NO")))
@@ -98,7 +114,7 @@ def main():
     ap.add_argument("--groups", default="1,2,3,4,8")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "schedlab"))
     ap.add_argument("--seed", type=int, default=1, help="the simulator's seed (the README's tables: 1)")
-    ap.add_argument("--baseline-seeds", metavar="S1,S2,..",
+    ap.add_argument("--baseline-seeds", metavar="S1,S2,..", type=seed_list,
                     help="only the baselines, for each of these seeds: the acceptance on the median (no STEAL runs)")
     ap.add_argument("--delay-dequeue", action="store_true",
                     help="keep DELAY_DEQUEUE on (the tables before the thirteenth session); the posting used NO_DELAY_DEQUEUE")
@@ -111,7 +127,11 @@ def main():
     groups = [int(g) for g in a.groups.split(",")]
     scale = 100000.0 / a.loops
     if a.baseline_seeds:
-        return baseline_seeds(a, groups, [int(x) for x in a.baseline_seeds.split(",")], scale)
+        unpublished = [g for g in groups if g not in PUBLISHED]
+        if unpublished:
+            print("run.py: --baseline-seeds: no published row for %s groups" % ",".join(map(str, unpublished)), file=sys.stderr)
+            return 2
+        return baseline_seeds(a, groups, a.baseline_seeds, scale)
     print("hackbench G process %d on icx-2s-80c-ht (160 CPUs), seed %d, %s; published rows at 100000 loops"
           % (a.loops, a.seed, "DELAY_DEQUEUE" if a.delay_dequeue else "NO_DELAY_DEQUEUE as published"))
     print("per-CPU averages of schedule calls (sched), calls that picked idle (idle), wakeups (wake), steals")
@@ -150,7 +170,7 @@ def main():
             (bt, bb, bs, bi, bw), _, _ = PUBLISHED[g]
             r = [b["sched"] * scale / bs, b["idle"] * scale / bi, b["wake"] * scale / bw]
             d = b["busy"] - bb
-            good = all(0.5 <= x <= 2.0 for x in r) and abs(d) <= 15
+            good = accepted(r, d)
             print("%-5d %7.2f %7.2f %7.2f %+9.0f   %s" % (g, r[0], r[1], r[2], d, "yes" if good else "NO"))
     if last:
         b, s = last
