@@ -433,8 +433,8 @@ fn run_child(exe: &std::path::Path, c: &Case, secs: f64) -> Result<Figures> {
         .with_context(|| format!("case {}: child output {:?}", c.name, text.trim()))
 }
 
-/// Parses `--seconds`: a positive, finite number of seconds.
-/// A number of simulated seconds given to option `opt`.
+/// Parses the value `s` of option `opt` (`--seconds`, `--callgrind-from`):
+/// a positive, finite number of simulated seconds.
 fn parse_seconds(opt: &str, s: &str) -> Result<f64> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),

@@ -55,18 +55,7 @@ impl<S: Sink> CpuView for Sim<S> {
         self.cfg.features.sched_idle_as_idle
     }
     fn numa_fork_rule(&self) -> NumaForkRule {
-        let at = |maj, min| crate::kernels::at_least(self.cfg.kernel, maj, min);
-        if at(6, 0) {
-            NumaForkRule::ImbNumaNrIdle
-        } else if at(5, 18) {
-            NumaForkRule::ImbNumaNr
-        } else if at(5, 11) {
-            NumaForkRule::Quarter
-        } else if at(5, 5) {
-            NumaForkRule::LocalIdle
-        } else {
-            NumaForkRule::None
-        }
+        NumaForkRule::for_kernel(self.cfg.kernel)
     }
     fn numa_lb_rule(&self) -> NumaLbRule {
         NumaLbRule::for_kernel(self.cfg.kernel)

@@ -696,6 +696,24 @@ pub enum NumaForkRule {
     ImbNumaNrIdle,
 }
 
+impl NumaForkRule {
+    /// The rule of a `--kernel` release (see [`crate::kernels::at_least`]).
+    pub fn for_kernel(kernel: &str) -> Self {
+        let at = |maj, min| crate::kernels::at_least(kernel, maj, min);
+        if at(6, 0) {
+            Self::ImbNumaNrIdle
+        } else if at(5, 18) {
+            Self::ImbNumaNr
+        } else if at(5, 11) {
+            Self::Quarter
+        } else if at(5, 5) {
+            Self::LocalIdle
+        } else {
+            Self::None
+        }
+    }
+}
+
 /// The load balancer's NUMA allowance (`calculate_imbalance` between a
 /// has-spare local group and a has-spare busiest group of an SD_NUMA
 /// domain: the "Consider allowing a small imbalance between NUMA groups"
