@@ -9,6 +9,7 @@ use crate::config::SimConfig;
 use crate::event::queue::EventQueue;
 use crate::fair::eevdf::EevdfParams;
 use crate::fair::group::TaskGroup;
+use crate::fair::select::{NumaForkRule, NumaLbRule};
 use crate::ids::CpuId;
 use crate::machine::domains::SchedDomains;
 use crate::machine::Machine;
@@ -95,6 +96,11 @@ pub struct Sim<S: Sink> {
     /// Where completed iterations' log rows go instead of `Task::log`
     /// ([`Sim::stream_rows`]).
     pub(crate) rows: Option<Box<dyn crate::observe::RowSink>>,
+    /// The release's NUMA rules for fork placement and the load balancer,
+    /// decided once from `cfg.kernel` (every balancing pass and NUMA fork
+    /// reads them).
+    pub(crate) numa_fork_rule: NumaForkRule,
+    pub(crate) numa_lb_rule: NumaLbRule,
 }
 
 /// The scheduler's state (what `kernel/sched` keeps in `struct rq`,

@@ -368,6 +368,8 @@ impl<S: Sink> Sim<S> {
             exec_ctx: None,
             noise: None,
             rows: None,
+            numa_fork_rule: crate::fair::select::NumaForkRule::for_kernel(cfg.kernel),
+            numa_lb_rule: crate::fair::select::NumaLbRule::for_kernel(cfg.kernel),
             sys: crate::sched::syscall_cost::SyscallCosts::for_machine(&machine.costs),
             machine,
             cfg,

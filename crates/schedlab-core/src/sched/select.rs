@@ -55,10 +55,10 @@ impl<S: Sink> CpuView for Sim<S> {
         self.cfg.features.sched_idle_as_idle
     }
     fn numa_fork_rule(&self) -> NumaForkRule {
-        NumaForkRule::for_kernel(self.cfg.kernel)
+        self.numa_fork_rule
     }
     fn numa_lb_rule(&self) -> NumaLbRule {
-        NumaLbRule::for_kernel(self.cfg.kernel)
+        self.numa_lb_rule
     }
     fn available_idle_cpu(&self, cpu: CpuId) -> bool {
         self.sched.rqs[cpu.idx()].is_idle()
