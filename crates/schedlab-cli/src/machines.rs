@@ -31,8 +31,7 @@ pub fn domains_text(
             ))
         })?,
     };
-    let mut d = SchedDomains::build(m, 250);
-    d.apply_release(release);
+    let d = SchedDomains::for_release(m, 250, release);
     let list: Vec<CpuId> = cpus.iter().map(|&c| CpuId(c)).collect();
     let shown = if list.is_empty() {
         None

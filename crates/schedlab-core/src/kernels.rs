@@ -83,13 +83,13 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         since: "5.18",
-        what: "imb_numa_nr replaces the quarter: fork stays local while the local group would run at most imb_numa_nr tasks with the new one; the balancer's halved difference becomes 0 when at most 2 and local running + 1 <= imb_numa_nr",
+        what: "imb_numa_nr replaces the quarter: fork stays local while the local group would run at most imb_numa_nr tasks with the new one; the balancer's halved difference becomes 0 when at most 2 and local running + 1 <= imb_numa_nr; imb_numa_nr is a quarter of a single-LLC node's CPUs (no minimum), one per LLC with several",
         source: "e496132ebedd \"sched/fair: Adjust the allowed NUMA imbalance when SD_NUMA spans multiple LLCs\"; 2cfb7a1b031b \"sched/fair: Improve consistency of allowed NUMA balance calculations\" (Mel Gorman)",
     },
     Change {
         since: "6.0",
-        what: "the NUMA allowance on the whole difference (halved after); fork stays local only while the groups' idle CPUs differ by at most 2, with imb_numa_nr capped by the task's allowed local CPUs",
-        source: "cb29a5c19d2d \"sched/numa: Apply imbalance limitations consistently\" (Mel Gorman); f5b2eeb49991 \"sched/fair: Consider CPU affinity when allowing NUMA imbalance in find_idlest_group()\" (K Prateek Nayak)",
+        what: "the NUMA allowance on the whole difference (halved after); fork stays local only while the groups' idle CPUs differ by at most 2, with imb_numa_nr capped by the task's allowed local CPUs; imb_numa_nr of a single-LLC node an eighth of its CPUs, at least 1 (was a quarter)",
+        source: "cb29a5c19d2d \"sched/numa: Apply imbalance limitations consistently\", 026b98a93bbd \"sched/numa: Adjust imb_numa_nr to a better approximation of memory channels\" (Mel Gorman); f5b2eeb49991 \"sched/fair: Consider CPU affinity when allowing NUMA imbalance in find_idlest_group()\" (K Prateek Nayak)",
     },
     Change {
         since: "6.0",

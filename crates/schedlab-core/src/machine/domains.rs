@@ -34,9 +34,10 @@
 //!    level with `SD_ASYM_CPUCAPACITY` strips `SD_PREFER_SIBLING` from its
 //!    child.
 //! 5. `imb_numa_nr` on that full chain: the first domain above the LLC
-//!    allows `nr_llcs` (or 1/8 of its span with one LLC, at least 1) tasks of
-//!    imbalance; higher domains scale it by their span over the span of the
-//!    first NUMA domain above that one.
+//!    allows `nr_llcs` (or 1/8 of its span with one LLC, at least 1; 1/4
+//!    in 5.18-5.19, none before: [`ImbNumaRule`]) tasks of imbalance;
+//!    higher domains scale it by their span over the span of the first
+//!    NUMA domain above that one.
 //! 6. Degenerate domains are removed as `cpu_attach_domain` does: walking up,
 //!    a parent goes when it is itself degenerate or has the child's span and
 //!    no flag the child lacks (flags that need groups do not count when the
@@ -834,6 +835,18 @@ impl SchedDomains {
     /// Builds the domains of every CPU of `m` (see the module doc for the
     /// steps), converting intervals with `hz`.
     pub fn build(m: &Machine, hz: u32) -> SchedDomains {
+        Self::build_with(m, hz, ImbNumaRule::EighthAtLeastOne)
+    }
+
+    /// The domains of release `kernel`: [`Self::build`] with that
+    /// release's [`ImbNumaRule`], then [`Self::apply_release`].
+    pub fn for_release(m: &Machine, hz: u32, kernel: &str) -> SchedDomains {
+        let mut d = Self::build_with(m, hz, ImbNumaRule::for_kernel(kernel));
+        d.apply_release(kernel);
+        d
+    }
+
+    fn build_with(m: &Machine, hz: u32, imb_rule: ImbNumaRule) -> SchedDomains {
         let n = m.nr_cpus();
         let levels = topology_levels(m);
         let numa_distances = distinct_distances(m);
@@ -871,7 +884,7 @@ impl SchedDomains {
 
         for cpu in 0..n {
             let mut chain = raw_chain(cpu, n, &levels);
-            set_imb_numa_nr(&mut chain);
+            set_imb_numa_nr(&mut chain, imb_rule);
             degenerate(&mut chain, &levels);
             let mut doms: Vec<SchedDomain> = Vec::with_capacity(chain.len());
             for (k, d) in chain.iter().enumerate() {
@@ -1239,8 +1252,44 @@ fn raw_chain(cpu: usize, n: usize, levels: &[RawLevel]) -> Vec<RawDomain> {
 /// `calculate_imbalance` and, from 6.0, fork placement).
 pub const NUMA_IMBALANCE_MIN: u32 = 2;
 
+/// How `build_sched_domains` sizes `imb_numa_nr`, by release. Only the
+/// first domain above a single LLC differs: with several LLCs it allows
+/// one task per LLC in every release that has the field.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ImbNumaRule {
+    /// Before 5.18 the field does not exist (0 everywhere; no release's
+    /// NUMA rule before 5.18 reads it).
+    Absent,
+    /// 5.18-5.19 (e496132ebedd "sched/fair: Adjust the allowed NUMA
+    /// imbalance when SD_NUMA spans multiple LLCs"): a quarter of the
+    /// domain's CPUs, with no minimum.
+    Quarter,
+    /// 6.0 on (026b98a93bbd "sched/numa: Adjust imb_numa_nr to a better
+    /// approximation of memory channels"): an eighth, "a better
+    /// approximation of the number of memory channels", and at least 1
+    /// "to allow a communicating pair to remain local".
+    EighthAtLeastOne,
+}
+
+impl ImbNumaRule {
+    /// The rule of a `--kernel` release (see [`crate::kernels::at_least`]).
+    pub fn for_kernel(kernel: &str) -> Self {
+        let at = |maj, min| crate::kernels::at_least(kernel, maj, min);
+        if at(6, 0) {
+            Self::EighthAtLeastOne
+        } else if at(5, 18) {
+            Self::Quarter
+        } else {
+            Self::Absent
+        }
+    }
+}
+
 /// `imb_numa_nr` on the full chain (step 5).
-fn set_imb_numa_nr(chain: &mut [RawDomain]) {
+fn set_imb_numa_nr(chain: &mut [RawDomain], rule: ImbNumaRule) {
+    if rule == ImbNumaRule::Absent {
+        return;
+    }
     let mut imb = 0u32;
     let mut imb_span = 1u32;
     for k in 0..chain.len() {
@@ -1249,12 +1298,11 @@ fn set_imb_numa_nr(chain: &mut [RawDomain]) {
             && chain[k - 1].flags.contains(SD_SHARE_LLC);
         if above_llc {
             let nr_llcs = chain[k].weight / chain[k - 1].weight;
-            imb = if nr_llcs == 1 {
-                chain[k].weight >> 3
-            } else {
-                nr_llcs
-            }
-            .max(1);
+            imb = match (nr_llcs, rule) {
+                (1, ImbNumaRule::Quarter) => chain[k].weight >> 2,
+                (1, _) => (chain[k].weight >> 3).max(1),
+                _ => nr_llcs,
+            };
             chain[k].imb_numa_nr = imb;
             // Scale higher levels by the span of the first NUMA domain above.
             imb_span = chain[k + 1..]
@@ -1698,6 +1746,39 @@ mod tests {
         assert_eq!(s.sd_numa, Some(2));
         assert_eq!(d.llc_shared.len(), 6);
         assert_eq!(d.numa_distances, vec![10, 12, 21]);
+    }
+
+    #[test]
+    fn domains_imb_numa_nr_by_release() {
+        // icx: one LLC per package. 6.0 on an eighth of the package (10),
+        // 5.18-5.19 a quarter (20), before 5.18 no such field.
+        let m = preset("icx-2s-80c-ht").unwrap();
+        let imb = |k| SchedDomains::for_release(&m, 250, k).domains(c(0))[2].imb_numa_nr;
+        // (Listed releases: "5.18" would be read as 5.15, "6.0" as 5.19.)
+        assert_eq!(
+            (imb("5.15"), imb("5.19"), imb("6.1"), imb("6.18")),
+            (0, 20, 10, 10)
+        );
+        assert_eq!(
+            SchedDomains::for_release(&m, 250, "6.18").domains(c(0)),
+            SchedDomains::build(&m, 250).domains(c(0))
+        );
+        // gnr-snc3: NODE over one LLC, 64 >> 2 = 16 in 5.19, the top
+        // NUMA level scaled by 384 / 192 as in 6.0 (8, 16).
+        let g = preset("gnr-2s-snc3").unwrap();
+        let d = SchedDomains::for_release(&g, 250, "5.19");
+        let doms = d.domains(c(0));
+        assert_eq!((doms[2].imb_numa_nr, doms[3].imb_numa_nr), (16, 32));
+        // Nodes of two single-thread cores, one LLC each: 2 >> 2 = 0 in
+        // 5.19 (no minimum), at least 1 from 6.0 (6.1 listed).
+        let small = make_test_machine(2, 1, 2, 1);
+        let top = |k| {
+            let d = SchedDomains::for_release(&small, 250, k);
+            let sd = d.domains(c(0)).last().unwrap().clone();
+            (sd.level, sd.imb_numa_nr)
+        };
+        assert_eq!(top("5.19"), (Level::Numa(1), 0));
+        assert_eq!(top("6.1"), (Level::Numa(1), 1));
     }
 
     #[test]

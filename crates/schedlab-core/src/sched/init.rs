@@ -272,8 +272,7 @@ impl<S: Sink> Sim<S> {
             }
         }
         let trace = sink.wants_trace();
-        let mut domains = SchedDomains::build(&machine, cfg.hz);
-        domains.apply_release(cfg.kernel);
+        let domains = SchedDomains::for_release(&machine, cfg.hz, cfg.kernel);
         let mut sim = Sim {
             sched: SchedState {
                 p,

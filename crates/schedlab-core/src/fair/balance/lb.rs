@@ -25,8 +25,9 @@
 //! types; no NUMA fbq filter. The NUMA allowance (`adjust_numa_imbalance`)
 //! follows the release ([`NumaLbRule`]: none before 5.6, the busiest
 //! group's count 5.6-5.17, `imb_numa_nr` from 5.18, on the unhalved
-//! difference from 6.0); `imb_numa_nr` itself has its 6.0 value in every
-//! release (machine/domains.rs).
+//! difference from 6.0); `imb_numa_nr` itself follows the release too
+//! (machine/domains.rs `ImbNumaRule`: a quarter of a single-LLC node in
+//! 5.18-5.19, an eighth from 6.0).
 
 use super::stats::{group_classify, GroupType, SgStats};
 use crate::fair::select::{lb_group_summed, CpuView, LbSnapshot, LbSums, NumaLbRule};
