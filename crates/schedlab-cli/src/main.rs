@@ -79,8 +79,9 @@ enum Cmd {
         /// With --domains: print this CPU's domains (repeatable).
         #[arg(long = "cpu", value_name = "N", requires = "domains")]
         cpus: Vec<u32>,
-        /// With --domains: the release whose sd_init to apply (busy_factor
-        /// and imbalance_pct changed in 5.10); default tip.
+        /// With --domains: the release whose domain set-up to apply
+        /// (busy_factor and imbalance_pct changed in 5.10, imb_numa_nr
+        /// appeared in 5.18 and shrank in 6.0); default tip.
         #[arg(long, value_name = "VERSION", requires = "domains")]
         kernel: Option<String>,
     },
