@@ -25,6 +25,7 @@
 
 mod common;
 
+mod all_pinned;
 mod bad_input;
 mod bad_input_table;
 mod balance_release;

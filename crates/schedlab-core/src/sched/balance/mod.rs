@@ -58,5 +58,10 @@ pub const LB_PASS_NS: Nanos = 1_000;
 pub const LB_PER_CPU_NS: Nanos = 40;
 /// CPU time to detach and attach one task (a guess: two runqueue locks).
 pub const LB_MIGRATE_NS: Nanos = 2_000;
+/// `MAX_PINNED_INTERVAL` (fair.c, ms): how far a domain's
+/// `balance_interval` keeps doubling while its passes end with every
+/// candidate pinned by affinity (`LBF_ALL_PINNED`), instead of
+/// `max_interval` (kernel-model.md §7.2).
+pub const MAX_PINNED_INTERVAL_MS: u64 = 512;
 // `sysctl_sched_migration_cost` and `sysctl_sched_nr_migrate` are
 // tunables: `cfg.tunables.migration_cost_ns` / `.nr_migrate`.

@@ -38,6 +38,9 @@ impl<S: Sink> Sim<S> {
         // env->cpus: the span, less busiest CPUs found all-pinned.
         let mut excluded: Option<CpuMask> = None;
         let mut last: Option<(CpuId, MigrationType)> = None;
+        // LBF_ALL_PINNED as the last detach attempt left it: set when
+        // affinity kept every candidate of the busiest queue off `dst`.
+        let mut lbf_all_pinned = false;
         let mut holds_flag = false;
         let outcome = 'out: {
             if !lb::should_we_balance(self, sd, dst, idle) {
@@ -94,15 +97,17 @@ impl<S: Sink> Sim<S> {
                     (0, false)
                 };
                 cost += moved as u64 * LB_MIGRATE_NS;
+                lbf_all_pinned = all_pinned;
                 if moved == 0 && all_pinned {
-                    // LBF_ALL_PINNED: try without that CPU.
+                    // LBF_ALL_PINNED: try without that CPU; when none is
+                    // left, `out_all_pinned` (a balanced pass, below).
                     let cpus = excluded.get_or_insert_with(|| {
                         (*self.sched.domains.domains(dst)[sdi].span).clone()
                     });
                     cpus.clear(busiest);
                     let sd = &self.sched.domains.domains(dst)[sdi];
                     if !cpus.intersects(&sd.groups[src.group].span) {
-                        break 'out Some(0);
+                        break 'out None;
                     }
                     continue;
                 }
@@ -117,11 +122,17 @@ impl<S: Sink> Sim<S> {
         );
         let moved = match outcome {
             None => {
+                // out_balanced / out_all_pinned: a balanced pass; the
+                // interval doubles while under max_interval, or, with
+                // LBF_ALL_PINNED, while under MAX_PINNED_INTERVAL.
                 let st = &mut self.sched.sd_state[dst.idx()][sdi];
                 st.lb.balanced[ii] += 1;
                 st.nr_balance_failed = 0;
-                if idle != CpuIdle::NewlyIdle {
-                    st.balance_interval_ms = (st.balance_interval_ms * 2).min(max_iv);
+                let bi = st.balance_interval_ms;
+                if idle != CpuIdle::NewlyIdle
+                    && ((lbf_all_pinned && bi < MAX_PINNED_INTERVAL_MS) || bi < max_iv)
+                {
+                    st.balance_interval_ms = bi * 2;
                 }
                 0
             }
@@ -301,8 +312,9 @@ impl<S: Sink> Sim<S> {
         // the running task and, under legacy throttling, the tasks of a
         // throttled group are passed over without counting towards
         // loop_max (the kernel counts them and `can_migrate_task` refuses
-        // them), and a task that may not move is not rotated to the head
-        // (the kernel's `list_move` in detach_tasks).
+        // them; the running task is still tested for LBF_ALL_PINNED after
+        // the loop), and a task that may not move is not rotated to the
+        // head (the kernel's `list_move` in detach_tasks).
         let loop_max = self
             .cfg
             .tunables
@@ -316,8 +328,10 @@ impl<S: Sink> Sim<S> {
         let mut imbalance = imbalance as i128;
         let mut all_pinned = true;
         let mut moved = Vec::new();
+        let mut broke = false;
         for &p in &cands {
             if idle != CpuIdle::NotIdle && self.sched.rqs[src.idx()].nr_running <= 1 {
+                broke = true;
                 break;
             }
             let (ok, hot) = self.can_migrate_task(p, src, dst, sdi, m, &mut all_pinned);
@@ -356,7 +370,21 @@ impl<S: Sink> Sim<S> {
             moved.push(p);
             // CONFIG_PREEMPTION: a newidle pass takes one task.
             if idle == CpuIdle::NewlyIdle || imbalance <= 0 {
+                broke = true;
                 break;
+            }
+        }
+        // The running task heads cfs_tasks, so the walk from the tail
+        // reaches it last, when the whole list fits in loop_max: it is
+        // refused as running, but only after the affinity test, so one that
+        // passes the earlier tests and may run on dst clears LBF_ALL_PINNED
+        // (kernel-model.md §8.9). Only the flag needs it.
+        let nr_src = self.sched.rqs[src.idx()].nr_running;
+        if all_pinned && !broke && moved.is_empty() && nr_src <= self.cfg.tunables.nr_migrate {
+            if let Some(curr) = self.sched.rqs[src.idx()].curr {
+                if self.sched.class_of(curr) == crate::rq::Class::Fair {
+                    let _ = self.can_migrate_task(curr, src, dst, sdi, m, &mut all_pinned);
+                }
             }
         }
         let n = moved.len() as u32;
