@@ -199,6 +199,16 @@ pub fn at_least(kernel: &str, maj: u32, min: u32) -> bool {
         .is_none_or(|v| v >= (maj, min))
 }
 
+/// The value for release `kernel` from a table of the releases where it
+/// changed, newest first (`((major, minor), value)`): the first row
+/// `kernel` is [`at_least`], else `oldest`. For per-release rules decided
+/// once per run (`NumaForkRule::for_kernel` and its like).
+pub fn by_release<T: Copy>(kernel: &str, rows: &[((u32, u32), T)], oldest: T) -> T {
+    rows.iter()
+        .find(|((maj, min), _)| at_least(kernel, *maj, *min))
+        .map_or(oldest, |&(_, v)| v)
+}
+
 /// The canonical name of a `--kernel` value (`v5.4`, `5.4.0` and
 /// `linux-5.4` are 5.4), or None.
 pub fn canonical(name: &str) -> Option<&'static str> {

@@ -1274,14 +1274,8 @@ pub enum ImbNumaRule {
 impl ImbNumaRule {
     /// The rule of a `--kernel` release (see [`crate::kernels::at_least`]).
     pub fn for_kernel(kernel: &str) -> Self {
-        let at = |maj, min| crate::kernels::at_least(kernel, maj, min);
-        if at(6, 0) {
-            Self::EighthAtLeastOne
-        } else if at(5, 18) {
-            Self::Quarter
-        } else {
-            Self::Absent
-        }
+        let rows = [((6, 0), Self::EighthAtLeastOne), ((5, 18), Self::Quarter)];
+        crate::kernels::by_release(kernel, &rows, Self::Absent)
     }
 }
 

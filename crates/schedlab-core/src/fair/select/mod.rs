@@ -699,18 +699,13 @@ pub enum NumaForkRule {
 impl NumaForkRule {
     /// The rule of a `--kernel` release (see [`crate::kernels::at_least`]).
     pub fn for_kernel(kernel: &str) -> Self {
-        let at = |maj, min| crate::kernels::at_least(kernel, maj, min);
-        if at(6, 0) {
-            Self::ImbNumaNrIdle
-        } else if at(5, 18) {
-            Self::ImbNumaNr
-        } else if at(5, 11) {
-            Self::Quarter
-        } else if at(5, 5) {
-            Self::LocalIdle
-        } else {
-            Self::None
-        }
+        let rows = [
+            ((6, 0), Self::ImbNumaNrIdle),
+            ((5, 18), Self::ImbNumaNr),
+            ((5, 11), Self::Quarter),
+            ((5, 5), Self::LocalIdle),
+        ];
+        crate::kernels::by_release(kernel, &rows, Self::None)
     }
 }
 
@@ -756,18 +751,13 @@ pub enum NumaLbRule {
 impl NumaLbRule {
     /// The rule of a `--kernel` release (see [`crate::kernels::at_least`]).
     pub fn for_kernel(kernel: &str) -> Self {
-        let at = |maj, min| crate::kernels::at_least(kernel, maj, min);
-        if at(6, 0) {
-            Self::LocalImbNumaNr
-        } else if at(5, 18) {
-            Self::LocalImbNumaNrHalved
-        } else if at(5, 11) {
-            Self::BusiestQuarter
-        } else if at(5, 6) {
-            Self::BusiestPair
-        } else {
-            Self::None
-        }
+        let rows = [
+            ((6, 0), Self::LocalImbNumaNr),
+            ((5, 18), Self::LocalImbNumaNrHalved),
+            ((5, 11), Self::BusiestQuarter),
+            ((5, 6), Self::BusiestPair),
+        ];
+        crate::kernels::by_release(kernel, &rows, Self::None)
     }
 }
 
