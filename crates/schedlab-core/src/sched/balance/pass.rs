@@ -328,10 +328,8 @@ impl<S: Sink> Sim<S> {
         let mut imbalance = imbalance as i128;
         let mut all_pinned = true;
         let mut moved = Vec::new();
-        let mut broke = false;
         for &p in &cands {
             if idle != CpuIdle::NotIdle && self.sched.rqs[src.idx()].nr_running <= 1 {
-                broke = true;
                 break;
             }
             let (ok, hot) = self.can_migrate_task(p, src, dst, sdi, m, &mut all_pinned);
@@ -370,7 +368,6 @@ impl<S: Sink> Sim<S> {
             moved.push(p);
             // CONFIG_PREEMPTION: a newidle pass takes one task.
             if idle == CpuIdle::NewlyIdle || imbalance <= 0 {
-                broke = true;
                 break;
             }
         }
@@ -378,9 +375,12 @@ impl<S: Sink> Sim<S> {
         // reaches it last, when the whole list fits in loop_max: it is
         // refused as running, but only after the affinity test, so one that
         // passes the earlier tests and may run on dst clears LBF_ALL_PINNED
-        // (kernel-model.md §8.9). Only the flag needs it.
+        // (kernel-model.md §8.9). Only the flag needs it. A flag still set
+        // means nothing moved, so src still holds the two or more tasks it
+        // was called with and no break was taken: the walk reached the
+        // running task unless the list exceeds loop_max.
         let nr_src = self.sched.rqs[src.idx()].nr_running;
-        if all_pinned && !broke && moved.is_empty() && nr_src <= self.cfg.tunables.nr_migrate {
+        if all_pinned && nr_src <= self.cfg.tunables.nr_migrate {
             if let Some(curr) = self.sched.rqs[src.idx()].curr {
                 if self.sched.class_of(curr) == crate::rq::Class::Fair {
                     let _ = self.can_migrate_task(curr, src, dst, sdi, m, &mut all_pinned);
