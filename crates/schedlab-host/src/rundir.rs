@@ -133,6 +133,7 @@ pub fn host_summary(
                 runtime_ns: t.stats.run_ns,
                 wait_ns: t.stats.wait_ns,
                 switches: t.stats.voluntary_switches + t.stats.involuntary_switches,
+                involuntary_switches: t.stats.involuntary_switches,
                 migrations: t.stats.migrations.unwrap_or(0),
                 wakeups,
                 loops: t.loops,
@@ -147,10 +148,6 @@ pub fn host_summary(
                     ts.extra.insert("rt_priority".into(), Value::from(99 - p));
                 }
             }
-            ts.extra.insert(
-                "involuntary_switches".into(),
-                Value::from(t.stats.involuntary_switches),
-            );
             ts
         })
         .collect();
