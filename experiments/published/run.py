@@ -1,0 +1,562 @@
+#!/usr/bin/env python3
+"""The published A/B scoreboard: every case of cases/*.toml run in the model
+on both sides over several seeds, compared with the published change, and
+written to docs/published.md.
+
+    python3 experiments/published/run.py [-j N] [--seeds N] [--cases ID,...]
+                                         [--out FILE] [--bin PATH] [--smoke]
+
+Runs are independent and go in parallel (-j, default: every core). Each
+run's figures are cached under target/published-cache/, keyed by the
+schedlab binary's contents and the run's command line, so an interrupted
+campaign resumes where it stopped and an unchanged model re-renders at
+once. `--smoke` runs two cases with two seeds a side into a temporary
+file and checks the page's structure (CI).
+
+A model change is the difference of the two sides' means; Welch's t over
+the seeds decides whether it is larger than its noise. A change whose 95 %
+interval contains zero is "no change" and is compared as such: its sign
+agrees only with a published no-change. Standard library only.
+"""
+import argparse
+import concurrent.futures as cf
+import glob
+import hashlib
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+# Metrics a case may publish. `rate` metrics are per second of the run.
+METRICS = {
+    "throughput", "time_s", "cs_per_s", "migrations_per_s", "vol_cs_per_s",
+    "invol_cs_per_s", "idle_pct", "wakeup_p50_us", "wakeup_p99_us",
+    "request_p50_us", "request_p99_us", "rps", "wu_lat_mean_us",
+}
+# perf-profile rows the model has a cost path for: the path's share of the
+# CPUs' non-idle time, in percent (perf's cycles do not tick in idle states).
+PERF_PATHS = {
+    "perf:sched_balance_domains": "balance_atomic",  # the sched_balance_running cmpxchg
+}
+SIDES = ("base", "new")
+
+# Two-sided 95 % critical values of Student's t by degrees of freedom.
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+class CaseError(Exception):
+    """A case file that cannot be run: one line naming the file and key."""
+
+
+def t_crit(df):
+    if df >= len(T975):
+        return 1.96 + 2.4 / df  # within 0.3 % of the exact value past 30
+    lo = max(1, int(math.floor(df)))
+    hi = min(len(T975), lo + 1)
+    f = df - lo
+    return T975[lo - 1] * (1 - f) + T975[hi - 1] * f
+
+
+def welch(a, b):
+    """(t, df) of Welch's test of mean(b) - mean(a); t is 0 when both
+    samples have no spread and equal means."""
+    na, nb = len(a), len(b)
+    va = statistics.variance(a) if na > 1 else 0.0
+    vb = statistics.variance(b) if nb > 1 else 0.0
+    se2 = va / na + vb / nb
+    d = statistics.fmean(b) - statistics.fmean(a)
+    if se2 == 0:
+        return (0.0 if d == 0 else math.copysign(math.inf, d)), max(na + nb - 2, 1)
+    num = se2 * se2
+    den = (va / na) ** 2 / max(na - 1, 1) + (vb / nb) ** 2 / max(nb - 1, 1)
+    return d / math.sqrt(se2), (num / den if den > 0 else na + nb - 2)
+
+
+# ---------------------------------------------------------------- cases
+
+def load_case(path):
+    name = os.path.relpath(path, ROOT)
+    try:
+        with open(path, "rb") as f:
+            c = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise CaseError("%s: %s" % (name, e))
+
+    def need(tbl, key, where):
+        if key not in tbl:
+            raise CaseError("%s: missing key %s" % (name, where + key))
+        return tbl[key]
+
+    for sect in ("source", "machine", "change", "workload"):
+        if not isinstance(c.get(sect), dict):
+            raise CaseError("%s: missing table [%s]" % (name, sect))
+    need(c, "id", "")
+    need(c["machine"], "name", "machine.")
+    need(c["workload"], "spec", "workload.")
+    for side in SIDES:
+        s = need(c["change"], side, "change.")
+        if not isinstance(s, dict):
+            raise CaseError("%s: change.%s must be a table" % (name, side))
+        for k in s:
+            if k not in ("kernel", "features", "sysctl"):
+                raise CaseError("%s: change.%s.%s is not a known key" % (name, side, k))
+    figs = c.get("figure", [])
+    if not figs:
+        raise CaseError("%s: no [[figure]]" % name)
+    for i, f in enumerate(figs):
+        m = need(f, "metric", "figure[%d]." % i)
+        if m not in METRICS and not m.startswith("perf:"):
+            raise CaseError("%s: figure[%d].metric %r is not a metric of the README's table" % (name, i, m))
+        if "change_pct" not in f and not ("base" in f and "new" in f):
+            if not ("base" in f or "new" in f):
+                raise CaseError("%s: figure[%d] (%s) has no value" % (name, i, m))
+    if sum(1 for f in figs if f.get("headline")) != 1:
+        raise CaseError("%s: exactly one [[figure]] must have headline = true" % name)
+    c["_file"] = name
+    return c
+
+
+def machine_arg(name):
+    path = os.path.join(HERE, "machines", name + ".toml")
+    return path if os.path.exists(path) else name
+
+
+def side_args(case, side):
+    s = case["change"][side]
+    m = case["machine"]
+    args = ["--machine", machine_arg(m["name"])]
+    if s.get("kernel"):
+        args += ["--kernel", str(s["kernel"])]
+    if s.get("features"):
+        args += ["--features", s["features"]]
+    for kv in s.get("sysctl", []):
+        args += ["--sysctl", kv]
+    if m.get("hz"):
+        args += ["--hz", str(m["hz"])]
+    if m.get("preempt"):
+        args += ["--preempt", m["preempt"]]
+    for kv in case["workload"].get("cgroup", []):
+        args += ["--cgroup", kv]
+    if case["workload"].get("duration"):
+        args += ["--duration", case["workload"]["duration"]]
+    return args
+
+
+def longer(spec, duration):
+    """The same workload at twice its length: loops doubled, or the run's
+    duration doubled, or schbench's runtime doubled."""
+    if duration:
+        v = duration.rstrip("s").rstrip("m")
+        unit = duration[len(v):]
+        return spec, "%g%s" % (float(v) * 2, unit)
+    kind, _, params = spec.partition(":")
+    out = []
+    done = False
+    for p in params.split(","):
+        k, _, v = p.partition("=")
+        if k in ("loops", "runtime", "transactions") and v.isdigit() and not done:
+            p = "%s=%d" % (k, int(v) * 2)
+            done = True
+        out.append(p)
+    return (kind + ":" + ",".join(out), duration) if done else (None, None)
+
+
+# ---------------------------------------------------------------- runs
+
+def figures(summary):
+    """The model's figures of one run, named as the README's metrics."""
+    s = summary
+    dur = s["duration_ns"] / 1e9
+    tasks = s.get("tasks", [])
+    cpus = s.get("cpus", [])
+    sw = sum(t["switches"] for t in tasks) + sum(h.get("switches", 0) for h in s.get("helpers", []))
+    inv = sum(t.get("involuntary_switches", 0) for t in tasks)
+    goidle = sum(c["sched_goidle"] for c in cpus)
+    busy = sum(c["busy_ns"] + c["sched_overhead_ns"] for c in cpus)
+    idle = sum(c["idle_ns"] for c in cpus)
+    f = {
+        "duration_s": dur,
+        "cs_per_s": (sw + goidle) / dur,
+        "migrations_per_s": sum(t["migrations"] for t in tasks) / dur,
+        "invol_cs_per_s": inv / dur,
+        "vol_cs_per_s": (sw - inv) / dur,
+        "idle_pct": 100.0 * idle / (busy + idle) if busy + idle else 0.0,
+        "events": s.get("events", 0),
+    }
+    prof = s.get("profile", {})
+    paths = prof.get("paths_ns", {})
+    nonidle = prof.get("task_ns", 0) + sum(paths.values())
+    for name, path in PERF_PATHS.items():
+        if nonidle and path in paths:
+            f[name] = 100.0 * paths[path] / nonidle
+    # rt-app's wu_lat: the mean over every SCHED_OTHER thread's samples.
+    lat = [(t["wakeup_latency_us"]["n"], t["wakeup_latency_us"]["mean"]) for t in tasks
+           if t.get("policy") == "SCHED_NORMAL" and t.get("wakeup_latency_us", {}).get("n")]
+    if lat:
+        f["wu_lat_mean_us"] = sum(n * m for n, m in lat) / sum(n for n, _ in lat)
+    wt = s.get("workload_time_us")
+    loops = sum(t["loops"] for t in tasks if not t["name"].startswith("client-"))
+    if wt:
+        f["time_s"] = wt / 1e6
+        f["throughput"] = loops / (wt / 1e6)
+    elif s.get("throughput_per_s") is not None:
+        f["throughput"] = s["throughput_per_s"]
+    sb = s.get("schbench")
+    if sb:
+        for key, name in (("wakeup_latency_us", "wakeup"), ("request_latency_us", "request")):
+            for p in sb[key]["percentiles"]:
+                if p["pct"] in (50.0, 99.0):
+                    f["%s_p%d_us" % (name, int(p["pct"]))] = p["value"]
+        f["rps"] = sb["average_rps"]
+        f["throughput"] = sb["average_rps"]
+    if s.get("specjbb"):
+        f["throughput"] = s["specjbb"]["jops"]
+    return f
+
+
+def run_one(binary, digest, cache, spec, args, seed):
+    cmd = [binary, "run", spec] + args + ["--seed", str(seed), "--quiet"]
+    key = hashlib.sha256((digest + "\0" + "\0".join(cmd[1:])).encode()).hexdigest()[:24]
+    path = os.path.join(cache, key + ".json")
+    if os.path.exists(path):
+        with open(path) as fh:
+            return json.load(fh), 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        t0 = time.monotonic()
+        p = subprocess.run(cmd + ["--out", out], capture_output=True, text=True, cwd=ROOT)
+        wall = time.monotonic() - t0
+        if p.returncode != 0:
+            raise RuntimeError("%s: %s" % (" ".join(cmd), p.stderr.strip().splitlines()[-1:] or p.returncode))
+        with open(os.path.join(out, "summary.json")) as fh:
+            fig = figures(json.load(fh))
+    fig["wall_s"] = wall
+    tmpf = path + ".tmp%d" % os.getpid()
+    with open(tmpf, "w") as fh:
+        json.dump(fig, fh)
+    os.replace(tmpf, path)
+    return fig, wall
+
+
+# ---------------------------------------------------------------- verdicts
+
+def sign(x):
+    return (x > 0) - (x < 0)
+
+
+def published_change(f):
+    if "change_pct" in f:
+        return float(f["change_pct"])
+    return 100.0 * (f["new"] - f["base"]) / f["base"]
+
+
+def verdict(case, runs):
+    """Per case: the headline comparison and the behaviour ratios."""
+    head = next(f for f in case["figure"] if f.get("headline"))
+    m = head["metric"]
+    b = [r[m] for r in runs["base"] if m in r]
+    n = [r[m] for r in runs["new"] if m in r]
+    v = {"metric": m, "published": published_change(head)}
+    v["published_sign"] = 0 if head.get("significant", True) is False else sign(v["published"])
+    if len(b) < 2 or len(n) < 2:
+        v["error"] = "the model gives no %s for this workload" % m
+        return v
+    mb, mn = statistics.fmean(b), statistics.fmean(n)
+    t, df = welch(b, n)
+    v["model"] = 100.0 * (mn - mb) / mb if mb else 0.0
+    v["t"] = t
+    v["significant"] = abs(t) > t_crit(df)
+    v["model_sign"] = sign(v["model"]) if v["significant"] else 0
+    v["sign_ok"] = v["model_sign"] == v["published_sign"]
+    if v["published_sign"] == 0:
+        v["size_ok"] = v["model_sign"] == 0
+        v["size_ratio"] = None
+    else:
+        r = v["model"] / v["published"] if v["model_sign"] else 0.0
+        v["size_ratio"] = r
+        v["size_ok"] = v["sign_ok"] and 0.5 <= r <= 2.0
+    # Behaviour: each published value against the model's mean on its side.
+    beh = []
+    for f in case["figure"]:
+        fm = f["metric"]
+        if fm.startswith("perf:") and fm not in PERF_PATHS:
+            beh.append({"metric": fm, "note": "no model figure"})
+            continue
+        row = {"metric": fm}
+        # Absolute values of extensive figures (a scaled run's time, the
+        # headline's own unit) are not comparable; their change is.
+        for side in (() if f is head or fm == "time_s" else SIDES):
+            if side in f:
+                vals = [r[fm] for r in runs[side] if fm in r]
+                if vals:
+                    mv = statistics.fmean(vals)
+                    row[side] = (float(f[side]), mv, mv / float(f[side]) if f[side] else None)
+        if f is not head and ("change_pct" in f or ("base" in f and "new" in f)):
+            vb = [r[fm] for r in runs["base"] if fm in r]
+            vn = [r[fm] for r in runs["new"] if fm in r]
+            if vb and vn and statistics.fmean(vb):
+                row["change"] = (published_change(f), 100.0 * (statistics.fmean(vn) / statistics.fmean(vb) - 1))
+        if len(row) > 1:
+            beh.append(row)
+    v["behaviour"] = beh
+    return v
+
+
+# ---------------------------------------------------------------- page
+
+def fmt_pct(x):
+    return "%+.1f %%" % x
+
+
+def fmt_num(x):
+    if x is None:
+        return "-"
+    a = abs(x)
+    if a >= 1e6:
+        return "%.3g M" % (x / 1e6)
+    if a >= 1e4:
+        return "%.0f k" % (x / 1e3)
+    if a >= 100:
+        return "%.0f" % x
+    return "%.3g" % x
+
+
+def render(cases, verdicts, steady, seeds, wall, cmdline, excluded):
+    lines = []
+    w = lines.append
+    n = len(cases)
+    ok = [v for v in verdicts.values() if "error" not in v]
+    signs = sum(v["sign_ok"] for v in ok)
+    sizes = sum(v["size_ok"] for v in ok)
+    logs = []
+    for v in ok:
+        for row in v["behaviour"]:
+            for side in SIDES:
+                if side in row and row[side][2]:
+                    logs.append(abs(math.log2(row[side][2])))
+    med = statistics.median(logs) if logs else float("nan")
+    w("# Published A/B results: model against the real kernels")
+    w("")
+    w("Generated by `%s` (%d seeds a side; the whole campaign %.0f s of wall time"
+      " on %d cores). The cases, their sources and the inclusion rule are in"
+      " `experiments/published/` (README.md there)." % (cmdline, seeds, wall, os.cpu_count()))
+    w("")
+    w("**Summary: %d of %d signs agree, %d of %d sizes within 2x; median |log2(model / published)|"
+      " of the behaviour figures %.2f (%d figures).**" % (signs, n, sizes, n, med, len(logs)))
+    w("")
+    w("| case | machine | change | metric | published | model (95 % CI by Welch's t) | sign | size |")
+    w("|---|---|---|---|---|---|---|---|")
+    for c in cases:
+        v = verdicts[c["id"]]
+        ch = c["change"]
+        desc = " vs ".join(
+            " ".join(x for x in (
+                ("--kernel %s" % ch[s]["kernel"]) if ch[s].get("kernel") else "",
+                ch[s].get("features", ""),
+                " ".join(ch[s].get("sysctl", []))) if x) or "default"
+            for s in SIDES)
+        pub = fmt_pct(v["published"]) + ("" if v["published_sign"] else " (no change)")
+        if "error" in v:
+            w("| %s | %s | %s | %s | %s | %s | - | - |" % (c["id"], c["machine"]["name"], desc, v["metric"], pub, v["error"]))
+            continue
+        mod = fmt_pct(v["model"]) + (" (t %.1f)" % v["t"] if math.isfinite(v["t"]) else "") + ("" if v["significant"] else ", no change")
+        size = "%.2fx" % v["size_ratio"] if v["size_ratio"] else ""
+        w("| %s | %s | %s | %s | %s | %s | %s | %s %s |" % (
+            c["id"], c["machine"]["name"], desc, v["metric"], pub, mod,
+            "yes" if v["sign_ok"] else "**no**", "yes" if v["size_ok"] else "**no**", size))
+    w("")
+    w("## Behaviour at scale")
+    w("")
+    w("Each published behaviour figure against the model's mean on the same side"
+      " (model / published). Rates are per second of the whole run.")
+    w("")
+    w("| case | figure | base: published / model (ratio) | new: published / model (ratio) | change: published / model |")
+    w("|---|---|---|---|---|")
+    for c in cases:
+        v = verdicts[c["id"]]
+        for row in v.get("behaviour", []):
+            if "note" in row:
+                w("| %s | %s | %s | | |" % (c["id"], row["metric"], row["note"]))
+                continue
+            cells = []
+            for side in SIDES:
+                if side in row:
+                    p, mv, r = row[side]
+                    cells.append("%s / %s (%s)" % (fmt_num(p), fmt_num(mv), "%.2f" % r if r else "-"))
+                else:
+                    cells.append("")
+            chg = ""
+            if "change" in row:
+                chg = "%s / %s" % (fmt_pct(row["change"][0]), fmt_pct(row["change"][1]))
+            w("| %s | %s | %s | %s | %s |" % (c["id"], row["metric"], cells[0], cells[1], chg))
+    w("")
+    w("## Is the scaled length steady?")
+    w("")
+    w("The base side at the case's length and at twice it (same seeds): the"
+      " throughput and switch rate of the longer run over the shorter one.")
+    w("")
+    w("| case | length | doubled | throughput ratio | cs/s ratio |")
+    w("|---|---|---|---|---|")
+    for c in cases:
+        s = steady.get(c["id"])
+        if not s:
+            w("| %s | %s | (no length parameter to double) | | |" % (c["id"], c["workload"]["spec"]))
+            continue
+        w("| %s | `%s` | `%s` | %s | %s |" % (c["id"], s["short"], s["long"],
+          "%.3f" % s["thr"] if s["thr"] else "-", "%.3f" % s["cs"] if s["cs"] else "-"))
+    w("")
+    w("## Cases")
+    w("")
+    for c in cases:
+        src = c["source"]
+        w("### %s" % c["id"])
+        w("")
+        w("%s. Source: %s, %s%s (%s). Machine `%s`: %s. Workload `%s`%s." % (
+            c.get("title", ""), src.get("kind", ""), src.get("message_id", ""),
+            (" " + src["url"]) if src.get("url") else "", src.get("date", ""),
+            c["machine"]["name"], c["machine"].get("described_as", ""),
+            c["workload"]["spec"],
+            ("; " + c["workload"]["scaling"]) if c["workload"].get("scaling") else ""))
+        if c["change"].get("what"):
+            w("")
+            w("The change: %s" % c["change"]["what"])
+        w("")
+    if excluded:
+        w("## Found and left out")
+        w("")
+        w("| source | change | reason |")
+        w("|---|---|---|")
+        for e in excluded:
+            w("| %s | %s | %s |" % (e.get("source", ""), e.get("change", e.get("commit", "")),
+                                   e.get("reason", "").replace("\n", " ")))
+        w("")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--cases", default="", help="comma-separated ids (default: every case)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "published.md"))
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "schedlab"))
+    ap.add_argument("--cache", default=os.path.join(ROOT, "target", "published-cache"))
+    ap.add_argument("--smoke", action="store_true",
+                    help="two cases, two seeds a side, into a temporary file; checks the page")
+    ap.add_argument("--no-steady", action="store_true", help="skip the doubled-length runs")
+    a = ap.parse_args()
+    if a.j < 1 or a.seeds < 2:
+        print("run.py: error: -j must be >= 1 and --seeds >= 2", file=sys.stderr)
+        return 2
+    paths = sorted(glob.glob(os.path.join(HERE, "cases", "*.toml")))
+    try:
+        cases = [load_case(p) for p in paths]
+    except CaseError as e:
+        print("run.py: error: %s" % e, file=sys.stderr)
+        return 2
+    excluded = []
+    for p in sorted(glob.glob(os.path.join(HERE, "excluded*.toml"))):
+        with open(p, "rb") as f:
+            excluded += tomllib.load(f).get("excluded", [])
+    if a.cases:
+        want = a.cases.split(",")
+        unknown = [x for x in want if x not in {c["id"] for c in cases}]
+        if unknown:
+            print("run.py: error: no case %s" % ", ".join(unknown), file=sys.stderr)
+            return 2
+        cases = [c for c in cases if c["id"] in want]
+    if a.smoke:
+        smoke = [c for c in cases if c.get("smoke")] or cases[:2]
+        cases, a.seeds, a.out = smoke[:2], 2, os.path.join(tempfile.mkdtemp(), "published.md")
+    if not os.path.exists(a.bin):
+        print("run.py: error: %s not built (cargo build --release -p schedlab-cli)" % a.bin, file=sys.stderr)
+        return 2
+    with open(a.bin, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    os.makedirs(a.cache, exist_ok=True)
+
+    jobs = {}
+    for c in cases:
+        for side in SIDES:
+            for seed in range(1, a.seeds + 1):
+                jobs[(c["id"], side, seed)] = (c["workload"]["spec"], side_args(c, side), seed)
+        if not a.no_steady and not a.smoke:
+            spec2, dur2 = longer(c["workload"]["spec"], c["workload"].get("duration"))
+            if spec2:
+                args = side_args(c, "base")
+                if dur2:
+                    i = args.index("--duration")
+                    args = args[:i + 1] + [dur2] + args[i + 2:]
+                for seed in range(1, min(a.seeds, 3) + 1):
+                    jobs[(c["id"], "long", seed)] = (spec2, args, seed)
+                    jobs[(c["id"], "short", seed)] = jobs[(c["id"], "base", seed)]
+    t0 = time.monotonic()
+    results = {}
+    failed = []
+    done = 0
+    with cf.ThreadPoolExecutor(max_workers=a.j) as ex:
+        futs = {ex.submit(run_one, a.bin, digest, a.cache, *job): k for k, job in jobs.items()}
+        for fut in cf.as_completed(futs):
+            k = futs[fut]
+            done += 1
+            try:
+                results[k], _ = fut.result()
+            except RuntimeError as e:
+                failed.append(str(e))
+            if sys.stderr.isatty():
+                print("\r%d/%d runs" % (done, len(jobs)), end="", file=sys.stderr, flush=True)
+    if sys.stderr.isatty():
+        print("", file=sys.stderr)
+    wall = time.monotonic() - t0
+    if failed:
+        for f in failed:
+            print("run.py: error: %s" % f, file=sys.stderr)
+        return 1
+    verdicts, steady = {}, {}
+    for c in cases:
+        runs = {s: [results[(c["id"], s, seed)] for seed in range(1, a.seeds + 1)] for s in SIDES}
+        verdicts[c["id"]] = verdict(c, runs)
+        ks = [k for k in results if k[0] == c["id"] and k[1] == "long"]
+        if ks:
+            sh = [results[(c["id"], "short", k[2])] for k in ks]
+            lo = [results[k] for k in ks]
+
+            def ratio(m):
+                x = [r[m] for r in sh if m in r]
+                y = [r[m] for r in lo if m in r]
+                return statistics.fmean(y) / statistics.fmean(x) if x and y and statistics.fmean(x) else None
+            spec2, dur2 = longer(c["workload"]["spec"], c["workload"].get("duration"))
+            steady[c["id"]] = {
+                "short": c["workload"]["spec"] + ((" --duration " + c["workload"]["duration"]) if c["workload"].get("duration") else ""),
+                "long": spec2 + ((" --duration " + dur2) if dur2 else ""),
+                "thr": ratio("throughput"), "cs": ratio("cs_per_s")}
+    cmdline = "python3 experiments/published/run.py" + ("" if a.seeds == 5 else " --seeds %d" % a.seeds)
+    page = render(cases, verdicts, steady, a.seeds, wall, cmdline, excluded)
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(page + "\n")
+    os.replace(tmp, a.out)
+    print(page.splitlines()[4])
+    print("wrote %s (%d cases, %d runs, %.0f s)" % (a.out, len(cases), len(jobs), wall))
+    if a.smoke:
+        ok = all("error" not in v for v in verdicts.values()) and "| case | machine |" in page
+        if not ok:
+            print("run.py: smoke: the page is incomplete", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
