@@ -17,7 +17,8 @@ use schedlab_core::event::queue::EventQueue;
 use schedlab_core::event::Event;
 use schedlab_core::fair::balance::lb::{find_src_group, sd_lb_stats, CpuIdle};
 use schedlab_core::fair::eevdf::{
-    dequeue_entity, enqueue_entity, enqueue_tree, min_slice, pick_eevdf, EevdfParams, EnqueueKind,
+    dequeue_entity, enqueue_entity, enqueue_tree, min_slice, pick_eevdf, CurrResched, EevdfParams,
+    EnqueueKind,
 };
 use schedlab_core::fair::pelt::SchedAvg;
 use schedlab_core::fair::select::{select_idle_sibling, CpuView, PlaceTask};
@@ -35,8 +36,10 @@ const P: EevdfParams = EevdfParams {
     place_lag: true,
     place_deadline_initial: true,
     run_to_parity: true,
+    preempt_short: true,
     delay_dequeue: true,
     delay_zero: true,
+    curr_resched: CurrResched::Unprotected,
 };
 
 fn rng() -> ChaCha8Rng {

@@ -32,8 +32,10 @@ fn params(delay_dequeue: bool, run_to_parity: bool) -> EevdfParams {
         place_lag: true,
         place_deadline_initial: true,
         run_to_parity,
+        preempt_short: true,
         delay_dequeue,
         delay_zero: true,
+        curr_resched: CurrResched::Unprotected,
     }
 }
 

@@ -72,8 +72,10 @@ impl<S: Sink> Sim<S> {
             place_lag: cfg.features.place_lag,
             place_deadline_initial: cfg.features.place_deadline_initial,
             run_to_parity: cfg.features.run_to_parity,
+            preempt_short: cfg.features.preempt_short,
             delay_dequeue: cfg.features.delay_dequeue,
             delay_zero: cfg.features.delay_zero,
+            curr_resched: crate::fair::eevdf::CurrResched::for_kernel(cfg.kernel),
         };
         let cfs_p = crate::fair::cfs::CfsParams {
             active: cfg.features.fair_class == crate::features::FairClass::Cfs,

@@ -43,10 +43,44 @@ pub struct EevdfParams {
     pub place_deadline_initial: bool,
     /// RUN_TO_PARITY.
     pub run_to_parity: bool,
+    /// PREEMPT_SHORT (read by `update_curr` under [`CurrResched::PreemptShort`]).
+    pub preempt_short: bool,
     /// DELAY_DEQUEUE.
     pub delay_dequeue: bool,
     /// DELAY_ZERO.
     pub delay_zero: bool,
+    /// When `update_curr` asks to reschedule besides a consumed request.
+    pub curr_resched: CurrResched,
+}
+
+/// When `update_curr` reschedules the running entity although its request
+/// is not used up, by release. The rule is the kernel's, not a feature
+/// flag's: the commit that added PREEMPT_SHORT also added the second test
+/// to `update_curr`, and the series that reworked slice protection for
+/// 6.17 made it unconditional.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum CurrResched {
+    /// 6.6-6.11: never; only `update_deadline` (a consumed request)
+    /// reschedules from `update_curr`.
+    Consumed,
+    /// 6.12-6.16 (85e511df3cec "sched/eevdf: Allow shorter slices to
+    /// wakeup-preempt"): `did_preempt_short`: with PREEMPT_SHORT on, a curr
+    /// whose protection is over (its deadline renewed since the pick, or
+    /// cancelled by a shorter wakee) and that is no longer eligible.
+    PreemptShort,
+    /// 6.17 on ("sched/fair: Fix NO_RUN_TO_PARITY case" and the final
+    /// `protect_slice` form): any curr past its protected window
+    /// (`v >= vprot`), eligible or not, whatever PREEMPT_SHORT says.
+    #[default]
+    Unprotected,
+}
+
+impl CurrResched {
+    /// The rule of a `--kernel` release.
+    pub fn for_kernel(kernel: &str) -> Self {
+        let rows = [((6, 17), Self::Unprotected), ((6, 12), Self::PreemptShort)];
+        crate::kernels::by_release(kernel, &rows, Self::Consumed)
+    }
 }
 
 #[inline]
@@ -222,10 +256,24 @@ pub fn update_curr(
         return CurrUpdate::default();
     };
     let consumed = update_deadline(se, p);
+    if cfs.nr_queued <= 1 {
+        return CurrUpdate {
+            delta_exec: delta,
+            resched: false,
+        };
+    }
     let protected_over = se.vruntime >= se.vprot;
+    let resched = consumed
+        || match p.curr_resched {
+            CurrResched::Consumed => false,
+            CurrResched::PreemptShort => {
+                p.preempt_short && protected_over && !entity_eligible(cfs, ents, c)
+            }
+            CurrResched::Unprotected => protected_over,
+        };
     CurrUpdate {
         delta_exec: delta,
-        resched: cfs.nr_queued > 1 && (consumed || protected_over),
+        resched,
     }
 }
 

@@ -10,8 +10,10 @@ const P: EevdfParams = EevdfParams {
     place_lag: true,
     place_deadline_initial: true,
     run_to_parity: true,
+    preempt_short: true,
     delay_dequeue: false,
     delay_zero: true,
+    curr_resched: CurrResched::Unprotected,
 };
 
 fn ent(w: u64, v: i64, d: i64) -> SchedEntity {
@@ -187,6 +189,49 @@ fn update_curr_charges_weighted_time_and_renews_the_request() {
     assert!(u.resched);
     assert_eq!(e[0].vruntime, 9_170_148);
     assert_eq!(e[0].deadline, e[0].vruntime + 9_170_149);
+}
+
+/// `update_curr`'s second reschedule test by release, on a curr whose
+/// protection ended (vprot 1 ms virtual) before its request (9.17 ms) is
+/// used up: 1 ms of wall time moves the nice-5 curr to v = 3_056_716.
+#[test]
+fn update_curr_reschedules_an_unprotected_curr_by_release() {
+    let run = |other_v: i64, rule: CurrResched, preempt_short: bool| {
+        let (mut cfs, mut e) = nice5_curr_beside_one();
+        dequeue_tree(&mut cfs, &e, EntityId(1));
+        e[1].vruntime = other_v;
+        enqueue_tree(&mut cfs, &e, EntityId(1));
+        e[0].vprot = 1_000_000;
+        let p = EevdfParams {
+            curr_resched: rule,
+            preempt_short,
+            ..P
+        };
+        let u = update_curr(&mut cfs, &mut e, 1_000_000, &p);
+        assert!(e[0].vruntime < e[0].deadline, "the request is not used up");
+        u.resched
+    };
+    // The other entity at v = 0: V = 335·3_056_716 / 1359 = 753_487 < v,
+    // so curr is no longer eligible.
+    assert!(!run(0, CurrResched::Consumed, true));
+    assert!(run(0, CurrResched::PreemptShort, true));
+    assert!(!run(0, CurrResched::PreemptShort, false));
+    assert!(run(0, CurrResched::Unprotected, false));
+    // The other at v = 10 ms: V = (335·3_056_716 + 1024·10^7) / 1359
+    // = 8_288_578 > v: curr is still eligible, and only 6.17's rule
+    // reschedules it.
+    assert!(!run(10_000_000, CurrResched::PreemptShort, true));
+    assert!(run(10_000_000, CurrResched::Unprotected, true));
+    assert!(!run(10_000_000, CurrResched::Consumed, true));
+}
+
+#[test]
+fn curr_resched_rule_by_release() {
+    assert_eq!(CurrResched::for_kernel("6.6"), CurrResched::Consumed);
+    assert_eq!(CurrResched::for_kernel("6.12"), CurrResched::PreemptShort);
+    assert_eq!(CurrResched::for_kernel("6.15"), CurrResched::PreemptShort);
+    assert_eq!(CurrResched::for_kernel("6.18"), CurrResched::Unprotected);
+    assert_eq!(CurrResched::for_kernel("tip"), CurrResched::Unprotected);
 }
 
 #[test]
