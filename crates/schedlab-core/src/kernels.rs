@@ -108,7 +108,7 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         since: "6.12",
-        what: "DELAY_DEQUEUE, DELAY_ZERO and PREEMPT_SHORT on",
+        what: "DELAY_DEQUEUE, DELAY_ZERO and PREEMPT_SHORT on; with PREEMPT_SHORT, update_curr also reschedules a curr whose protection is over and that is no longer eligible (did_preempt_short; before: only a used-up request)",
         source: "152e11f6df29 \"sched/fair: Implement delayed dequeue\"; 54a58a787791 \"sched/fair: Implement DELAY_ZERO\"; 85e511df3cec \"sched/eevdf: Allow shorter slices to wakeup-preempt\"",
     },
     Change {
@@ -120,6 +120,11 @@ pub const CHANGES: &[Change] = &[
         since: "6.15",
         what: "base_slice_ns 0.75 ms -> 0.70 ms normalised",
         source: "2ae891b82695 \"sched: Reduce the default slice to avoid tasks getting an extra tick\"",
+    },
+    Change {
+        since: "6.18",
+        what: "update_curr reschedules any curr past its protected window, eligible or not, whatever PREEMPT_SHORT says (6.17)",
+        source: "Vincent Guittot, \"sched/fair: Fix NO_RUN_TO_PARITY case\" and the series' final protect_slice form (merged for 6.17)",
     },
     Change {
         since: "6.18",
