@@ -40,7 +40,10 @@ METRICS = {
     "throughput", "time_s", "cs_per_s", "migrations_per_s", "vol_cs_per_s",
     "invol_cs_per_s", "idle_pct", "wakeup_p50_us", "wakeup_p99_us",
     "request_p50_us", "request_p99_us", "rps", "wu_lat_mean_us",
+    "messages_per_s",
 }
+# Bumped whenever figures() changes, so cached runs are read anew.
+FIGURES_VERSION = "2"
 # perf-profile rows the model has a cost path for: the path's share of the
 # CPUs' non-idle time, in percent (perf's cycles do not tick in idle states).
 PERF_PATHS = {
@@ -173,7 +176,13 @@ def longer(spec, duration):
 
 # ---------------------------------------------------------------- runs
 
-def figures(summary):
+def spec_params(spec):
+    """`KEY=VALUE` parameters of a generator spec."""
+    _, _, params = spec.partition(":")
+    return dict(p.partition("=")[::2] for p in params.split(",") if "=" in p)
+
+
+def figures(summary, spec):
     """The model's figures of one run, named as the README's metrics."""
     s = summary
     dur = s["duration_ns"] / 1e9
@@ -209,6 +218,12 @@ def figures(summary):
     if wt:
         f["time_s"] = wt / 1e6
         f["throughput"] = loops / (wt / 1e6)
+        if spec.startswith("hackbench:"):
+            # A sender's loop writes one message to each of the group's
+            # fds receivers.
+            fds = int(spec_params(spec).get("fds", 20))
+            sent = sum(t["loops"] for t in tasks if t["name"].startswith("hb-s"))
+            f["messages_per_s"] = sent * fds / (wt / 1e6)
     elif s.get("throughput_per_s") is not None:
         f["throughput"] = s["throughput_per_s"]
     sb = s.get("schbench")
@@ -226,7 +241,7 @@ def figures(summary):
 
 def run_one(binary, digest, cache, spec, args, seed):
     cmd = [binary, "run", spec] + args + ["--seed", str(seed), "--quiet"]
-    key = hashlib.sha256((digest + "\0" + "\0".join(cmd[1:])).encode()).hexdigest()[:24]
+    key = hashlib.sha256((FIGURES_VERSION + digest + "\0" + "\0".join(cmd[1:])).encode()).hexdigest()[:24]
     path = os.path.join(cache, key + ".json")
     if os.path.exists(path):
         with open(path) as fh:
@@ -239,7 +254,7 @@ def run_one(binary, digest, cache, spec, args, seed):
         if p.returncode != 0:
             raise RuntimeError("%s: %s" % (" ".join(cmd), p.stderr.strip().splitlines()[-1:] or p.returncode))
         with open(os.path.join(out, "summary.json")) as fh:
-            fig = figures(json.load(fh))
+            fig = figures(json.load(fh), spec)
     fig["wall_s"] = wall
     tmpf = path + ".tmp%d" % os.getpid()
     with open(tmpf, "w") as fh:
@@ -308,8 +323,35 @@ def verdict(case, runs):
                 row["change"] = (published_change(f), 100.0 * (statistics.fmean(vn) / statistics.fmean(vb) - 1))
         if len(row) > 1:
             beh.append(row)
+    lkp = lkp_messages(case)
+    if lkp:
+        row = {"metric": "messages_per_s (from hackbench.throughput)"}
+        for side in SIDES:
+            vals = [r["messages_per_s"] for r in runs[side] if "messages_per_s" in r]
+            if vals and side in lkp:
+                mv = statistics.fmean(vals)
+                row[side] = (lkp[side], mv, mv / lkp[side])
+        if len(row) > 1:
+            beh.insert(0, row)
     v["behaviour"] = beh
     return v
+
+
+def lkp_messages(case):
+    """Messages per second of a robot hackbench case, from its published
+    hackbench.throughput: lkp-tests' parse reports tasks x loops x
+    datasize / 1024 per second of hackbench's Time, and every sender writes
+    one message per receiver of its group each loop, so messages/s =
+    throughput x 1024 / datasize x fds / 2."""
+    spec = case["workload"]["spec"]
+    if case["source"].get("kind") != "lkp" or not spec.startswith("hackbench:"):
+        return None
+    head = next(f for f in case["figure"] if f.get("headline"))
+    if head["metric"] != "throughput":
+        return None
+    p = spec_params(spec)
+    fds, size = int(p.get("fds", 20)), int(p.get("datasize", 100))
+    return {side: float(head[side]) * 1024 / size * fds / 2 for side in SIDES if side in head}
 
 
 # ---------------------------------------------------------------- page
