@@ -12,7 +12,8 @@
 //!
 //! This module owns the topology description only. Sched domains built from
 //! it live in `domains.rs`; the builder of regular machines in `layout.rs`;
-//! presets and synthetic test machines in `presets.rs`; the sysfs importer in `sysfs.rs` (it reads
+//! presets and synthetic test machines in `presets.rs`; machine files
+//! (`FILE.toml`, `layout:...`) in `layout_file.rs`; the sysfs importer in `sysfs.rs` (it reads
 //! through a [`sysfs::SysfsReader`] supplied by the caller, so the library
 //! itself does no I/O); the text rendering for `schedlab machines` in
 //! `describe.rs`.
@@ -21,6 +22,7 @@ pub mod cpumask;
 mod describe;
 pub mod domains;
 pub mod layout;
+pub mod layout_file;
 pub mod presets;
 pub mod sysfs;
 
