@@ -278,8 +278,6 @@ impl Reader<'_> {
         let capacity = self
             .int(t, "capacity", "capacity", 1, 1024)?
             .unwrap_or(1024) as u32;
-        let distances = self.distances(t, sockets, nodes_per_socket)?;
-
         let like = match self.string(t, "like", "like")? {
             None => None,
             Some(n) => Some(preset(&n).ok_or_else(|| {
@@ -289,6 +287,8 @@ impl Reader<'_> {
                 )
             })?),
         };
+        let distances = self.distances(t, sockets, nodes_per_socket, like.as_ref())?;
+
         let idle_states = self.idle_states(t, like.as_ref())?;
         let costs = self.costs(t, like.as_ref())?;
 
@@ -318,21 +318,40 @@ impl Reader<'_> {
             .map_err(|e| MachineFileError(format!("{}: {e}", self.file)))
     }
 
-    fn distances(&self, t: &Table, sockets: u32, nodes_per_socket: u32) -> Result<NodeDistances> {
+    fn distances(
+        &self,
+        t: &Table,
+        sockets: u32,
+        nodes_per_socket: u32,
+        like: Option<&Machine>,
+    ) -> Result<NodeDistances> {
         let same = self.int(t, "distance_same_socket", "distance_same_socket", 11, 254)?;
         let other = self.int(t, "distance_other_socket", "distance_other_socket", 11, 254)?;
+        let given = same.is_some() || other.is_some();
+        // The `like` preset's distance from node 0 to the first other node
+        // of its socket (same) or of another socket (other), if it has one.
+        let from_like = |same_socket: bool| -> Option<i64> {
+            let m = like?;
+            let pkg0 = m.node_cpus(0).first().map(|c| m.cpu(c).package)?;
+            (1..m.node_distance.len()).find_map(|n| {
+                let pkg = m.node_cpus(n as u32).first().map(|c| m.cpu(c).package)?;
+                ((pkg == pkg0) == same_socket).then(|| i64::from(m.node_distance[0][n]))
+            })
+        };
+        let same = same.or_else(|| from_like(true));
+        let other = other.or_else(|| from_like(false));
         let nodes = (sockets * nodes_per_socket) as usize;
         let Some(v) = t.get("distances") else {
             if nodes_per_socket > 1 && same.is_none() {
                 return Err(self.err(
                     "distance_same_socket",
-                    "missing: needed when nodes_per_socket is more than 1 (the SLIT distance between two nodes of one socket)",
+                    "missing: needed when nodes_per_socket is more than 1 (the SLIT distance between two nodes of one socket; the 'like' preset, if any, has one node per socket)",
                 ));
             }
             if sockets > 1 && other.is_none() {
                 return Err(self.err(
                     "distance_other_socket",
-                    "missing: needed when sockets is more than 1 (the SLIT distance between nodes of different sockets)",
+                    "missing: needed when sockets is more than 1 (the SLIT distance between nodes of different sockets; the 'like' preset, if any, has one socket)",
                 ));
             }
             return Ok(NodeDistances::BySocket {
@@ -340,7 +359,7 @@ impl Reader<'_> {
                 other_socket: other.unwrap_or(20) as u32,
             });
         };
-        if same.is_some() || other.is_some() {
+        if given {
             return Err(self.err(
                 "distances",
                 "give either distances or distance_same_socket / distance_other_socket, not both",
@@ -674,7 +693,24 @@ mod tests {
         let m = from_layout_spec("layout:name=small,sockets=1,cores_per_llc=8,cores_per_cluster=4,numbering=siblings-adjacent,like=a7-octa").unwrap();
         assert_eq!(m.name, "small");
         assert_eq!(m.cluster_span(CpuId(5)).to_list(), "4-7");
+        // Distances missing from the spec come from the `like` preset.
+        let m = from_layout_spec(
+            "layout:sockets=2,cores_per_llc=32,threads_per_core=2,like=icx-2s-80c-ht",
+        )
+        .unwrap();
+        assert_eq!(m.node_distance, vec![vec![10, 20], vec![20, 10]]);
+        let m = from_layout_spec(
+            "layout:sockets=3,nodes_per_socket=2,cores_per_llc=2,like=gnr-2s-snc3",
+        )
+        .unwrap();
+        assert_eq!(m.node_distance[0], vec![10, 12, 21, 21, 21, 21]);
+        let m = from_layout_spec("layout:sockets=2,cores_per_llc=2,like=big-8s-4096").unwrap();
+        assert_eq!(m.node_distance, vec![vec![10, 21], vec![21, 10]]);
         let e = |s: &str| from_layout_spec(s).unwrap_err().to_string();
+        assert!(
+            e("layout:sockets=1,nodes_per_socket=2,cores_per_llc=2,like=icx-2s-80c-ht")
+                .contains("key 'distance_same_socket': missing")
+        );
         assert_eq!(
             e("layout:sockets"),
             "layout:sockets: 'sockets' is not KEY=VALUE"
@@ -707,6 +743,7 @@ mod tests {
             ("name = \"m\"\ndescription = \"d\"\nsockets = 1\ncores_per_llc = 99999\n", "key 'cores_per_llc': must be at most 16384"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 1\ncores_per_llc = 2\nnumbering = \"odd\"\n", "key 'numbering': must be \"siblings-last\" or \"siblings-adjacent\""),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 2\ncores_per_llc = 2\nlike = \"vm-2cpu\"\n", "key 'distance_other_socket': missing"),
+            ("name = \"m\"\ndescription = \"d\"\nsockets = 2\ncores_per_llc = 2\n[[idle_state]]\nname = \"C1\"\nexit_latency_us = 1\ntarget_residency_us = 1\n", "key 'distance_other_socket': missing"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 1\nnodes_per_socket = 2\ncores_per_llc = 2\nlike = \"vm-2cpu\"\n", "key 'distance_same_socket': missing"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 2\ncores_per_llc = 2\ndistance_other_socket = 10\n", "key 'distance_other_socket': must be at least 11, not 10"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 2\ncores_per_llc = 2\ndistances = [[10, 20]]\n", "key 'distances': must have 2 rows of 2"),
