@@ -119,7 +119,7 @@ impl Layout {
         if let Some((what, _)) = counts.iter().find(|(_, n)| *n == 0) {
             return bad(format!("{what} is 0"));
         }
-        if self.cores_per_llc % self.cores_per_cluster != 0 {
+        if !self.cores_per_llc.is_multiple_of(self.cores_per_cluster) {
             return bad(format!(
                 "cores_per_cluster {} does not divide cores_per_llc {}",
                 self.cores_per_cluster, self.cores_per_llc

@@ -244,7 +244,7 @@ impl Reader<'_> {
         let cores_per_llc = self.count(t, "cores_per_llc", None)?;
         let cores_per_cluster = self.count(t, "cores_per_cluster", Some(1))?;
         let threads_per_core = self.count(t, "threads_per_core", Some(1))?;
-        if cores_per_llc % cores_per_cluster != 0 {
+        if !cores_per_llc.is_multiple_of(cores_per_cluster) {
             return Err(self.err(
                 "cores_per_cluster",
                 format!("{cores_per_cluster} does not divide cores_per_llc ({cores_per_llc})"),
@@ -390,9 +390,8 @@ impl Reader<'_> {
             )?;
             table.push(row.into_iter().map(|d| d as u32).collect::<Vec<u32>>());
         }
-        for a in 0..nodes {
-            for b in 0..nodes {
-                let d = table[a][b];
+        for (a, row) in table.iter().enumerate() {
+            for (b, &d) in row.iter().enumerate() {
                 if a == b && d != 10 {
                     return Err(self.err(
                         "distances",
