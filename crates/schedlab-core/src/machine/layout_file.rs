@@ -58,6 +58,10 @@ pub const COST_KEYS: &[&str] = &[
     "chan_sleep_ns",
 ];
 
+/// Most NUMA nodes a file may describe: the kernel's largest
+/// `MAX_NUMNODES` (`CONFIG_NODES_SHIFT` 10); the distance table is
+/// quadratic in it.
+const MAX_NODES: u64 = 1024;
 /// Largest cost accepted, in ns (1 s).
 const MAX_COST_NS: i64 = 1_000_000_000;
 /// Largest idle-state latency or residency accepted, in µs (1 s).
@@ -264,6 +268,13 @@ impl Reader<'_> {
                 "{}: sockets x nodes_per_socket x llcs_per_node x cores_per_llc x threads_per_core = {} = {nr_cpus} CPUs, more than the {MAX_CPUS} the simulator supports",
                 self.file,
                 shown.join(" x ")
+            )));
+        }
+        let nr_nodes = u64::from(sockets) * u64::from(nodes_per_socket);
+        if nr_nodes > MAX_NODES {
+            return Err(MachineFileError(format!(
+                "{}: sockets x nodes_per_socket = {sockets} x {nodes_per_socket} = {nr_nodes} nodes, more than the {MAX_NODES} Linux supports (NODES_SHIFT 10)",
+                self.file
             )));
         }
         let numbering = match self.string(t, "numbering", "numbering")? {
@@ -740,6 +751,7 @@ mod tests {
             ("name = \"m\"\ndescription = \"d\"\nsockets = 1\ncores_per_llc = 6\ncores_per_cluster = 4\n", "key 'cores_per_cluster': 4 does not divide cores_per_llc (6)"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 8\ncores_per_llc = 16384\n", "= 8 x 1 x 1 x 16384 x 1 = 131072 CPUs, more than the 16384"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 1\ncores_per_llc = 99999\n", "key 'cores_per_llc': must be at most 16384"),
+            ("name = \"m\"\ndescription = \"d\"\nsockets = 2048\ncores_per_llc = 1\n", "sockets x nodes_per_socket = 2048 x 1 = 2048 nodes, more than the 1024"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 1\ncores_per_llc = 2\nnumbering = \"odd\"\n", "key 'numbering': must be \"siblings-last\" or \"siblings-adjacent\""),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 2\ncores_per_llc = 2\nlike = \"vm-2cpu\"\n", "key 'distance_other_socket': missing"),
             ("name = \"m\"\ndescription = \"d\"\nsockets = 2\ncores_per_llc = 2\n[[idle_state]]\nname = \"C1\"\nexit_latency_us = 1\ntarget_residency_us = 1\n", "key 'distance_other_socket': missing"),
