@@ -80,7 +80,11 @@ pub fn from_toml(file: &str, text: &str) -> Result<Machine> {
         let msg = e.message().trim().replace('\n', " ");
         match e.span() {
             Some(sp) => {
-                let before = &text[..sp.start.min(text.len())];
+                let mut at = sp.start.min(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let before = &text[..at];
                 let line = before.matches('\n').count() + 1;
                 let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
                 MachineFileError(format!("{file}:{line}:{col}: {msg}"))
@@ -731,6 +735,42 @@ mod tests {
         assert!(e("layout:sockets=1,costs=2").contains("key 'costs': is a table"));
         assert!(e("layout:sockets=1,cores_per_llc=2").contains("key 'like': missing"));
         assert!(e("layout:sockets=1,cores_per_llc=2,bogus=1").contains("key 'bogus': unknown"));
+    }
+
+    #[test]
+    fn machine_file_edits_of_the_examples_are_read_or_refused() {
+        // Every example with each line left out, cut at each character,
+        // and each number replaced: a machine or one line naming the file,
+        // never a panic.
+        for e in std::fs::read_dir(examples_dir()).unwrap() {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let mut variants: Vec<String> = Vec::new();
+            for i in 0..lines.len() {
+                let mut l = lines.clone();
+                l.remove(i);
+                variants.push(l.join("\n"));
+                for bad in ["0", "-1", "99999999999999999999", "\"x\"", "1.5", "[]"] {
+                    let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+                    if let Some(at) = l[i].find(|c: char| c.is_ascii_digit()) {
+                        let end = l[i][at..]
+                            .find(|c: char| !c.is_ascii_digit())
+                            .map_or(l[i].len(), |n| at + n);
+                        l[i].replace_range(at..end, bad);
+                        variants.push(l.join("\n"));
+                    }
+                }
+            }
+            for (at, _) in text.char_indices().step_by(7) {
+                variants.push(text[..at].to_string());
+            }
+            for v in &variants {
+                if let Err(e) = from_toml("m.toml", v) {
+                    let e = e.to_string();
+                    assert!(e.starts_with("m.toml") && !e.contains('\n'), "{e}");
+                }
+            }
+        }
     }
 
     #[test]
