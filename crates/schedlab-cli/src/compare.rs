@@ -73,7 +73,7 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
         ..a.sim.clone()
     };
     let m = resolve::machine(&sa.machine)?;
-    crate::preflight::check_cpus("--machine", &m, sa.max_cpus)?;
+    crate::preflight::check_cpus(&resolve::machine_what(&sa.machine), &m, sa.max_cpus)?;
     let (w, _) = resolve::run_workload(&sa, &m)?;
     let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
     crate::preflight::check_memory(&sa.workload, &m, &w, &cfg, crate::preflight::Rows::Streamed)?;

@@ -70,7 +70,8 @@ enum Cmd {
     },
     /// List the machine presets, or print one machine's topology.
     Machines {
-        /// A preset name or `sysfs:DIR`.
+        /// A preset name, `sysfs:DIR`, a machine file (`FILE.toml`) or
+        /// `layout:KEY=VALUE,...`.
         name: Option<String>,
         /// Print the sched domains (per CPU, like the kernel's debug output;
         /// above 16 CPUs only CPU 0 and the last CPU unless --cpu is given).

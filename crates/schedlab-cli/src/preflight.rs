@@ -169,9 +169,14 @@ pub fn check_cpus(what: &str, m: &Machine, max: usize) -> Result<()> {
         )));
     }
     if m.nr_cpus() > max {
+        // A `layout:` machine is named by its own string: said once.
+        let who = if m.name == what {
+            String::new()
+        } else {
+            format!("{} ", m.name)
+        };
         return Err(user(format!(
-            "{what}: {} has {} CPUs, more than the limit of {max}: --max-cpus raises it (up to {MAX_CPUS})",
-            m.name,
+            "{what}: {who}has {} CPUs, more than the limit of {max}: --max-cpus raises it (up to {MAX_CPUS})",
             m.nr_cpus()
         )));
     }

@@ -5,6 +5,7 @@ use crate::user;
 use anyhow::Result;
 use clap::Args;
 use schedlab_core::features::{Features, PreemptModel};
+use schedlab_core::machine::layout_file::{from_layout_spec, from_toml, LAYOUT_PREFIX};
 use schedlab_core::machine::sysfs::{from_sysfs, DirReader};
 use schedlab_core::machine::{preset, Machine, PRESET_NAMES};
 use schedlab_core::program::Workload;
@@ -19,7 +20,9 @@ pub struct SimArgs {
     /// `oltp:workers=64,cpu_us=80,io_us=120`, or an ftrace text trace to
     /// replay (`replay:TRACE.txt`, or any file that starts `# tracer:`).
     pub workload: String,
-    /// Machine: a preset name (see `schedlab machines`) or `sysfs:DIR`.
+    /// Machine: a preset name (see `schedlab machines`), `sysfs:DIR`, a
+    /// machine file (`FILE.toml`, docs/formats.md §3.1) or the same keys
+    /// inline (`layout:sockets=2,cores_per_llc=32,like=icx-2s-80c-ht`).
     #[arg(long, default_value = "vm-2cpu")]
     pub machine: String,
     /// Master seed; runs differ only by it.
@@ -124,7 +127,8 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-/// Resolves `--machine`.
+/// Resolves `--machine`: a preset, `sysfs:DIR`, `layout:KEY=VALUE,...`,
+/// or a machine file (a value ending in `.toml` or containing a `/`).
 pub fn machine(spec: &str) -> Result<Machine> {
     if let Some(dir) = spec.strip_prefix("sysfs:") {
         if !Path::new(dir).is_dir() {
@@ -134,12 +138,54 @@ pub fn machine(spec: &str) -> Result<Machine> {
         }
         return from_sysfs(dir, &DirReader(PathBuf::from(dir))).map_err(|e| user(e.to_string()));
     }
+    if spec.starts_with(LAYOUT_PREFIX) {
+        return from_layout_spec(spec).map_err(|e| user(e.to_string()));
+    }
+    if is_machine_file(spec) {
+        return machine_file(spec);
+    }
     preset(spec).ok_or_else(|| {
         user(format!(
-            "unknown machine '{spec}' (presets: {}; or sysfs:DIR)",
+            "unknown machine '{spec}' (presets: {}; or sysfs:DIR, FILE.toml, layout:KEY=VALUE,...)",
             PRESET_NAMES.join(", ")
         ))
     })
+}
+
+/// True when `--machine` names a machine file rather than a preset.
+pub fn is_machine_file(spec: &str) -> bool {
+    !spec.starts_with("sysfs:")
+        && !spec.starts_with(LAYOUT_PREFIX)
+        && (spec.ends_with(".toml") || spec.contains('/'))
+}
+
+/// What a refusal about the resolved machine names: the file or the
+/// `layout:` string when there is one, else the flag.
+pub fn machine_what(spec: &str) -> String {
+    if is_machine_file(spec) || spec.starts_with(LAYOUT_PREFIX) {
+        spec.to_string()
+    } else {
+        "--machine".to_string()
+    }
+}
+
+/// Largest machine file read (a machine file is a few dozen lines).
+const MAX_MACHINE_FILE_BYTES: u64 = 1 << 20;
+
+fn machine_file(path: &str) -> Result<Machine> {
+    let meta = std::fs::metadata(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
+    if meta.is_dir() {
+        return Err(user(format!("{path}: is a directory, not a machine file")));
+    }
+    if meta.len() > MAX_MACHINE_FILE_BYTES {
+        return Err(user(format!(
+            "{path}: {} bytes, more than the 1 MiB a machine file may have",
+            meta.len()
+        )));
+    }
+    let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
+    let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
+    from_toml(path, &text).map_err(|e| user(e.to_string()))
 }
 
 /// Reads and lowers the workload for a machine of `nr_cpus` CPUs.

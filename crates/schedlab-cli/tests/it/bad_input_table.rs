@@ -120,6 +120,29 @@ fn sysfs(kind: &str, edits: &[(&str, &[u8])], want: &[&str]) -> Case {
     }
 }
 
+/// `run ok.json --machine m.toml FLAGS --out out` with the machine file
+/// `m.toml` holding `text` (a name ending in `/` makes it a directory).
+fn machine_file(kind: &str, text: &str, flags: &[&str], want: &[&str]) -> Case {
+    let mut c = run(kind, "ok.json", &["--machine", "m.toml"], &["m.toml"]);
+    c.args.truncate(c.args.len() - 2);
+    c.args.extend(s(flags));
+    c.args.extend(s(&["--out", "out"]));
+    c.files.push(("m.toml".into(), text.as_bytes().to_vec()));
+    c.want.extend(s(want));
+    c
+}
+
+/// `c` changed by `f`.
+fn edit(mut c: Case, f: impl FnOnce(&mut Case)) -> Case {
+    f(&mut c);
+    c
+}
+
+/// A machine file that is fine but for `more` (appended).
+fn mfile(more: &str) -> String {
+    format!("name = \"m\"\ndescription = \"d\"\nsockets = 1\ncores_per_llc = 4\nlike = \"vm-2cpu\"\n{more}")
+}
+
 /// A good run directory's files (made once by a real run).
 fn good_run_dir() -> &'static Vec<(String, Vec<u8>)> {
     static DIR: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
@@ -283,6 +306,39 @@ fn cases() -> Vec<Case> {
             "86401",
             &["86400 s", "--max-duration"],
         ),
+        // --- machine files (--machine FILE.toml, layout:...)
+        run("machine file missing", "ok.json", &["--machine", "none.toml"], &["none.toml", "cannot read"]),
+        machine_file("machine file TOML syntax", "name = \"m\"\nsockets = [\n", &[], &["m.toml:2:"]),
+        machine_file("machine file unknown key", &mfile("socket = 2\n"), &[], &["key 'socket'", "unknown"]),
+        machine_file("machine file unknown costs key", &mfile("[costs]\nwakeup = 1\n"), &[], &["key 'costs.wakeup'", "unknown"]),
+        machine_file("machine file missing name", "description = \"d\"\nsockets = 1\n", &[], &["key 'name'", "missing"]),
+        machine_file("machine file missing cores_per_llc", "name = \"m\"\ndescription = \"d\"\nsockets = 1\nlike = \"vm-2cpu\"\n", &[], &["key 'cores_per_llc'", "missing"]),
+        machine_file("machine file zero sockets", &mfile("").replace("sockets = 1", "sockets = 0"), &[], &["key 'sockets'", "at least 1"]),
+        machine_file("machine file negative cores", &mfile("").replace("cores_per_llc = 4", "cores_per_llc = -4"), &[], &["key 'cores_per_llc'", "-4"]),
+        machine_file("machine file threads 0", &mfile("threads_per_core = 0\n"), &[], &["key 'threads_per_core'"]),
+        machine_file("machine file count as a string", &mfile("llcs_per_node = \"2\"\n"), &[], &["key 'llcs_per_node'", "integer"]),
+        machine_file("machine file unknown like", &mfile("").replace("vm-2cpu", "vm-3cpu"), &[], &["key 'like'", "vm-3cpu"]),
+        machine_file("machine file without like, costs or idle states", "name = \"m\"\ndescription = \"d\"\nsockets = 1\ncores_per_llc = 4\n", &[], &["key 'like'", "missing"]),
+        machine_file("machine file cluster does not divide the LLC", &mfile("cores_per_cluster = 3\n"), &[], &["key 'cores_per_cluster'", "divide"]),
+        machine_file("machine file two sockets without a distance", &mfile("").replace("sockets = 1", "sockets = 2"), &[], &["key 'distance_other_socket'", "missing"]),
+        machine_file("machine file distance table of the wrong size", &mfile("distances = [[10]]\n").replace("sockets = 1", "sockets = 2"), &[], &["key 'distances'", "2 rows"]),
+        machine_file("machine file capacity 0", &mfile("capacity = 0\n"), &[], &["key 'capacity'"]),
+        machine_file("machine file idle states out of order", &mfile("[[idle_state]]\nname = \"C6\"\nexit_latency_us = 100\ntarget_residency_us = 600\n[[idle_state]]\nname = \"C1\"\nexit_latency_us = 1\ntarget_residency_us = 2\n"), &[], &["key 'idle_state'", "shallow to deep"]),
+        machine_file("machine file past 16384 CPUs", &mfile("threads_per_core = 8\n").replace("cores_per_llc = 4", "cores_per_llc = 4096"), &[], &["32768 CPUs", "16384"]),
+        machine_file("machine file over --max-cpus", &mfile(""), &["--max-cpus", "2"], &["has 4 CPUs", "--max-cpus"]),
+        edit(machine_file("machine file not UTF-8", "", &[], &["not UTF-8"]), |c| c.files.last_mut().unwrap().1 = b"name = \"\xff\"\n".to_vec()),
+        edit(machine_file("machine file is a directory", "", &[], &["directory"]), |c| c.files.last_mut().unwrap().0 = "m.toml/".into()),
+        run("layout: zero cores", "ok.json", &["--machine", "layout:sockets=1,cores_per_llc=0,like=vm-2cpu"], &["layout:sockets=1,cores_per_llc=0,like=vm-2cpu: key 'cores_per_llc'", "at least 1"]),
+        run("layout: unknown key", "ok.json", &["--machine", "layout:sockets=1,cores=4"], &["key 'cores'", "unknown"]),
+        run("layout: not KEY=VALUE", "ok.json", &["--machine", "layout:sockets"], &["'sockets' is not KEY=VALUE"]),
+        run("layout: over --max-cpus", "ok.json", &["--machine", "layout:sockets=1,cores_per_llc=4,like=vm-2cpu", "--max-cpus", "2"], &["layout:sockets=1,cores_per_llc=4,like=vm-2cpu: has 4 CPUs", "--max-cpus"]),
+        Case {
+            kind: "machines on a bad machine file".into(),
+            files: vec![("m.toml".into(), mfile("").replace("sockets = 1", "sockets = 2").into_bytes())],
+            args: s(&["machines", "m.toml", "--domains"]),
+            want: s(&["m.toml: key 'distance_other_socket'"]),
+            within: Duration::from_secs(20),
+        },
         // --- sysfs trees (why: sysfs trap, huge lists, non-UTF-8)
         sysfs("why: cpuidle latency 18446744073709551 us", &[("cpu0/cpuidle/state0/latency", b"18446744073709551\n")], &["sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "18446744073709551"]),
         sysfs("cpuidle residency 18446744073709551 us", &[("cpu0/cpuidle/state0/residency", b"18446744073709551\n")], &["cpuidle/state0/residency", "18446744073709551"]),

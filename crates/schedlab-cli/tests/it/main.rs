@@ -21,6 +21,7 @@
 //! | `identical` | issue 17: the performance cases' shapes at small scale, every output file (traces too) hashed against committed hashes |
 //! | `schbench` | the schbench generator: hand-checked latencies, rate mode, its tables under --check on icx and a7, determinism, bad specs |
 //! | `specjbb` | the specjbb generator: hand-counted hand-offs and GC pauses on vm-2cpu, polls bound time to safepoint, nested hand-off, its table under --check, determinism, bad specs |
+//! | `machine_file` | machine files and `layout:...`: `machines` on each preset's file prints the preset, runs on them, a user's file |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
 mod common;
@@ -43,6 +44,7 @@ mod identical;
 mod kernels;
 mod kill_out;
 mod lisa_events;
+mod machine_file;
 mod markers;
 mod memrun;
 mod oltp_memory;

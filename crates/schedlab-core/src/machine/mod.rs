@@ -11,8 +11,9 @@
 //! which is per package). Every level nests in the one above.
 //!
 //! This module owns the topology description only. Sched domains built from
-//! it live in `domains.rs` (sched-domains issue); presets and synthetic test
-//! machines in `presets.rs`; the sysfs importer in `sysfs.rs` (it reads
+//! it live in `domains.rs`; the builder of regular machines in `layout.rs`;
+//! presets and synthetic test machines in `presets.rs`; machine files
+//! (`FILE.toml`, `layout:...`) in `layout_file.rs`; the sysfs importer in `sysfs.rs` (it reads
 //! through a [`sysfs::SysfsReader`] supplied by the caller, so the library
 //! itself does no I/O); the text rendering for `schedlab machines` in
 //! `describe.rs`.
@@ -20,6 +21,8 @@
 pub mod cpumask;
 mod describe;
 pub mod domains;
+pub mod layout;
+pub mod layout_file;
 pub mod presets;
 pub mod sysfs;
 

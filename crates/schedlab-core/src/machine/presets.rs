@@ -11,11 +11,9 @@
 //!   big-8s-4096         4096    8    8  128    = cores         2    sibling of i is i+2048
 //! ```
 //!
-//! Every preset is built by one generator (`Layout`): cores are laid out
-//! package → node → LLC → cluster → core, and logical CPUs are numbered
-//! either the way Linux numbers them on x86 servers (all first threads of
-//! every core, package by package, then all second threads) or with SMT
-//! siblings adjacent.
+//! Every preset is built by the one generator of regular machines,
+//! [`super::layout::Layout`], which also builds machine files; each preset
+//! is also written out as a machine file, `examples/machines/NAME.toml`.
 //!
 //! Sources and honesty:
 //! * Idle states of the Intel presets are the `intel_idle` driver's tables
@@ -38,7 +36,8 @@
 //! Deviations: presets model one die per package and ignore `die_id`; memory-
 //! only nodes are not modelled; all CPUs of a preset have capacity 1024.
 
-use super::{CpuTopo, IdleState, Machine, MachineCosts};
+use super::layout::{Layout, NodeDistances, Numbering};
+use super::{IdleState, Machine, MachineCosts};
 use crate::time::{Nanos, NSEC_PER_USEC};
 
 /// Names of every preset, in listing order.
@@ -77,84 +76,6 @@ pub fn preset_list() -> Vec<(&'static str, String)> {
             (n, format!("{:>4} CPUs  {}", m.nr_cpus(), m.description))
         })
         .collect()
-}
-
-/// How logical CPU numbers are assigned to the threads of each core.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Numbering {
-    /// Linux on x86 servers (Intel and AMD): CPU `t * nr_cores + core`, so
-    /// CPUs 0..nr_cores are the first threads of all cores (package 0's
-    /// cores first) and `i` and `i + nr_cores` are SMT siblings.
-    SiblingsLast,
-    /// CPU `core * threads + t`: siblings are adjacent (scx's test topology,
-    /// many Arm and POWER machines).
-    SiblingsAdjacent,
-}
-
-/// A regular machine: every package has the same shape.
-struct Layout {
-    packages: u32,
-    nodes_per_package: u32,
-    llcs_per_node: u32,
-    clusters_per_llc: u32,
-    cores_per_cluster: u32,
-    threads_per_core: u32,
-    numbering: Numbering,
-    /// SLIT distance between two nodes of the same package (unused with one
-    /// node per package).
-    same_package_distance: u32,
-    /// SLIT distance between nodes of different packages.
-    other_package_distance: u32,
-}
-
-impl Layout {
-    fn cpus(&self) -> Vec<CpuTopo> {
-        let cores_per_llc = self.clusters_per_llc * self.cores_per_cluster;
-        let cores_per_node = self.llcs_per_node * cores_per_llc;
-        let cores_per_package = self.nodes_per_package * cores_per_node;
-        let nr_cores = self.packages * cores_per_package;
-        let t = self.threads_per_core;
-        let mut cpus = vec![None; (nr_cores * t) as usize];
-        for core in 0..nr_cores {
-            let topo = CpuTopo {
-                package: core / cores_per_package,
-                node: core / cores_per_node,
-                llc: core / cores_per_llc,
-                cluster: core / self.cores_per_cluster,
-                core,
-                capacity: 1024,
-            };
-            for thread in 0..t {
-                let cpu = match self.numbering {
-                    Numbering::SiblingsLast => thread * nr_cores + core,
-                    Numbering::SiblingsAdjacent => core * t + thread,
-                };
-                cpus[cpu as usize] = Some(topo.clone());
-            }
-        }
-        cpus.into_iter()
-            .map(|c| c.expect("every CPU placed"))
-            .collect()
-    }
-
-    fn distances(&self) -> Vec<Vec<u32>> {
-        let n = self.packages * self.nodes_per_package;
-        (0..n)
-            .map(|a| {
-                (0..n)
-                    .map(|b| {
-                        if a == b {
-                            10
-                        } else if a / self.nodes_per_package == b / self.nodes_per_package {
-                            self.same_package_distance
-                        } else {
-                            self.other_package_distance
-                        }
-                    })
-                    .collect()
-            })
-            .collect()
-    }
 }
 
 /// Costs in nanoseconds. `lines` is indexed by [`super::Distance`]:
@@ -221,15 +142,18 @@ fn a7_octa() -> Result<Machine, super::MachineError> {
     // clusters of four sharing an L2 each. The project brief names the
     // machine "Cortex-A7"; the topology is the same either way.
     let l = Layout {
-        packages: 1,
-        nodes_per_package: 1,
+        sockets: 1,
+        nodes_per_socket: 1,
         llcs_per_node: 2,
-        clusters_per_llc: 1,
+        cores_per_llc: 4,
         cores_per_cluster: 4, // cluster == LLC: the L2 of the cluster
         threads_per_core: 1,
         numbering: Numbering::SiblingsAdjacent,
-        same_package_distance: 20,
-        other_package_distance: 20,
+        distances: NodeDistances::BySocket {
+            same_socket: 20,
+            other_socket: 20,
+        },
+        capacity: 1024,
     };
     // Idle states: WFI is the arm cpuidle drivers' state 0 (1 µs exit, 1 µs
     // residency). cpu-sleep and cluster-sleep take the DT exit-latency-us and
@@ -251,11 +175,9 @@ fn a7_octa() -> Result<Machine, super::MachineError> {
     // the CCI interconnect a few hundred ns. Context switch ~8 µs, wakeup
     // ~5 µs, IPI ~6 µs on a ~1.2 GHz in-order core.
     let c = costs([10, 60, 60, 60, 400, 400, 400], 8_000, 5_000, 6_000);
-    Machine::new(
+    l.build(
         "a7-octa",
         "octa-core Cortex-A7 board, 2 clusters x 4 cores, L2 (= LLC) per cluster",
-        l.cpus(),
-        l.distances(),
         c,
         idle,
     )
@@ -265,15 +187,18 @@ fn a7_octa() -> Result<Machine, super::MachineError> {
 /// one L3 per socket, SNC off.
 fn icx_2s_80c_ht() -> Result<Machine, super::MachineError> {
     let l = Layout {
-        packages: 2,
-        nodes_per_package: 1,
+        sockets: 2,
+        nodes_per_socket: 1,
         llcs_per_node: 1,
-        clusters_per_llc: 40,
+        cores_per_llc: 40,
         cores_per_cluster: 1, // x86 "cluster" = L2 sharers = the core's threads
         threads_per_core: 2,
         numbering: Numbering::SiblingsLast,
-        same_package_distance: 20,
-        other_package_distance: 20, // SLIT 10/20 as on 2-socket ICX boards
+        distances: NodeDistances::BySocket {
+            same_socket: 20,
+            other_socket: 20, // SLIT 10/20 as on 2-socket ICX boards
+        },
+        capacity: 1024,
     };
     // intel_idle icx_cstates (v5.13+): C1 1/1, C1E 4/4, C6 170/600 µs.
     let idle = vec![
@@ -291,11 +216,9 @@ fn icx_2s_80c_ht() -> Result<Machine, super::MachineError> {
     // an uncontended locked op on an owned line (4.5 ns on this project's
     // host, scripts/c2c.c). Switch, wakeup and IPI: guesses.
     let c = costs([5, 8, 51, 51, 51, 108, 108], 2_000, 1_500, 2_000);
-    Machine::new(
+    l.build(
         "icx-2s-80c-ht",
         "2 x Xeon Platinum 8380 (Ice Lake-SP), 40C/80T per socket, L3 per socket, 2 nodes",
-        l.cpus(),
-        l.distances(),
         c,
         idle,
     )
@@ -310,18 +233,21 @@ fn gnr_2s_snc3() -> Result<Machine, super::MachineError> {
     // OLTP result does not name the SKU, and equal nodes keep the domains
     // regular.
     let l = Layout {
-        packages: 2,
-        nodes_per_package: 3,
+        sockets: 2,
+        nodes_per_socket: 3,
         llcs_per_node: 1, // with SNC each node has its own LLC slice
-        clusters_per_llc: 32,
+        cores_per_llc: 32,
         cores_per_cluster: 1,
         threads_per_core: 2,
         numbering: Numbering::SiblingsLast,
         // SLIT: 12 between SNC nodes of one socket, 21 across sockets. These
         // are the values commonly shown by `numactl -H` on SNC Xeons;
         // recalled, not verified on a GNR box (guess).
-        same_package_distance: 12,
-        other_package_distance: 21,
+        distances: NodeDistances::BySocket {
+            same_socket: 12,
+            other_socket: 21,
+        },
+        capacity: 1024,
     };
     // intel_idle gnr_cstates: C1 1/1, C1E 4/4, C6 170/650, C6P 210/1000 µs.
     let idle = vec![
@@ -337,11 +263,9 @@ fn gnr_2s_snc3() -> Result<Machine, super::MachineError> {
     // Guesses: ~70 ns within a compute die (one SNC node), ~130 ns between
     // dies of a socket (EMIB crossings), ~220 ns across sockets.
     let c = costs([5, 10, 70, 70, 70, 130, 220], 1_800, 1_300, 1_500);
-    Machine::new(
+    l.build(
         "gnr-2s-snc3",
         "2 x Xeon 6972P-like (Granite Rapids-AP), 96C/192T per socket, SNC3: 6 nodes, LLC per node",
-        l.cpus(),
-        l.distances(),
         c,
         idle,
     )
@@ -357,15 +281,18 @@ fn cwf_2s_240c() -> Result<Machine, super::MachineError> {
     // published result says "2-socket 240-core", which we read as 120 cores
     // per socket. Per-die LLCs or SNC would be a different preset.
     let l = Layout {
-        packages: 2,
-        nodes_per_package: 1,
+        sockets: 2,
+        nodes_per_socket: 1,
         llcs_per_node: 1,
-        clusters_per_llc: 30,
+        cores_per_llc: 120,
         cores_per_cluster: 4,
         threads_per_core: 1,
         numbering: Numbering::SiblingsAdjacent, // no SMT: plain core order
-        same_package_distance: 20,
-        other_package_distance: 20,
+        distances: NodeDistances::BySocket {
+            same_socket: 20,
+            other_socket: 20,
+        },
+        capacity: 1024,
     };
     // No CWF table was found; these are intel_idle's Sierra Forest
     // (srf_cstates) values, the previous E-core Xeon: C1 1/1, C1E 2/10,
@@ -383,11 +310,9 @@ fn cwf_2s_240c() -> Result<Machine, super::MachineError> {
     // Guesses: ~30 ns inside a module (shared L2), ~90 ns across the socket's
     // LLC, ~220 ns across sockets; E-cores switch and wake a bit slower.
     let c = costs([5, 30, 30, 90, 90, 90, 220], 2_500, 1_800, 2_000);
-    Machine::new(
+    l.build(
         "cwf-2s-240c",
         "2 x Clearwater Forest, 120 E-cores per socket, no SMT, 4-core L2 modules, LLC per socket",
-        l.cpus(),
-        l.distances(),
         c,
         idle,
     )
@@ -397,17 +322,20 @@ fn cwf_2s_240c() -> Result<Machine, super::MachineError> {
 /// 8-core CCXs with 16 MB of L3 each (16 per socket), NPS1.
 fn epyc_2s_256c_smt() -> Result<Machine, super::MachineError> {
     let l = Layout {
-        packages: 2,
-        nodes_per_package: 1, // NPS1
+        sockets: 2,
+        nodes_per_socket: 1, // NPS1
         llcs_per_node: 16,
-        clusters_per_llc: 8,
+        cores_per_llc: 8,
         cores_per_cluster: 1, // L2 is private per core
         threads_per_core: 2,
         numbering: Numbering::SiblingsLast, // Linux on AMD: sibling of i is i+256
-        same_package_distance: 32,
-        // 2-socket EPYC in NPS1 reports SLIT 10/32 (recalled from public
-        // `numactl -H` outputs; guess for this exact box).
-        other_package_distance: 32,
+        distances: NodeDistances::BySocket {
+            same_socket: 32,
+            // 2-socket EPYC in NPS1 reports SLIT 10/32 (recalled from public
+            // `numactl -H` outputs; guess for this exact box).
+            other_socket: 32,
+        },
+        capacity: 1024,
     };
     // acpi_idle on EPYC servers usually shows POLL, C1 (MWAIT, 1 µs) and C2
     // (I/O port, 18 µs exit; residency taken as twice the latency, the
@@ -421,11 +349,9 @@ fn epyc_2s_256c_smt() -> Result<Machine, super::MachineError> {
     // between CCXs of a socket 158.7 ns, across sockets 203.6 ns. Switch,
     // wakeup and IPI: guesses.
     let c = costs([5, 13, 33, 33, 159, 159, 204], 1_800, 1_300, 1_500);
-    Machine::new(
+    l.build(
         "epyc-2s-256c-smt",
         "2 x EPYC 9754-like (Bergamo, Zen 4c), 128C/256T per socket, 16 x 8-core CCX (LLC) per socket, NPS1",
-        l.cpus(),
-        l.distances(),
         c,
         idle,
     )
@@ -434,15 +360,18 @@ fn epyc_2s_256c_smt() -> Result<Machine, super::MachineError> {
 /// A 2-vCPU KVM guest: one LLC, no SMT, one node.
 fn vm_2cpu() -> Result<Machine, super::MachineError> {
     let l = Layout {
-        packages: 1,
-        nodes_per_package: 1,
+        sockets: 1,
+        nodes_per_socket: 1,
         llcs_per_node: 1,
-        clusters_per_llc: 2,
+        cores_per_llc: 2,
         cores_per_cluster: 1,
         threads_per_core: 1,
         numbering: Numbering::SiblingsAdjacent,
-        same_package_distance: 20,
-        other_package_distance: 20,
+        distances: NodeDistances::BySocket {
+            same_socket: 20,
+            other_socket: 20,
+        },
+        capacity: 1024,
     };
     // Guest cpuidle-haltpoll: the guest polls for up to guest_halt_poll_ns
     // (200 µs by default) before it executes HLT, which exits to the host;
@@ -459,11 +388,9 @@ fn vm_2cpu() -> Result<Machine, super::MachineError> {
     // overhead; an IPI to a running vCPU costs a VM exit on the sender
     // (no IPI virtualisation assumed).
     let c = costs([5, 27, 27, 27, 27, 27, 27], 3_000, 2_000, 5_000);
-    let mut m = Machine::new(
+    let mut m = l.build(
         "vm-2cpu",
         "2-vCPU KVM guest, one LLC, no SMT, haltpoll idle",
-        l.cpus(),
-        l.distances(),
         c,
         idle,
     )?;
@@ -514,29 +441,25 @@ pub fn make_test_machine(
     threads_per_core: u32,
 ) -> Machine {
     let l = Layout {
-        packages: nodes,
-        nodes_per_package: 1,
+        sockets: nodes,
+        nodes_per_socket: 1,
         llcs_per_node,
-        clusters_per_llc: cores_per_llc,
+        cores_per_llc,
         cores_per_cluster: 1,
         threads_per_core,
         numbering: Numbering::SiblingsAdjacent,
-        same_package_distance: 20,
-        other_package_distance: 20,
+        distances: NodeDistances::BySocket {
+            same_socket: 20,
+            other_socket: 20,
+        },
+        capacity: 1024,
     };
     let name = format!("test-{nodes}n{llcs_per_node}l{cores_per_llc}c{threads_per_core}t");
     let desc = format!(
         "test machine: {nodes} node(s) x {llcs_per_node} LLC(s) x {cores_per_llc} core(s) x {threads_per_core} thread(s)"
     );
-    Machine::new(
-        name,
-        desc,
-        l.cpus(),
-        l.distances(),
-        default_costs(),
-        default_idle_states(),
-    )
-    .expect("make_test_machine: counts must be non-zero and the machine not too large")
+    l.build(name, desc, default_costs(), default_idle_states())
+        .expect("make_test_machine: counts must be non-zero and the machine not too large")
 }
 
 /// The scaling preset (issue 17): 8 sockets x 256 cores x 2 threads, 4096
@@ -569,31 +492,33 @@ pub fn make_test_machine(
 fn big_8s_4096() -> Result<Machine, super::MachineError> {
     const BOARD: u32 = 4; // sockets per board
     let l = Layout {
-        packages: 8,
-        nodes_per_package: 1, // NPS1
+        sockets: 8,
+        nodes_per_socket: 1, // NPS1
         llcs_per_node: 16,
-        clusters_per_llc: 16,
+        cores_per_llc: 16,
         cores_per_cluster: 1, // L2 is private per core
         threads_per_core: 2,
         numbering: Numbering::SiblingsLast,
-        same_package_distance: 21, // unused: one node per package
-        other_package_distance: 21,
-    };
-    let distances = (0..8u32)
-        .map(|a| {
+        // Two boards of four sockets: 21 on the board, 31 across.
+        distances: NodeDistances::Table(
             (0..8u32)
-                .map(|b| {
-                    if a == b {
-                        10
-                    } else if a / BOARD == b / BOARD {
-                        21
-                    } else {
-                        31
-                    }
+                .map(|a| {
+                    (0..8u32)
+                        .map(|b| {
+                            if a == b {
+                                10
+                            } else if a / BOARD == b / BOARD {
+                                21
+                            } else {
+                                31
+                            }
+                        })
+                        .collect()
                 })
-                .collect()
-        })
-        .collect();
+                .collect(),
+        ),
+        capacity: 1024,
+    };
     // As epyc-2s-256c-smt (acpi_idle on EPYC; recalled, not verified).
     let idle = vec![poll(), state("C1", 1, 2), state("C2", 18, 36)];
     // Cache-line transfers inside a socket: epyc-2s-256c-smt's documented
@@ -602,11 +527,9 @@ fn big_8s_4096() -> Result<Machine, super::MachineError> {
     // 203.6 ns, two hops (4 of the 7 other sockets) ~400 ns; averaged,
     // ~330 ns (the cost table has one other-package level).
     let c = costs([5, 13, 33, 33, 159, 159, 330], 1_800, 1_300, 1_500);
-    Machine::new(
+    l.build(
         "big-8s-4096",
         "8 x 256C/512T sockets (Venice-class core count, 16-core CCX as the EPYC 9965), 2 boards of 4 sockets, NPS1",
-        l.cpus(),
-        distances,
         c,
         idle,
     )
