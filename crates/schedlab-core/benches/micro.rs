@@ -234,6 +234,9 @@ impl CpuView for View {
     fn nr_idle_scan(&self, c: CpuId) -> u32 {
         self.d.shortcuts(c).sd_llc_size
     }
+    fn sis_util(&self) -> bool {
+        true
+    }
 }
 
 /// `select_idle_sibling` for a wakee whose previous CPU and target are

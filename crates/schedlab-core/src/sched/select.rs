@@ -117,6 +117,9 @@ impl<S: Sink> CpuView for Sim<S> {
             .llc_shared
             .map_or(u32::MAX, |i| self.sched.llc_state[i].nr_idle_scan)
     }
+    fn sis_util(&self) -> bool {
+        self.cfg.features.sis_util
+    }
 }
 
 impl<S: Sink> Sim<S> {

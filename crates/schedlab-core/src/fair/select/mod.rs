@@ -86,6 +86,11 @@ pub trait CpuView {
     fn has_idle_cores(&self, cpu: CpuId) -> bool;
     /// `sd_llc_shared->nr_idle_scan` of `cpu`'s LLC (SIS_UTIL).
     fn nr_idle_scan(&self, cpu: CpuId) -> u32;
+    /// `sched_feat(SIS_UTIL)`: [`Self::nr_idle_scan`] is SIS_UTIL's depth,
+    /// whose zero stops `select_idle_cpu` before any scan, an idle-core
+    /// scan included; otherwise it is SIS_PROP's bound (or none), which
+    /// only a scan for an idle CPU obeys.
+    fn sis_util(&self) -> bool;
 
     /// Every CPU's [`LbSnapshot`] in one dense array indexed by CPU, when
     /// the view keeps one (the simulator does, `sched/lb_snapshot.rs`);
@@ -441,7 +446,13 @@ fn select_idle_cpu(
     let n = m.nr_cpus();
     let allowed = p.allowed;
     let mut nr: i64 = i64::MAX;
-    if !has_idle_core {
+    // SIS_UTIL (6.0 on, 70fb5ccf2ebb; docs/kernels.md): `nr =
+    // nr_idle_scan + 1`, and `nr == 1` ("overloaded LLC is unlikely to
+    // have idle cpu/core") ends the search whether or not the LLC claims
+    // an idle core; the depth then bounds only the idle-CPU scan. SIS_PROP
+    // (before 6.0) computed its bound only for that scan (`SIS_PROP &&
+    // !has_idle_core`).
+    if v.sis_util() || !has_idle_core {
         nr = v.nr_idle_scan(target) as i64 + 1;
         if nr == 1 {
             return (None, false);

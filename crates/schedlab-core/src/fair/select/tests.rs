@@ -11,6 +11,7 @@ struct View {
     feature: bool,
     idle_cores: bool,
     scan: u32,
+    sis_util: bool,
     numa_rule: NumaForkRule,
 }
 
@@ -24,6 +25,7 @@ impl View {
             feature,
             idle_cores: true,
             scan: 64,
+            sis_util: true,
             numa_rule: NumaForkRule::ImbNumaNrIdle,
         }
     }
@@ -82,6 +84,9 @@ impl CpuView for View {
     }
     fn nr_idle_scan(&self, _: CpuId) -> u32 {
         self.scan
+    }
+    fn sis_util(&self) -> bool {
+        self.sis_util
     }
 }
 
@@ -180,6 +185,26 @@ fn sis_util_zero_depth_stops_the_scan() {
     assert_eq!(
         select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
         CpuId(0)
+    );
+}
+
+#[test]
+fn sis_util_zero_depth_stops_an_idle_core_scan_too() {
+    // CPUs 2,3 form an idle core and the LLC says it has one, but SIS_UTIL
+    // finds the LLC overloaded (depth 0): select_idle_cpu gives up before
+    // scanning, so the wakee stays on prev (busy CPU 0, sibling CPU 1 busy).
+    let all = CpuMask::full(4);
+    let mut v = View::new(make_test_machine(1, 1, 2, 2), "BBII", true);
+    v.scan = 0;
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(0)
+    );
+    // SIS_PROP's bound (SIS_UTIL off) never applied to the idle-core scan.
+    v.sis_util = false;
+    assert_eq!(
+        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
+        CpuId(2)
     );
 }
 
