@@ -457,6 +457,11 @@ def render(cases, verdicts, steady, seeds, wall, cmdline, excluded):
         w("| %s | `%s` | `%s` | %s | %s |" % (c["id"], s["short"], s["long"],
           "%.3f" % s["thr"] if s["thr"] else "-", "%.3f" % s["cs"] if s["cs"] else "-"))
     w("")
+    findings = os.path.join(HERE, "findings.md")
+    if os.path.exists(findings):
+        with open(findings) as fh:
+            w(fh.read().rstrip("\n"))
+        w("")
     w("## Cases")
     w("")
     for c in cases:
