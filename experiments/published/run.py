@@ -43,7 +43,7 @@ METRICS = {
     "messages_per_s",
 }
 # Bumped whenever figures() changes, so cached runs are read anew.
-FIGURES_VERSION = "2"
+FIGURES_VERSION = "3"
 # perf-profile rows the model has a cost path for: the path's share of the
 # CPUs' non-idle time, in percent (perf's cycles do not tick in idle states).
 PERF_PATHS = {
@@ -193,10 +193,13 @@ def figures(summary, spec):
     goidle = sum(c["sched_goidle"] for c in cpus)
     busy = sum(c["busy_ns"] + c["sched_overhead_ns"] for c in cpus)
     idle = sum(c["idle_ns"] for c in cpus)
+    mig = sum(t["migrations"] for t in tasks)
     f = {
+        "raw": {"dur": dur, "cs": sw + goidle, "inv": inv, "sw": sw, "mig": mig,
+                "busy": busy, "idle": idle},
         "duration_s": dur,
         "cs_per_s": (sw + goidle) / dur,
-        "migrations_per_s": sum(t["migrations"] for t in tasks) / dur,
+        "migrations_per_s": mig / dur,
         "invol_cs_per_s": inv / dur,
         "vol_cs_per_s": (sw - inv) / dur,
         "idle_pct": 100.0 * idle / (busy + idle) if busy + idle else 0.0,
@@ -205,9 +208,11 @@ def figures(summary, spec):
     prof = s.get("profile", {})
     paths = prof.get("paths_ns", {})
     nonidle = prof.get("task_ns", 0) + sum(paths.values())
+    f["raw"]["nonidle"] = nonidle
     for name, path in PERF_PATHS.items():
         if nonidle and path in paths:
             f[name] = 100.0 * paths[path] / nonidle
+            f["raw"][name] = paths[path]
     # rt-app's wu_lat: the mean over every SCHED_OTHER thread's samples.
     lat = [(t["wakeup_latency_us"]["n"], t["wakeup_latency_us"]["mean"]) for t in tasks
            if t.get("policy") == "SCHED_NORMAL" and t.get("wakeup_latency_us", {}).get("n")]
@@ -215,6 +220,8 @@ def figures(summary, spec):
         f["wu_lat_mean_us"] = sum(n * m for n, m in lat) / sum(n for n, _ in lat)
     wt = s.get("workload_time_us")
     loops = sum(t["loops"] for t in tasks if not t["name"].startswith("client-"))
+    f["raw"]["loops"] = loops
+    f["raw"]["wt"] = wt / 1e6 if wt else None
     if wt:
         f["time_s"] = wt / 1e6
         f["throughput"] = loops / (wt / 1e6)
@@ -224,6 +231,7 @@ def figures(summary, spec):
             fds = int(spec_params(spec).get("fds", 20))
             sent = sum(t["loops"] for t in tasks if t["name"].startswith("hb-s"))
             f["messages_per_s"] = sent * fds / (wt / 1e6)
+            f["raw"]["msgs"] = sent * fds
     elif s.get("throughput_per_s") is not None:
         f["throughput"] = s["throughput_per_s"]
     sb = s.get("schbench")
@@ -236,6 +244,40 @@ def figures(summary, spec):
         f["throughput"] = sb["average_rps"]
     if s.get("specjbb"):
         f["throughput"] = s["specjbb"]["jops"]
+    return f
+
+
+def steady(short, long_):
+    """The figures of the part of the longer run the shorter one does not
+    have: counts and times of the run at twice the length less those at
+    the case's length, same seed. Start-up (forking thousands of tasks,
+    PELT's ramp) and the tail (the last groups finishing) cancel, leaving
+    the steady state the published runs, seconds to minutes long, measure.
+    Latency percentiles, which do not subtract, are the longer run's."""
+    a, b = short["raw"], long_["raw"]
+    f = {k: v for k, v in long_.items() if k.endswith("_us") or k == "rps"}
+    dd = b["dur"] - a["dur"]
+    if dd <= 0:
+        return dict(long_)
+    f["cs_per_s"] = (b["cs"] - a["cs"]) / dd
+    f["migrations_per_s"] = (b["mig"] - a["mig"]) / dd
+    f["invol_cs_per_s"] = (b["inv"] - a["inv"]) / dd
+    f["vol_cs_per_s"] = ((b["sw"] - b["inv"]) - (a["sw"] - a["inv"])) / dd
+    db, di = b["busy"] - a["busy"], b["idle"] - a["idle"]
+    f["idle_pct"] = 100.0 * di / (db + di) if db + di > 0 else 0.0
+    dn = b["nonidle"] - a["nonidle"]
+    for name in PERF_PATHS:
+        if name in a and name in b and dn > 0:
+            f[name] = 100.0 * (b[name] - a[name]) / dn
+    dl = b["loops"] - a["loops"]
+    if a.get("wt") and b.get("wt") and b["wt"] > a["wt"]:
+        dt = b["wt"] - a["wt"]
+        f["time_s"] = dt
+        f["throughput"] = dl / dt
+        if "msgs" in a and "msgs" in b:
+            f["messages_per_s"] = (b["msgs"] - a["msgs"]) / dt
+    elif "throughput" in long_:
+        f["throughput"] = long_["throughput"] if "rps" in long_ else dl / dd
     return f
 
 
@@ -420,7 +462,9 @@ def render(cases, verdicts, steady, seeds, wall, cmdline, excluded):
     w("## Behaviour at scale")
     w("")
     w("Each published behaviour figure against the model's mean on the same side"
-      " (model / published). Rates are per second of the whole run.")
+      " (model / published). The model's rates are per second of the steady"
+      " state (see below); the robot's `perf-stat.ps.*` and `vmstat` rates are"
+      " per second of the whole machine.")
     w("")
     w("| case | figure | base: published / model (ratio) | new: published / model (ratio) | change: published / model |")
     w("|---|---|---|---|---|")
@@ -442,20 +486,26 @@ def render(cases, verdicts, steady, seeds, wall, cmdline, excluded):
                 chg = "%s / %s" % (fmt_pct(row["change"][0]), fmt_pct(row["change"][1]))
             w("| %s | %s | %s | %s | %s |" % (c["id"], row["metric"], cells[0], cells[1], chg))
     w("")
-    w("## Is the scaled length steady?")
+    w("## Steady state: what the scaled runs measure")
     w("")
-    w("The base side at the case's length and at twice it (same seeds): the"
-      " throughput and switch rate of the longer run over the shorter one.")
+    w("Published runs last seconds to minutes; a run scaled down to a"
+      " simulable length is dominated by its start (forking the tasks, PELT's"
+      " ramp) and its tail (the last groups finishing). Every case whose"
+      " length can be doubled is therefore run at its length L and at 2L with"
+      " the same seed, and compared on the difference (2L - L): counts,"
+      " times and busy time of the second half only. The table gives, on the"
+      " base side, the steady figure over the whole run's at length L: far"
+      " from 1, the whole run would not have measured the steady state.")
     w("")
-    w("| case | length | doubled | throughput ratio | cs/s ratio |")
-    w("|---|---|---|---|---|")
+    w("| case | L | 2L | throughput: steady / whole | cs/s: steady / whole | migrations/s: steady / whole |")
+    w("|---|---|---|---|---|---|")
     for c in cases:
         s = steady.get(c["id"])
         if not s:
-            w("| %s | %s | (no length parameter to double) | | |" % (c["id"], c["workload"]["spec"]))
+            w("| %s | `%s` | (no length parameter to double: whole runs) | | | |" % (c["id"], c["workload"]["spec"]))
             continue
-        w("| %s | `%s` | `%s` | %s | %s |" % (c["id"], s["short"], s["long"],
-          "%.3f" % s["thr"] if s["thr"] else "-", "%.3f" % s["cs"] if s["cs"] else "-"))
+        f3 = lambda x: "%.3f" % x if x else "-"
+        w("| %s | `%s` | `%s` | %s | %s | %s |" % (c["id"], s["short"], s["long"], f3(s["thr"]), f3(s["cs"]), f3(s["mig"])))
     w("")
     findings = os.path.join(HERE, "findings.md")
     if os.path.exists(findings):
@@ -502,7 +552,8 @@ def main():
     ap.add_argument("--cache", default=os.path.join(ROOT, "target", "published-cache"))
     ap.add_argument("--smoke", action="store_true",
                     help="two cases, two seeds a side, into a temporary file; checks the page")
-    ap.add_argument("--no-steady", action="store_true", help="skip the doubled-length runs")
+    ap.add_argument("--whole-run", action="store_true",
+                    help="compare whole runs at the case's length (no doubled-length runs, no differences)")
     a = ap.parse_args()
     if a.j < 1 or a.seeds < 2:
         print("run.py: error: -j must be >= 1 and --seeds >= 2", file=sys.stderr)
@@ -536,19 +587,17 @@ def main():
 
     jobs = {}
     for c in cases:
+        spec2, dur2 = (None, None) if a.whole_run else longer(c["workload"]["spec"], c["workload"].get("duration"))
         for side in SIDES:
+            args = side_args(c, side)
             for seed in range(1, a.seeds + 1):
-                jobs[(c["id"], side, seed)] = (c["workload"]["spec"], side_args(c, side), seed)
-        if not a.no_steady and not a.smoke:
-            spec2, dur2 = longer(c["workload"]["spec"], c["workload"].get("duration"))
-            if spec2:
-                args = side_args(c, "base")
-                if dur2:
-                    i = args.index("--duration")
-                    args = args[:i + 1] + [dur2] + args[i + 2:]
-                for seed in range(1, min(a.seeds, 3) + 1):
-                    jobs[(c["id"], "long", seed)] = (spec2, args, seed)
-                    jobs[(c["id"], "short", seed)] = jobs[(c["id"], "base", seed)]
+                jobs[(c["id"], side, seed, "L")] = (c["workload"]["spec"], args, seed)
+                if spec2:
+                    args2 = list(args)
+                    if dur2:
+                        i = args2.index("--duration")
+                        args2[i + 1] = dur2
+                    jobs[(c["id"], side, seed, "2L")] = (spec2, args2, seed)
     t0 = time.monotonic()
     results = {}
     failed = []
@@ -571,26 +620,28 @@ def main():
         for f in failed:
             print("run.py: error: %s" % f, file=sys.stderr)
         return 1
-    verdicts, steady = {}, {}
+    verdicts, steadiness = {}, {}
     for c in cases:
-        runs = {s: [results[(c["id"], s, seed)] for seed in range(1, a.seeds + 1)] for s in SIDES}
-        verdicts[c["id"]] = verdict(c, runs)
-        ks = [k for k in results if k[0] == c["id"] and k[1] == "long"]
-        if ks:
-            sh = [results[(c["id"], "short", k[2])] for k in ks]
-            lo = [results[k] for k in ks]
+        cid = c["id"]
+        doubled = (cid, "base", 1, "2L") in results
+        runs = {side: [steady(results[(cid, side, seed, "L")], results[(cid, side, seed, "2L")])
+                       if doubled else results[(cid, side, seed, "L")]
+                       for seed in range(1, a.seeds + 1)] for side in SIDES}
+        verdicts[cid] = verdict(c, runs)
+        if doubled:
+            whole = [results[(cid, "base", seed, "L")] for seed in range(1, a.seeds + 1)]
 
             def ratio(m):
-                x = [r[m] for r in sh if m in r]
-                y = [r[m] for r in lo if m in r]
+                x = [r[m] for r in whole if m in r]
+                y = [r[m] for r in runs["base"] if m in r]
                 return statistics.fmean(y) / statistics.fmean(x) if x and y and statistics.fmean(x) else None
             spec2, dur2 = longer(c["workload"]["spec"], c["workload"].get("duration"))
-            steady[c["id"]] = {
+            steadiness[cid] = {
                 "short": c["workload"]["spec"] + ((" --duration " + c["workload"]["duration"]) if c["workload"].get("duration") else ""),
                 "long": spec2 + ((" --duration " + dur2) if dur2 else ""),
-                "thr": ratio("throughput"), "cs": ratio("cs_per_s")}
-    cmdline = "python3 experiments/published/run.py" + ("" if a.seeds == 5 else " --seeds %d" % a.seeds)
-    page = render(cases, verdicts, steady, a.seeds, wall, cmdline, excluded)
+                "thr": ratio("throughput"), "cs": ratio("cs_per_s"), "mig": ratio("migrations_per_s")}
+    cmdline = "python3 experiments/published/run.py" + ("" if a.seeds == 5 else " --seeds %d" % a.seeds) + (" --whole-run" if a.whole_run else "")
+    page = render(cases, verdicts, steadiness, a.seeds, wall, cmdline, excluded)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         f.write(page + "\n")
