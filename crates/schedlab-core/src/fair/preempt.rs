@@ -292,6 +292,42 @@ mod tests {
     }
 
     #[test]
+    fn a_positive_lag_wakee_drags_v_below_a_just_picked_curr_6_15() {
+        // hackbench's same-CPU pipe ping-pong (6.15 rules): curr (a writer)
+        // was just picked at v = 0 = V with a full slice ahead (deadline =
+        // vprot = 2.8 ms) and is alone on the queue. It wakes a reader whose
+        // saved lag is +100 us. place_entity (PLACE_LAG) inflates the lag by
+        // (load + w) / load = (1024 + 1024) / 1024: lag 200 us, so the reader
+        // goes in at v = -200 us, deadline -200 us + 2.8 ms = 2.6 ms. V
+        // becomes (0 - 200 us) / 2 = -100 us: curr's lag is now -100 us, it
+        // is not eligible, and pick_eevdf drops it before the RUN_TO_PARITY
+        // test ("run a task until it either becomes non-eligible or until
+        // it gets a new slice"); the reader is the only eligible entity and
+        // is picked: the wakeup preempts, though curr has used none of its
+        // slice.
+        let (cfs, e) = setup(false, false, -200_000, 2_600_000);
+        assert!(!entity_eligible(&cfs, &e, EntityId(0)));
+        let c615 = WakeupCtx {
+            in_task: true,
+            rework_6_19: false,
+            ..ctx()
+        };
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c615),
+            PreemptDecision::Preempt {
+                cancel_protect: false
+            }
+        );
+        // With no lag (v = V = 0, deadline 2.8 ms) curr stays eligible and
+        // protected: no preemption.
+        let (cfs, e) = setup(false, false, 0, 2_800_000);
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &c615),
+            PreemptDecision::None
+        );
+    }
+
+    #[test]
     fn before_6_19_an_equal_slice_wakeup_leaves_protection_alone() {
         let (cfs, e) = setup(false, false, 0, 1_000_000);
         let old = WakeupCtx {
