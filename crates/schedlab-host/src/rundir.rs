@@ -133,7 +133,6 @@ pub fn host_summary(
                 runtime_ns: t.stats.run_ns,
                 wait_ns: t.stats.wait_ns,
                 switches: t.stats.voluntary_switches + t.stats.involuntary_switches,
-                involuntary_switches: t.stats.involuntary_switches,
                 migrations: t.stats.migrations.unwrap_or(0),
                 wakeups,
                 loops: t.loops,
@@ -143,6 +142,10 @@ pub fn host_summary(
             if let Some(d) = schedlab_output::results::deadlines_json(&t.log) {
                 ts.extra.insert("deadlines".into(), d);
             }
+            ts.extra.insert(
+                "involuntary_switches".into(),
+                Value::from(t.stats.involuntary_switches),
+            );
             if matches!(policy.as_str(), "SCHED_FIFO" | "SCHED_RR") {
                 if let Some(p) = t.stats.prio {
                     ts.extra.insert("rt_priority".into(), Value::from(99 - p));

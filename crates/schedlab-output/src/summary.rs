@@ -89,9 +89,6 @@ pub struct TaskSummary {
     pub wait_ns: u64,
     /// Times switched in.
     pub switches: u64,
-    /// Times switched out while still runnable (preempted): the kernel's
-    /// `nivcsw`; `switches` less these is the voluntary count, near enough.
-    pub involuntary_switches: u64,
     /// Migrations.
     pub migrations: u64,
     /// Wakeups.
@@ -182,7 +179,6 @@ impl TaskSummary {
             runtime_ns: st.runtime_ns,
             wait_ns: st.wait_ns,
             switches: st.switches,
-            involuntary_switches: st.preempted,
             migrations: st.migrations,
             wakeups: st.wakeups,
             loops: st.loops,

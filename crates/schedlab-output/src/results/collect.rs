@@ -148,6 +148,11 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
             // work in the task's context; the CPUs count it as overhead.
             ts.extra
                 .insert("sched_work_ns".into(), Value::from(t.stats.sched_work_ns));
+            // Switches out while still runnable (nivcsw).
+            ts.extra.insert(
+                "involuntary_switches".into(),
+                Value::from(t.stats.preempted),
+            );
             if let Some(u) = uclamp_json(&t.spec) {
                 ts.extra.insert("uclamp".into(), u);
             }

@@ -76,7 +76,6 @@ fn task(name: &str, policy: &str, nice: i32, runtime_ns: u64, lat: &[u64]) -> Ta
         runtime_ns,
         wait_ns: 1_234_567,
         switches: 1245,
-        involuntary_switches: 0,
         migrations: 3,
         wakeups: 1244,
         loops: 1245,
