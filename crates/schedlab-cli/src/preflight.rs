@@ -412,7 +412,7 @@ fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
-fn size(b: u64) -> String {
+pub fn size(b: u64) -> String {
     match b {
         b if b >= 1 << 30 => gib(b),
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),

@@ -72,8 +72,9 @@ pub struct SimArgs {
     /// Most CPUs a machine may have (at most 16384).
     #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_CPUS)]
     pub max_cpus: usize,
-    /// Most bytes of rt-app logs a run may write to --out (4G, 500M, ...;
-    /// default 4G).
+    /// Most bytes a run may write to --out (4G, 500M, ...; default 4G):
+    /// rt-app logs and --trace files, counted as they are written; the run
+    /// stops at the limit and writes nothing.
     #[arg(long, value_name = "SIZE")]
     pub max_output: Option<String>,
     /// Host noise (interrupts, timer lateness, steal; docs/noise.md):
