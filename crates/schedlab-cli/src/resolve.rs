@@ -358,6 +358,18 @@ pub fn config_for(
     })
 }
 
+/// `--noise machine` needs a machine with measured noise: refused on the
+/// others rather than silently the clean model.
+pub fn check_noise(a: &SimArgs, m: &schedlab_core::machine::Machine) -> Result<()> {
+    if a.noise == "machine" && m.noise.is_none() {
+        return Err(user(format!(
+            "--noise machine: {} has no measured noise (only vm-2cpu has one); give off or a recording's noise.json",
+            a.machine
+        )));
+    }
+    Ok(())
+}
+
 /// Resolves `--noise`: `machine`, `off`, or a noise.json file.
 pub fn noise(spec: &str) -> Result<schedlab_core::NoiseSetting> {
     use schedlab_core::NoiseSetting;

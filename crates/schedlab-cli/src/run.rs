@@ -30,6 +30,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let max_output = a.sim.max_output_bytes()?;
     let m = resolve::machine(&a.sim.machine)?;
     preflight::check_cpus(&resolve::machine_what(&a.sim.machine), &m, a.sim.max_cpus)?;
+    resolve::check_noise(&a.sim, &m)?;
     let (w, mut warnings) = resolve::run_workload(&a.sim, &m)?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
     preflight::check_memory(&a.sim.workload, &m, &w, &cfg, preflight::Rows::Streamed)?;

@@ -924,6 +924,31 @@ pub fn run(a: &SweepArgs) -> Result<ExitCode> {
     // What killed sweeps left in runs/ (stages of processes now gone).
     schedlab_output::outdir::clean_all_dead_stages(&root.join("runs"));
     let (c, dataset) = run_local(&root, &spec.points, &spec.partition_by, jobs, progress)?;
+    if c.total > 0 && c.failed == c.total {
+        // Nothing ran: an error, even with -q (the rows keep each reason).
+        let rows = load_rows(&root, &spec.points);
+        let first = rows
+            .iter()
+            .flatten()
+            .find_map(|r| {
+                Some(format!(
+                    "{}: {}",
+                    r["point_id"].as_str()?,
+                    r["error"].as_str()?
+                ))
+            })
+            .unwrap_or_default();
+        let none = match c.total {
+            1 => "its one point could not run: ".to_string(),
+            n => format!("none of its {n} points could run (the first: "),
+        };
+        let close = if c.total == 1 { "" } else { ")" };
+        return Err(user(format!(
+            "{}: {none}{first}{close}; each point's error is in {}",
+            a.spec.display(),
+            dataset.display()
+        )));
+    }
     if !a.quiet {
         println!(
             "sweep: {} points: {} finished before, {} run now, {} failed (status \"error\" in the dataset)",

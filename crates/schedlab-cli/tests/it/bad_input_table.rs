@@ -290,7 +290,7 @@ fn cases() -> Vec<Case> {
         run("--duration below 1 ns", "ok.json", &["--duration", "0.0000000001s"], &["--duration"]),
         run("--hz 0", "ok.json", &["--hz", "0"], &["--hz"]),
         // --- limit flags (issue 18 item 4: each limit with a flag to raise it)
-        run("--duration over the default day", "ok.json", &["--duration", "86401"], &["--duration", "86400 s limit", "--max-duration"]),
+        run("--duration over the default day", "ok.json", &["--duration", "86401"], &["--duration", "86400 s (1 day) limit", "--max-duration"]),
         run("--duration over --max-duration", "ok.json", &["--duration", "11s", "--max-duration", "10s"], &["--duration", "10 s limit", "--max-duration"]),
         run("--max-duration past 365 days", "ok.json", &["--max-duration", "31536001s"], &["--max-duration", "365 days"]),
         run("--max-duration 0", "ok.json", &["--max-duration", "0"], &["--max-duration", "greater than zero"]),
@@ -418,6 +418,17 @@ fn cases() -> Vec<Case> {
             files: vec![("ok.json".into(), OK.as_bytes().to_vec())],
             args: s(&["compare", "ok.json", "--runs", "1", "--new", "NO_PLACE_LAG", "--json", "no/such/x.json"]),
             want: s(&["--json", "no/such"]),
+            within: Duration::from_secs(5),
+        },
+        // --- inputs once silently accepted
+        run("--noise machine on a preset without noise", "ok.json", &["--noise", "machine", "--machine", "a7-octa"], &["--noise machine", "a7-octa has no measured noise"]),
+        run("--max-duration kept to the ns", "ok.json", &["--max-duration", "1500ms", "--duration", "2s"], &["--duration", "1.5 s limit", "--max-duration"]),
+        run("--duration just over a whole-second --max-duration", "ok.json", &["--max-duration", "2s", "--duration", "2001ms"], &["--duration", "2 s limit"]),
+        Case {
+            kind: "compare seeds that wrap".into(),
+            files: vec![("ok.json".into(), OK.as_bytes().to_vec())],
+            args: s(&["compare", "ok.json", "--seed", "18446744073709551614", "--runs", "5", "--new", "NO_PLACE_LAG"]),
+            want: s(&["--seed", "--runs 5", "largest seed"]),
             within: Duration::from_secs(5),
         },
     ];

@@ -406,15 +406,16 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
             "duration" => {
                 let d = cx.int(k, v)?;
                 // One simulated day unless --max-duration raised it.
-                let max = crate::limits::max_duration_s() as i64;
-                if d > max {
-                    let hint = if max < MAX_DURATION_S {
+                let max_ns = crate::limits::max_duration_ns();
+                if d > 0 && (d as u64).saturating_mul(1_000_000_000) > max_ns {
+                    let hint = if max_ns < crate::limits::MAX_DURATION_NS {
                         format!(" (--max-duration raises the limit, up to {MAX_DURATION_S} s)")
                     } else {
                         String::new()
                     };
+                    let max = crate::limits::duration_limit_text(max_ns);
                     let msg = format!(
-                        "duration {d} s is more than the {max} s the simulator accepts{hint}"
+                        "duration {d} s is more than the {max} the simulator accepts{hint}"
                     );
                     return Err(cx.err(v.pos, ErrorKind::Invalid, format!("key \"{k}\": {msg}")));
                 }
