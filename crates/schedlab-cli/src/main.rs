@@ -4,8 +4,8 @@
 //! run produces and how it is written is the library's
 //! (`schedlab_output::results`, `schedlab_output::tee`). Every user error is
 //! one line on stderr and exit status 2; nothing half-written is left
-//! behind; an argument error from clap is that line plus one
-//! `schedlab: hint:` line (clap's tip or the usage), also exit status 2,
+//! behind; an argument error from clap is that one line too, with clap's
+//! tip or the usage folded in after `; `, also exit status 2,
 //! while `--help` and `--version` print as clap prints them. SIGINT,
 //! SIGTERM and SIGHUP remove what was being written (the stage of `--out`)
 //! and exit with 130, 143 and 129 after one line.
@@ -17,7 +17,7 @@
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
 //! | preflight.rs | checks before simulating: --out, limits, memory estimate |
-//! | clap_error.rs | clap's argument errors as `schedlab: error:` + `schedlab: hint:` |
+//! | clap_error.rs | clap's argument errors as one `schedlab: error:` line, hint folded in |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
 //! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
@@ -228,7 +228,11 @@ pub fn run_argv(args: &[String]) -> std::result::Result<bool, String> {
                 return Ok(true);
             }
             let cmd = <Cli as clap::CommandFactory>::command();
-            return Err(clap_error::lines(e.kind(), &e.render().to_string(), &cmd).0);
+            return Err(clap_error::one_line(
+                e.kind(),
+                &e.render().to_string(),
+                &cmd,
+            ));
         }
     };
     match dispatch(cli) {

@@ -111,6 +111,11 @@ pub fn duration_flag(text: &str) -> Result<u64> {
             "--duration: {text} is too large: more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
         ))
     };
+    if text.trim_start().starts_with('-') {
+        return Err(user(format!(
+            "--duration: {text} is negative: give a duration greater than zero"
+        )));
+    }
     let ns = parse_duration(text).map_err(|e| {
         if e.ends_with("is too large") {
             too_large()

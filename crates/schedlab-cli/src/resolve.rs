@@ -30,7 +30,7 @@ pub struct SimArgs {
     pub seed: u64,
     /// Run length (250us, 500ms, 0.5s, 10s; bare number = seconds);
     /// overrides the workload's own.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// CONFIG_HZ.
     #[arg(long, default_value_t = 250)]
