@@ -228,6 +228,16 @@ fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
     use schedlab_workload::replay::{replay_trace, ReplayOptions};
     let opts = ReplayOptions::default();
     let r = replay_trace(text, path, &opts).map_err(|e| user(e.to_string()))?;
+    let (n, max) = (
+        r.workload.tasks.len() as u64,
+        schedlab_workload::limits::max_tasks(),
+    );
+    if n > max {
+        return Err(user(format!(
+            "{path}: the trace has {n} tasks, more than {max} ({})",
+            schedlab_workload::limits::max_tasks_hint()
+        )));
+    }
     let rep = &r.report;
     let mut warnings = vec![format!(
         "{path}: replayed {} tasks from {} event lines ({} used, {} switches inferred from the context column, {:.3} s traced)",

@@ -98,6 +98,10 @@ pub fn set_max_tasks(n: u64) {
     MAX_TASKS.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Most phases one rt-app task may have (phases are not threads, so
+/// `--max-tasks` does not count them).
+pub const MAX_PHASES: u64 = 100_000;
+
 /// The hint appended to a refusal for too many tasks.
 pub fn max_tasks_hint() -> &'static str {
     "--max-tasks raises the limit"
