@@ -1,12 +1,13 @@
 //! clap's argument errors in the CLI's own form: one `schedlab: error:`
-//! line and one `schedlab: hint:` line (clap's tip, or the usage), exit
-//! status 2; `--help` and `--version` print as clap prints them (exit 0).
+//! line with the hint folded in after `; ` (clap's tip, or the usage),
+//! exit status 2; `--help` and `--version` print as clap prints them
+//! (exit 0).
 
 use std::process::ExitCode;
 
 /// clap's verdict on the arguments: `--help` and `--version` print as clap
-/// prints them (exit 0); an argument error becomes our one error line plus
-/// one hint line (clap's tip, or the usage), exit status 2.
+/// prints them (exit 0); an argument error becomes our one error line,
+/// the hint (clap's tip, or the usage) folded in, exit status 2.
 #[allow(dead_code)] // in the library build
 pub fn report(e: clap::Error, cmd: &clap::Command) -> ExitCode {
     use clap::error::ErrorKind;
@@ -17,10 +18,17 @@ pub fn report(e: clap::Error, cmd: &clap::Command) -> ExitCode {
         }
         _ => {}
     }
-    let (msg, hint) = lines(e.kind(), &e.render().to_string(), cmd);
-    eprintln!("schedlab: error: {msg}");
-    eprintln!("schedlab: hint: {hint}");
+    eprintln!(
+        "schedlab: error: {}",
+        one_line(e.kind(), &e.render().to_string(), cmd)
+    );
     ExitCode::from(2)
+}
+
+/// clap's rendered error `text` as one line: the message, `; `, the hint.
+pub(crate) fn one_line(kind: clap::error::ErrorKind, text: &str, cmd: &clap::Command) -> String {
+    let (msg, hint) = lines(kind, text, cmd);
+    format!("{msg}; {hint}")
 }
 
 /// The error line and the hint line of clap's rendered error `text`.

@@ -74,6 +74,7 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     };
     let m = resolve::machine(&sa.machine)?;
     crate::preflight::check_cpus(&resolve::machine_what(&sa.machine), &m, sa.max_cpus)?;
+    resolve::check_noise(&sa, &m)?;
     let (w, _) = resolve::run_workload(&sa, &m)?;
     let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
     crate::preflight::check_memory(&sa.workload, &m, &w, &cfg, crate::preflight::Rows::Streamed)?;
@@ -124,6 +125,19 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
                 ));
             }
         }
+    }
+    // The seeds SEED .. SEED + RUNS - 1 must not wrap past u64.
+    if a.sim
+        .seed
+        .checked_add((a.runs as u64).saturating_sub(1))
+        .is_none()
+    {
+        return Err(user(format!(
+            "--seed: {} with --runs {} goes past the largest seed, {}: give a smaller --seed",
+            a.sim.seed,
+            a.runs,
+            u64::MAX
+        )));
     }
     if let Some(path) = &a.json {
         crate::preflight::out_file("--json", path)?;

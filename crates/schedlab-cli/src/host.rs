@@ -303,6 +303,39 @@ fn validate_kernel<'a>(
 }
 
 /// `schedlab validate`.
+/// A recording's record.json, when there is one, must be what `schedlab
+/// record` writes: `workload` a string, `duration_ns` null or a count of
+/// ns, `cpus` null or a count.
+fn check_record_json(path: &Path) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| user(format!("{}:{}: {e}", path.display(), e.line())))?;
+    let bad = |key: &str, want: &str| {
+        user(format!(
+            "{}: key '{key}' must be {want} (not the record.json `schedlab record` writes)",
+            path.display()
+        ))
+    };
+    if !v.is_object() {
+        return Err(user(format!(
+            "{}: not a JSON object (not the record.json `schedlab record` writes)",
+            path.display()
+        )));
+    }
+    if !v["workload"].is_string() {
+        return Err(bad("workload", "a string"));
+    }
+    if !(v["duration_ns"].is_null() || v["duration_ns"].is_u64()) {
+        return Err(bad("duration_ns", "null or a non-negative integer"));
+    }
+    if !(v["cpus"].is_null() || v["cpus"].is_u64()) {
+        return Err(bad("cpus", "null or a count of CPUs"));
+    }
+    Ok(())
+}
+
 pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     if a.seeds == 0 {
         return Err(user("--seeds: must be at least 1"));
@@ -312,6 +345,13 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     let hp = a.dir.join("host.json");
     let host: Value = serde_json::from_str(&std::fs::read_to_string(&hp).unwrap_or_default())
         .map_err(|e| user(format!("{}:{}: {e}", hp.display(), e.line())))?;
+    if !host["host"].is_object() {
+        return Err(user(format!(
+            "{}: no \"host\" object: not the host.json `schedlab record` writes",
+            hp.display()
+        )));
+    }
+    check_record_json(&a.dir.join("record.json"))?;
     let hz = host["host"]["hz"]["value"].as_u64().unwrap_or(250) as u32;
     let preempt_name = host["host"]["preempt"]["value"].as_str().unwrap_or("none");
     let preempt = PreemptModel::parse(preempt_name).ok_or_else(|| {

@@ -4,9 +4,11 @@
 //! run produces and how it is written is the library's
 //! (`schedlab_output::results`, `schedlab_output::tee`). Every user error is
 //! one line on stderr and exit status 2; nothing half-written is left
-//! behind; an argument error from clap is that line plus one
-//! `schedlab: hint:` line (clap's tip or the usage), also exit status 2,
-//! while `--help` and `--version` print as clap prints them.
+//! behind; an argument error from clap is that one line too, with clap's
+//! tip or the usage folded in after `; `, also exit status 2,
+//! while `--help` and `--version` print as clap prints them. SIGINT,
+//! SIGTERM and SIGHUP remove what was being written (the stage of `--out`)
+//! and exit with 130, 143 and 129 after one line.
 //!
 //! | file | owns |
 //! |---|---|
@@ -15,7 +17,7 @@
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: runs per side, prints the table |
 //! | preflight.rs | checks before simulating: --out, limits, memory estimate |
-//! | clap_error.rs | clap's argument errors as `schedlab: error:` + `schedlab: hint:` |
+//! | clap_error.rs | clap's argument errors as one `schedlab: error:` line, hint folded in |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
 //! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
@@ -132,6 +134,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    on_signal_remove_unfinished();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error::report(e, &<Cli as clap::CommandFactory>::command()),
@@ -143,6 +146,59 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// SIGINT, SIGTERM and SIGHUP: remove what the run was writing (the
+/// stage of `--out DIR`, temporary files; `schedlab_output::outdir::
+/// remove_unfinished`), print one line and exit with 128 + the signal's
+/// number, as a shell reports a process the signal killed (130, 143, 129).
+/// The handlers only wake a thread (signal-hook); the clean-up runs there.
+fn on_signal_remove_unfinished() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // A signal the parent set to be ignored stays ignored (`nohup` ignores
+    // SIGHUP, a shell's background job SIGINT).
+    let handled: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&sig| {
+            // SAFETY: with a null new action, sigaction only reads the
+            // current one into `old`.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction != libc::SIG_IGN
+            }
+        })
+        .collect();
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(handled) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                let name = match sig {
+                    SIGINT => "SIGINT",
+                    SIGTERM => "SIGTERM",
+                    _ => "SIGHUP",
+                };
+                let removed = schedlab_output::outdir::remove_unfinished();
+                let what = if removed > 0 {
+                    "; the unfinished output was removed"
+                } else {
+                    ""
+                };
+                // One line, over any progress bar on the terminal.
+                use std::io::IsTerminal;
+                let clear = if std::io::stderr().is_terminal() {
+                    "\r\x1b[2K"
+                } else {
+                    ""
+                };
+                eprintln!("{clear}schedlab: stopped by {name}{what}");
+                std::process::exit(128 + sig);
+            }
+        });
+    drop(spawned);
 }
 
 /// An error as its one line: user errors as they are, anything else with
@@ -172,7 +228,11 @@ pub fn run_argv(args: &[String]) -> std::result::Result<bool, String> {
                 return Ok(true);
             }
             let cmd = <Cli as clap::CommandFactory>::command();
-            return Err(clap_error::lines(e.kind(), &e.render().to_string(), &cmd).0);
+            return Err(clap_error::one_line(
+                e.kind(),
+                &e.render().to_string(),
+                &cmd,
+            ));
         }
     };
     match dispatch(cli) {

@@ -104,13 +104,18 @@ pub const MIN_ITERATION_NS: u64 = 10_000;
 /// naming the limit and the flag that raises it.
 pub fn duration_flag(text: &str) -> Result<u64> {
     use schedlab_core::time::parse_duration;
-    use schedlab_workload::limits::{max_duration_s, MAX_DURATION_S};
-    let max = max_duration_s();
+    use schedlab_workload::limits::{duration_limit_text, max_duration_ns, MAX_DURATION_S};
+    let max = max_duration_ns();
     let too_large = || {
         user(format!(
             "--duration: {text} is too large: more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
         ))
     };
+    if text.trim_start().starts_with('-') {
+        return Err(user(format!(
+            "--duration: {text} is negative: give a duration greater than zero"
+        )));
+    }
     let ns = parse_duration(text).map_err(|e| {
         if e.ends_with("is too large") {
             too_large()
@@ -124,27 +129,19 @@ pub fn duration_flag(text: &str) -> Result<u64> {
     if ns > MAX_DURATION_S * 1_000_000_000 {
         return Err(too_large());
     }
-    if ns > max.saturating_mul(1_000_000_000) {
+    if ns > max {
         return Err(user(format!(
-            "--duration: {text} is more than the {max} s limit ({}): --max-duration raises it, up to {MAX_DURATION_S} s (365 days)",
-            days(max)
+            "--duration: {text} is more than the {} limit: --max-duration raises it, up to {MAX_DURATION_S} s (365 days)",
+            duration_limit_text(max)
         )));
     }
     Ok(ns)
 }
 
-fn days(s: u64) -> String {
-    match s {
-        86_400 => "1 day".to_string(),
-        s if s % 86_400 == 0 => format!("{} days", s / 86_400),
-        s => format!("{:.2} days", s as f64 / 86_400.0),
-    }
-}
-
 /// `--max-duration`: a duration up to 365 days, made the limit for the
 /// file's `global.duration` and `--duration`.
 pub fn max_duration_flag(text: &str) -> Result<()> {
-    use schedlab_workload::limits::{set_max_duration_s, MAX_DURATION_NS, MAX_DURATION_S};
+    use schedlab_workload::limits::{set_max_duration_ns, MAX_DURATION_NS, MAX_DURATION_S};
     let ns = schedlab_core::time::parse_duration(text)
         .map_err(|e| user(format!("--max-duration: {e}")))?;
     if ns == 0 {
@@ -155,7 +152,7 @@ pub fn max_duration_flag(text: &str) -> Result<()> {
             "--max-duration: {text} is more than the {MAX_DURATION_S} s (365 days) the simulator accepts"
         )));
     }
-    set_max_duration_s(ns.div_ceil(1_000_000_000));
+    set_max_duration_ns(ns);
     Ok(())
 }
 
@@ -412,7 +409,7 @@ fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
-fn size(b: u64) -> String {
+pub fn size(b: u64) -> String {
     match b {
         b if b >= 1 << 30 => gib(b),
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),

@@ -30,7 +30,7 @@ pub struct SimArgs {
     pub seed: u64,
     /// Run length (250us, 500ms, 0.5s, 10s; bare number = seconds);
     /// overrides the workload's own.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// CONFIG_HZ.
     #[arg(long, default_value_t = 250)]
@@ -72,8 +72,9 @@ pub struct SimArgs {
     /// Most CPUs a machine may have (at most 16384).
     #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_CPUS)]
     pub max_cpus: usize,
-    /// Most bytes of rt-app logs a run may write to --out (4G, 500M, ...;
-    /// default 4G).
+    /// Most bytes a run may write to --out (4G, 500M, ...; default 4G):
+    /// rt-app logs and --trace files, counted as they are written; the run
+    /// stops at the limit and writes nothing.
     #[arg(long, value_name = "SIZE")]
     pub max_output: Option<String>,
     /// Host noise (interrupts, timer lateness, steal; docs/noise.md):
@@ -227,6 +228,16 @@ fn replay_text(path: &str, text: &str) -> Result<(Workload, Vec<String>)> {
     use schedlab_workload::replay::{replay_trace, ReplayOptions};
     let opts = ReplayOptions::default();
     let r = replay_trace(text, path, &opts).map_err(|e| user(e.to_string()))?;
+    let (n, max) = (
+        r.workload.tasks.len() as u64,
+        schedlab_workload::limits::max_tasks(),
+    );
+    if n > max {
+        return Err(user(format!(
+            "{path}: the trace has {n} tasks, more than {max} ({})",
+            schedlab_workload::limits::max_tasks_hint()
+        )));
+    }
     let rep = &r.report;
     let mut warnings = vec![format!(
         "{path}: replayed {} tasks from {} event lines ({} used, {} switches inferred from the context column, {:.3} s traced)",
@@ -355,6 +366,18 @@ pub fn config_for(
         fast_forward: !a.message_by_message,
         ..SimConfig::default()
     })
+}
+
+/// `--noise machine` needs a machine with measured noise: refused on the
+/// others rather than silently the clean model.
+pub fn check_noise(a: &SimArgs, m: &schedlab_core::machine::Machine) -> Result<()> {
+    if a.noise == "machine" && m.noise.is_none() {
+        return Err(user(format!(
+            "--noise machine: {} has no measured noise (only vm-2cpu has one); give off or a recording's noise.json",
+            a.machine
+        )));
+    }
+    Ok(())
 }
 
 /// Resolves `--noise`: `machine`, `off`, or a noise.json file.

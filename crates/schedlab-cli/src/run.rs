@@ -12,6 +12,7 @@ use schedlab_core::observe::{DiscardRows, NullSink, Sink};
 use schedlab_core::program::Workload;
 use schedlab_core::SimError;
 use schedlab_core::{RunResult, Sim};
+use schedlab_output::limit;
 use schedlab_output::log_stream::LogStream;
 use schedlab_output::outdir::StagedOutDir;
 use schedlab_output::results::{check_outcome, write_run, RunError, RunResults, TextOptions};
@@ -29,6 +30,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let max_output = a.sim.max_output_bytes()?;
     let m = resolve::machine(&a.sim.machine)?;
     preflight::check_cpus(&resolve::machine_what(&a.sim.machine), &m, a.sim.max_cpus)?;
+    resolve::check_noise(&a.sim, &m)?;
     let (w, mut warnings) = resolve::run_workload(&a.sim, &m)?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
     preflight::check_memory(&a.sim.workload, &m, &w, &cfg, preflight::Rows::Streamed)?;
@@ -89,7 +91,23 @@ fn execute<S: TraceOutput>(
         Some(st) => Box::new(LogStream::new(st.appender(), w)),
         None => Box::new(DiscardRows),
     });
-    let res = run_with_bar(&mut sim, a.quiet);
+    // The bytes really written (logs, trace spools) against --max-output,
+    // counted as the run goes; the run stops at the limit.
+    let _limit = limit::Scope::enter(a.sim.max_output_bytes()?);
+    let stopped_at = std::cell::Cell::new(sim.t_start);
+    let res = run_with_bar(&mut sim, a.quiet, &stopped_at);
+    if let Some(max) = limit::exceeded() {
+        // The stage (and the spools) are dropped: nothing is written.
+        return Err(user(format!(
+            "{}: the run reached the --max-output limit of {} of output at {} simulated and was stopped; nothing was written (--max-output raises the limit)",
+            a.sim.workload,
+            preflight::size(max),
+            format!(
+                "{:.3} s",
+                stopped_at.get().saturating_sub(sim.t_start) as f64 / 1e9
+            ),
+        )));
+    }
     if let Some(mut rows) = sim.take_row_sink() {
         rows.finish()?;
     }
@@ -116,11 +134,15 @@ fn execute<S: TraceOutput>(
 }
 
 /// Runs the simulation, with a progress bar on a terminal (indicatif;
-/// nothing when stderr is not a TTY or with --quiet).
-fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool) -> RunResult {
+/// nothing when stderr is not a TTY or with --quiet), until its end or
+/// the output limit ([`limit::exceeded`]); `now` is where it was last seen.
+fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool, now: &std::cell::Cell<u64>) -> RunResult {
     use std::io::IsTerminal;
     let (Some(end), false, true) = (sim.end, quiet, std::io::stderr().is_terminal()) else {
-        return sim.run();
+        return sim.run_while(|t| {
+            now.set(t);
+            limit::exceeded().is_none()
+        });
     };
     let start = sim.t_start;
     let total_ms = (end - start) / 1_000_000;
@@ -132,7 +154,11 @@ fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool) -> RunResult {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
-    let res = sim.run_with_progress(|now| bar.set_position(now.saturating_sub(start) / 1_000_000));
+    let res = sim.run_while(|t| {
+        now.set(t);
+        bar.set_position(t.saturating_sub(start) / 1_000_000);
+        limit::exceeded().is_none()
+    });
     bar.finish_and_clear();
     res
 }

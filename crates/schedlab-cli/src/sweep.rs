@@ -662,10 +662,8 @@ pub fn run_point(p: &Point, root: &Path) -> Value {
 
 /// Writes `path` atomically (a temporary file renamed over it).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| tmp.display().to_string())?;
-    std::fs::rename(&tmp, path).with_context(|| path.display().to_string())?;
-    Ok(())
+    schedlab_output::outdir::write_file_atomic(path, bytes)
+        .with_context(|| path.display().to_string())
 }
 
 /// Records a finished point's row (atomically: a row file is whole or absent).
@@ -851,6 +849,8 @@ pub fn write_dataset(root: &Path, points: &[Point], partition_by: &[String]) -> 
     let final_dir = root.join("dataset");
     let tmp = root.join(format!("dataset.tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
+    // Removed if a signal stops the sweep before it is in place.
+    let unfinished = schedlab_output::outdir::unfinished(&tmp);
     std::fs::create_dir_all(&tmp).with_context(|| tmp.display().to_string())?;
     for (key, rows) in &parts {
         let mut dir = tmp.clone();
@@ -881,10 +881,13 @@ pub fn write_dataset(root: &Path, points: &[Point], partition_by: &[String]) -> 
     }
     // Replace the old dataset: move it aside, move the new one in, drop it.
     let old = root.join(format!("dataset.old{}", std::process::id()));
-    if final_dir.exists() {
-        std::fs::rename(&final_dir, &old)?;
-    }
-    std::fs::rename(&tmp, &final_dir)?;
+    unfinished.finish(|| -> Result<()> {
+        if final_dir.exists() {
+            std::fs::rename(&final_dir, &old)?;
+        }
+        std::fs::rename(&tmp, &final_dir)?;
+        Ok(())
+    })?;
     let _ = std::fs::remove_dir_all(&old);
     Ok(final_dir)
 }
@@ -918,7 +921,34 @@ pub fn run(a: &SweepArgs) -> Result<ExitCode> {
     }
     use std::io::IsTerminal;
     let progress = !a.quiet && std::io::stderr().is_terminal();
+    // What killed sweeps left in runs/ (stages of processes now gone).
+    schedlab_output::outdir::clean_all_dead_stages(&root.join("runs"));
     let (c, dataset) = run_local(&root, &spec.points, &spec.partition_by, jobs, progress)?;
+    if c.total > 0 && c.failed == c.total {
+        // Nothing ran: an error, even with -q (the rows keep each reason).
+        let rows = load_rows(&root, &spec.points);
+        let first = rows
+            .iter()
+            .flatten()
+            .find_map(|r| {
+                Some(format!(
+                    "{}: {}",
+                    r["point_id"].as_str()?,
+                    r["error"].as_str()?
+                ))
+            })
+            .unwrap_or_default();
+        let none = match c.total {
+            1 => "its one point could not run: ".to_string(),
+            n => format!("none of its {n} points could run (the first: "),
+        };
+        let close = if c.total == 1 { "" } else { ")" };
+        return Err(user(format!(
+            "{}: {none}{first}{close}; each point's error is in {}",
+            a.spec.display(),
+            dataset.display()
+        )));
+    }
     if !a.quiet {
         println!(
             "sweep: {} points: {} finished before, {} run now, {} failed (status \"error\" in the dataset)",

@@ -76,9 +76,32 @@ fn bad_recordings_give_one_line_and_status_2() {
     std::fs::write(&tp, &t).unwrap();
     let e = one_line_error(&schedlab(&["validate", r]));
     assert!(e.contains(&format!("trace.txt:{n}: ")), "{e}");
-    // A sound trace, but no machine and no workload recorded.
+    // A sound trace, but a host.json with no "host" object.
     t.truncate(t.len() - "  p-1001 [000] d..2. 1.5: sched_switch: nonsense\n".len());
     std::fs::write(&tp, &t).unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("host.json: no \"host\" object"), "{e}");
+    std::fs::write(rec.join("host.json"), "{\"host\": {}}\n").unwrap();
+    // A garbage record.json.
+    std::fs::write(
+        rec.join("record.json"),
+        r#"{"workload": 5, "duration_ns": -1}"#,
+    )
+    .unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(
+        e.contains("record.json: key 'workload' must be a string"),
+        "{e}"
+    );
+    std::fs::write(
+        rec.join("record.json"),
+        r#"{"workload": "w.json", "duration_ns": -1}"#,
+    )
+    .unwrap();
+    let e = one_line_error(&schedlab(&["validate", r]));
+    assert!(e.contains("record.json: key 'duration_ns'"), "{e}");
+    std::fs::remove_file(rec.join("record.json")).unwrap();
+    // No machine and no workload recorded.
     let e = one_line_error(&schedlab(&["validate", r]));
     assert!(e.contains("sysfs"), "{e}");
     // A broken noise.json (the host's measured noise) on line 2.

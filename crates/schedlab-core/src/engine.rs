@@ -25,6 +25,17 @@ impl<S: Sink> Sim<S> {
     /// [`Sim::run`], calling `progress(now)` every 2^16 events (for a
     /// progress bar; the callback cannot change the run).
     pub fn run_with_progress(&mut self, mut progress: impl FnMut(Nanos)) -> RunResult {
+        self.run_while(|now| {
+            progress(now);
+            true
+        })
+    }
+
+    /// [`Sim::run_with_progress`] whose callback can stop the run early by
+    /// returning false (an output limit reached, for example); the run
+    /// then ends there, as if its duration were up. A callback that always
+    /// returns true leaves the run exactly as [`Sim::run`].
+    pub fn run_while(&mut self, mut progress: impl FnMut(Nanos) -> bool) -> RunResult {
         while let Some(entry) = self.queue.pop_entry() {
             let (t, ev) = crate::event::queue::decode(entry);
             if let Event::BurstEnd { cpu, gen } = ev {
@@ -40,8 +51,8 @@ impl<S: Sink> Sim<S> {
                     }
                 }
             }
-            if self.events & 0xffff == 0 {
-                progress(t);
+            if self.events & 0xffff == 0 && !progress(t) {
+                break;
             }
             if let Some(e) = self.end {
                 if t > e {

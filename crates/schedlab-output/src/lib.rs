@@ -26,6 +26,7 @@
 //! | [`results`] | a finished run → all of the above; summary.json's field reference | — |
 //! | [`summary`] | `summary.json` | architecture.md 5 |
 //! | [`outdir`] | atomic output directory | architecture.md 2 |
+//! | [`limit`] | `--max-output` on the bytes really written | — |
 //! | [`table`] | human tables, `%g` | — |
 //! | [`tee`] | the `--trace` tee of the three trace writers | — |
 //! | [`spool`] | the trace writers' temporary spool files | — |
@@ -45,6 +46,7 @@
 pub mod cgroup;
 pub mod compare;
 pub mod ftrace_text;
+pub mod limit;
 pub mod log_stream;
 pub mod outdir;
 pub mod parquet;

@@ -128,7 +128,13 @@ impl LogStream {
 }
 
 impl RowSink for LogStream {
+    /// Each row's bytes are charged to the run's output limit
+    /// ([`crate::limit`]); past it, rows are dropped (the run is stopped
+    /// and its stage removed by the caller).
     fn row(&mut self, task: TaskId, name: &str, row: &LogRow) {
+        if crate::limit::exceeded().is_some() {
+            return;
+        }
         let i = task.idx();
         if self.threads.len() <= i {
             self.threads.resize_with(i + 1, || None);
@@ -137,6 +143,9 @@ impl RowSink for LogStream {
             let mut buf = Vec::new();
             // Writing into a Vec cannot fail.
             let _ = write_log_header(&mut buf);
+            if crate::limit::charge(buf.len()).is_err() {
+                return;
+            }
             self.buffered += buf.len();
             self.threads[i] = Some(ThreadBuf {
                 file: log_file_name(&self.basename, name),
@@ -146,6 +155,10 @@ impl RowSink for LogStream {
         if let Some(t) = self.threads[i].as_mut() {
             let before = t.buf.len();
             let _ = write_log_row(&mut t.buf, row);
+            if crate::limit::charge(t.buf.len() - before).is_err() {
+                t.buf.truncate(before);
+                return;
+            }
             self.buffered += t.buf.len() - before;
         }
         if self.buffered > self.budget {

@@ -19,6 +19,11 @@
 //! run that stages next to them ([`clean_dead_stages`]).
 //! [`write_file_atomic`] is the single-file form (compare --json, report).
 //!
+//! Stages and temporary files are registered as unfinished while they
+//! exist; [`remove_unfinished`] deletes them all, for a process about to
+//! exit on a signal (the CLI calls it on SIGINT, SIGTERM and SIGHUP), and
+//! keeps every later commit from happening.
+//!
 //! Names are relative paths such as `summary.json` or
 //! `cgroup/tg1/cpu.stat`; absolute paths and `..` are rejected.
 //!
@@ -29,6 +34,109 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// What this process is writing and has not committed: stage directories
+/// and temporary files. Commits rename under this lock, so a path is
+/// either still here or already in place.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished_lock() -> MutexGuard<'static, Vec<PathBuf>> {
+    UNFINISHED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn forget_unfinished(list: &mut Vec<PathBuf>, path: &Path) {
+    if let Some(i) = list.iter().position(|p| p == path) {
+        list.swap_remove(i);
+    }
+}
+
+/// A path registered as unfinished until dropped ([`unfinished`]).
+#[derive(Debug)]
+pub struct Unfinished {
+    path: PathBuf,
+}
+
+impl Unfinished {
+    /// Runs `f` (the rename that puts the path in place) under the lock
+    /// [`remove_unfinished`] takes, then forgets the path: either `f` runs
+    /// whole or the path is removed, never both halves.
+    pub fn finish<R>(self, f: impl FnOnce() -> R) -> R {
+        let mut list = unfinished_lock();
+        let r = f();
+        forget_unfinished(&mut list, &self.path);
+        drop(list);
+        std::mem::forget(self);
+        r
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        forget_unfinished(&mut unfinished_lock(), &self.path);
+    }
+}
+
+/// Registers `path` (a file or a directory this process is writing) to be
+/// removed by [`remove_unfinished`] until the returned guard is dropped or
+/// [`finished`](Unfinished::finish).
+pub fn unfinished(path: impl Into<PathBuf>) -> Unfinished {
+    let path = path.into();
+    unfinished_lock().push(path.clone());
+    Unfinished { path }
+}
+
+/// Removes every unfinished stage directory and temporary file of this
+/// process and returns how many there were. For a process about to exit
+/// (on a signal): the registry stays locked, so no commit can happen
+/// after this, and writers that go on meanwhile cannot recreate a stage
+/// (each directory is renamed away before it is deleted, and files are
+/// only ever created inside an existing stage).
+pub fn remove_unfinished() -> usize {
+    let list = unfinished_lock();
+    for (i, path) in list.iter().enumerate() {
+        let mut gone = path.as_os_str().to_owned();
+        gone.push(format!("-gone{i}"));
+        let gone = PathBuf::from(gone);
+        let target = if fs::rename(path, &gone).is_ok() {
+            gone
+        } else {
+            path.clone()
+        };
+        match fs::symlink_metadata(&target) {
+            Ok(m) if m.is_dir() => {
+                // Writers still running may add files until the exit.
+                for _ in 0..20 {
+                    if fs::remove_dir_all(&target).is_ok() || !target.exists() {
+                        break;
+                    }
+                }
+            }
+            Ok(_) => {
+                let _ = fs::remove_file(&target);
+            }
+            Err(_) => {}
+        }
+    }
+    let n = list.len();
+    std::mem::forget(list);
+    n
+}
+
+/// Creates the directories of `rel` under `root`, which must exist (a
+/// removed stage is never recreated).
+fn create_dirs_under(root: &Path, rel: &Path) -> io::Result<()> {
+    let mut d = root.to_path_buf();
+    for c in rel.components() {
+        d.push(c);
+        match fs::create_dir(&d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
 
 fn check_name(name: &str) -> io::Result<&Path> {
     let p = Path::new(name);
@@ -158,6 +266,7 @@ pub struct StagedOutDir {
     target: PathBuf,
     stage: PathBuf,
     committed: bool,
+    unfinished: Option<Unfinished>,
 }
 
 /// An error that names its path (one line, for the user).
@@ -233,6 +342,29 @@ pub fn clean_dead_stages(parent: &Path, name: &str) {
             continue;
         }
         let _ = fs::remove_dir_all(&path);
+    }
+}
+
+/// [`clean_dead_stages`] for every name in `parent` (a folder of many
+/// run directories, such as a sweep's `runs/`).
+pub fn clean_all_dead_stages(parent: &Path) {
+    let Ok(rd) = fs::read_dir(parent) else {
+        return;
+    };
+    let mut names: Vec<String> = rd
+        .flatten()
+        .filter_map(|e| {
+            let entry = e.file_name().to_string_lossy().into_owned();
+            let rest = entry.strip_prefix('.')?;
+            let i = rest.rfind(".stage-").or_else(|| rest.rfind(".old-"))?;
+            Some(rest[..i].to_string())
+        })
+        .filter(|n| !n.is_empty())
+        .collect();
+    names.sort();
+    names.dedup();
+    for n in names {
+        clean_dead_stages(parent, &n);
     }
 }
 
@@ -313,12 +445,14 @@ impl StagedOutDir {
         loop {
             let n = STAGE_SEQ.fetch_add(1, Ordering::Relaxed);
             let stage = parent.join(format!(".{name}.stage-{}-{n}", std::process::id()));
+            let guard = unfinished(&stage);
             match fs::create_dir(&stage) {
                 Ok(()) => {
                     return Ok(StagedOutDir {
                         target,
                         stage,
                         committed: false,
+                        unfinished: Some(guard),
                     })
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -355,11 +489,14 @@ impl StagedOutDir {
 
     /// Creates (truncates) `name` in the stage.
     pub fn create_file(&self, name: &str) -> io::Result<BufWriter<File>> {
-        let path = self.stage.join(check_name(name)?);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent)?;
+        let rel = check_name(name)?;
+        if let Some(parent) = rel.parent() {
+            create_dirs_under(&self.stage, parent)?;
         }
-        Ok(BufWriter::with_capacity(1 << 16, File::create(path)?))
+        Ok(BufWriter::with_capacity(
+            1 << 16,
+            File::create(self.stage.join(rel))?,
+        ))
     }
 
     /// Stages `name` with `bytes`.
@@ -404,6 +541,21 @@ impl StagedOutDir {
             }
         }
         let (parent, name) = split_target(&self.target)?;
+        // Under the lock of the unfinished paths: a signal's clean-up
+        // waits for the renames, or they never start.
+        match self.unfinished.take() {
+            Some(g) => g.finish(|| self.place(&parent, &name))?,
+            None => self.place(&parent, &name)?,
+        }
+        self.committed = true;
+        if let Ok(d) = File::open(&parent) {
+            let _ = d.sync_all();
+        }
+        Ok(files)
+    }
+
+    /// The renames of [`commit`](Self::commit): the stage becomes the target.
+    fn place(&mut self, parent: &Path, name: &str) -> io::Result<()> {
         match fs::symlink_metadata(&self.target) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 fs::rename(&self.stage, &self.target)
@@ -436,11 +588,7 @@ impl StagedOutDir {
                 }
             }
         }
-        self.committed = true;
-        if let Ok(d) = File::open(&parent) {
-            let _ = d.sync_all();
-        }
-        Ok(files)
+        Ok(())
     }
 }
 
@@ -456,12 +604,13 @@ impl StageAppender {
     /// of files can be appended to without holding descriptors. No fsync:
     /// the commit syncs the stage once.
     pub fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        let path = self.stage.join(check_name(name)?);
+        let rel = check_name(name)?;
+        let path = self.stage.join(rel);
         let open = || fs::OpenOptions::new().append(true).create(true).open(&path);
         let mut f = match open() {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if let Some(parent) = path.parent() {
-                    fs::create_dir_all(parent)?;
+                if let Some(parent) = rel.parent() {
+                    create_dirs_under(&self.stage, parent)?;
                 }
                 open()?
             }
@@ -531,11 +680,12 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         }
     }
     let tmp = parent.join(format!("{prefix}{}", std::process::id()));
+    let guard = unfinished(&tmp);
     let res = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        fs::rename(&tmp, path)
+        guard.finish(|| fs::rename(&tmp, path))
     })();
     if let Err(e) = res {
         let _ = fs::remove_file(&tmp);

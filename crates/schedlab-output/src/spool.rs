@@ -100,11 +100,16 @@ impl Spool {
     }
 }
 
+/// Every byte spooled is charged to the run's output limit
+/// ([`crate::limit`]); past it, writes fail.
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.out.write(buf)
+        crate::limit::charge(buf.len())?;
+        self.out.write_all(buf)?;
+        Ok(buf.len())
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        crate::limit::charge(buf.len())?;
         self.out.write_all(buf)
     }
     fn flush(&mut self) -> io::Result<()> {

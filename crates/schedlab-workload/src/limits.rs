@@ -98,6 +98,10 @@ pub fn set_max_tasks(n: u64) {
     MAX_TASKS.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Most phases one rt-app task may have (phases are not threads, so
+/// `--max-tasks` does not count them).
+pub const MAX_PHASES: u64 = 100_000;
+
 /// The hint appended to a refusal for too many tasks.
 pub fn max_tasks_hint() -> &'static str {
     "--max-tasks raises the limit"
@@ -117,17 +121,50 @@ pub const MAX_DURATION_NS: u64 = MAX_DURATION_S * 1_000_000_000;
 pub const DEFAULT_MAX_DURATION_S: u64 = 24 * 3600;
 
 static MAX_DURATION: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_DURATION_S);
+    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_DURATION_S * 1_000_000_000);
 
-/// Longest run accepted now, seconds: [`DEFAULT_MAX_DURATION_S`] unless
-/// the program changed it with [`set_max_duration_s`] (`--max-duration`).
-pub fn max_duration_s() -> u64 {
+/// Longest run accepted now, ns: [`DEFAULT_MAX_DURATION_S`] unless the
+/// program changed it with [`set_max_duration_ns`] (`--max-duration`,
+/// kept to the nanosecond: `--max-duration 1500ms` refuses 2 s).
+pub fn max_duration_ns() -> u64 {
     MAX_DURATION.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Sets [`max_duration_s`] for the process (capped at [`MAX_DURATION_S`]).
+/// [`max_duration_ns`] in whole seconds, rounded down (what a duration
+/// in whole seconds, such as `global.duration`, may reach).
+pub fn max_duration_s() -> u64 {
+    max_duration_ns() / 1_000_000_000
+}
+
+/// Sets [`max_duration_ns`] for the process (capped at [`MAX_DURATION_NS`]).
+pub fn set_max_duration_ns(ns: u64) {
+    MAX_DURATION.store(
+        ns.min(MAX_DURATION_NS),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// Sets the limit in whole seconds ([`set_max_duration_ns`]).
 pub fn set_max_duration_s(s: u64) {
-    MAX_DURATION.store(s.min(MAX_DURATION_S), std::sync::atomic::Ordering::Relaxed);
+    set_max_duration_ns(s.min(MAX_DURATION_S) * 1_000_000_000);
+}
+
+/// A duration limit for messages: `86400 s (1 day)`, `1.5 s`, `0.25 s`
+/// (days only from one day up).
+pub fn duration_limit_text(ns: u64) -> String {
+    let s = if ns % 1_000_000_000 == 0 {
+        format!("{} s", ns / 1_000_000_000)
+    } else {
+        let t = format!("{:.9}", ns as f64 / 1e9);
+        format!("{} s", t.trim_end_matches('0'))
+    };
+    const DAY: u64 = 86_400 * 1_000_000_000;
+    match ns {
+        DAY => format!("{s} (1 day)"),
+        n if n > DAY && n % DAY == 0 => format!("{s} ({} days)", n / DAY),
+        n if n > DAY => format!("{s} ({:.2} days)", n as f64 / DAY as f64),
+        _ => s,
+    }
 }
 
 /// The default limit on the CPUs of a machine (`--max-cpus` raises it up

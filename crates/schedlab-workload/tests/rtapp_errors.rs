@@ -659,11 +659,16 @@ fn well_formed_sync_loads_and_a_lost_suspend_only_warns() {
         r#""lock": "m", "wait": { "ref": "c", "mutex": "m" }, "unlock": "m", "sem_wait": "s", "resume": "nobody", "suspend": "", "run": 5"#,
     );
     let loaded = load_rtapp("w.json", &text, 4).expect("loads");
+    // The resume of a thread that does not exist only warns too.
     assert_eq!(
         loaded.warnings[0],
+        "w.json:4:90: warning: key \"resume\": no thread is named \"nobody\", so this resume wakes nobody (rt-app loses such a wake-up too)"
+    );
+    assert_eq!(
+        loaded.warnings[1],
         "w.json:4:110: warning: key \"suspend\": no task resumes \"t\", so this suspend never returns (rt-app hangs here too)"
     );
-    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+    assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
 }
 
 /// The old workgen's bare `"suspend",` (video-*.json) is a suspend of the

@@ -504,3 +504,38 @@ fn deadline_admission_control_refuses_too_much_bandwidth() {
     };
     check(&case).unwrap();
 }
+
+/// Phases are not threads: one task of 1 000 phases runs under
+/// `--max-tasks 500`.
+#[test]
+fn phases_are_not_counted_as_tasks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let phases: Vec<String> = (0..1000)
+        .map(|i| format!("\"p{i}\": {{\"run\": 10}}"))
+        .collect();
+    let text = format!(
+        "{{\"tasks\": {{\"t\": {{\"loop\": 1, \"phases\": {{{}}}}}}}, \"global\": {{\"calibration\": 100}}}}",
+        phases.join(", ")
+    );
+    std::fs::write(tmp.path().join("p.json"), text).unwrap();
+    let o = schedlab_in(tmp.path(), ["run", "p.json", "--max-tasks", "500", "-q"]);
+    assert!(o.status.success(), "{}", describe(&o));
+}
+
+/// A resume of a thread that does not exist runs (rt-app loses such a
+/// wake-up too) with one warning line naming the place and the name.
+#[test]
+fn resume_of_an_unknown_thread_is_one_warning_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = r#"{"tasks": {"t": {"loop": 3, "run": 100, "resume": "nobody", "sleep": 100}}, "global": {"calibration": 100}}"#;
+    std::fs::write(tmp.path().join("r.json"), text).unwrap();
+    let o = schedlab_in(tmp.path(), ["run", "r.json"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("schedlab: r.json:1:")
+            && err.contains("warning: key \"resume\": no thread is named \"nobody\""),
+        "{err}"
+    );
+}

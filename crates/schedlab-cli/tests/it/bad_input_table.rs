@@ -290,7 +290,7 @@ fn cases() -> Vec<Case> {
         run("--duration below 1 ns", "ok.json", &["--duration", "0.0000000001s"], &["--duration"]),
         run("--hz 0", "ok.json", &["--hz", "0"], &["--hz"]),
         // --- limit flags (issue 18 item 4: each limit with a flag to raise it)
-        run("--duration over the default day", "ok.json", &["--duration", "86401"], &["--duration", "86400 s limit", "--max-duration"]),
+        run("--duration over the default day", "ok.json", &["--duration", "86401"], &["--duration", "86400 s (1 day) limit", "--max-duration"]),
         run("--duration over --max-duration", "ok.json", &["--duration", "11s", "--max-duration", "10s"], &["--duration", "10 s limit", "--max-duration"]),
         run("--max-duration past 365 days", "ok.json", &["--max-duration", "31536001s"], &["--max-duration", "365 days"]),
         run("--max-duration 0", "ok.json", &["--max-duration", "0"], &["--max-duration", "greater than zero"]),
@@ -420,7 +420,45 @@ fn cases() -> Vec<Case> {
             want: s(&["--json", "no/such"]),
             within: Duration::from_secs(5),
         },
+        // --- inputs once silently accepted
+        run("--noise machine on a preset without noise", "ok.json", &["--noise", "machine", "--machine", "a7-octa"], &["--noise machine", "a7-octa has no measured noise"]),
+        run("--max-duration kept to the ns", "ok.json", &["--max-duration", "1500ms", "--duration", "2s"], &["--duration", "1.5 s limit", "--max-duration"]),
+        run("--duration just over a whole-second --max-duration", "ok.json", &["--max-duration", "2s", "--duration", "2001ms"], &["--duration", "2 s limit"]),
+        Case {
+            kind: "compare seeds that wrap".into(),
+            files: vec![("ok.json".into(), OK.as_bytes().to_vec())],
+            args: s(&["compare", "ok.json", "--seed", "18446744073709551614", "--runs", "5", "--new", "NO_PLACE_LAG"]),
+            want: s(&["--seed", "--runs 5", "largest seed"]),
+            within: Duration::from_secs(5),
+        },
     ];
+    // 5 000 configured task groups (100 000 once took 49 s and 818 MB).
+    let mut groups = String::from("{\"tasks\": {\"t\": {\"run\": 100, \"loop\": 3}},\n \"global\": {\"calibration\": 100},\n \"taskgroups\": {");
+    for i in 0..5000 {
+        if i > 0 {
+            groups.push(',');
+        }
+        groups.push_str(&format!("\"/g{i}\": {{\"cpu.weight\": 100}}"));
+    }
+    groups.push_str("}}\n");
+    v.push(json(
+        "5000 configured taskgroups",
+        &groups,
+        "{\"/g0\"",
+        &["key \"taskgroups\"", "5000 configured task groups", "4096"],
+    ));
+    // A replayed trace with more tasks than --max-tasks.
+    let trace = "# tracer: nop\n#\n\
+        <idle>-0 [000] d..2. 1000.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=10 next_prio=120\n\
+        a-10 [000] d..2. 1000.001000: sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=b next_pid=11 next_prio=120\n\
+        b-11 [000] d..2. 1000.002000: sched_switch: prev_comm=b prev_pid=11 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
+    v.push(Case {
+        kind: "replay over --max-tasks".into(),
+        files: vec![("t.txt".into(), trace.as_bytes().to_vec())],
+        args: s(&["replay", "t.txt", "--max-tasks", "1", "--out", "out"]),
+        want: s(&["t.txt", "the trace has 2 tasks, more than 1", "--max-tasks"]),
+        within: Duration::from_secs(5),
+    });
     // why: 1e6 distinct tasks took 3.7 GB and 7.6 s before the refusal.
     let mut big = String::from("{\"tasks\": {\n");
     for i in 0..1_000_000 {

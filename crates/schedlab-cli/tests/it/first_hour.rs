@@ -12,19 +12,22 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// An argument error: exit 2, exactly two lines on stderr (`schedlab:
-/// error: ...` and `schedlab: hint: ...`), nothing on stdout. Returns the
-/// two lines.
+/// An argument error: exit 2, exactly one line on stderr (`schedlab:
+/// error: MESSAGE; HINT`), nothing on stdout. Returns the message and the
+/// hint.
 fn assert_arg_error(args: &[&str]) -> (String, String) {
     let out = schedlab(args);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
     assert!(out.stdout.is_empty(), "{args:?}: stdout {}", describe(&out));
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 2, "{args:?}: stderr is not two lines:\n{err}");
+    assert_eq!(lines.len(), 1, "{args:?}: stderr is not one line:\n{err}");
     assert!(lines[0].starts_with("schedlab: error: "), "{err}");
-    assert!(lines[1].starts_with("schedlab: hint: "), "{err}");
-    (lines[0].to_string(), lines[1].to_string())
+    let (msg, hint) = lines[0]
+        .split_once("; ")
+        .unwrap_or_else(|| panic!("{args:?}: no hint folded in: {err}"));
+    assert!(!hint.is_empty(), "{err}");
+    (msg.to_string(), hint.to_string())
 }
 
 /// A user error: exit 2, one line on stderr. Returns it.
@@ -267,7 +270,7 @@ fn compare_help_says_generator_specs_work() {
 // ------------------------------------------------------- 4. error lines
 
 #[test]
-fn clap_errors_are_one_error_line_and_one_hint() {
+fn clap_errors_are_one_line_with_the_hint_folded_in() {
     let (e, h) = assert_arg_error(&["run", "x.json", "--seeed", "3"]);
     assert!(e.contains("'--seeed'"), "{e}");
     assert!(h.contains("--seed"), "{h}");
@@ -280,6 +283,9 @@ fn clap_errors_are_one_error_line_and_one_hint() {
     assert_arg_error(&[]);
     assert_arg_error(&["compare", "x.json"]);
     assert_arg_error(&["run", "x.json", "--seed", "minus-one"]);
+    // A negative duration is the duration's error, not clap's.
+    let e = assert_user_error(&["run", "hackbench:groups=1", "--duration", "-1s"]);
+    assert!(e.contains("--duration: -1s is negative"), "{e}");
 }
 
 #[test]

@@ -212,3 +212,218 @@ fn force_replaces_the_directory_whole_and_refuses_without_it() {
         }
     }
 }
+
+/// A small xorshift: the "random" kill times, the same on every run of the
+/// test.
+struct Draw(u64);
+impl Draw {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Every hidden entry beside the outputs (stages, temporaries).
+fn hidden(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') || n.contains(".tmp") || n.contains("-gone"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Checks a run stopped by `sig`: the conventional status (128 + the
+/// signal's number) and one line, or the run ended first (status 0), or
+/// the signal came before the handler was in place (killed by it).
+fn check_stopped(o: &std::process::Output, sig: i32, sig_name: &str, when: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    let err = String::from_utf8_lossy(&o.stderr);
+    match o.status.code() {
+        Some(0) => {}
+        Some(c) => {
+            assert_eq!(c, 128 + sig, "{sig_name} at {when}: {}", describe(o));
+            assert_eq!(err.lines().count(), 1, "{sig_name} at {when}: {err}");
+            assert!(
+                err.starts_with(&format!("schedlab: stopped by {sig_name}")),
+                "{err}"
+            );
+        }
+        None => assert_eq!(o.status.signal(), Some(sig), "{}", describe(o)),
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP at random points of `schedlab run --out D`
+/// (reading, simulating, streaming thousands of log files, committing):
+/// the stage is gone at once (no later run needed), the status is 130,
+/// 143 or 129 with one line, and D is absent or the whole run.
+#[test]
+fn signals_remove_the_stage_and_exit_with_the_conventional_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let t0 = Instant::now();
+    let mut args = vec!["run"];
+    args.extend(NEW);
+    args.extend(["--out", "NEWREF", "-q"]);
+    let o = schedlab_in(p, &args);
+    assert!(o.status.success(), "{}", describe(&o));
+    let full = t0.elapsed();
+    let new = tree(&p.join("NEWREF"));
+    let mut draw = Draw(0x5eed_1234_abcd_0042);
+    let mut outcomes = BTreeMap::new();
+    for (sig, sig_name) in [
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+    ] {
+        for _ in 0..6 {
+            let frac = 1.2 * draw.unit();
+            let when = format!("{frac:.2} x {full:?}");
+            let d = p.join("D");
+            let _ = std::fs::remove_dir_all(&d);
+            let mut args = vec!["run"];
+            args.extend(NEW);
+            args.extend(["--out", "D", "-q"]);
+            let child = Command::new(BIN)
+                .current_dir(p)
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(full.mul_f64(frac));
+            // SAFETY: the child is ours and not yet reaped.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, sig);
+            }
+            let o = child.wait_with_output().unwrap();
+            check_stopped(&o, sig, sig_name, &when);
+            assert_eq!(hidden(p), Vec::<String>::new(), "{sig_name} at {when}");
+            let state = if !d.exists() {
+                "absent"
+            } else {
+                assert!(
+                    tree(&d) == new,
+                    "{sig_name} at {when}: D is not the whole run"
+                );
+                "whole"
+            };
+            *outcomes
+                .entry(format!("{sig_name}:{:?}:{state}", o.status.code()))
+                .or_insert(0) += 1;
+        }
+    }
+    eprintln!("signal outcomes: {outcomes:?} (full run {full:?})");
+    for code in [130, 143, 129] {
+        assert!(
+            outcomes
+                .keys()
+                .any(|k| k.contains(&format!("Some({code})"))),
+            "no run stopped with {code}: {outcomes:?}"
+        );
+    }
+}
+
+/// The same for `schedlab sweep`: a signal at a random point leaves no
+/// stage or temporary file in the sweep folder or its runs/, and each run
+/// folder present is whole (it has its summary.json).
+#[test]
+fn signals_stop_a_sweep_without_leaving_stages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    std::fs::write(
+        p.join("s.toml"),
+        "machines = [\"vm-2cpu\"]\nworkloads = [\"oltp:workers=600,clients=0,cpu_us=2,io_us=1,think_us=1\"]\nseeds = 6\nduration = \"100ms\"\n",
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let o = schedlab_in(p, ["sweep", "s.toml", "-j", "2", "-q", "--out", "REF"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let full = t0.elapsed();
+    let mut draw = Draw(0x0dd_ba11_0042);
+    let mut codes = Vec::new();
+    for (sig, sig_name) in [
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+    ] {
+        for _ in 0..3 {
+            let frac = 0.1 + 0.8 * draw.unit();
+            let when = format!("{frac:.2} x {full:?}");
+            let _ = std::fs::remove_dir_all(p.join("S"));
+            let child = Command::new(BIN)
+                .current_dir(p)
+                .args(["sweep", "s.toml", "-j", "2", "-q", "--out", "S"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(full.mul_f64(frac));
+            // SAFETY: the child is ours and not yet reaped.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, sig);
+            }
+            let o = child.wait_with_output().unwrap();
+            check_stopped(&o, sig, sig_name, &when);
+            codes.push(o.status.code());
+            let root = p.join("S");
+            if !root.exists() {
+                continue;
+            }
+            assert_eq!(hidden(&root), Vec::<String>::new(), "{sig_name} at {when}");
+            let runs = root.join("runs");
+            if runs.exists() {
+                assert_eq!(hidden(&runs), Vec::<String>::new(), "{sig_name} at {when}");
+                for e in std::fs::read_dir(&runs).unwrap() {
+                    let e = e.unwrap();
+                    if e.file_type().unwrap().is_dir() {
+                        assert!(
+                            e.path().join("summary.json").is_file(),
+                            "{sig_name} at {when}: {} is not whole",
+                            e.path().display()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("sweep signal statuses: {codes:?} (full sweep {full:?})");
+    assert!(
+        codes.iter().any(|c| matches!(c, Some(129..=143))),
+        "{codes:?}"
+    );
+}
+
+/// A run removes the stages that dead processes left beside its DIR (the
+/// owner's pid is checked: a live process's stage stays), and a sweep does
+/// the same for every run folder in its runs/.
+#[test]
+fn stale_stages_of_dead_processes_are_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    std::fs::write(p.join("old.json"), OLD).unwrap();
+    // pid_max is at most 2^22: this pid is never alive.
+    let dead = 1u32 << 30;
+    let live = std::process::id();
+    std::fs::create_dir_all(p.join(format!(".D.stage-{dead}-0/sub"))).unwrap();
+    std::fs::write(p.join(format!(".D.stage-{dead}-0/sub/big.log")), "x").unwrap();
+    std::fs::create_dir_all(p.join(format!(".D.stage-{live}-3"))).unwrap();
+    let o = schedlab_in(p, ["run", "old.json", "--out", "D", "-q"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert_eq!(leftovers(p), [format!(".D.stage-{live}-3")]);
+    // A sweep: a dead stage of a point that is not run again goes too.
+    std::fs::write(
+        p.join("s.toml"),
+        "machines = [\"vm-2cpu\"]\nworkloads = [\"hackbench:groups=1,loops=10\"]\nseeds = 1\nduration = \"10ms\"\n",
+    )
+    .unwrap();
+    let runs = p.join("S/runs");
+    std::fs::create_dir_all(runs.join(format!(".gone-point.stage-{dead}-7/x"))).unwrap();
+    std::fs::create_dir_all(runs.join(format!(".mine.stage-{live}-1"))).unwrap();
+    let o = schedlab_in(p, ["sweep", "s.toml", "-q", "--out", "S"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert_eq!(hidden(&runs), [format!(".mine.stage-{live}-1")]);
+}

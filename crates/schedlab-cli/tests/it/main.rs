@@ -9,7 +9,8 @@
 //! | `shares` | CPU shares follow the nice/SCHED_IDLE weights (library level) |
 //! | `bad_input` | every user error: exit 2, one line, nothing written |
 //! | `bad_input_table` | issue 18's bad inputs across every reader (rt-app names, generators, flags, sysfs, report, --out) |
-//! | `kill_out` | `run --out D --force` killed at any point leaves D old or new, whole; stages cleaned |
+//! | `kill_out` | `run --out D --force` killed at any point leaves D old or new, whole; stages cleaned; SIGINT/SIGTERM/SIGHUP remove the stage at once (run and sweep) |
+//! | `output_limit` | `--max-output` counts the bytes really written (logs, traces): zero-time loops and traces stop at it, nothing written |
 //! | `cgroup_input` | task groups: `taskgroup(s)`, hackbench `cgroup=`, `--cgroup`; bad values refused |
 //! | `corpus` | the project's own rt-app corpus (`examples/rt-app/`) runs under `--check` |
 //! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
@@ -48,6 +49,7 @@ mod machine_file;
 mod markers;
 mod memrun;
 mod oltp_memory;
+mod output_limit;
 mod phase_slice;
 mod proptest_check;
 mod replay_cli;

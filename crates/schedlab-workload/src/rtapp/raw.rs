@@ -326,6 +326,10 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
 /// Most distinct `taskgroup` values rt-app accepts in one file.
 pub const MAX_TASKGROUPS: usize = 32;
 
+/// Most groups the `taskgroups` object may configure (each becomes a task
+/// group of the model and a `cgroup/` folder of the output).
+pub const MAX_CONFIGURED_TASKGROUPS: usize = 4096;
+
 /// rt-app refuses more than [`MAX_TASKGROUPS`] distinct `taskgroup` values
 /// (templates count: rt-app parses them). Groups only named under
 /// `taskgroups` do not count: rt-app never sees them.
@@ -355,6 +359,17 @@ fn check_taskgroup_count(cx: &Cx, tasks: &[RawTask]) -> Result<(), WorkloadError
 /// are ints or strings, written as to cgroupfs ([`crate::cgroup`]).
 fn read_taskgroups(cx: &mut Cx, v: &Value) -> Result<Vec<GroupSpec>, WorkloadError> {
     let obj = cx.object("taskgroups", v)?;
+    if obj.len() > MAX_CONFIGURED_TASKGROUPS {
+        let msg = format!(
+            "{} configured task groups is more than {MAX_CONFIGURED_TASKGROUPS}",
+            obj.len()
+        );
+        return Err(cx.err(
+            v.pos,
+            ErrorKind::Invalid,
+            format!("key \"taskgroups\": {msg}"),
+        ));
+    }
     let mut out = Vec::new();
     for g in collapse(cx, obj, |_| false) {
         let path = g.key.as_str();
@@ -406,15 +421,16 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
             "duration" => {
                 let d = cx.int(k, v)?;
                 // One simulated day unless --max-duration raised it.
-                let max = crate::limits::max_duration_s() as i64;
-                if d > max {
-                    let hint = if max < MAX_DURATION_S {
+                let max_ns = crate::limits::max_duration_ns();
+                if d > 0 && (d as u64).saturating_mul(1_000_000_000) > max_ns {
+                    let hint = if max_ns < crate::limits::MAX_DURATION_NS {
                         format!(" (--max-duration raises the limit, up to {MAX_DURATION_S} s)")
                     } else {
                         String::new()
                     };
+                    let max = crate::limits::duration_limit_text(max_ns);
                     let msg = format!(
-                        "duration {d} s is more than the {max} s the simulator accepts{hint}"
+                        "duration {d} s is more than the {max} the simulator accepts{hint}"
                     );
                     return Err(cx.err(v.pos, ErrorKind::Invalid, format!("key \"{k}\": {msg}")));
                 }
@@ -577,15 +593,12 @@ fn read_task(cx: &mut Cx, m: &Member) -> Result<RawTask, WorkloadError> {
             "delay" => task.delay_us = cx.int_in(k, v, 0, MAX_US)? as u64,
             "phases" => {
                 let obj = cx.object(k, v)?;
-                // Too many tasks are refused before any is read.
-                let max = crate::limits::max_tasks();
+                // Too many phases are refused before any is read (phases
+                // are not threads: --max-tasks does not count them).
+                let max = crate::limits::MAX_PHASES;
                 if obj.len() as u64 > max {
-                    let msg = format!(
-                        "{} tasks is more than {max} ({})",
-                        obj.len(),
-                        crate::limits::max_tasks_hint()
-                    );
-                    return Err(cx.key_err(m.key_pos, "tasks", ErrorKind::Invalid, &msg));
+                    let msg = format!("{} phases in one task is more than {max}", obj.len());
+                    return Err(cx.key_err(x.key_pos, "phases", ErrorKind::Invalid, &msg));
                 }
                 let list = collapse(cx, obj, |_| false);
                 if list.is_empty() {

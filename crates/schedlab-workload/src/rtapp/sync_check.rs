@@ -56,6 +56,7 @@ pub fn check(cx: &mut Cx, tasks: &[RawTask]) -> Result<(), WorkloadError> {
             }
         }
     }
+    let names: HashSet<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
     let fail =
         |pos: Pos, key: &str, msg: String| Err(cx.key_err(pos, key, ErrorKind::Invalid, &msg));
     for t in tasks {
@@ -93,6 +94,10 @@ pub fn check(cx: &mut Cx, tasks: &[RawTask]) -> Result<(), WorkloadError> {
                             "no task posts semaphore \"{s}\": this wait would never return"
                         );
                         return fail(pos, key, msg);
+                    }
+                    RawEvent::Resume(n) if !names.contains(n.as_str()) => {
+                        let msg = format!("key \"{key}\": no thread is named \"{n}\", so this resume wakes nobody (rt-app loses such a wake-up too)");
+                        warnings.push((pos, msg));
                     }
                     RawEvent::Suspend if !resumed.contains(t.name.as_str()) => {
                         let msg = format!("key \"{key}\": no task resumes \"{}\", so this suspend never returns (rt-app hangs here too)", t.name);
