@@ -256,21 +256,16 @@ pub fn update_curr(
         return CurrUpdate::default();
     };
     let consumed = update_deadline(se, p);
-    if cfs.nr_queued <= 1 {
-        return CurrUpdate {
-            delta_exec: delta,
-            resched: false,
-        };
-    }
     let protected_over = se.vruntime >= se.vprot;
-    let resched = consumed
-        || match p.curr_resched {
-            CurrResched::Consumed => false,
-            CurrResched::PreemptShort => {
-                p.preempt_short && protected_over && !entity_eligible(cfs, ents, c)
-            }
-            CurrResched::Unprotected => protected_over,
-        };
+    let resched = cfs.nr_queued > 1
+        && (consumed
+            || match p.curr_resched {
+                CurrResched::Consumed => false,
+                CurrResched::PreemptShort => {
+                    p.preempt_short && protected_over && !entity_eligible(cfs, ents, c)
+                }
+                CurrResched::Unprotected => protected_over,
+            });
     CurrUpdate {
         delta_exec: delta,
         resched,
