@@ -415,7 +415,7 @@ def fmt_num(x):
     return "%.3g" % x
 
 
-def render(cases, verdicts, steady, seeds, wall, cmdline, excluded):
+def render(cases, verdicts, steadiness, seeds, wall, cmdline, excluded):
     lines = []
     w = lines.append
     n = len(cases)
@@ -503,7 +503,7 @@ def render(cases, verdicts, steady, seeds, wall, cmdline, excluded):
     w("| case | L | 2L | throughput: steady / whole | cs/s: steady / whole | migrations/s: steady / whole |")
     w("|---|---|---|---|---|---|")
     for c in cases:
-        s = steady.get(c["id"])
+        s = steadiness.get(c["id"])
         if not s:
             w("| %s | `%s` | (no length parameter to double: whole runs) | | | |" % (c["id"], c["workload"]["spec"]))
             continue
