@@ -123,8 +123,8 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         since: "6.18",
-        what: "update_curr reschedules any curr past its protected window, eligible or not, whatever PREEMPT_SHORT says (6.17)",
-        source: "Vincent Guittot, \"sched/fair: Fix NO_RUN_TO_PARITY case\" and the series' final protect_slice form (merged for 6.17)",
+        what: "curr's protected window becomes the queue's shortest slice under RUN_TO_PARITY and the normalised base slice without it, and a non-preempting PREEMPT_SHORT wakeup shrinks it (before: the whole request, kept by the pick only under RUN_TO_PARITY); update_curr reschedules any curr past its window, eligible or not, whatever PREEMPT_SHORT says (6.17)",
+        source: "Vincent Guittot, \"sched/fair: Limit run to parity to the min slice of enqueued entities\", \"sched/fair: Fix NO_RUN_TO_PARITY case\" and the series' final protect_slice form (merged for 6.17)",
     },
     Change {
         since: "6.18",

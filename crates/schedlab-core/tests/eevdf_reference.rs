@@ -25,6 +25,10 @@ use schedlab_core::rq::{CfsRq, SchedEntity};
 const N: usize = 6;
 
 fn params(delay_dequeue: bool, run_to_parity: bool) -> EevdfParams {
+    params_of(delay_dequeue, run_to_parity, ProtectRule::MinSlice)
+}
+
+fn params_of(delay_dequeue: bool, run_to_parity: bool, protect: ProtectRule) -> EevdfParams {
     EevdfParams {
         base_slice_ns: 3_000_000,
         base_slice_normalized_ns: 700_000,
@@ -36,6 +40,7 @@ fn params(delay_dequeue: bool, run_to_parity: bool) -> EevdfParams {
         delay_dequeue,
         delay_zero: true,
         curr_resched: CurrResched::Unprotected,
+        protect,
     }
 }
 
@@ -160,8 +165,13 @@ fn check(cfs: &CfsRq, ents: &[SchedEntity], protect: bool) -> Result<(), TestCas
     Ok(())
 }
 
-fn run_ops(ops: &[Op], delay_dequeue: bool, run_to_parity: bool) -> Result<(), TestCaseError> {
-    let p = params(delay_dequeue, run_to_parity);
+fn run_ops(
+    ops: &[Op],
+    delay_dequeue: bool,
+    run_to_parity: bool,
+    protect: ProtectRule,
+) -> Result<(), TestCaseError> {
+    let p = params_of(delay_dequeue, run_to_parity, protect);
     let mut ents: Vec<SchedEntity> = (0..N)
         .map(|i| SchedEntity {
             weight: WEIGHTS[(i * 3) % WEIGHTS.len()],
@@ -237,8 +247,10 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..120),
         delay_dequeue in any::<bool>(),
         run_to_parity in any::<bool>(),
+        until_deadline in any::<bool>(),
     ) {
-        run_ops(&ops, delay_dequeue, run_to_parity)?;
+        let rule = if until_deadline { ProtectRule::UntilDeadline } else { ProtectRule::MinSlice };
+        run_ops(&ops, delay_dequeue, run_to_parity, rule)?;
     }
 }
 

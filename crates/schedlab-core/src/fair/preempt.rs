@@ -15,6 +15,8 @@
 //! 6.17/6.18 kernel's `check_preempt_wakeup_fair` has neither: after the
 //! idle and policy rules it goes straight to the pick test, and shrinks
 //! curr's protection only when PREEMPT_SHORT applied (`rework_6_19` off).
+//! 6.6-6.16 never shrink it, and their pick honours it only under
+//! RUN_TO_PARITY (`ProtectRule::UntilDeadline`: `pick_protects`, `shrink`).
 //!
 //! CFS (`FAIR_CLASS=cfs`, ≤6.5): [`wakeup_preempt_cfs`] is the decision of
 //! `check_preempt_wakeup` after `find_matching_se`: the idle-entity rule
@@ -59,6 +61,11 @@ pub struct WakeupCtx {
     pub preempt_short: bool,
     /// RUN_TO_PARITY.
     pub run_to_parity: bool,
+    /// The pick honours curr's protected window (`EevdfParams::pick_protects`).
+    pub pick_protects: bool,
+    /// A wakeup that did not preempt may shrink curr's window
+    /// (`ProtectRule::MinSlice`, 6.17 on; before, nothing shrinks it).
+    pub shrink: bool,
     /// The 6.19 rework (module docs): an ineligible waker in task context
     /// is rescheduled (step 8), and RUN_TO_PARITY shrinks curr's
     /// protection after every wakeup that did not preempt; without it
@@ -105,12 +112,12 @@ pub fn wakeup_preempt_fair(
         }
     }
     // 10. Preempt iff the wakee is what the pick would choose now.
-    if pick_eevdf(cfs, ents, !short) == Some(pse) {
+    if pick_eevdf(cfs, ents, !short && ctx.pick_protects) == Some(pse) {
         return PreemptDecision::Preempt {
             cancel_protect: short,
         };
     }
-    if ctx.run_to_parity && (ctx.rework_6_19 || short) {
+    if ctx.shrink && ctx.run_to_parity && (ctx.rework_6_19 || short) {
         PreemptDecision::ShrinkProtect
     } else {
         PreemptDecision::None
@@ -196,6 +203,8 @@ mod tests {
             in_task: false,
             preempt_short: true,
             run_to_parity: true,
+            pick_protects: true,
+            shrink: true,
             rework_6_19: true,
         }
     }
@@ -336,6 +345,47 @@ mod tests {
         };
         assert_eq!(
             wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &old),
+            PreemptDecision::None
+        );
+    }
+
+    #[test]
+    fn before_6_17_only_run_to_parity_protects_and_nothing_shrinks() {
+        // 6.6-6.16 (ProtectRule::UntilDeadline): both at v = 0 (eligible),
+        // the wakee's deadline (1 ms) earlier than curr's (3 ms). With
+        // RUN_TO_PARITY curr keeps the CPU inside its window and the window
+        // stays as it is; without it nothing protects curr and the pick
+        // takes the earlier deadline: the wakee preempts.
+        let (cfs, e) = setup(false, false, 0, 1_000_000);
+        let rtp = WakeupCtx {
+            preempt_short: false,
+            shrink: false,
+            rework_6_19: false,
+            ..ctx()
+        };
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &rtp),
+            PreemptDecision::None
+        );
+        let no_rtp = WakeupCtx {
+            run_to_parity: false,
+            pick_protects: false,
+            ..rtp
+        };
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &no_rtp),
+            PreemptDecision::Preempt {
+                cancel_protect: false
+            }
+        );
+        // 6.17 on, NO_RUN_TO_PARITY still protects (a base-slice window).
+        let no_rtp_617 = WakeupCtx {
+            pick_protects: true,
+            shrink: true,
+            ..no_rtp
+        };
+        assert_eq!(
+            wakeup_preempt_fair(&cfs, &e, EntityId(0), EntityId(1), &no_rtp_617),
             PreemptDecision::None
         );
     }

@@ -76,6 +76,7 @@ impl<S: Sink> Sim<S> {
             delay_dequeue: cfg.features.delay_dequeue,
             delay_zero: cfg.features.delay_zero,
             curr_resched: crate::fair::eevdf::CurrResched::for_kernel(cfg.kernel),
+            protect: crate::fair::eevdf::ProtectRule::for_kernel(cfg.kernel),
         };
         let cfs_p = crate::fair::cfs::CfsParams {
             active: cfg.features.fair_class == crate::features::FairClass::Cfs,

@@ -51,6 +51,45 @@ pub struct EevdfParams {
     pub delay_zero: bool,
     /// When `update_curr` asks to reschedule besides a consumed request.
     pub curr_resched: CurrResched,
+    /// How curr's protected window is set, and whether the pick honours
+    /// it without RUN_TO_PARITY.
+    pub protect: ProtectRule,
+}
+
+impl EevdfParams {
+    /// Whether `pick_eevdf` keeps a curr inside its protected window: under
+    /// [`ProtectRule::UntilDeadline`] only with RUN_TO_PARITY; under
+    /// [`ProtectRule::MinSlice`] always (without RUN_TO_PARITY the window
+    /// is the normalised base slice).
+    pub fn pick_protects(&self) -> bool {
+        self.run_to_parity || self.protect == ProtectRule::MinSlice
+    }
+}
+
+/// curr's protected window (`vprot`) by release.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum ProtectRule {
+    /// 6.6-6.16: `set_next_entity` marks curr (its deadline stored as the
+    /// marker, `vlag == deadline`) and the pick keeps it, only under
+    /// RUN_TO_PARITY, while it is eligible and its deadline has not changed
+    /// since the pick: the window is the whole request. Without
+    /// RUN_TO_PARITY nothing protects curr. 6.12-6.16 cancel the mark on a
+    /// PREEMPT_SHORT preemption; nothing shrinks it.
+    UntilDeadline,
+    /// 6.17 on (Vincent Guittot's "sched/fair: Limit run to parity to the
+    /// min slice of enqueued entities" and "sched/fair: Fix NO_RUN_TO_PARITY
+    /// case"): the window is the queue's shortest slice with RUN_TO_PARITY,
+    /// the normalised base slice without it, and a wakeup can shrink it
+    /// (`update_protect_slice`).
+    #[default]
+    MinSlice,
+}
+
+impl ProtectRule {
+    /// The rule of a `--kernel` release.
+    pub fn for_kernel(kernel: &str) -> Self {
+        crate::kernels::by_release(kernel, &[((6, 17), Self::MinSlice)], Self::UntilDeadline)
+    }
 }
 
 /// When `update_curr` reschedules the running entity although its request
@@ -464,6 +503,11 @@ pub fn set_curr_slice(
 
 /// `set_protect_slice`: the window in which curr is not preempted by pick.
 fn set_protect_slice(cfs: &CfsRq, ents: &mut [SchedEntity], id: EntityId, p: &EevdfParams) {
+    if p.protect == ProtectRule::UntilDeadline {
+        let se = &mut ents[id.idx()];
+        se.vprot = se.deadline;
+        return;
+    }
     let own = ents[id.idx()].slice;
     let s = if p.run_to_parity {
         min_slice(cfs, ents).unwrap_or(own).min(own)

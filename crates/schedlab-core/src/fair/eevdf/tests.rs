@@ -14,6 +14,7 @@ const P: EevdfParams = EevdfParams {
     delay_dequeue: false,
     delay_zero: true,
     curr_resched: CurrResched::Unprotected,
+    protect: ProtectRule::MinSlice,
 };
 
 fn ent(w: u64, v: i64, d: i64) -> SchedEntity {
@@ -232,6 +233,49 @@ fn curr_resched_rule_by_release() {
     assert_eq!(CurrResched::for_kernel("6.15"), CurrResched::PreemptShort);
     assert_eq!(CurrResched::for_kernel("6.18"), CurrResched::Unprotected);
     assert_eq!(CurrResched::for_kernel("tip"), CurrResched::Unprotected);
+}
+
+#[test]
+fn protect_rule_by_release() {
+    assert_eq!(ProtectRule::for_kernel("6.6"), ProtectRule::UntilDeadline);
+    assert_eq!(ProtectRule::for_kernel("6.15"), ProtectRule::UntilDeadline);
+    assert_eq!(ProtectRule::for_kernel("6.18"), ProtectRule::MinSlice);
+    assert_eq!(ProtectRule::for_kernel("tip"), ProtectRule::MinSlice);
+    let old = EevdfParams {
+        protect: ProtectRule::UntilDeadline,
+        ..P
+    };
+    let off = |p: EevdfParams| EevdfParams {
+        run_to_parity: false,
+        ..p
+    };
+    assert!(old.pick_protects() && !off(old).pick_protects());
+    assert!(P.pick_protects() && off(P).pick_protects());
+}
+
+/// The window a pick opens, by release: curr (slice 3 ms, nice 0) beside
+/// an entity with a 1 ms slice. 6.17's RUN_TO_PARITY window is the
+/// shortest queued slice, 1 ms of virtual time; its NO_RUN_TO_PARITY
+/// window the normalised base slice, 0.7 ms; 6.6-6.16 mark the whole
+/// request, up to the deadline, whatever the feature says (the pick reads
+/// the mark only under RUN_TO_PARITY).
+#[test]
+fn set_next_entity_opens_the_release_s_window() {
+    let window = |p: EevdfParams| {
+        let mut e = vec![ent(1024, 0, 3_000_000), ent(1024, 0, 1_000_000)];
+        e[1].slice = 1_000_000;
+        let mut cfs = queue(&mut e);
+        set_next_entity(&mut cfs, &mut e, EntityId(0), 0, &p);
+        e[0].vprot
+    };
+    assert_eq!(window(P), 1_000_000);
+    assert_eq!(window(EevdfParams { run_to_parity: false, ..P }), 700_000);
+    let old = EevdfParams {
+        protect: ProtectRule::UntilDeadline,
+        ..P
+    };
+    assert_eq!(window(old), 3_000_000);
+    assert_eq!(window(EevdfParams { run_to_parity: false, ..old }), 3_000_000);
 }
 
 #[test]
