@@ -11,11 +11,13 @@ use clap::Args;
 use schedlab_core::observe::{DiscardRows, NullSink};
 use schedlab_core::Sim;
 use schedlab_output::compare::{
-    headline_metrics, render_json, render_posting_table, task_figures, task_metrics, TaskFigures,
+    headline_metrics, render_json, runtime_better, render_posting_table, task_figures, task_metrics, TaskFigures,
 };
 use schedlab_output::results::{Headline, RunResults};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// `schedlab compare` arguments: a run's (`schedlab run`'s, with `--seed`
 /// the first seed) plus the two feature sets and the number of runs.
@@ -53,6 +55,10 @@ pub struct CompareArgs {
     /// Also write the numbers as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Simultaneous runs (default: one per CPU). Each holds one
+    /// simulation in memory; the table is the same whatever the number.
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
 }
 
 /// One side of the comparison: its feature list (and the flag that gave
@@ -89,6 +95,23 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     let results = RunResults::collect(&sim, &res, &w);
     let tasks = task_figures(&results, a.per_task);
     Ok((results.headline, tasks))
+}
+
+/// A bar on stderr while the runs go, when stderr is a terminal.
+fn progress_bar(len: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} compare {pos}/{len} runs [{bar:40}] {elapsed_precise} (eta {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
 }
 
 /// `schedlab compare`.
@@ -143,21 +166,57 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         crate::preflight::out_file("--json", path)?;
     }
     let sides = [("base", &side_defs[0]), ("new", &side_defs[1])];
-    let mut figures: Vec<Vec<Headline>> = Vec::new();
-    let mut tasks: Vec<Vec<Vec<TaskFigures>>> = Vec::new();
-    for (_, side) in sides {
-        let (mut h, mut t) = (Vec::new(), Vec::new());
-        for i in 0..a.runs as u64 {
-            let (head, per_name) = one_run(a, side, a.sim.seed + i)?;
-            h.push(head);
-            t.push(per_name);
+    let jobs = a.jobs.unwrap_or_else(crate::sweep::default_jobs);
+    if jobs == 0 {
+        return Err(user("--jobs: at least 1"));
+    }
+    // Every (side, seed) run is independent: `jobs` threads take them in
+    // order, and the results are put back in that order, so the table does
+    // not depend on the number of jobs.
+    let work: Vec<(usize, u64)> = (0..sides.len())
+        .flat_map(|s| (0..a.runs as u64).map(move |i| (s, a.sim.seed + i)))
+        .collect();
+    type Outcome = Result<(Headline, Vec<TaskFigures>)>;
+    let slots: Vec<Mutex<Option<Outcome>>> = work.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let bar = progress_bar(work.len() as u64);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(work.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                // After a failure no new run starts: the first error (in
+                // run order) is reported, as a sequential compare would.
+                let Some(&(side, seed)) = work.get(i) else { break };
+                if failed.load(Ordering::SeqCst) {
+                    break;
+                }
+                let r = one_run(a, sides[side].1, seed);
+                if r.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                bar.inc(1);
+            });
         }
-        figures.push(h);
-        tasks.push(t);
+    });
+    bar.finish_and_clear();
+    let mut figures: Vec<Vec<Headline>> = vec![Vec::new(); sides.len()];
+    let mut tasks: Vec<Vec<Vec<TaskFigures>>> = vec![Vec::new(); sides.len()];
+    for (slot, &(side, _)) in slots.into_iter().zip(&work) {
+        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok((head, per_name))) => {
+                figures[side].push(head);
+                tasks[side].push(per_name);
+            }
+            Some(Err(e)) => return Err(e),
+            // Not run: an earlier or a concurrent run failed.
+            None => continue,
+        }
     }
     let name_refs: Vec<&str> = sides.iter().map(|(n, _)| *n).collect();
     let mut metrics = headline_metrics(&figures);
-    let (per_name, left_out) = task_metrics(&tasks, MAX_NAMES);
+    let (per_name, left_out) = task_metrics(&tasks, MAX_NAMES, runtime_better(&figures));
     metrics.extend(per_name);
     let title = format!(
         "{} on {} ({} runs per side)",

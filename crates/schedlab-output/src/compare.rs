@@ -374,7 +374,7 @@ pub struct Metric {
 /// | `wu_lat_mean_us` | us | lower | `wakeup_latency.mean` | some run has samples |
 /// | `wu_lat_max_us` | us | lower | `wakeup_latency.max` | some run has samples |
 /// | `wu_lat_samples` | n | higher | `wakeup_latency.n` | some run has samples |
-/// | `runtime_ms` | ms | higher | `runtime_ns` / 10⁶ | always |
+/// | `runtime_ms` | ms | lower when every run has a completion time (a fixed amount of work: less CPU for it), else higher (a fixed duration: more CPU got) | `runtime_ns` / 10⁶ | always |
 /// | `switches` | n | lower | `switches` | always |
 /// | `migrations` | n | lower | `migrations` | always |
 /// | `loops_per_s` | 1/s | higher | `loops` ÷ `duration_ns` in s (at least 10⁻⁹ s) | always |
@@ -416,7 +416,7 @@ pub fn headline_metrics(per_variant: &[Vec<Headline>]) -> Vec<Metric> {
             r.wakeup_latency.n as f64
         }));
     }
-    metrics.push(metric("runtime_ms", "ms", Better::Higher, &|r| {
+    metrics.push(metric("runtime_ms", "ms", runtime_better(per_variant), &|r| {
         r.runtime_ns as f64 / 1e6
     }));
     metrics.push(metric("switches", "n", Better::Lower, &|r| {
@@ -430,6 +430,24 @@ pub fn headline_metrics(per_variant: &[Vec<Headline>]) -> Vec<Metric> {
         r.loops as f64 / secs.max(1e-9)
     }));
     metrics
+}
+
+/// Which way CPU time improves: runs that all end on their own
+/// (`workload_time_us`: hackbench, fixed work) do better with less; runs
+/// of a fixed duration (rt-app) get more done with more.
+pub fn runtime_better(per_variant: &[Vec<Headline>]) -> Better {
+    if !per_variant.iter().flatten().any(|_| true) {
+        return Better::Higher;
+    }
+    if per_variant
+        .iter()
+        .flatten()
+        .all(|r| r.workload_time_us.is_some())
+    {
+        Better::Lower
+    } else {
+        Better::Higher
+    }
 }
 
 /// The numbers of one metric: per variant, its statistics, the percentage
@@ -801,12 +819,14 @@ pub fn task_figures(r: &crate::results::RunResults, per_task: bool) -> Vec<TaskF
 /// Per-name metrics (`per_variant[variant][run]` = that run's
 /// [`TaskFigures`]): for each name, in order of first appearance,
 /// `<name>.wu_lat_mean_us` (lower is better; names with timer rows) and
-/// `<name>.runtime_ms` (higher is better). At most `max_names` names;
+/// `<name>.runtime_ms` (better as `runtime`, see [`runtime_better`]). At
+/// most `max_names` names;
 /// returns the metrics and the number of names left out. None for a
 /// single name (its rows would repeat the totals).
 pub fn task_metrics(
     per_variant: &[Vec<Vec<TaskFigures>>],
     max_names: usize,
+    runtime: Better,
 ) -> (Vec<Metric>, usize) {
     let mut names: Vec<&str> = Vec::new();
     for f in per_variant.iter().flatten().flatten() {
@@ -844,7 +864,7 @@ pub fn task_metrics(
         metrics.push(Metric {
             name: format!("{n}.runtime_ms"),
             unit: "ms".into(),
-            better: Better::Higher,
+            better: runtime,
             per_variant: per_variant
                 .iter()
                 .map(|runs| {
@@ -856,4 +876,49 @@ pub fn task_metrics(
         });
     }
     (metrics, left_out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(time_us: Option<u64>, runtime_ns: u64) -> Headline {
+        Headline {
+            workload_time_us: time_us,
+            runtime_ns,
+            ..Default::default()
+        }
+    }
+
+    fn runtime_row(m: &[Metric]) -> &Metric {
+        m.iter().find(|m| m.name == "runtime_ms").expect("runtime_ms row")
+    }
+
+    #[test]
+    fn cpu_time_is_lower_is_better_for_fixed_work_and_higher_for_fixed_duration() {
+        // hackbench-like: the new side does the same work with 14 % less
+        // CPU; that is an improvement.
+        let fixed_work = vec![
+            vec![run(Some(965_000), 965_330_000)],
+            vec![run(Some(830_000), 830_170_000)],
+        ];
+        assert_eq!(runtime_better(&fixed_work), Better::Lower);
+        assert_eq!(runtime_row(&headline_metrics(&fixed_work)).better, Better::Lower);
+        // rt-app-like (a fixed duration, no completion time): more CPU got.
+        let fixed_duration = vec![vec![run(None, 100)], vec![run(None, 90)]];
+        assert_eq!(runtime_better(&fixed_duration), Better::Higher);
+        assert_eq!(runtime_row(&headline_metrics(&fixed_duration)).better, Better::Higher);
+        // One run without a completion time makes the set fixed-duration.
+        let mixed = vec![vec![run(Some(1), 1)], vec![run(None, 1)]];
+        assert_eq!(runtime_better(&mixed), Better::Higher);
+        // Per-name rows follow.
+        let figs = |name: &str| TaskFigures {
+            name: name.into(),
+            runtime_ns: 1,
+            wakeup_latency: Default::default(),
+        };
+        let per_name = vec![vec![vec![figs("a"), figs("b")]], vec![vec![figs("a"), figs("b")]]];
+        let (m, _) = task_metrics(&per_name, 16, Better::Lower);
+        assert!(m.iter().all(|m| m.better == Better::Lower));
+    }
 }

@@ -257,6 +257,22 @@ fn compare_table_is_fit_for_a_patch_posting() {
 }
 
 #[test]
+fn compare_runs_in_parallel_with_the_same_table_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |jobs: &str| {
+        let json = dir.path().join(format!("j{jobs}.json"));
+        let text = hackbench_compare(&["-j", jobs, "--json", json.to_str().unwrap()]);
+        (text, std::fs::read(json).unwrap())
+    };
+    let one = out("1");
+    assert_eq!(one, out("2"));
+    assert_eq!(one, out("5"));
+    let r = schedlab(&["compare", "hackbench:groups=1,loops=5", "--new", "STEAL", "-j", "0"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--jobs: at least 1"));
+}
+
+#[test]
 fn compare_help_says_generator_specs_work() {
     let out = schedlab(["compare", "--help"]);
     let text = assert_success(&out);
