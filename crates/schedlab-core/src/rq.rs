@@ -296,6 +296,12 @@ pub struct SdState {
     pub alb_count: u64,
     /// `alb_pushed`: tasks moved by active balancing.
     pub alb_pushed: u64,
+    /// `ttwu_wake_remote`: wakeups done on this CPU onto another CPU whose
+    /// lowest domain in common with this one is this domain.
+    pub ttwu_wake_remote: u64,
+    /// `ttwu_move_affine`: wakeups `wake_affine` moved to this CPU (the
+    /// waker's) at this domain.
+    pub ttwu_move_affine: u64,
     /// NI_RANDOM: newidle calls since the last halving.
     pub newidle_call: u32,
     /// NI_RANDOM: weighted successes since the last halving.

@@ -256,3 +256,37 @@ fn a_reschedule_asked_by_a_remote_enqueue_is_an_ipi() {
         &log.hog_out[..log.hog_out.len().min(20)]
     );
 }
+
+/// schedstat's domain counters of wakeups. "waker" pinned to CPU 0 wakes
+/// "wakee" pinned to CPU 1 every time: each wakeup is done on CPU 0 onto
+/// CPU 1, so CPU 0's lowest domain spanning CPU 1 (vm-2cpu's only one)
+/// counts every one in `ttwu_wake_remote`, and none is `ttwu_local`.
+/// The wakee is not allowed on the waker's CPU, so `wake_affine` never
+/// runs: `ttwu_move_affine` stays 0. (5.4: no wakelist, the waker
+/// selects and enqueues.)
+#[test]
+fn schedstat_counts_remote_wakeups_at_the_domain_spanning_the_target() {
+    let sim = waker_and_wakee(
+        "5.4",
+        100_000,
+        10_000,
+        20 * NSEC_PER_MSEC,
+        schedlab_core::observe::NullSink,
+    );
+    let ss = schedlab_output::results::schedstat(&sim);
+    let wakee_wakeups = sim
+        .sched
+        .tasks
+        .iter()
+        .find(|t| t.spec.name == "wakee")
+        .map(|t| t.stats.wakeups)
+        .unwrap();
+    assert!(wakee_wakeups >= 100, "{wakee_wakeups}");
+    let d0 = &ss[0].domains[0];
+    assert_eq!(d0.ttwu_wake_remote, wakee_wakeups);
+    assert_eq!(ss[0].ttwu_local, 0);
+    assert_eq!(d0.ttwu_move_affine, 0);
+    // CPU 1 wakes nobody but, at most, the threads the rt-app main
+    // thread starts.
+    assert!(ss[1].domains[0].ttwu_wake_remote <= 2, "{:?}", ss[1]);
+}

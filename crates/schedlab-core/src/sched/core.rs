@@ -1093,6 +1093,15 @@ impl<S: Sink> Sim<S> {
         };
         if target == waker_cpu {
             self.acct.cpu_stats[waker_cpu.idx()].ttwu_local += 1;
+        } else if let Some(i) = self
+            .sched
+            .domains
+            .domains(waker_cpu)
+            .iter()
+            .position(|sd| sd.span.test(target))
+        {
+            // ttwu_stat: the waker's lowest domain spanning the target.
+            self.sched.sd_state[waker_cpu.idx()][i].ttwu_wake_remote += 1;
         }
         self.set_task_cpu(t, target, waker_cpu);
         if !self.ttwu_queue_cond(target, waker_cpu, false) {

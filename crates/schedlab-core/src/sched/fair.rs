@@ -504,6 +504,16 @@ impl<S: Sink> Sim<S> {
             sync,
         };
         let out = select::select_task_rq_wakeup(self, &p, &w);
+        if out.affine {
+            // schedstat: the domain whose wake_affine chose the waker's CPU
+            // (the lowest SD_WAKE_AFFINE one spanning prev).
+            let prev = p.prev;
+            if let Some(i) = self.sched.domains.domains(waker_cpu).iter().position(|sd| {
+                sd.flags.contains(crate::machine::domains::SD_WAKE_AFFINE) && sd.span.test(prev)
+            }) {
+                self.sched.sd_state[waker_cpu.idx()][i].ttwu_move_affine += 1;
+            }
+        }
         self.sched.tasks[t.idx()].recent_used_cpu = out.recent_used_cpu;
         if let Some(c) = out.clear_idle_cores {
             if let Some(i) = self.sched.domains.shortcuts(c).llc_shared {

@@ -408,6 +408,8 @@ pub fn schedstat<S: Sink>(sim: &Sim<S>) -> Vec<CpuSchedstat> {
                         lb,
                         alb_count: ss.alb_count,
                         alb_pushed: ss.alb_pushed,
+                        ttwu_wake_remote: ss.ttwu_wake_remote,
+                        ttwu_move_affine: ss.ttwu_move_affine,
                         ..Default::default()
                     }
                 })
