@@ -87,8 +87,8 @@ const LOG_LINE_BYTES: u64 = 130;
 /// `--duration 10000s --out`: 1e6 rows in 10.9 s (the iteration's events,
 /// the ticks between, and writing the row).
 const WALL_NS_PER_ROW: u64 = 10_000;
-/// Events simulated per wall second for the ticks, the low end of
-/// BENCHMARKS.md's measurements (9-19 M events/s).
+/// Events simulated per wall second for the ticks, the low end of a bare
+/// event loop's rate (9-19 M events/s, BENCHMARKS.md).
 const EVENTS_PER_WALL_S: u64 = 9_000_000;
 /// Above this estimated wall time or memory a run prints its estimate
 /// before it starts (stderr, not with --quiet).

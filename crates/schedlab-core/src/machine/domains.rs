@@ -2040,8 +2040,8 @@ mod tests {
     }
 
     /// Every preset builds, keeps the invariants and builds the same twice.
-    /// (The build time is measured in BENCHMARKS.md, not asserted: with the
-    /// 4096-CPU preset a 100 ms limit here fails under load.)
+    /// (The build time is not asserted: with the 4096-CPU preset a 100 ms
+    /// limit here fails under load.)
     #[test]
     fn domains_all_presets_build_and_are_deterministic() {
         for name in presets::PRESET_NAMES {
