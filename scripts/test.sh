@@ -82,25 +82,27 @@ fi
 echo "== cargo test (workspace, release)"
 cargo test --workspace --release --no-fail-fast 2>&1
 
-# The ignored tests, by what they need. Each test binary named here holds
-# no ignored test but those, so `-- --ignored` runs exactly them.
+# The ignored tests, by what they need. The test binaries named here
+# (`it` of schedlab-cli and schedlab-output, `rtapp_fixtures`, `host` of
+# schedlab-cli and schedlab-host) hold no ignored test but those, so
+# `-- --ignored` runs exactly them. --workspace, as above: the same
+# features, so nothing is built again.
 run_or_list_ignored() { # WHY_NOT (empty: run) LABEL CARGO_TEST_ARGS...
   local why="$1" label="$2"
   shift 2
   if [ -z "$why" ]; then
     echo "== ignored tests that need $label: running them"
-    cargo test --release --no-fail-fast "$@" -- --ignored 2>&1
+    cargo test --workspace --release --no-fail-fast "$@" -- --ignored 2>&1
   else
     echo "== ignored tests that need $label: skipped ($why):"
-    cargo test --release -q "$@" -- --list --ignored 2>/dev/null \
+    cargo test --workspace --release -q "$@" -- --list --ignored 2>/dev/null \
       | sed -n 's/^\(.*\): test$/   skipped: \1/p'
   fi
 }
 fixtures_why=""
 [ -d ../shared/fixtures/rt-app-examples ] \
   || fixtures_why="../shared/fixtures/rt-app-examples not found beside the repository"
-run_or_list_ignored "$fixtures_why" "../shared/fixtures" -p schedlab-cli --test it
-run_or_list_ignored "$fixtures_why" "../shared/fixtures" -p schedlab-workload --test rtapp_fixtures
+run_or_list_ignored "$fixtures_why" "../shared/fixtures" --test it --test rtapp_fixtures
 host_why=""
 if [ "$(uname -s)" != Linux ]; then
   host_why="not Linux"
@@ -114,8 +116,7 @@ else
     host_why="no tracefs (kernel without CONFIG_TRACING?)"
   fi
 fi
-run_or_list_ignored "$host_why" "root and tracefs" -p schedlab-host --test host
-run_or_list_ignored "$host_why" "root and tracefs" -p schedlab-cli --test host
+run_or_list_ignored "$host_why" "root and tracefs" --test host
 
 # Every reader under libFuzzer for a few seconds each: installs
 # the nightly toolchain and cargo-fuzz when missing; one build for all
