@@ -300,7 +300,7 @@ fn record_and_validate_a_periodic_workload_on_this_host() {
 }
 
 #[test]
-#[ignore = "needs root on Linux; scripts/test.sh runs it as root"]
+#[ignore = "needs root on Linux; scripts/test.sh runs it as root where tracefs is usable"]
 fn exec_writes_a_run_directory_that_is_not_a_recording() {
     const T: &str = "exec_writes_a_run_directory_that_is_not_a_recording";
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

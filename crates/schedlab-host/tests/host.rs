@@ -146,7 +146,7 @@ const PERIODIC: &str = r#"{ "tasks": { "p": { "instance": 2, "run": 2000,
     "global": { "duration": 1, "calibration": "CPU0" } }"#;
 
 #[test]
-#[ignore = "needs root on Linux; scripts/test.sh runs it as root"]
+#[ignore = "needs root on Linux; scripts/test.sh runs it as root where tracefs is usable"]
 fn periodic_two_threads() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_host("periodic_two_threads");
@@ -203,7 +203,7 @@ fn periodic_two_threads() {
 }
 
 #[test]
-#[ignore = "needs root on Linux; scripts/test.sh runs it as root"]
+#[ignore = "needs root on Linux; scripts/test.sh runs it as root where tracefs is usable"]
 fn idle_hog_beside_periodic() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_host("idle_hog_beside_periodic");
@@ -236,7 +236,7 @@ fn idle_hog_beside_periodic() {
 }
 
 #[test]
-#[ignore = "needs root on Linux; scripts/test.sh runs it as root"]
+#[ignore = "needs root on Linux; scripts/test.sh runs it as root where tracefs is usable"]
 fn capped_group_is_throttled_and_removed() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_host("capped_group_is_throttled_and_removed");
@@ -300,7 +300,7 @@ fn capped_group_is_throttled_and_removed() {
 }
 
 #[test]
-#[ignore = "needs root on Linux; scripts/test.sh runs it as root"]
+#[ignore = "needs root on Linux; scripts/test.sh runs it as root where tracefs is usable"]
 fn sync_objects_channels_and_forks() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_host("sync_objects_channels_and_forks");
@@ -504,7 +504,7 @@ fn record_periodic_run() {
 }
 
 #[test]
-#[ignore = "needs root on Linux; scripts/test.sh runs it as root"]
+#[ignore = "needs root on Linux; scripts/test.sh runs it as root where tracefs is usable"]
 fn policies_nice_slices_are_set() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_host("policies_nice_slices_are_set");
