@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""SimSo (global EDF) against schedlab on the same periodic shape (issue 17).
+"""SimSo (global EDF) against schedlab on the same periodic shape.
 
     python3 scripts/bench_simso.py                       # 8, 64, 160 CPUs, 1 s, 3 repeats
     python3 scripts/bench_simso.py --cpus 160 --repeat 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Wall time of a 64-point sweep, local against Ray, on this machine
-(BENCHMARKS.md, "Sweeps"). Needs the schedlab wheel, Ray and pandas.
+(BENCHMARKS.md, "Sweeps, local against Ray"). Needs the schedlab wheel, Ray and pandas.
 
     python scripts/bench_sweep.py [--jobs 2] [--repeat 1] [--duration 1s]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes every reader of schedlab with cargo-fuzz (libFuzzer), issue 18.
+# Fuzzes every reader of schedlab with cargo-fuzz (libFuzzer).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #

@@ -1,5 +1,5 @@
 /* hb-split: how hackbench's CPU time splits between its senders and its
- * receivers, per message, on this host's kernel (issue 14).
+ * receivers, per message, on this host's kernel.
  *
  * The traffic is rt-tests hackbench's, one group, process mode: F receivers,
  * each with its own AF_UNIX SOCK_STREAM socket pair (or pipe, -p); S senders

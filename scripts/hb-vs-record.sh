@@ -1,6 +1,6 @@
 #!/bin/sh
-# The recorder's hackbench against rt-tests' on this host (issue 14,
-# eleventh session): the host side of the validation scoreboard runs
+# The recorder's hackbench against rt-tests' on this host: the host side
+# of the validation scoreboard runs
 # hackbench shapes through `schedlab record` (the host runner's threads,
 # under a tracefs capture of 7 sched events); this runs the same traffic
 # through rt-tests `hackbench` (processes, no capture) alternately, so the

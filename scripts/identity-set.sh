@@ -1,6 +1,6 @@
 #!/bin/sh
 # The fixed set of traced runs a behaviour-neutral change must leave byte
-# for byte unchanged (issue 17, perf17): hackbench pipe and socket at 1, 2
+# for byte unchanged: hackbench pipe and socket at 1, 2
 # and 8 groups on icx-2s-80c-ht and vm-2cpu, each with the fold on and
 # message by message, periodic-160's shape and OLTP on gnr-2s-snc3, all
 # with --trace.

@@ -19,9 +19,14 @@
 # python/requirements-test.txt or the Python version changes; then pytest
 # runs python/tests (run, compare, sweep on a real local Ray, montecarlo).
 #
-# Nothing outside the repository is needed. Tests over rt-app's own example
-# files run only where ../shared/fixtures exists beside the repository (CI)
-# and print "skipped: ../shared/fixtures not found" otherwise.
+# Nothing outside the repository is needed. Tests that need what a fresh
+# clone or a user account lacks are #[ignore]d, so cargo reports them as
+# ignored, with the reason; this script runs them (-- --ignored) where
+# what they need is there, and lists the ones it leaves out, and why:
+# the tests over rt-app's own example files need ../shared/fixtures beside
+# the repository (CI has it); the host tests (schedlab-host and
+# schedlab-cli's `host` binaries: real threads, policies, cgroups and
+# tracefs recordings) need root on Linux with a usable tracefs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,7 +82,43 @@ fi
 echo "== cargo test (workspace, release)"
 cargo test --workspace --release --no-fail-fast 2>&1
 
-# Every reader under libFuzzer for a few seconds each (issue 18): installs
+# The ignored tests, by what they need. The test binaries named here
+# (`it` of schedlab-cli and schedlab-output, `rtapp_fixtures`, `host` of
+# schedlab-cli and schedlab-host) hold no ignored test but those, so
+# `-- --ignored` runs exactly them. --workspace, as above: the same
+# features, so nothing is built again.
+run_or_list_ignored() { # WHY_NOT (empty: run) LABEL CARGO_TEST_ARGS...
+  local why="$1" label="$2"
+  shift 2
+  if [ -z "$why" ]; then
+    echo "== ignored tests that need $label: running them"
+    cargo test --workspace --release --no-fail-fast "$@" -- --ignored 2>&1
+  else
+    echo "== ignored tests that need $label: skipped ($why):"
+    cargo test --workspace --release -q "$@" -- --list --ignored 2>/dev/null \
+      | sed -n 's/^\(.*\): test$/   skipped: \1/p'
+  fi
+}
+fixtures_why=""
+[ -d ../shared/fixtures/rt-app-examples ] \
+  || fixtures_why="../shared/fixtures/rt-app-examples not found beside the repository"
+run_or_list_ignored "$fixtures_why" "../shared/fixtures" --test it --test rtapp_fixtures
+host_why=""
+if [ "$(uname -s)" != Linux ]; then
+  host_why="not Linux"
+elif [ "$(id -u)" != 0 ]; then
+  host_why="not root"
+else
+  tracefs="$(awk '$3 == "tracefs" { print $2; exit }' /proc/self/mounts)"
+  if [ -n "$tracefs" ]; then
+    [ -w "$tracefs/instances" ] || host_why="tracefs at $tracefs is not writable"
+  elif [ ! -d /sys/kernel/tracing ]; then
+    host_why="no tracefs (kernel without CONFIG_TRACING?)"
+  fi
+fi
+run_or_list_ignored "$host_why" "root and tracefs" --test host
+
+# Every reader under libFuzzer for a few seconds each: installs
 # the nightly toolchain and cargo-fuzz when missing; one build for all
 # targets. Longer runs: scripts/fuzz.sh SECONDS (docs/limits.md, Fuzzing).
 echo "== fuzz: every reader, 3 s each (scripts/fuzz.sh)"

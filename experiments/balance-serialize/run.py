@@ -26,7 +26,7 @@ until the ratios decay (~0.4 s on gnr-2s-snc3 OLTP); a perf profile of a
 benchmark's measured interval does not see it.
 
 Usage: run.py [--smoke] [--specjbb] [--seeds N] [--duration T] [--from T] [--jobs N] [--machine M] [--bin PATH]
-Standard library only. Exit status 1 if the issue's criteria are not met
+Standard library only. Exit status 1 if the acceptance criteria are not met
 on gnr-2s-snc3 (atomic share falls >= 10x eager -> when-due, lowest with
 balancer-only, throughput rises).
 """

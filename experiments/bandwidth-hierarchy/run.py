@@ -29,9 +29,9 @@ The posting runs 5 000 000 loops (~208 s); that is out of reach, so LOOPS
 is scaled down (the default gives ~1 s of simulated time, ten 100 ms
 periods) and the number is printed beside the results.
 
---setup ours is the experiment's earlier guess (README.md, "Our earlier
-set-up"): one 16-group process-mode hackbench, one group per leaf under
-/hb/l2, 20 ms periods.
+--setup ours is a guessed set-up (POSTING-SETUP.md, "The other set-up"):
+one 16-group process-mode hackbench, one group per leaf under /hb/l2,
+20 ms periods.
 
 Runs differ only by seed (the simulator's boot-to-boot variation); each
 (side, seed) is one `schedlab run`, --jobs of them at a time.

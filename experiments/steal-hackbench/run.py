@@ -65,7 +65,7 @@ def run_one(binary, groups, loops, steal, seed=1, delay_dequeue=False):
 
 
 def accepted(ratios, busy_diff):
-    """Issue 14's acceptance: the per-CPU schedule, idle and wakeup counts
+    """The acceptance: the per-CPU schedule, idle and wakeup counts
     within 2x of the published row, %busy within 15 points."""
     return all(0.5 <= x <= 2.0 for x in ratios) and abs(busy_diff) <= 15
 
@@ -117,7 +117,7 @@ def main():
     ap.add_argument("--baseline-seeds", metavar="S1,S2,..", type=seed_list,
                     help="only the baselines, for each of these seeds: the acceptance on the median (no STEAL runs)")
     ap.add_argument("--delay-dequeue", action="store_true",
-                    help="keep DELAY_DEQUEUE on (the tables before the thirteenth session); the posting used NO_DELAY_DEQUEUE")
+                    help="keep DELAY_DEQUEUE on (the model's default); the posting used NO_DELAY_DEQUEUE")
     a = ap.parse_args()
     if a.smoke:
         a.loops, a.groups = 1000, "1,8"
@@ -160,7 +160,7 @@ def main():
             ok = False
         last = (b, s)
     if accept:
-        # Issue 14's acceptance: the baseline's per-CPU schedule, idle and
+        # The acceptance: the baseline's per-CPU schedule, idle and
         # wakeup counts within 2x of the published rows, %busy within 15
         # points.
         print()

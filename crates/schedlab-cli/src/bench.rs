@@ -1,7 +1,7 @@
 //! `schedlab bench`: the performance suite. Each case is a fixed workload on
 //! a preset; the figures are events per wall second, simulated seconds per
-//! wall second and the peak resident memory of the run. Targets are tracked
-//! in BENCHMARKS.md, never asserted.
+//! wall second and the peak resident memory of the run. Figures go to
+//! BENCHMARKS.md, never asserted.
 //!
 //! Every case runs in a child process of its own (this binary again, with
 //! the hidden `--child NAME`), which builds the simulation, runs it and then

@@ -1,5 +1,5 @@
-//! Checks made before anything is simulated (issue 18, "everything that
-//! can fail is checked before simulating"): the `--out` directory, the
+//! Checks made before anything is simulated (everything that can fail is
+//! checked before simulating): the `--out` directory, the
 //! limits on tasks and duration, and the memory the run will need.
 //!
 //! ## The memory estimate
@@ -18,8 +18,8 @@
 //! `run` streams rows to disk as they complete, `compare` drops them as
 //! they complete (none of its figures comes from them); both keep only
 //! the threads' latency moments, a constant size (`PER_ROW_STREAMED` is
-//! 0). (`compare` held every row until the end, 184 B a row, until
-//! issue 18's last round.) A thread's shortest iteration is
+//! 0; a row held until the end would take 184 B). A thread's shortest
+//! iteration is
 //! the least, over its phases, of the time the phase's ops take at the
 //! least: the larger of the sum of its `run` work, `runtime` and `sleep`
 //! (they follow one another) and the sum of its timers' periods (each waits
@@ -27,7 +27,7 @@
 //! iterations made only of events that take no simulated time. `duration` is `--duration` or the file's; a run
 //! without one ends when its threads finish, so only the loop counts
 //! bound it. The constants were measured with `/usr/bin/time -v` on the
-//! release binary (see the issue 18 note); the estimate is meant to be
+//! release binary; the estimate is meant to be
 //! within a factor of two, enough to refuse runs that cannot fit.
 //!
 //! The sched-domain builder keeps one group list per distinct domain
@@ -67,14 +67,12 @@ const PER_TASK: u64 = 4 << 10;
 const PER_CPU: u64 = 64 << 10;
 /// Per log row of a run that streams its rows to disk (`run`) or drops
 /// them (`compare`): nothing. A thread keeps its wakeup-latency samples
-/// as exact moments (`stats::LatencySamples`, constant size; until
-/// issue 18's last round they were run-length encoded, 16 bytes per change
-/// of value).
+/// as exact moments (`stats::LatencySamples`, constant size).
 const PER_ROW_STREAMED: u64 = 0;
 
-/// What a run does with its log rows. Every command now hands them on as
-/// they complete (a row held until the end took 184 B), so there is one
-/// case; the parameter stays for the callers.
+/// What a run does with its log rows. Every command hands them on as
+/// they complete (a row held until the end would take 184 B), so there is
+/// one case; the parameter stays for the callers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rows {
     /// Streamed to the log files (`run --out`) or dropped (`run`,
@@ -89,8 +87,8 @@ const LOG_LINE_BYTES: u64 = 130;
 /// `--duration 10000s --out`: 1e6 rows in 10.9 s (the iteration's events,
 /// the ticks between, and writing the row).
 const WALL_NS_PER_ROW: u64 = 10_000;
-/// Events simulated per wall second for the ticks, the low end of
-/// BENCHMARKS.md's measurements (9-19 M events/s).
+/// Events simulated per wall second for the ticks, the low end of a bare
+/// event loop's rate (9-19 M events/s, BENCHMARKS.md).
 const EVENTS_PER_WALL_S: u64 = 9_000_000;
 /// Above this estimated wall time or memory a run prints its estimate
 /// before it starts (stderr, not with --quiet).

@@ -52,7 +52,7 @@ pub struct SimArgs {
     /// anything is built (see preflight.rs).
     #[arg(long, default_value_t = schedlab_workload::limits::DEFAULT_MAX_TASKS)]
     pub max_tasks: u64,
-    // --- kernel generations (issue 15): kept together for easy merges ---
+    // --- kernel generations: kept together ---
     /// Kernel release whose fair class (CFS up to 6.5, EEVDF from 6.6),
     /// feature defaults and tunable defaults the run starts from: 5.4,
     /// 5.10, 5.15, 5.19, 6.1, 6.6, 6.12, 6.15, 6.18, 6.19, tip (the

@@ -1,4 +1,4 @@
-//! Criterion micro-benchmarks of the simulator's hot mechanisms (issue 17):
+//! Criterion micro-benchmarks of the simulator's hot mechanisms:
 //! the event queue, the EEVDF pick, min_slice, enqueue + dequeue, select_idle_sibling,
 //! one periodic balance pass's group statistics and decision, and the PELT
 //! update. Each drives the public function the simulator calls, on a state

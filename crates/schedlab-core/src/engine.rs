@@ -130,8 +130,8 @@ impl<S: Sink> Sim<S> {
 
     // Inlined into the loop, with `from_tie_key`: the key's class then
     // selects the handler in one dispatch, instead of an `Event` built by
-    // one jump table, spilled, reloaded and matched by a second (issue 17:
-    // the reload stalled on the spill, 2 % of quota-512's profile).
+    // one jump table, spilled, reloaded and matched by a second (the
+    // reload stalls on the spill: 2 % of quota-512's profile).
     #[inline(always)]
     fn handle(&mut self, ev: Event) {
         match ev {

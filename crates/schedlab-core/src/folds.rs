@@ -1,4 +1,4 @@
-//! The pending syscall folds' bookkeeping (issue 17): per CPU the fold
+//! The pending syscall folds' bookkeeping: per CPU the fold
 //! in flight and its landings, per channel the CPU whose fold holds it,
 //! and the split folds' events the engine drops. Plain state, kept in
 //! [`crate::sim::Sim`]; the mechanism that decides, splits and settles
@@ -123,8 +123,8 @@ pub(crate) struct Folds {
     /// (pushed by [`Folds::add_phantom`], taken by [`Folds::take_phantom`]).
     phantoms: Vec<Vec<u32>>,
     /// How many `phantoms` there are on all CPUs: the engine looks at a
-    /// CPU's list only when some exist (issue 17: the per-CPU list's
-    /// header was a load per `BurstEnd`, cold on 512 CPUs).
+    /// CPU's list only when some exist (the per-CPU list's header
+    /// would be a load per `BurstEnd`, cold on 512 CPUs).
     pub phantom_count: usize,
     /// Pending folds.
     pub active: usize,

@@ -187,9 +187,9 @@ const VERSIONS: [(u32, u32); KERNELS.len()] = {
 /// always with the run's `SimConfig::kernel`, which [`resolve`] took from
 /// [`KERNELS`] itself: that `&'static str` is found among the listed names
 /// (by address, else by value) and its version read from a table built at
-/// compile time, without parsing (issue 17's callgrind profile had the parse at 5.5 %
+/// compile time, without parsing (a callgrind profile had the parse at 5.5 %
 /// of a piped hackbench in cgroups). Any other string goes through
-/// [`canonical`] as before.
+/// [`canonical`].
 #[inline]
 pub fn at_least(kernel: &str, maj: u32, min: u32) -> bool {
     let listed = KERNELS

@@ -2,8 +2,8 @@
 //! scheduling entities (`struct sched_entity`).
 //!
 //! Entities and cfs_rqs live in flat arenas owned by the simulator and are
-//! named by [`EntityId`] / [`CfsRqId`], so a group hierarchy (task group
-//! issue) is a matter of more arena entries: an entity with `my_q` set is a
+//! named by [`EntityId`] / [`CfsRqId`], so a group hierarchy (task groups)
+//! is a matter of more arena entries: an entity with `my_q` set is a
 //! group entity whose child queue is `my_q`.
 
 use crate::fair::pelt::SchedAvg;

@@ -32,7 +32,7 @@ pub struct Runtime {
     pub(crate) mutexes: Vec<MutexState>,
     /// The mutexes each task (by index) holds, in no particular order, so
     /// that the PI walk (`pi_prio`) visits those rather than scanning every
-    /// mutex (issue 17: that scan was a fifth of an OLTP run). Grown on
+    /// mutex (a scan of every mutex is a fifth of an OLTP run). Grown on
     /// demand.
     pub(crate) mutexes_held: Vec<Vec<u32>>,
     /// Condition variables: waiters in arrival order.

@@ -156,7 +156,7 @@ impl SampleStats {
 /// A thread's wakeup-latency samples (the `wu_lat` of its log rows that
 /// waited on a timer), kept as exact moments: count, sum, sum of squares
 /// (u128), min and max. Memory is constant in the run's length (the
-/// samples used to be held run-length encoded, 16 bytes per change of
+/// samples held run-length encoded would take 16 bytes per change of
 /// value: ~1 MB per simulated second on 160 busy CPUs). The variance comes
 /// from the exact integer `n·Σx² − (Σx)²`, rounded once to f64, so
 /// samples merged from several threads ([`LatencySamples::merge`]) give the

@@ -1,5 +1,5 @@
 //! The rt-app logs streamed into a staged output directory while the run
-//! goes, so that a run's memory does not grow with its length (issue 18).
+//! goes, so that a run's memory does not grow with its length.
 //!
 //! [`LogStream`] is the simulator's [`RowSink`]: each completed iteration's
 //! row is formatted at once into its thread's buffer (the bytes the file

@@ -1,6 +1,6 @@
 //! Limits on what a workload may name and how big it may be, checked by
-//! the readers before anything is simulated (issue 18: "everything that
-//! can fail is checked before simulating").
+//! the readers before anything is simulated: everything that can fail is
+//! checked before simulating.
 //!
 //! Names that become file names: a task name `T` becomes the rt-app log
 //! `<log_basename>-T-<index>.log` (and `-<index>-<nnnn>` for forked

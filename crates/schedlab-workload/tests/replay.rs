@@ -1364,7 +1364,7 @@ fn check_with(rows: &[(String, u64, u64, u64, u64)], what: &str, wakeups: bool) 
     );
 }
 
-/// The criterion on each task: runtime within 2 %, wakeups within
+/// The replay criterion on each task: runtime within 2 %, wakeups within
 /// 5 %.
 fn check(rows: &[(String, u64, u64, u64, u64)], what: &str) {
     check_with(rows, what, true)
@@ -1431,7 +1431,7 @@ fn round_trip_periodic_mix_on_vm_2cpu() {
 
 // Beside a hog, and pipe hackbench: the module doc of `replay` has the
 // figures. Each shape has a runtime-only test and a `_full_criterion` one
-// (runtime within 2 % and wakeups within 5 %, the criterion).
+// (runtime within 2 % and wakeups within 5 %, the replay criterion).
 
 fn periodic_beside_hog() -> Workload {
     let mut w = periodic_mix();
@@ -1491,7 +1491,7 @@ fn round_trip_hackbench_pipe_ten_fds_full_criterion() {
     check(&rows, "hackbench 1x10");
 }
 
-/// The criterion over seeds and releases: tip (NI_RANDOM), 6.18
+/// The replay criterion over seeds and releases: tip (NI_RANDOM), 6.18
 /// (every newidle pass runs), 6.12 and 6.6 (EEVDF), 6.1 and 5.15 (CFS),
 /// each shape on ten seeds. Each miss found so far was a replay fault that
 /// one seed hid and another showed (module doc, "Round trip").

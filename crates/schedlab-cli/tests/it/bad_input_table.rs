@@ -1,11 +1,11 @@
-//! Issue 18's bad inputs, one table across every reader: rt-app JSON
+//! Bad inputs, one table across every reader: rt-app JSON
 //! (names that become file names, limits), generator specs (overflow),
 //! `--features`, `--cgroup`, timing flags, sysfs trees, `report` run
 //! directories and `--out`. Each case must end with exit status 2, exactly
 //! one stderr line `schedlab: error: ...` naming the place, nothing on
 //! stdout, and nothing written: the working directory's whole tree (names
-//! and contents) is unchanged. Every failure in the issue's "Why" list is
-//! among them (marked `why:`).
+//! and contents) is unchanged. Cases named `why: ...` are regression
+//! cases: the parenthesis names the failure each guards against.
 
 use crate::common::{describe, schedlab_in};
 use std::collections::BTreeMap;
@@ -289,7 +289,7 @@ fn cases() -> Vec<Case> {
         run("--duration 1e6", "ok.json", &["--duration", "1e6"], &["--duration", "e6"]),
         run("--duration below 1 ns", "ok.json", &["--duration", "0.0000000001s"], &["--duration"]),
         run("--hz 0", "ok.json", &["--hz", "0"], &["--hz"]),
-        // --- limit flags (issue 18 item 4: each limit with a flag to raise it)
+        // --- limit flags (each limit has a flag to raise it)
         run("--duration over the default day", "ok.json", &["--duration", "86401"], &["--duration", "86400 s (1 day) limit", "--max-duration"]),
         run("--duration over --max-duration", "ok.json", &["--duration", "11s", "--max-duration", "10s"], &["--duration", "10 s limit", "--max-duration"]),
         run("--max-duration past 365 days", "ok.json", &["--max-duration", "31536001s"], &["--max-duration", "365 days"]),
@@ -560,7 +560,7 @@ fn check(case: &Case) -> Result<(), String> {
 }
 
 #[test]
-fn issue_18_bad_inputs_are_one_line_exit_2_and_nothing_written() {
+fn each_bad_input_of_the_table_is_one_line_exit_2_and_nothing_written() {
     let cases = cases();
     let kinds: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.kind.as_str()).collect();
     assert_eq!(kinds.len(), cases.len(), "case names must be distinct");

@@ -35,24 +35,21 @@ pub fn corpus_files() -> Vec<PathBuf> {
 
 /// rt-app's own example files, `../shared/fixtures/rt-app-examples` beside
 /// the repository (CI has them). They belong to rt-app and are not copied
-/// into the repository, so where the folder is absent (a fresh clone) this
-/// prints `TEST: skipped: ../shared/fixtures not found` (uncaptured) and
-/// returns `None`;
-/// the test then returns early. Tests that do not need rt-app's exact
-/// files run over [`corpus_dir`] instead.
-pub fn rt_app_examples(test: &str) -> Option<PathBuf> {
+/// into the repository, so every test that reads them is
+/// `#[ignore = "needs ../shared/fixtures ..."]`: the runner reports it as
+/// ignored, and scripts/test.sh runs the ignored tests of this binary
+/// (`-- --ignored`) where the folder exists. Run without it, the test fails
+/// here, saying so. Tests that do not need rt-app's exact files run over
+/// [`corpus_dir`] instead.
+pub fn rt_app_examples(test: &str) -> PathBuf {
     let dir =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/rt-app-examples");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        // Straight to stderr, not eprintln!: the test harness captures
-        // the print macros of passing tests, and the skip must be seen.
-        use std::io::Write;
-        let line = format!("{test}: skipped: ../shared/fixtures not found\n");
-        let _ = std::io::stderr().write_all(line.as_bytes());
-        None
-    }
+    assert!(
+        dir.is_dir(),
+        "{test} needs {}: leave it ignored where it is absent",
+        dir.display()
+    );
+    dir
 }
 
 /// Runs `schedlab ARGS...` and returns its output.

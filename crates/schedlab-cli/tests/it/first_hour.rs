@@ -1,4 +1,4 @@
-//! What a new user sees in the first hour (issue 19), through the binary:
+//! What a new user sees in the first hour, through the binary:
 //! each generator's own result line, the per-task-name grouping, the
 //! `compare` table, one error line for every argument error, the note on a
 //! constant wakeup latency, and the README's promises.

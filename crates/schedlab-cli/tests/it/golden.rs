@@ -71,8 +71,7 @@ fn tiny_run_matches_golden_outputs() {
 /// directories, every file byte for byte, of runs that cover every kind of
 /// workload (rt-app periodic and synchronisation mixes, RT and deadline,
 /// a quota hierarchy in each THROTTLE mode, hackbench, OLTP) with
-/// `--trace`. It was committed before the core was re-laid out (issue 12),
-/// so a behaviour-neutral change proves itself here. Re-bless only for an
+/// `--trace`. A behaviour-neutral change proves itself here. Re-bless only for an
 /// intended model change: `SCHEDLAB_BLESS=1 cargo test --release -p
 /// schedlab-cli golden`.
 #[test]

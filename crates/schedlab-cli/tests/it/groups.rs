@@ -1,6 +1,6 @@
 //! Task groups and CFS bandwidth control at the library level: group
 //! weights share a CPU, `cpu.max` caps a group in each THROTTLE mode, and
-//! the cpu.stat counters follow (issue 6's "must show" list).
+//! the cpu.stat counters follow.
 
 use crate::common::{run_op, task};
 use schedlab_core::features::Throttle;

@@ -1,5 +1,5 @@
-//! Issue 17's byte-identical-outputs test: the optimisation series must
-//! leave every output of the performance cases' shapes unchanged. The runs
+//! The byte-identical-outputs test: an optimisation must leave every
+//! output of the performance cases' shapes unchanged. The runs
 //! of `tests/golden/hashes/cases.txt` (message-by-message and fast-forwarded
 //! hackbench on 160 CPUs, the SCHED_IDLE example, periodic threads on 160
 //! CPUs, OLTP on 384 and 512 CPUs, hackbench under a 3-level quota

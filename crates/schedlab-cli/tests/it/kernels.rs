@@ -1,4 +1,4 @@
-//! Kernel generations (issue 15): every `--kernel` runs the rt-app corpus
+//! Kernel generations: every `--kernel` runs the rt-app corpus
 //! under `--check`; summary.json records the kernel, its features and the
 //! tunables in effect; `--sysctl` changes what the model reads; bad
 //! `--kernel` / `--sysctl` / `global.sysctl` values are one line, exit 2.

@@ -1,4 +1,4 @@
-//! Atomic outputs under kills (issue 18 deliverable 5): `schedlab run --out
+//! Atomic outputs under kills: `schedlab run --out
 //! D --force` over an existing run directory D, killed with SIGKILL,
 //! SIGTERM or SIGINT at several points of its life (reading, simulating,
 //! writing the many log files of a many-thread workload, committing),

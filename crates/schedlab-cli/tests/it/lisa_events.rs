@@ -1,4 +1,4 @@
-//! The events LISA's analyses need besides the five sched ones (issue 16.2):
+//! The events LISA's analyses need besides the five sched ones:
 //! `task_rename`, `sched_process_fork` / `_exit` / `_free`, `cpu_idle` and
 //! `sched_stat_runtime`, in each trace format: trace.txt (round trip and
 //! agreement with summary.json), trace.dat (`trace-cmd report` prints the

@@ -8,18 +8,18 @@
 //! | `trace` | trace.txt parses, round-trips, and is a consistent CPU timeline |
 //! | `shares` | CPU shares follow the nice/SCHED_IDLE weights (library level) |
 //! | `bad_input` | every user error: exit 2, one line, nothing written |
-//! | `bad_input_table` | issue 18's bad inputs across every reader (rt-app names, generators, flags, sysfs, report, --out) |
+//! | `bad_input_table` | bad inputs across every reader (rt-app names, generators, flags, sysfs, report, --out) |
 //! | `kill_out` | `run --out D --force` killed at any point leaves D old or new, whole; stages cleaned; SIGINT/SIGTERM/SIGHUP remove the stage at once (run and sweep) |
 //! | `output_limit` | `--max-output` counts the bytes really written (logs, traces): zero-time loops and traces stop at it, nothing written |
 //! | `cgroup_input` | task groups: `taskgroup(s)`, hackbench `cgroup=`, `--cgroup`; bad values refused |
 //! | `corpus` | the project's own rt-app corpus (`examples/rt-app/`) runs under `--check` |
-//! | `fixtures` | rt-app's own examples (`../shared`, where present) run or are refused cleanly |
+//! | `fixtures` | rt-app's own examples (`../shared`; ignored where absent) run or are refused cleanly |
 //! | `proptest_check` | random workloads never break an invariant under `--check` |
 //! | `sweep_cli` | `schedlab sweep` / `montecarlo`: dataset layout, resume, failed points, bad specs |
 //! | `oltp_memory` | an `oltp:` workload the memory cannot hold is refused before it is built |
-//! | `time_free` | issue 18.2: loops of rt-app events alone advance time and end, rows bounded |
+//! | `time_free` | loops of rt-app events alone advance time and end, rows bounded |
 //! | `golden` | a tiny run's trace, summary and logs byte for byte |
-//! | `identical` | issue 17: the performance cases' shapes at small scale, every output file (traces too) hashed against committed hashes |
+//! | `identical` | the performance cases' shapes at small scale, every output file (traces too) hashed against committed hashes |
 //! | `schbench` | the schbench generator: hand-checked latencies, rate mode, its tables under --check on icx and a7, determinism, bad specs |
 //! | `specjbb` | the specjbb generator: hand-counted hand-offs and GC pauses on vm-2cpu, polls bound time to safepoint, nested hand-off, its table under --check, determinism, bad specs |
 //! | `machine_file` | machine files and `layout:...`: `machines` on each preset's file prints the preset, runs on them, a user's file |

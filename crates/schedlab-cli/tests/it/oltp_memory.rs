@@ -1,8 +1,8 @@
-//! Issue 18, "bounded resources": an `oltp:` workload is sized before it
-//! is built (each backend holds 32 pre-drawn transactions, ~34 KB, and
-//! the simulator keeps a copy), so one the process cannot hold is refused
-//! at once with one line and exit 2, where it used to allocate until
-//! malloc aborted. The address-space limit (`ulimit -v`) stands in for a
+//! Bounded resources: an `oltp:` workload is sized before it is built
+//! (each backend holds 32 pre-drawn transactions, ~34 KB, and the
+//! simulator keeps a copy), so one the process cannot hold is refused at
+//! once with one line and exit 2 instead of allocating until malloc
+//! aborts. The address-space limit (`ulimit -v`) stands in for a
 //! small machine: preflight.rs takes the lesser of it and MemAvailable.
 
 use std::process::Command;

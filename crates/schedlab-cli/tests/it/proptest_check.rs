@@ -24,7 +24,7 @@ enum MachineChoice {
     Preset(&'static str),
     /// make_test_machine(nodes, llcs per node, cores per llc, threads per core)
     Test(u32, u32, u32, u32),
-    /// Odd machines (issue 18 item 6): per node, its cores' thread counts
+    /// Odd machines: per node, its cores' thread counts
     /// (one LLC per node, two-hop distance between nodes). Nodes of
     /// different sizes are asymmetric; a core of 1 thread beside cores of
     /// 2 is a CPU with no SMT sibling beside SMT cores.
@@ -233,8 +233,8 @@ fn op() -> impl Strategy<Value = GenOp> {
 }
 
 /// An op that takes no time in the workload's own terms (no run, sleep
-/// or timer): only the syscall it stands for costs CPU time (issue 18:
-/// resume, sem_post, signal, lock+unlock, yield, iorun+mem).
+/// or timer): only the syscall it stands for costs CPU time (resume,
+/// sem_post, signal, lock+unlock, yield, iorun+mem).
 fn time_free_op() -> impl Strategy<Value = GenOp> {
     prop_oneof![
         (0u32..8).prop_map(GenOp::Resume),
@@ -889,7 +889,7 @@ proptest! {
         simulate(&c)?;
     }
 
-    /// The same under the CFS variant (`FAIR_CLASS=cfs`, issue 15).
+    /// The same under the CFS variant (`FAIR_CLASS=cfs`).
     #[test]
     fn random_workloads_keep_every_invariant_under_cfs(c in case()) {
         simulate_class(&c, true)?;
@@ -972,7 +972,7 @@ proptest! {
         ..ProptestConfig::with_cases(16)
     })]
 
-    /// Loop bodies made only of time-free ops (issue 18): the first tasks'
+    /// Loop bodies made only of time-free ops: the first tasks'
     /// phases get such bodies, looping for ever or not. Each op pays its
     /// syscall, so time advances, the run ends at its duration (or when
     /// the finite tasks end) and every invariant holds, CPU time

@@ -1,7 +1,7 @@
 //! The classes above fair: SCHED_FIFO / SCHED_RR and SCHED_DEADLINE, and
-//! priority inheritance, at the library level with `--check` on (issue 7's
-//! "must show": a FIFO task preempts fair tasks at once, a deadline task
-//! with 10 ms every 100 ms gets exactly that, PI boosts a lock holder).
+//! priority inheritance, at the library level with `--check` on: a FIFO
+//! task preempts fair tasks at once, a deadline task with 10 ms every
+//! 100 ms gets exactly that, PI boosts a lock holder.
 
 use crate::common::{run_op, task};
 use schedlab_core::machine::preset;
@@ -365,11 +365,9 @@ fn priority_inheritance_boosts_the_lock_holder() {
 /// rows, alternating, the timer phases on the 1.2 s grid from T0, each
 /// running phase 0.9 s of CPU right after its timer, never preempted.
 #[test]
+#[ignore = "needs ../shared/fixtures beside the repository; scripts/test.sh runs it where present"]
 fn dvfs_fixture_rows_hand_checked() {
-    let Some(examples) = crate::common::rt_app_examples("rt::dvfs_fixture_rows_hand_checked")
-    else {
-        return;
-    };
+    let examples = crate::common::rt_app_examples("rt::dvfs_fixture_rows_hand_checked");
     let path = examples.join("cpufreq_governor_efficiency/dvfs.json");
     let text = std::fs::read_to_string(&path).unwrap();
     for machine in ["a7-octa", "vm-2cpu"] {

@@ -1,4 +1,5 @@
-//! Issue 18.2: loops that used to run at one instant. Every rt-app event
+//! Loops of rt-app events alone, which cost no time in the workload's own
+//! terms, still advance simulated time. Every rt-app event
 //! stands for calls that cost CPU time (`sched/syscall_cost.rs`), so a
 //! `loop: -1` task made only of them advances simulated time like a real
 //! one: the run ends, and the rows it keeps are bounded by the run length

@@ -2,12 +2,12 @@
 //!
 //! The queue pops by (time, [`tie_key`]); `tie_key` is a function of the
 //! event alone, never of when it was pushed, so the order of same-time
-//! events is fixed by what they are. (Until issue 17 they popped in push
-//! order. That made the order of a syscall landing and a tick at the same
-//! nanosecond depend on which was armed first, so a fast-forward that does
-//! not push its intermediate landings could not know where they fall;
-//! with constant syscall costs tasks run in lockstep and ~22 % of
-//! hackbench's pops tie with the previous one.)
+//! events is fixed by what they are. (In push order, the order of a
+//! syscall landing and a tick at the same nanosecond would depend on
+//! which was armed first, so a fast-forward that does not push its
+//! intermediate landings could not know where they fall; with constant
+//! syscall costs tasks run in lockstep and ~22 % of hackbench's pops tie
+//! with the previous one.)
 //!
 //! # The rule
 //!
@@ -15,8 +15,7 @@
 //! by CPU (or task, or group), then by the event's other fields:
 //!
 //! 1. **End** of the run: the run covers [start, end), so nothing due at
-//!    the end instant happens (as before, when End was pushed at set-up,
-//!    ahead of anything pushed later).
+//!    the end instant happens.
 //! 2. **WasteSample**: an observer, not a kernel event; it samples the
 //!    state as it stood when the instant began.
 //! 3. **TaskStart**: the workload's creation (once, at the start).

@@ -2,9 +2,9 @@
 //! so that one unsigned compare orders by time, then by the tie rule of
 //! [`super::order`] (which does not depend on push order). The key is
 //! injective, so the entry is the event: the heap holds 16-byte entries
-//! and decodes the event on pop. Until issue 17 same-time events popped
-//! in push order (a sequence number in the key's low half, the event
-//! beside it: 32-byte entries).
+//! and decodes the event on pop (a push-order tie would need a sequence
+//! number in the key's low half and the event beside it: 32-byte
+//! entries).
 
 use super::order::{from_tie_key, tie_key};
 use super::Event;
@@ -16,8 +16,8 @@ use crate::time::Nanos;
 type Entry = u128;
 
 /// Children per node. A 4-ary heap is half as deep as a binary one, and a
-/// node's four children (16 bytes each) share one cache line; issue 17's
-/// profile had the binary heap's pop at a fifth of a hackbench run.
+/// node's four children (16 bytes each) share one cache line; a binary
+/// heap's pop is a fifth of a hackbench run's profile.
 const ARITY: usize = 4; // `pop` unrolls a family of four
 
 /// Pending events.

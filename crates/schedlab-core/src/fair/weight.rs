@@ -55,7 +55,7 @@ pub fn calc_delta_fair(delta: Nanos, weight: u64) -> u64 {
     }
     // Below 2^54 ns (208 days) the product fits 64 bits and one 64-bit
     // division gives the same quotient as the 128-bit one, without the
-    // 128-bit division routine (issue 17: 4.8 % of a quota-512 profile,
+    // 128-bit division routine (4.8 % of a quota-512 profile, in
     // group entities' charges).
     match delta.checked_mul(NICE_0_LOAD) {
         Some(p) => p / weight,

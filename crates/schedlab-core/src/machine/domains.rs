@@ -343,7 +343,7 @@ pub struct SchedGroup {
 /// are one circular list shared through `sd->groups`), read from the
 /// CPU's local group on. Memory is one list per distinct domain, not one
 /// per CPU, so the builder grows with CPUs x domain levels, not with CPU
-/// pairs (issue 18). `groups[0]` is the local group.
+/// pairs. `groups[0]` is the local group.
 #[derive(Clone, Debug)]
 pub struct Groups {
     list: Arc<[SchedGroup]>,
@@ -2003,7 +2003,7 @@ mod tests {
         assert!(small.contains("CPU7 attaching sched-domain(s):"));
     }
 
-    /// Issue 17's 4096-CPU preset: SMT, the 16-core CCX, the socket, then
+    /// The 4096-CPU preset (big-8s-4096): SMT, the 16-core CCX, the socket, then
     /// the two NUMA levels of its distance table (board of 4 sockets at 21,
     /// the machine at 31).
     #[test]
@@ -2040,8 +2040,8 @@ mod tests {
     }
 
     /// Every preset builds, keeps the invariants and builds the same twice.
-    /// (The build time is measured, not asserted: BENCHMARKS.md, issue 17;
-    /// a 100 ms limit here failed under load once the 4096-CPU preset came.)
+    /// (The build time is not asserted: with the 4096-CPU preset a 100 ms
+    /// limit here fails under load.)
     #[test]
     fn domains_all_presets_build_and_are_deterministic() {
         for name in presets::PRESET_NAMES {
@@ -2052,7 +2052,7 @@ mod tests {
         }
     }
 
-    /// Issue 18: group lists are shared, one per distinct domain, so the
+    /// Group lists are shared, one per distinct domain, so the
     /// builder's memory grows with CPUs x levels. Every CPU still sees its
     /// own walk's groups in its own order (local group first).
     #[test]

@@ -402,7 +402,7 @@ fn vm_2cpu() -> Result<Machine, super::MachineError> {
 /// project's 2-vCPU Firecracker KVM guest (Linux 6.18, HZ 250, haltpoll)
 /// on 2026-11-23 at 11:34 UTC with `crates/schedlab-host/src/noise.rs`
 /// (`measure_for_preset`: 2 s of SCHED_FIFO 99 spinning and 1000 1 ms
-/// zero-slack timer waits per CPU), load average 11.5 (other sessions
+/// zero-slack timer waits per CPU), load average 11.5 (other users
 /// compiling at nice 19, which a FIFO 99 spinner does not let run):
 /// 5711 gaps of 1 µs or more in 4 CPU-seconds (1.3 % of the time), none
 /// of 100 µs or more; the timer lateness from 17 µs (minimum) to 57 µs
@@ -462,7 +462,7 @@ pub fn make_test_machine(
         .expect("make_test_machine: counts must be non-zero and the machine not too large")
 }
 
-/// The scaling preset (issue 17): 8 sockets x 256 cores x 2 threads, 4096
+/// The scaling preset: 8 sockets x 256 cores x 2 threads, 4096
 /// CPUs, the most CPUs the CLI accepts by default (`--max-cpus` 4096).
 ///
 /// No shipping machine has this exact shape; it is a composite of real

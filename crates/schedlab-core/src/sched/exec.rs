@@ -760,9 +760,9 @@ impl<S: Sink> Sim<S> {
     /// last user (`SyscallCosts::xcpu`: the waker, mostly), and for a read
     /// its message, from the CPU that wrote it (`SyscallCosts::xmsg`),
     /// both the lockstep measurements' lines (docs/syscall-costs.md), plus
-    /// the wait for the lock. Before this pass was priced, a woken read
-    /// paid for neither: its first pass found no message and the state on
-    /// its own CPU. Its hold is the lines it takes under the lock. The
+    /// the wait for the lock. Without this pass, a woken read would pay
+    /// for neither: its first pass found no message and the state on its
+    /// own CPU. Its hold is the lines it takes under the lock. The
     /// call's sleep path comes first (`pay_retry`).
     pub(crate) fn chan_retry_price(
         &self,
@@ -1146,8 +1146,8 @@ impl<S: Sink> Sim<S> {
         let task = &self.sched.tasks[t.idx()];
         // A quota on the task's path refuses at its level of the walk
         // below; that fact is fixed per group, so it is looked up first
-        // (issue 17: quota-512's silent syscalls all ended here, each
-        // after loading the task's entity and queue).
+        // (quota-512's silent syscalls all end here; found later, each
+        // would first load the task's entity and queue).
         if task.throttle_work || self.folds.bw_on_path(&self.sched.groups, task.group) {
             return None;
         }

@@ -1,4 +1,4 @@
-//! The lazily settled syscall fold (issue 17): a run of silent channel
+//! The lazily settled syscall fold: a run of silent channel
 //! syscalls of the running task is paid as one burst, and its
 //! intermediate landings are settled only when another party looks.
 //!

@@ -37,7 +37,7 @@ impl<S: Sink> Sim<S> {
         }
         // Only a truly idle CPU can be charged: when none is, the sample
         // charges nothing and the walk over every queued task is skipped
-        // (issue 17: on busy machines this walk was a fifth of the run).
+        // (on busy machines that walk is a fifth of the run).
         // The runqueues are walked at each sample (a few instructions per
         // CPU, against ~8 000 events per sample at 4096 CPUs): keeping
         // idle/waiting sets up to date at every refresh cost more

@@ -1,6 +1,6 @@
 //! The waste sampler's table of the domains' spans: per CPU and level the
 //! index of its span among the distinct spans, so that a sample tests each
-//! span once (issue 17, scale13). Its own file so that the accounting
+//! span once (the scale13 bench case). Its own file so that the accounting
 //! (`stats.rs`) can hold it without importing the sampler.
 
 use crate::machine::CpuMask;
@@ -18,7 +18,7 @@ const NO_SPAN: u32 = u32::MAX;
 /// once per sample: what the walk of its `SchedDomain`s computed (one
 /// `intersects` per span and level, reused for a span shared with the
 /// previous idle CPU), without reading each CPU's domain structures
-/// (issue 17, scale13: ~3 000 idle CPUs x 5 levels every 250 µs at 4096
+/// (scale13: ~3 000 idle CPUs x 5 levels every 250 µs at 4096
 /// CPUs).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WasteSpans {

@@ -118,9 +118,9 @@ fn staged_commit_into_a_new_directory() {
 
 #[test]
 fn staged_commit_into_an_existing_directory_replaces_it_whole() {
-    // Issue 18: merging into an existing directory mixed two runs. Now a
-    // non-empty directory is refused without `replace` (--force) and
-    // replaced whole with it: files the new run does not write are gone.
+    // Merging into an existing directory would mix two runs: a non-empty
+    // directory is refused without `replace` (--force) and replaced whole
+    // with it: files the new run does not write are gone.
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("out");
     fs::create_dir(&target).unwrap();

@@ -172,7 +172,7 @@ fn sums_with_curr(cfs: &CfsRq, ents: &[SchedEntity]) -> (i128, i128) {
 /// `a / b` (truncated) for a positive `b`: a 64-bit division when `a` and
 /// `b` fit 64 bits (the same quotient), else the 128-bit one. The sums
 /// are kept in 128 bits against overflow, but their values are small
-/// (`update_zero_vruntime` keeps them near 0); issue 17's profile of the
+/// (`update_zero_vruntime` keeps them near 0); a profile of the
 /// periodic cases had the 128-bit division routine at 2-3 %.
 #[inline]
 fn div_pos(a: i128, b: i128) -> i128 {

@@ -168,7 +168,7 @@ pub struct LbSnapshot {
 /// groups are walked. Not a model figure, a cost choice: every kept sum
 /// costs an update on each refresh of each of its CPUs, and only passes
 /// over a domain of many CPUs read enough of them to repay it. Measured
-/// (callgrind, BENCHMARKS.md, grp17): periodic-160 (icx, MC domain of 80
+/// (callgrind): periodic-160 (icx, MC domain of 80
 /// CPUs in 40 groups of 2) -5.2 % instructions with sums for every group
 /// of 2 or more CPUs; periodic-8-dense (a7-octa, top domain of 8 CPUs in
 /// 2 groups of 4) +2.3 % with them, where passes are one per 25 events.
