@@ -317,6 +317,28 @@ def published_change(f):
     return 100.0 * (f["new"] - f["base"]) / f["base"]
 
 
+MISS_KINDS = {
+    "no lever": "both sides give the same figures in every seed: the switch changes nothing the model has for this workload",
+    "noise": "the model's change is inside its 95 % interval, and that interval is wider than the published change: more seeds or longer runs could decide it",
+    "no effect": "the model's change is inside a 95 % interval narrower than the published change: the model has no effect of the published size",
+    "opposite": "the model's change is significant and of the other sign",
+    "size": "the sign agrees, the size is outside 2x",
+}
+
+
+def miss_kind(v, b, n):
+    """Why a case misses (None when sign and size agree): one of MISS_KINDS."""
+    if v["sign_ok"] and v["size_ok"]:
+        return None
+    if b == n:
+        return "no lever"
+    if not v["significant"]:
+        return "noise" if v["ci_pct"] > abs(v["published"]) else "no effect"
+    if v["model_sign"] != v["published_sign"]:
+        return "opposite"
+    return "size"
+
+
 def verdict(case, runs):
     """Per case: the headline comparison and the behaviour ratios."""
     head = next(f for f in case["figure"] if f.get("headline"))
@@ -342,6 +364,10 @@ def verdict(case, runs):
         r = v["model"] / v["published"] if v["model_sign"] else 0.0
         v["size_ratio"] = r
         v["size_ok"] = v["sign_ok"] and 0.5 <= r <= 2.0
+    # Half-width of the change's 95 % interval, in percent of the base mean.
+    se = math.sqrt(statistics.variance(b) / len(b) + statistics.variance(n) / len(n))
+    v["ci_pct"] = 100.0 * t_crit(df) * se / abs(mb) if mb else math.inf
+    v["miss"] = miss_kind(v, b, n)
     # Behaviour: each published value against the model's mean on its side.
     beh = []
     for f in case["figure"]:
@@ -441,8 +467,20 @@ def render(cases, verdicts, steadiness, seeds, wall, cmdline, excluded):
     w("**Summary: %d of %d signs agree, %d of %d sizes within 2x; median |log2(model / published)|"
       " of the behaviour figures %.2f (%d figures).**" % (signs, n, sizes, n, med, len(logs)))
     w("")
-    w("| case | machine | change | metric | published | model (95 % CI by Welch's t) | sign | size |")
-    w("|---|---|---|---|---|---|---|---|")
+    kinds = {}
+    for v in ok:
+        if v.get("miss"):
+            kinds[v["miss"]] = kinds.get(v["miss"], 0) + 1
+    if kinds:
+        w("Why the %d misses miss (the `miss` column; the mechanisms behind them are under"
+          " \"Mechanisms the cases bear on\" below):" % sum(kinds.values()))
+        w("")
+        for k in MISS_KINDS:
+            if k in kinds:
+                w("* **%s** (%d): %s." % (k, kinds[k], MISS_KINDS[k]))
+        w("")
+    w("| case | machine | change | metric | published | model (95 % CI by Welch's t) | sign | size | miss |")
+    w("|---|---|---|---|---|---|---|---|---|")
     for c in cases:
         v = verdicts[c["id"]]
         ch = c["change"]
@@ -454,13 +492,15 @@ def render(cases, verdicts, steadiness, seeds, wall, cmdline, excluded):
             for s in SIDES)
         pub = fmt_pct(v["published"]) + ("" if v["published_sign"] else " (no change)")
         if "error" in v:
-            w("| %s | %s | %s | %s | %s | %s | - | - |" % (c["id"], c["machine"]["name"], desc, v["metric"], pub, v["error"]))
+            w("| %s | %s | %s | %s | %s | %s | - | - | - |" % (c["id"], c["machine"]["name"], desc, v["metric"], pub, v["error"]))
             continue
-        mod = fmt_pct(v["model"]) + (" (t %.1f)" % v["t"] if math.isfinite(v["t"]) else "") + ("" if v["significant"] else ", no change")
+        ci = (" ±%.1f" % v["ci_pct"]) if math.isfinite(v["ci_pct"]) else ""
+        mod = fmt_pct(v["model"]) + ci + (" (t %.1f)" % v["t"] if math.isfinite(v["t"]) else "") + ("" if v["significant"] else ", no change")
         size = "%.2fx" % v["size_ratio"] if v["size_ratio"] else ""
-        w("| %s | %s | %s | %s | %s | %s | %s | %s %s |" % (
+        w("| %s | %s | %s | %s | %s | %s | %s | %s %s | %s |" % (
             c["id"], c["machine"]["name"], desc, v["metric"], pub, mod,
-            "yes" if v["sign_ok"] else "**no**", "yes" if v["size_ok"] else "**no**", size))
+            "yes" if v["sign_ok"] else "**no**", "yes" if v["size_ok"] else "**no**", size,
+            v["miss"] or ""))
     w("")
     w("## Behaviour at scale")
     w("")

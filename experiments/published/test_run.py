@@ -95,6 +95,9 @@ class Verdicts(unittest.TestCase):
         self.assertFalse(v["significant"])
         self.assertEqual(v["model_sign"], 0)
         self.assertFalse(v["sign_ok"])  # the publication saw -10 %
+        # +2.9 % with a 95 % interval of +-~26 %: wider than the -10 %.
+        self.assertEqual(v["miss"], "noise")
+        self.assertGreater(v["ci_pct"], 10)
 
     def test_published_no_change_agrees_with_noise(self):
         runs = {"base": [{"time_s": x} for x in (1.0, 1.2, 0.8)],
@@ -108,6 +111,24 @@ class Verdicts(unittest.TestCase):
         v = run.verdict(self.case(), runs)
         self.assertTrue(v["sign_ok"])
         self.assertFalse(v["size_ok"])  # -3 % against -10 %
+        self.assertEqual(v["miss"], "size")
+
+    def test_miss_kinds(self):
+        same = [{"time_s": x} for x in (1.0, 1.1, 0.9)]
+        v = run.verdict(self.case(), {"base": same, "new": same})
+        self.assertEqual(v["miss"], "no lever")
+        # A tight interval around no change: the model has no -10 % effect.
+        v = run.verdict(self.case(), {"base": [{"time_s": x} for x in (1.0, 1.01, 0.99)],
+                                      "new": [{"time_s": x} for x in (1.0, 1.011, 0.991)]})
+        self.assertEqual(v["miss"], "no effect")
+        # Significant and of the other sign.
+        v = run.verdict(self.case(), {"base": [{"time_s": x} for x in (1.0, 1.001, 0.999)],
+                                      "new": [{"time_s": x} for x in (1.1, 1.101, 1.099)]})
+        self.assertEqual(v["miss"], "opposite")
+        # Agreement is no miss.
+        v = run.verdict(self.case(), {"base": [{"time_s": x} for x in (1.0, 1.001, 0.999)],
+                                      "new": [{"time_s": x} for x in (0.9, 0.901, 0.899)]})
+        self.assertIsNone(v["miss"])
 
     def test_welch_matches_a_hand_computation(self):
         # means 2 and 5, variances 1 and 1, n 3 and 3: t = 3 / sqrt(2/3) = 3.674, df = 4.
