@@ -147,7 +147,8 @@ pub fn machine(spec: &str) -> Result<Machine> {
     }
     preset(spec).ok_or_else(|| {
         user(format!(
-            "unknown machine '{spec}' (presets: {}; or sysfs:DIR, FILE.toml, layout:KEY=VALUE,...)",
+            "unknown machine '{spec}'{} (presets: {}; or sysfs:DIR, FILE.toml, layout:KEY=VALUE,...)",
+            schedlab_core::suggest::hint(spec, PRESET_NAMES.iter().copied()),
             PRESET_NAMES.join(", ")
         ))
     })

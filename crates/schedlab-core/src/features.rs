@@ -304,7 +304,7 @@ sched_features! {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeatureError {
     /// Unknown switch name.
-    #[error("unknown feature '{0}' (valid: {1})")]
+    #[error("unknown feature '{0}' ({1})")]
     Unknown(String, String),
     /// The same switch given twice with different values.
     #[error("feature '{0}' is given twice with different values")]
@@ -327,11 +327,12 @@ impl Features {
         let mut f = self.clone();
         let mut seen: Vec<(String, String)> = Vec::new();
         let valid = || {
-            FEATURE_TABLE
-                .iter()
-                .map(|e| e.name)
-                .collect::<Vec<_>>()
-                .join(", ")
+            "valid: ".to_string()
+                + &FEATURE_TABLE
+                    .iter()
+                    .map(|e| e.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
         };
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, value) = match item.split_once('=') {
@@ -377,7 +378,16 @@ impl Features {
                             info.values.join(", "),
                         ));
                     }
-                    None => return Err(FeatureError::Unknown(name.to_string(), valid())),
+                    None => {
+                        // A misspelt NO_NAME is suggested with its prefix.
+                        let (prefix, bare) = match name.strip_prefix("NO_") {
+                            Some(rest) => ("NO_", rest),
+                            None => ("", name),
+                        };
+                        let guess = crate::suggest::closest(bare, FEATURE_TABLE.iter().map(|e| e.name))
+                            .map_or(String::new(), |k| format!("did you mean {prefix}{k}? "));
+                        return Err(FeatureError::Unknown(name.to_string(), guess + &valid()));
+                    }
                 }
             }
             if let Some((_, prev)) = seen.iter().find(|(n, _)| n == name) {
@@ -431,6 +441,14 @@ mod tests {
             Features::parse("BOGUS"),
             Err(FeatureError::Unknown(..))
         ));
+        // A misspelt switch names the one it is close to, NO_ kept.
+        let e = Features::parse("NO_SCHED_IDEL_AS_IDLE").unwrap_err().to_string();
+        assert!(
+            e.starts_with("unknown feature 'NO_SCHED_IDEL_AS_IDLE' (did you mean NO_SCHED_IDLE_AS_IDLE? valid: "),
+            "{e}"
+        );
+        let e = Features::parse("BOGUS").unwrap_err().to_string();
+        assert!(e.starts_with("unknown feature 'BOGUS' (valid: PLACE_LAG"), "{e}");
         assert!(matches!(
             Features::parse("PLACE_LAG,NO_PLACE_LAG"),
             Err(FeatureError::Contradiction(..))

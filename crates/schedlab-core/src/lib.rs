@@ -82,6 +82,7 @@ pub mod runtime;
 pub mod sched;
 pub mod sim;
 pub mod stats;
+pub mod suggest;
 pub mod task;
 pub mod time;
 pub mod tunables;

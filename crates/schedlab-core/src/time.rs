@@ -13,7 +13,8 @@ pub const NSEC_PER_MSEC: Nanos = 1_000_000;
 /// One second in nanoseconds.
 pub const NSEC_PER_SEC: Nanos = 1_000_000_000;
 
-/// Parses a duration with a unit (`250us`, `500ms`, `0.5s`, `10s`, `100ns`);
+/// Parses a duration with a unit (`250us`, `500ms`, `0.5s`, `10s`, `100ns`,
+/// `2m` or `2min`, `1h`);
 /// a bare number is seconds, as in rt-app's `duration`.
 ///
 /// Returns a message suitable for a one-line error on failure.
@@ -31,9 +32,11 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
         "ms" => NSEC_PER_MSEC as u128,
         "us" | "µs" => NSEC_PER_USEC as u128,
         "ns" => 1,
+        "m" | "min" => 60 * NSEC_PER_SEC as u128,
+        "h" => 3600 * NSEC_PER_SEC as u128,
         other => {
             return Err(format!(
-                "unknown time unit '{other}' in '{t}' (use ns, us, ms or s)"
+                "unknown time unit '{other}' in '{t}' (use ns, us, ms, s, m or h)"
             ))
         }
     };
@@ -89,6 +92,9 @@ mod tests {
         assert_eq!(parse_duration("10"), Ok(10_000_000_000));
         assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
         assert_eq!(parse_duration("7ns"), Ok(7));
+        assert_eq!(parse_duration("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_duration("1.5min"), Ok(90_000_000_000));
+        assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
     }
 
     #[test]

@@ -534,3 +534,23 @@ fn readme_has_the_install_line_and_its_figure_exists() {
     assert!(root.join(img).is_file(), "{img} does not exist");
     assert!(readme.contains("Why is a lone periodic task's latency constant?"));
 }
+
+#[test]
+fn misspelt_names_get_a_suggestion_and_minutes_are_a_unit() {
+    let err = |args: &[&str]| {
+        let r = schedlab(args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&r.stderr).to_string();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        e
+    };
+    let e = err(&["run", "hackbench:groups=1,loops=5", "--machine", "a7_octa"]);
+    assert!(e.contains("unknown machine 'a7_octa' (did you mean a7-octa?)"), "{e}");
+    let e = err(&["run", "hackbench:groups=1,loops=5", "--features", "NO_SCHED_IDEL_AS_IDLE"]);
+    assert!(e.contains("did you mean NO_SCHED_IDLE_AS_IDLE?"), "{e}");
+    // Minutes parse (refused here only because the limit is lower).
+    let e = err(&["run", "hackbench:groups=1,loops=5", "--duration", "2m", "--max-duration", "1m"]);
+    assert!(!e.contains("unknown time unit"), "{e}");
+    let e = err(&["run", "hackbench:groups=1,loops=5", "--duration", "2y"]);
+    assert!(e.contains("unknown time unit 'y'"), "{e}");
+}
