@@ -321,7 +321,7 @@ pub fn least_length(w: &Workload, cpus: u64) -> Option<(u64, String)> {
 }
 
 /// Refuses a run without a duration (neither `--duration` nor the file's)
-/// that lasts longer than the duration limit in force (`--max-duration`,
+/// that cannot end within the duration limit in force (`--max-duration`,
 /// default one day) by [`least_length`]: it would run for hours or for
 /// ever where a run with a duration that long is refused.
 pub fn check_length(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> Result<()> {
@@ -333,9 +333,11 @@ pub fn check_length(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> R
         return Ok(());
     };
     let max = max_duration_ns();
-    if least > max {
+    // At the limit exactly it cannot end within it either: start-up and
+    // ticks take CPU time too.
+    if least >= max {
         return Err(user(format!(
-            "{what}: without a duration the run lasts at least {} of simulated time ({who}), more than the {} limit: pass --duration, or --max-duration to raise the limit",
+            "{what}: without a duration the run lasts at least {} of simulated time ({who}) and cannot end within the {} limit: pass --duration, or --max-duration to raise the limit",
             duration_limit_text(least),
             duration_limit_text(max)
         )));

@@ -36,27 +36,28 @@ fn runs_without_a_duration_longer_than_the_limit_are_refused_before_they_start()
         // A 2-day run.
         (
             r#"{"tasks": {"t": {"loop": 1, "run": 172800000000}}, "global": {"calibration": 100}}"#,
-            "without a duration the run lasts at least 172800 s (2 days) of simulated time (thread 't-0'), more than the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
+            "without a duration the run lasts at least 172800 s (2 days) of simulated time (thread 't-0') and cannot end within the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
         ),
         // The largest `run` the reader takes.
         (
             r#"{"tasks": {"t": {"loop": 1, "run": 9223372036854775}}, "global": {"calibration": 100}}"#,
-            "without a duration the run lasts at least 9223372036.854775 s (106751.99 days) of simulated time (thread 't-0'), more than the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
+            "without a duration the run lasts at least 9223372036.854775 s (106751.99 days) of simulated time (thread 't-0') and cannot end within the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
         ),
         // The largest loop count, 1 ms each (the figure stops at 2^64 ns).
         (
             r#"{"tasks": {"t": {"loop": 9223372036854775807, "run": 1000}}, "global": {"calibration": 100}}"#,
-            "without a duration the run lasts at least 18446744073.709551615 s (213503.98 days) of simulated time (thread 't-0'), more than the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
+            "without a duration the run lasts at least 18446744073.709551615 s (213503.98 days) of simulated time (thread 't-0') and cannot end within the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
         ),
-        // Sleeps and timers count too: a day of 1 s timer periods and then some.
+        // Timers count too: a day of 1 s periods, the limit exactly (the
+        // start-up takes time too, so it cannot end within it).
         (
-            r#"{"tasks": {"t": {"loop": 86401, "run": 10, "timer": {"ref": "tick", "period": 1000000}}}, "global": {"calibration": 100}}"#,
-            "without a duration the run lasts at least 86401 s (1.00 days) of simulated time (thread 't-0'), more than the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
+            r#"{"tasks": {"t": {"loop": 86400, "run": 10, "timer": {"ref": "tick", "period": 1000000}}}, "global": {"calibration": 100}}"#,
+            "without a duration the run lasts at least 86400 s (1 day) of simulated time (thread 't-0') and cannot end within the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
         ),
         // Four threads of 14 h each share 2 CPUs: 28 h.
         (
             r#"{"tasks": {"t": {"instance": 4, "loop": 1, "run": 50400000000}}, "global": {"calibration": 100}}"#,
-            "without a duration the run lasts at least 100800 s (1.17 days) of simulated time (the threads' CPU work over 2 CPU(s)), more than the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
+            "without a duration the run lasts at least 100800 s (1.17 days) of simulated time (the threads' CPU work over 2 CPU(s)) and cannot end within the 86400 s (1 day) limit: pass --duration, or --max-duration to raise the limit",
         ),
     ];
     for (json, msg) in cases {
@@ -78,7 +79,7 @@ fn runs_without_a_duration_longer_than_the_limit_are_refused_before_they_start()
     )
     .unwrap();
     let err = one_line_error(p, &["run", "w.json", "--max-duration", "2s"]);
-    assert!(err.ends_with("at least 3 s of simulated time (thread 't-0'), more than the 2 s limit: pass --duration, or --max-duration to raise the limit"), "{err}");
+    assert!(err.ends_with("at least 3 s of simulated time (thread 't-0') and cannot end within the 2 s limit: pass --duration, or --max-duration to raise the limit"), "{err}");
     let o = schedlab_in(
         p,
         [
