@@ -83,6 +83,7 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     resolve::check_noise(&sa, &m)?;
     let (w, _) = resolve::run_workload(&sa, &m)?;
     let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
+    crate::preflight::check_length(&sa.workload, &m, &w, &cfg)?;
     crate::preflight::check_memory(&sa.workload, &m, &w, &cfg, crate::preflight::Rows::Streamed)?;
     let mut sim =
         Sim::new(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
@@ -91,7 +92,13 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     // latency samples and statistics are kept by the threads), so memory
     // does not grow with the run's length.
     sim.stream_rows(Box::new(DiscardRows));
-    let res = sim.run();
+    let cap = crate::preflight::length_cap(sim.end, sim.t_start);
+    let mut at = sim.t_start;
+    let res = sim.run_while(|t| {
+        at = t;
+        t <= cap
+    });
+    crate::preflight::check_passed_limit(&sa.workload, sim.end, sim.t_start, at.max(sim.now))?;
     let results = RunResults::collect(&sim, &res, &w);
     let tasks = task_figures(&results, a.per_task);
     Ok((results.headline, tasks))

@@ -9,8 +9,10 @@
 //!   generator spec) so `validate` can simulate it again.
 //! * `validate DIR [--seeds N] [--json FILE]`: simulates the recorded
 //!   workload on the recorded machine (`sysfs:DIR/sysfs`), HZ and
-//!   preemption model for seeds 1..N (run directories DIR/sim-seedN/, with
-//!   traces), then compares ([`schedlab_host::validate`]).
+//!   preemption model for seeds 1..N, N at most 1000 (run directories
+//!   DIR/sim-seedN/, with traces, staged and committed together after the
+//!   last seed; their bytes count against `--max-output` as they are
+//!   written), then compares ([`schedlab_host::validate`]).
 
 use crate::resolve;
 use crate::user;
@@ -22,9 +24,11 @@ use schedlab_core::time::parse_duration;
 use schedlab_core::{Sim, SimConfig};
 use schedlab_host::validate::{compare, load_recording, load_sim};
 use schedlab_host::{ChannelConfig, ExecOptions, RecordOptions};
+use schedlab_output::limit;
+use schedlab_output::log_stream::LogStream;
 use schedlab_output::outdir::StagedOutDir;
-use schedlab_output::results::{check_outcome, write_run, RunResults};
-use schedlab_output::tee::TraceSinks;
+use schedlab_output::results::{check_outcome, RunResults};
+use schedlab_output::tee::{TraceOutput, TraceSinks};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -55,9 +59,14 @@ pub struct ExecArgs {
 pub struct ValidateArgs {
     /// A recording (`schedlab record ... --out DIR`).
     pub dir: PathBuf,
-    /// Simulated runs to compare with (seeds 1..N).
+    /// Simulated runs to compare with (seeds 1..N, at most 1000).
     #[arg(long, default_value_t = 3)]
     pub seeds: u64,
+    /// Most bytes the simulated runs' folders (DIR/sim-seedN/) may take
+    /// together (4G, 500M, bytes; default 4 GiB), counted as they are
+    /// written; past it validate stops and writes nothing.
+    #[arg(long, value_name = "SIZE")]
+    pub max_output: Option<String>,
     /// Also write the report as JSON to FILE (`-`: stdout instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -336,10 +345,39 @@ fn check_record_json(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Most seeds `validate` simulates: as many as `compare` runs a side
+/// (`--runs`); each is a whole run written with its traces.
+const MAX_SEEDS: u64 = 1000;
+
+/// Bytes of the files in `dir` (recursively).
+fn dir_bytes(dir: &Path) -> std::io::Result<u64> {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let m = e.metadata()?;
+        n += if m.is_dir() {
+            dir_bytes(&e.path())?
+        } else {
+            m.len()
+        };
+    }
+    Ok(n)
+}
+
 pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     if a.seeds == 0 {
         return Err(user("--seeds: must be at least 1"));
     }
+    if a.seeds > MAX_SEEDS {
+        return Err(user(format!(
+            "--seeds: {} is more than {MAX_SEEDS}, the most validate simulates (as compare's --runs): each seed is a whole run written with its traces",
+            a.seeds
+        )));
+    }
+    let max_output = match &a.max_output {
+        Some(t) => crate::preflight::size_flag("--max-output", t)?,
+        None => schedlab_workload::limits::DEFAULT_MAX_OUTPUT_BYTES,
+    };
     // Bad recordings fail here, before any simulation.
     let real = load_recording(&a.dir).map_err(|e| user(e.to_string()))?;
     let hp = a.dir.join("host.json");
@@ -437,6 +475,20 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     resolve::parse_features("--features", &a.features)?;
     let opts = schedlab_core::kernels::resolve(Some(kernel), &a.features, &w.sysctls, &[])
         .map_err(|e| user(e.to_string()))?;
+    // Every seed's folder is staged and all are committed together once
+    // the last is written: an error leaves the recording as it was. What
+    // they write counts against --max-output as it is written (logs and
+    // trace spools by `limit`, the other files once written).
+    let _limit = limit::Scope::enter(max_output);
+    let over = |seed: u64| {
+        user(format!(
+            "{}: the simulated runs reached the --max-output limit of {} at seed {seed} of {}; nothing was written (--max-output raises the limit)",
+            a.dir.display(),
+            crate::preflight::size(max_output),
+            a.seeds
+        ))
+    };
+    let mut stages = Vec::new();
     let mut sims = Vec::new();
     for seed in 1..=a.seeds {
         let cfg = SimConfig {
@@ -451,20 +503,42 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             ..SimConfig::default()
         };
         let out = a.dir.join(format!("sim-seed{seed}"));
-        if out.exists() {
-            std::fs::remove_dir_all(&out)
-                .map_err(|e| user(format!("{}: cannot replace: {e}", out.display())))?;
-        }
+        // A previous validate's folder is replaced (only a run's).
+        let stage = StagedOutDir::stage_with(&out, true)
+            .map_err(|e| user(format!("{}: cannot create: {e}", out.display())))?;
         let tee = TraceSinks::new(machine.nr_cpus() as u32)?;
         let mut sim = Sim::new(machine.clone(), &w, cfg, tee)
             .map_err(|e| user(format!("{}: {e}", a.dir.display())))?;
-        let res = sim.run();
+        sim.stream_rows(Box::new(LogStream::new(stage.appender(), &w)));
+        let used_before = limit::used();
+        let res = sim.run_while(|_| limit::exceeded().is_none());
+        if limit::exceeded().is_some() {
+            return Err(over(seed));
+        }
+        if let Some(mut rows) = sim.take_row_sink() {
+            rows.finish()?;
+        }
         check_outcome(&sim, &res).map_err(|e| user(format!("{}: {e}", a.dir.display())))?;
         let results = RunResults::collect(&sim, &res, &w);
-        let stage = StagedOutDir::stage(&out)
-            .map_err(|e| user(format!("{}: cannot create: {e}", out.display())))?;
-        write_run(stage, &results, sim.into_sink())?;
-        sims.push(load_sim(&out).map_err(|e| user(e.to_string()))?);
+        let charged = limit::used() - used_before;
+        results.write_dir(&stage)?;
+        sim.into_sink()
+            .write_trace(results.summary.machine.cpus, &stage)?;
+        // What the folder holds and was not counted yet (summary.json,
+        // schedstat, profile, the trace files beyond their spools).
+        let all = dir_bytes(stage.stage_dir())
+            .map_err(|e| user(format!("{}: cannot read: {e}", stage.stage_dir().display())))?;
+        let rest = usize::try_from(all.saturating_sub(charged)).unwrap_or(usize::MAX);
+        if limit::charge(rest).is_err() {
+            return Err(over(seed));
+        }
+        let mut run = load_sim(stage.stage_dir()).map_err(|e| user(e.to_string()))?;
+        run.dir = out;
+        sims.push(run);
+        stages.push(stage);
+    }
+    for stage in stages {
+        stage.commit().map_err(|e| user(e.to_string()))?;
     }
     let mut report = compare(&real, &sims);
     report.notes.push(format!("model noise: {noise_note}"));
@@ -479,7 +553,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     match &a.json {
         Some(p) if p.as_os_str() == "-" => print!("{json}"),
         Some(p) => {
-            std::fs::write(p, &json)
+            schedlab_output::outdir::write_file_atomic(p, json.as_bytes())
                 .map_err(|e| user(format!("{}: cannot write: {e}", p.display())))?;
             print!("{}", report.to_text());
         }

@@ -250,6 +250,124 @@ fn iteration_floor(ops: &[Op]) -> u64 {
     busy.max(timers).max(MIN_ITERATION_NS)
 }
 
+/// The least simulated time one iteration of `ops` takes, with no floor
+/// for ops that take no time: its `run` work (at capacity 1024, the
+/// fastest a CPU runs), `runtime` and `sleep` follow one another, and each
+/// timer it waits on `k` times takes `k` periods (its expiries are a
+/// period apart; different timers may expire together, so only the
+/// longest counts).
+fn iteration_least(ops: &[Op]) -> u64 {
+    let mut busy = 0u64;
+    let mut timers: Vec<(schedlab_core::program::TimerRef, u64)> = Vec::new();
+    for op in ops {
+        match op {
+            Op::Run { work_ns, .. } => busy = busy.saturating_add(*work_ns),
+            Op::Runtime { wall_ns, .. } => busy = busy.saturating_add(*wall_ns),
+            Op::Sleep { ns } => busy = busy.saturating_add(*ns),
+            Op::Timer { timer, period_ns } => match timers.iter_mut().find(|(t, _)| t == timer) {
+                Some((_, sum)) => *sum = sum.saturating_add(*period_ns),
+                None => timers.push((*timer, *period_ns)),
+            },
+            _ => {}
+        }
+    }
+    timers.iter().map(|&(_, p)| p).fold(busy, u64::max)
+}
+
+/// `Σ over phases of phase loops × f(phase's ops)`, times the program's
+/// passes (None: it loops for ever).
+fn program_sum(t: &TaskSpec, f: impl Fn(&[Op]) -> u64) -> Option<u64> {
+    let loops = t.program.loops?;
+    let pass = t
+        .program
+        .phases
+        .iter()
+        .map(|ph| ph.loops.saturating_mul(f(&ph.ops)))
+        .fold(0u64, u64::saturating_add);
+    Some(loops.saturating_mul(pass))
+}
+
+/// The least simulated time a run without a duration lasts, and what
+/// sets it: the longest thread started at start-up (its delay, then every
+/// pass of its program at [`iteration_least`]), or the `run` work of all
+/// of them spread over every CPU, whichever is longer. Forked threads are
+/// left out (one never forked never runs). None when a thread loops for
+/// ever.
+pub fn least_length(w: &Workload, cpus: u64) -> Option<(u64, String)> {
+    let mut best = (0u64, String::new());
+    let mut work = 0u64;
+    for t in w.tasks.iter().filter(|t| !t.forked) {
+        let own = t.delay_ns.saturating_add(program_sum(t, iteration_least)?);
+        if own > best.0 {
+            best = (own, format!("thread '{}'", t.name));
+        }
+        let run = program_sum(t, |ops| {
+            ops.iter()
+                .map(|op| match op {
+                    Op::Run { work_ns, .. } => *work_ns,
+                    _ => 0,
+                })
+                .fold(0u64, u64::saturating_add)
+        })?;
+        work = work.saturating_add(run);
+    }
+    let spread = work / cpus.max(1);
+    if spread > best.0 {
+        best = (spread, format!("the threads' CPU work over {cpus} CPU(s)"));
+    }
+    Some(best)
+}
+
+/// Refuses a run without a duration (neither `--duration` nor the file's)
+/// that cannot end within the duration limit in force (`--max-duration`,
+/// default one day) by [`least_length`]: it would run for hours or for
+/// ever where a run with a duration that long is refused.
+pub fn check_length(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> Result<()> {
+    use schedlab_workload::limits::{duration_limit_text, max_duration_ns};
+    if cfg.duration_ns.or(w.duration_ns).is_some() {
+        return Ok(());
+    }
+    let Some((least, who)) = least_length(w, m.nr_cpus() as u64) else {
+        return Ok(());
+    };
+    let max = max_duration_ns();
+    // At the limit exactly it cannot end within it either: start-up and
+    // ticks take CPU time too.
+    if least >= max {
+        return Err(user(format!(
+            "{what}: without a duration the run lasts at least {} of simulated time ({who}) and cannot end within the {} limit: pass --duration, or --max-duration to raise the limit",
+            duration_limit_text(least),
+            duration_limit_text(max)
+        )));
+    }
+    Ok(())
+}
+
+/// Where a run stops at the latest: a run with an end (`end`) at its
+/// end; one without, just past the duration limit in force, which
+/// [`least_length`] cannot always foresee (threads that wait on one
+/// another).
+pub fn length_cap(end: Option<u64>, t_start: u64) -> u64 {
+    match end {
+        Some(_) => u64::MAX,
+        None => t_start.saturating_add(schedlab_workload::limits::max_duration_ns()),
+    }
+}
+
+/// After a run: an error when a run without a duration passed
+/// [`length_cap`] (`at`: the last time it was seen at, or its end), and
+/// was stopped there or ended after it.
+pub fn check_passed_limit(what: &str, end: Option<u64>, t_start: u64, at: u64) -> Result<()> {
+    use schedlab_workload::limits::{duration_limit_text, max_duration_ns};
+    if at > length_cap(end, t_start) {
+        return Err(user(format!(
+            "{what}: without a duration the run went past the {} limit of simulated time; nothing was written: pass --duration, or --max-duration to raise the limit",
+            duration_limit_text(max_duration_ns())
+        )));
+    }
+    Ok(())
+}
+
 /// The least CPU work (`run`, `runtime`) of any iteration of a thread, or
 /// None when some phase needs none.
 fn min_cpu_work(t: &TaskSpec) -> Option<u64> {

@@ -33,6 +33,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     resolve::check_noise(&a.sim, &m)?;
     let (w, mut warnings) = resolve::run_workload(&a.sim, &m)?;
     let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
+    preflight::check_length(&a.sim.workload, &m, &w, &cfg)?;
     preflight::check_memory(&a.sim.workload, &m, &w, &cfg, preflight::Rows::Streamed)?;
     let est = preflight::estimate(&m, &w, &cfg, preflight::Rows::Streamed);
     if a.out.is_some() {
@@ -96,6 +97,12 @@ fn execute<S: TraceOutput>(
     let _limit = limit::Scope::enter(a.sim.max_output_bytes()?);
     let stopped_at = std::cell::Cell::new(sim.t_start);
     let res = run_with_bar(&mut sim, a.quiet, &stopped_at);
+    preflight::check_passed_limit(
+        &a.sim.workload,
+        sim.end,
+        sim.t_start,
+        stopped_at.get().max(sim.now),
+    )?;
     if let Some(max) = limit::exceeded() {
         // The stage (and the spools) are dropped: nothing is written.
         return Err(user(format!(
@@ -138,10 +145,13 @@ fn execute<S: TraceOutput>(
 /// the output limit ([`limit::exceeded`]); `now` is where it was last seen.
 fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool, now: &std::cell::Cell<u64>) -> RunResult {
     use std::io::IsTerminal;
+    // A run without a duration stops once it passes the duration limit
+    // (preflight::check_passed_limit reports it).
+    let cap = preflight::length_cap(sim.end, sim.t_start);
     let (Some(end), false, true) = (sim.end, quiet, std::io::stderr().is_terminal()) else {
         return sim.run_while(|t| {
             now.set(t);
-            limit::exceeded().is_none()
+            limit::exceeded().is_none() && t <= cap
         });
     };
     let start = sim.t_start;

@@ -552,3 +552,64 @@ fn record_on_cpu_0_describes_a_one_cpu_machine() {
         s["cpus"]
     );
 }
+
+/// Names in `dir`, sorted (hidden ones too: a stage left behind shows).
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// validate's per-seed folders count against --max-output as they are
+/// written: past it, one line, status 2, and the recording is as it was
+/// (the folders of an earlier validate untouched, no stage left). More
+/// than 1000 seeds are refused before anything runs.
+#[test]
+fn validate_stops_at_the_output_limit_and_refuses_absurd_seed_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording_fixture(d.path(), None);
+    let r = rec.to_str().unwrap();
+    // One seed's folder (logs, summary, three traces) is about 4.1 MiB.
+    let o = schedlab(&["validate", r, "--seeds", "2", "--max-output", "20M"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = names(&rec);
+    assert!(before.contains(&"sim-seed2".to_string()), "{before:?}");
+    let summary = std::fs::read(rec.join("sim-seed1/summary.json")).unwrap();
+    let e = one_line_error(&schedlab(&[
+        "validate",
+        r,
+        "--seeds",
+        "3",
+        "--max-output",
+        "10M",
+    ]));
+    assert_eq!(
+        e.trim_end(),
+        format!("schedlab: error: {r}: the simulated runs reached the --max-output limit of 10.0 MiB at seed 3 of 3; nothing was written (--max-output raises the limit)")
+    );
+    assert_eq!(names(&rec), before);
+    assert_eq!(
+        std::fs::read(rec.join("sim-seed1/summary.json")).unwrap(),
+        summary
+    );
+    // At seed 1: its trace text alone (2.2 MiB) passes the limit as it runs.
+    let e = one_line_error(&schedlab(&["validate", r, "--max-output", "1M"]));
+    assert!(
+        e.contains("reached the --max-output limit of 1.0 MiB at seed 1 of 3"),
+        "{e}"
+    );
+    assert_eq!(names(&rec), before);
+    let e = one_line_error(&schedlab(&["validate", r, "--max-output", "lots"]));
+    assert!(e.contains("--max-output: 'lots' is not a size"), "{e}");
+    for n in ["1001", "18446744073709551615"] {
+        let e = one_line_error(&schedlab(&["validate", r, "--seeds", n]));
+        assert_eq!(
+            e.trim_end(),
+            format!("schedlab: error: --seeds: {n} is more than 1000, the most validate simulates (as compare's --runs): each seed is a whole run written with its traces")
+        );
+    }
+    assert_eq!(names(&rec), before);
+}

@@ -155,8 +155,8 @@ pub fn duration_limit_text(ns: u64) -> String {
     let s = if ns % 1_000_000_000 == 0 {
         format!("{} s", ns / 1_000_000_000)
     } else {
-        let t = format!("{:.9}", ns as f64 / 1e9);
-        format!("{} s", t.trim_end_matches('0'))
+        let frac = format!("{:09}", ns % 1_000_000_000);
+        format!("{}.{} s", ns / 1_000_000_000, frac.trim_end_matches('0'))
     };
     const DAY: u64 = 86_400 * 1_000_000_000;
     match ns {

@@ -37,7 +37,7 @@
 //!
 //! | trace | program op |
 //! |---|---|
-//! | CPU time of an activation: the sum of the task's `sched_stat_runtime` lines while it ran (the kernel's own count, in ns) when it has any, else the sum of its running spans (µs) | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another, less the CPU time of the semaphore calls the replay adds ("Syscall costs" below) |
+//! | CPU time of an activation: the sum of the task's `sched_stat_runtime` lines while it ran (the kernel's own count, in ns) when it has any, else the sum of its running spans (µs); a line that makes the task's summed runtime more than the time the trace covers up to it plus one second (`RUNTIME_BEFORE_TRACE_NS`, what it may have run unreported before the first line) is an error | [`Op::Run`] (work at capacity 1024), split where the task woke or forked another, less the CPU time of the semaphore calls the replay adds ("Syscall costs" below) |
 //! | woken (`sched_waking`, else `sched_wakeup`) from the context of a replayed task, not in interrupt context (flags column without `h`/`s`/`H`/`z`/`Z`) | the wakee's phase starts with [`Op::SemWait`] on the wakee's own semaphore; the waker posts it ([`Op::SemPost`]) at the same CPU-time offset of its own activation as in the trace; the waits always sleep ([`Workload::sem_waits_sleep`]) |
 //! | with launchers, a started task's second activation woken by another started task during that one's first (rt-app's start barrier: the last thread to start releases the others) | no wait, and the first such post not replayed (later posts of the same activation to it are real wakeups): the simulator's own start-up releases every started thread at T0 |
 //! | woken from idle, from interrupt context, by a dropped task, or no wakeup line seen | [`Op::Timer`] on the task's own **absolute** timer, expiring at the wakeup's time less the timer slack ([`ReplayOptions::timer_slack_ns`]), measured from the trace's first line (from the fork for a forked task); for a periodic task, the wakeup's grid point instead ("Periodic tasks"); a wakeup handled at an idle exit, one exit latency earlier ("Idle exit") |
@@ -527,6 +527,8 @@ struct TaskTrace {
     /// Parent named by `sched_process_fork`.
     fork_parent: Option<u32>,
     exited: bool,
+    /// Sum of all its `sched_stat_runtime` lines so far (ns).
+    stat_total_ns: Nanos,
 }
 
 impl TaskTrace {
@@ -544,6 +546,7 @@ impl TaskTrace {
             done: Vec::new(),
             fork_parent: None,
             exited: false,
+            stat_total_ns: 0,
         }
     }
 }
@@ -975,10 +978,29 @@ impl<'a> Reader<'a> {
                             "sched_stat_runtime: no pid=/runtime=".into(),
                         ));
                     };
+                    // A task cannot run longer than the time that passes:
+                    // its runtimes sum to at most the time the trace covers
+                    // up to this line plus what it ran unreported before
+                    // the first line (`RUNTIME_BEFORE_TRACE_NS`).
+                    let covered = t - self.first_ns.unwrap_or(t);
+                    let total = self.tasks.get(&pid).map_or(0, |k| k.stat_total_ns);
+                    let limit = covered.saturating_add(RUNTIME_BEFORE_TRACE_NS);
+                    if total.saturating_add(ns) > limit {
+                        return Err(self.err(
+                            ReplayErrorKind::BrokenLine,
+                            format!(
+                                "sched_stat_runtime: runtime={ns} would make pid {pid}'s CPU time {} s, more than the {} s the trace covers up to this line plus 1 s before it: not a real runtime",
+                                fmt_secs(total.saturating_add(ns)),
+                                fmt_secs(covered)
+                            ),
+                        ));
+                    }
                     self.report.events_used += 1;
-                    let a = self.tasks.get_mut(&pid).and_then(|t| t.cur.as_mut());
-                    if let Some(a) = a {
-                        a.stat_ns += ns;
+                    if let Some(k) = self.tasks.get_mut(&pid) {
+                        k.stat_total_ns += ns;
+                        if let Some(a) = k.cur.as_mut() {
+                            a.stat_ns += ns;
+                        }
                     }
                 }
                 _ => *self.report.skipped.entry(name.clone()).or_default() += 1,
@@ -1007,6 +1029,11 @@ impl<'a> Reader<'a> {
         }
     }
 }
+
+/// CPU time a task may have run before the trace's first line and
+/// report in its first `sched_stat_runtime`: updates come at least once a
+/// tick, and once a second on a nohz_full CPU (its residual tick).
+const RUNTIME_BEFORE_TRACE_NS: Nanos = 1_000_000_000;
 
 fn fmt_secs(ns: Nanos) -> String {
     format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)

@@ -459,6 +459,69 @@ fn cases() -> Vec<Case> {
         want: s(&["t.txt", "the trace has 2 tasks, more than 1", "--max-tasks"]),
         within: Duration::from_secs(5),
     });
+    // A replayed trace with 110 000 pids, over the default 100 000.
+    let mut pids = String::from("# tracer: nop\n");
+    for pid in 1..=110_000u32 {
+        let ctx = if pid == 1 {
+            "<idle>-0".to_string()
+        } else {
+            format!("w-{}", pid - 1)
+        };
+        let prev = pid - 1;
+        let prev_comm = if pid == 1 { "swapper/0" } else { "w" };
+        pids.push_str(&format!(
+            "{ctx} [000] d..2. {}.{:06}: sched_switch: prev_comm={prev_comm} prev_pid={prev} prev_prio=120 prev_state=S ==> next_comm=w next_pid={pid} next_prio=120\n",
+            10 + pid / 500_000,
+            (pid % 500_000) * 2
+        ));
+    }
+    v.push(Case {
+        kind: "replay of 110 000 pids".into(),
+        files: vec![("t.txt".into(), pids.into_bytes())],
+        args: s(&["replay", "t.txt", "--out", "out"]),
+        want: s(&[
+            "t.txt",
+            "the trace has 110000 tasks, more than 100000",
+            "--max-tasks",
+        ]),
+        within: Duration::from_secs(20),
+    });
+    // A runtime update longer than the trace (once an invariant broken
+    // at u64::MAX, a run for ever at i64::MAX).
+    let runtime = "# tracer: nop\n\
+        <idle>-0 [000] d..2. 10.000001: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=5 next_prio=120\n\
+        a-5 [000] d..2. 10.000500: sched_stat_runtime: comm=a pid=5 runtime=18446744073709551615 [ns] vruntime=100 [ns]\n\
+        a-5 [000] d..2. 10.001000: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
+    v.push(Case {
+        kind: "replay of runtime=u64::MAX".into(),
+        files: vec![("t.txt".into(), runtime.as_bytes().to_vec())],
+        args: s(&["replay", "t.txt", "--out", "out"]),
+        want: s(&[
+            "t.txt:3: sched_stat_runtime: runtime=18446744073709551615",
+            "not a real runtime",
+        ]),
+        within: Duration::from_secs(5),
+    });
+    // A 2-day run without a duration (ran for ever, no estimate).
+    let mut c = json(
+        "2-day run without a duration",
+        "{\"tasks\": {\"t\": {\"loop\": 1, \"run\": 172800000000}},\n \"global\": {\"calibration\": 100}}\n",
+        "{",
+        &["without a duration the run lasts at least 172800 s (2 days)", "pass --duration", "--max-duration"],
+    );
+    c.want[0] = "bad.json: ".into();
+    c.within = Duration::from_secs(5);
+    v.push(c);
+    // validate --seeds past 1000 (1000 wrote 1.5 GB; u64::MAX was taken).
+    for n in ["1001", "18446744073709551615"] {
+        v.push(Case {
+            kind: format!("validate --seeds {n}"),
+            files: vec![("rec/".into(), vec![])],
+            args: s(&["validate", "rec", "--seeds", n]),
+            want: s(&["--seeds", "more than 1000"]),
+            within: Duration::from_secs(5),
+        });
+    }
     // why: 1e6 distinct tasks took 3.7 GB and 7.6 s before the refusal.
     let mut big = String::from("{\"tasks\": {\n");
     for i in 0..1_000_000 {

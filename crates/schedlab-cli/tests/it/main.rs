@@ -11,6 +11,7 @@
 //! | `bad_input_table` | bad inputs across every reader (rt-app names, generators, flags, sysfs, report, --out) |
 //! | `kill_out` | `run --out D --force` killed at any point leaves D old or new, whole; stages cleaned; SIGINT/SIGTERM/SIGHUP remove the stage at once (run and sweep) |
 //! | `output_limit` | `--max-output` counts the bytes really written (logs, traces): zero-time loops and traces stop at it, nothing written |
+//! | `run_length` | runs without a duration are held to `--max-duration`: refused before they start when their loops need longer, stopped when they go past it |
 //! | `cgroup_input` | task groups: `taskgroup(s)`, hackbench `cgroup=`, `--cgroup`; bad values refused |
 //! | `corpus` | the project's own rt-app corpus (`examples/rt-app/`) runs under `--check` |
 //! | `fixtures` | rt-app's own examples (`../shared`; ignored where absent) run or are refused cleanly |
@@ -54,6 +55,7 @@ mod phase_slice;
 mod proptest_check;
 mod replay_cli;
 mod rt;
+mod run_length;
 mod schbench;
 mod sched_work;
 mod shares;

@@ -82,3 +82,65 @@ fn a_broken_trace_is_one_line_with_its_place() {
     assert!(lines[0].contains("bad.txt:3"), "{err}");
     assert!(!out.exists());
 }
+
+/// A `sched_stat_runtime` larger than the time the trace covers (plus the
+/// one second a task may have run unreported before the first line) is
+/// refused at its line: u64::MAX used to break an invariant of the run and
+/// i64::MAX to simulate for ever. One just inside the rule replays.
+#[test]
+fn a_runtime_longer_than_the_trace_is_refused_at_its_line() {
+    let trace = |runtime: &str| {
+        format!(
+            "# tracer: nop\n\
+          <idle>-0       [000] d..2.  10.000001: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=5 next_prio=120\n\
+               a-5       [000] d..2.  10.000500: sched_stat_runtime: comm=a pid=5 runtime={runtime} [ns] vruntime=100 [ns]\n\
+               a-5       [000] d..2.  10.001000: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n\
+          <idle>-0       [000] d..2.  10.002000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=5 next_prio=120\n\
+               a-5       [000] d..2.  10.002500: sched_stat_runtime: comm=a pid=5 runtime=400000 [ns] vruntime=100 [ns]\n\
+               a-5       [000] d..2.  10.003000: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n"
+        )
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for (runtime, line) in [
+        ("18446744073709551615", 3),
+        ("9223372036854775807", 3),
+        // The rule's edge at line 3: 0.000499 s covered + 1 s.
+        ("1000499000", 0),
+        ("1000499001", 3),
+    ] {
+        let t = tmp.path().join(format!("t{runtime}.txt"));
+        std::fs::write(&t, trace(runtime)).unwrap();
+        let out = tmp.path().join(format!("o{runtime}"));
+        let o = schedlab([
+            "replay".as_ref(),
+            t.as_os_str(),
+            "--quiet".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if line == 0 {
+            assert!(o.status.success(), "{runtime}: {err}");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(2), "{runtime}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        let want = format!(
+            "schedlab: error: {}:{line}: sched_stat_runtime: runtime=",
+            t.display()
+        );
+        assert!(lines[0].starts_with(&want), "{err}");
+        assert!(
+            lines[0].ends_with("plus 1 s before it: not a real runtime"),
+            "{err}"
+        );
+        assert!(!out.exists(), "{runtime}");
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "{runtime}: {left:?}");
+    }
+}

@@ -185,6 +185,10 @@ fn a_sweep_where_no_point_can_run_exits_2_with_one_line() {
         ("machines = [\"nosuch\"]", "unknown machine"),
         ("kernels = [\"9.9\"]", "9.9"),
         ("features = [\"NO_SUCH_FEATURE\"]", "NO_SUCH_FEATURE"),
+        (
+            "sysctls = [\"base_slice_ns=-5\"]",
+            "--sysctl base_slice_ns=-5: base_slice_ns: bad value '-5'",
+        ),
         ("workloads = [\"missing.json\"]", "missing.json"),
         ("workloads = [\"hackbench:groups=0\"]", "groups"),
     ]
