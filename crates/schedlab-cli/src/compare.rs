@@ -225,9 +225,31 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     let mut metrics = headline_metrics(&figures);
     let (per_name, left_out) = task_metrics(&tasks, MAX_NAMES, runtime_better(&figures));
     metrics.extend(per_name);
+    // What ran: the machine (and whether it is the default), the release
+    // when both sides share it, HZ, the length and the seeds.
+    let cpus = resolve::machine(&a.sim.machine).map_or(0, |m| m.nr_cpus());
+    let default_note = if a.sim.machine == resolve::DEFAULT_MACHINE {
+        "; the default machine, --machine picks another"
+    } else {
+        ""
+    };
+    let kernel = match (side_defs[0].kernel, side_defs[1].kernel) {
+        (b, n) if b == n => format!(
+            ", kernel {}",
+            b.and_then(schedlab_core::kernels::canonical)
+                .unwrap_or(schedlab_core::kernels::DEFAULT_KERNEL)
+        ),
+        _ => String::new(),
+    };
+    let length = a.sim.duration.as_deref().unwrap_or("until the workload ends");
     let title = format!(
-        "{} on {} ({} runs per side)",
-        a.sim.workload, a.sim.machine, a.runs
+        "{} on {} ({cpus} CPUs{default_note}){kernel}, HZ {}, {length}, seeds {}..{} ({} runs per side)",
+        a.sim.workload,
+        a.sim.machine,
+        a.sim.hz,
+        a.sim.seed,
+        a.sim.seed + (a.runs as u64 - 1),
+        a.runs
     );
     let legend: Vec<String> = sides
         .iter()

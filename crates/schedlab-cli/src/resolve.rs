@@ -4,6 +4,9 @@
 use crate::user;
 use anyhow::Result;
 use clap::Args;
+
+/// `--machine` when none is given.
+pub const DEFAULT_MACHINE: &str = "vm-2cpu";
 use schedlab_core::features::{Features, PreemptModel};
 use schedlab_core::machine::layout_file::{from_layout_spec, from_toml, LAYOUT_PREFIX};
 use schedlab_core::machine::sysfs::{from_sysfs, DirReader};
@@ -23,7 +26,7 @@ pub struct SimArgs {
     /// Machine: a preset name (see `schedlab machines`), `sysfs:DIR`, a
     /// machine file (`FILE.toml`, docs/formats.md §3.1) or the same keys
     /// inline (`layout:sockets=2,cores_per_llc=32,like=icx-2s-80c-ht`).
-    #[arg(long, default_value = "vm-2cpu")]
+    #[arg(long, default_value = DEFAULT_MACHINE)]
     pub machine: String,
     /// Master seed; runs differ only by it.
     #[arg(long, default_value_t = 1)]

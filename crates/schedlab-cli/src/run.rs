@@ -41,6 +41,16 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     }
     // Printed with the warnings, once the run is known to start.
     warnings.extend(preflight::estimate_line(&est));
+    // What ran, printed at the top of the text report.
+    let header = schedlab_output::results::header::run_header(
+        &schedlab_output::results::header::HeaderFacts {
+            workload: &a.sim.workload,
+            machine: &a.sim.machine,
+            cpus: m.nr_cpus(),
+            default_machine: a.sim.machine == resolve::DEFAULT_MACHINE,
+        },
+        &cfg,
+    );
     // How the results are printed (taken before the machine and the
     // configuration move into the simulator).
     let opts = TextOptions {
@@ -56,12 +66,13 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     if a.trace {
         let tee = TraceSinks::new(m.nr_cpus() as u32)?;
-        execute(a, &w, warnings, stage, &opts, Sim::new(m, &w, cfg, tee))
+        execute(a, &w, warnings, &header, stage, &opts, Sim::new(m, &w, cfg, tee))
     } else {
         execute(
             a,
             &w,
             warnings,
+            &header,
             stage,
             &opts,
             Sim::new(m, &w, cfg, NullSink),
@@ -73,6 +84,7 @@ fn execute<S: TraceOutput>(
     a: &RunArgs,
     w: &Workload,
     warnings: Vec<String>,
+    header: &[String],
     stage: Option<StagedOutDir>,
     opts: &TextOptions,
     sim: Result<Sim<S>, SimError>,
@@ -135,6 +147,9 @@ fn execute<S: TraceOutput>(
         write_run(stage, &results, sim.into_sink())?;
     }
     if !a.quiet {
+        for line in header {
+            println!("{line}");
+        }
         print!("{}", results.text_report_with(opts));
     }
     Ok(exit_for(&res))

@@ -256,7 +256,7 @@ sched_features! {
         PLACE_LAG: place_lag = true;
         /// Forked tasks start with half a slice of virtual deadline.
         PLACE_DEADLINE_INITIAL: place_deadline_initial = true;
-        /// Protect the running entity up to the shortest queued slice (vprot).
+        /// Protect the running entity from the pick: up to the shortest queued slice (vprot, 6.17+); before 6.17, until its deadline changes, and without it not at all.
         RUN_TO_PARITY: run_to_parity = true;
         /// A wakee with a shorter slice may override curr's protection.
         PREEMPT_SHORT: preempt_short = true;

@@ -132,9 +132,12 @@ fn run_groups_hackbench_threads_by_task_name() {
         "vm-2cpu",
     ]);
     let text = assert_success(&out);
+    // Two header lines (what ran), the column heads, then the rows.
+    assert!(text.starts_with("# hackbench:groups=2,fds=3,loops=5 on vm-2cpu (2 CPUs; the default machine"), "{text}");
+    assert_eq!(text.lines().nth(1), Some("# features and tunables: tip's defaults"), "{text}");
     let rows: Vec<&str> = text
         .lines()
-        .skip(1)
+        .skip(3)
         .take_while(|l| l.starts_with("hb-"))
         .collect();
     assert_eq!(rows.len(), 4, "{text}");

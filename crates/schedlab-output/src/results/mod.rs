@@ -136,6 +136,7 @@
 
 pub mod by_name;
 mod collect;
+pub mod header;
 pub mod schbench;
 pub mod specjbb;
 mod text;
