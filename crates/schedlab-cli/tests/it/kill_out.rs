@@ -8,8 +8,27 @@
 use crate::common::{describe, schedlab_in, BIN};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// `schedlab` with SIGINT, SIGTERM and SIGHUP at their default
+/// disposition: a test run under `nohup` (or a CI runner that ignores
+/// SIGHUP) must not pass the ignored signal on, since schedlab keeps a
+/// signal its parent ignores ignored, as the docs promise.
+fn schedlab_with_default_signals() -> Command {
+    let mut c = Command::new(BIN);
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+    unsafe {
+        c.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    c
+}
 
 /// Every file under `dir` with its contents (relative names).
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -296,7 +315,7 @@ fn signals_remove_the_stage_and_exit_with_the_conventional_status() {
             let mut args = vec!["run"];
             args.extend(NEW);
             args.extend(["--out", "D", "-q"]);
-            let child = Command::new(BIN)
+            let child = schedlab_with_default_signals()
                 .current_dir(p)
                 .args(&args)
                 .stdout(std::process::Stdio::piped())
@@ -363,7 +382,7 @@ fn signals_stop_a_sweep_without_leaving_stages() {
             let frac = 0.1 + 0.8 * draw.unit();
             let when = format!("{frac:.2} x {full:?}");
             let _ = std::fs::remove_dir_all(p.join("S"));
-            let child = Command::new(BIN)
+            let child = schedlab_with_default_signals()
                 .current_dir(p)
                 .args(["sweep", "s.toml", "-j", "2", "-q", "--out", "S"])
                 .stdout(std::process::Stdio::piped())
