@@ -405,30 +405,36 @@ def run(
     (``--kernel``); FEATURES a ``--features`` string, a list of switches or
     a dict ``{"STEAL": True, "LB_SERIALIZE": "off"}``; SYSCTL a dict or
     ``NAME=VALUE`` items (one ``--sysctl`` each); DURATION ``"2s"`` or
-    seconds. OUT is the output directory (default: a new temporary
-    directory, kept); TRACE also writes trace.txt/trace.dat/trace.pftrace
+    seconds. OUT is the output directory (default: a temporary directory
+    removed with the returned object; give OUT to keep the files); TRACE also writes trace.txt/trace.dat/trace.pftrace
     (needed by :meth:`RunResult.df_event`, ``df_task_states``, ``to_lisa``).
 
     Raises :class:`SchedlabError` with the command line's one-line message
     when the arguments or the workload are wrong.
     """
+    tmp = None
     if out is None:
-        outp = Path(tempfile.mkdtemp(prefix="schedlab-run-"))
+        # Removed with the RunResult (its data frames read the files).
+        tmp = tempfile.TemporaryDirectory(prefix="schedlab-run-")
+        outp = Path(tmp.name)
         target = outp / "run"
     else:
         target = Path(out)
         outp = target.parent
         outp.mkdir(parents=True, exist_ok=True)
-    w = _workload_arg(workload, Path(tempfile.mkdtemp(prefix="schedlab-wl-")) if isinstance(workload, Mapping) else outp)
-    argv = ["run", w, *_sim_flags(machine, kernel, features, sysctl, seed, duration, hz, preempt, cgroup)]
-    argv += ["--out", str(target), "--force", "--quiet"]
-    if trace:
-        argv.append("--trace")
-    if check:
-        argv.append("--check")
-    if not cli(*argv):
-        raise SchedlabError(f"{w}: check failed: a model invariant broke (see stderr)")
-    return RunResult(target, ["schedlab", *argv])
+    with tempfile.TemporaryDirectory(prefix="schedlab-wl-") as wl:
+        w = _workload_arg(workload, Path(wl) if isinstance(workload, Mapping) else outp)
+        argv = ["run", w, *_sim_flags(machine, kernel, features, sysctl, seed, duration, hz, preempt, cgroup)]
+        argv += ["--out", str(target), "--force", "--quiet"]
+        if trace:
+            argv.append("--trace")
+        if check:
+            argv.append("--check")
+        if not cli(*argv):
+            raise SchedlabError(f"{w}: check failed: a model invariant broke (see stderr)")
+    r = RunResult(target, ["schedlab", *argv])
+    r._tmp = tmp
+    return r
 
 
 def compare(
@@ -441,20 +447,26 @@ def compare(
     sysctl: Union[None, str, Iterable[str], Mapping[str, Any]] = None,
     seed: int = 1,
     duration: Union[None, str, float] = None,
+    *,
+    show: bool = False,
 ) -> pd.DataFrame:
     """``schedlab compare``: RUNS runs per side (seeds SEED..SEED+RUNS-1),
     features BASE against NEW, as the mmtests table: one row per
     (statistic, metric), a column per side with the value and a
     ``<side>_delta_pct`` column (mmtests' percentage, positive = better),
     plus ``unit``, ``better`` and ``significant``. The whole JSON report is
-    in ``df.attrs["report"]``."""
-    scratch = Path(tempfile.mkdtemp(prefix="schedlab-compare-"))
-    w = _workload_arg(workload, scratch)
-    j = scratch / "compare.json"
-    argv = ["compare", w, *_sim_flags(machine, kernel, None, sysctl, seed, duration, None, None, ())]
-    argv += ["--base", _features_arg(base) or "", "--new", _features_arg(new) or "", "--runs", str(runs), "--json", str(j)]
-    cli(*argv)
-    report = json.loads(j.read_text())
+    in ``df.attrs["report"]``. SHOW also prints the table as the command
+    line does; nothing is left in the temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="schedlab-compare-") as tmp:
+        scratch = Path(tmp)
+        w = _workload_arg(workload, scratch)
+        j = scratch / "compare.json"
+        argv = ["compare", w, *_sim_flags(machine, kernel, None, sysctl, seed, duration, None, None, ())]
+        argv += ["--base", _features_arg(base) or "", "--new", _features_arg(new) or "", "--runs", str(runs), "--json", str(j)]
+        if not show:
+            argv.append("--quiet")
+        cli(*argv)
+        report = json.loads(j.read_text())
     rows = []
     for m in report["metrics"]:
         stats = list(m["variants"][0]["stats"].keys())

@@ -178,18 +178,25 @@ def sweep(
     BACKEND ``"local"`` runs JOBS simulations at a time in this process;
     ``"ray"`` runs one Ray task per point on the cluster ``ray.init``
     reaches (``ray_address``, or an already initialised Ray). OUT is the
-    sweep directory (default: the spec's ``out``, else a new temporary
-    directory). Finished points in it are skipped, so running again resumes
+    sweep directory (default: the spec's ``out``, else a temporary
+    directory removed with the returned object). Finished points in it are skipped, so running again resumes
     an interrupted sweep; a failed point is a row with status ``"error"``.
     """
     d, label, base = _load_spec(spec)
     d = _absolute_workloads(d, base)
     plan = json.loads(_native.sweep_plan(json.dumps(d), label))
-    if out is None:
-        out = (base / plan["out"]) if plan.get("out") else Path(tempfile.mkdtemp(prefix="schedlab-sweep-"))
+    tmp = None
+    if out is None and plan.get("out"):
+        out = base / plan["out"]
+    elif out is None:
+        # Removed with the SweepResult.
+        tmp = tempfile.TemporaryDirectory(prefix="schedlab-sweep-")
+        out = tmp.name
     root = Path(out)
     counts = _run_points(root, plan["points"], plan["partition_by"], backend, jobs, progress, ray_address)
-    return SweepResult(root, counts)
+    r = SweepResult(root, counts)
+    r._tmp = tmp
+    return r
 
 
 class MonteCarloResult:
@@ -241,8 +248,12 @@ def montecarlo(
     if isinstance(duration, (int, float)):
         duration = f"{duration}s"
     plan = json.loads(_native.montecarlo_plan(base, new, scenarios, list(machines), seeds, seed, duration))
-    root = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="schedlab-montecarlo-"))
+    # Without OUT: a temporary directory removed with the result.
+    tmp = None if out is not None else tempfile.TemporaryDirectory(prefix="schedlab-montecarlo-")
+    root = Path(out) if out is not None else Path(tmp.name)
     counts = _run_points(root, plan["points"], plan["partition_by"], backend, jobs, progress, ray_address)
     findings = json.loads(_native.montecarlo_findings(str(root), json.dumps(plan["points"]), alpha, rel))
     (root / "findings.json").write_text(json.dumps(findings, indent=2))
-    return MonteCarloResult(root, findings, counts)
+    r = MonteCarloResult(root, findings, counts)
+    r._tmp = tmp
+    return r

@@ -1,8 +1,10 @@
 """schedlab.run, its DataFrames, errors, python -m schedlab, compare."""
 
+import gc
 import json
 import subprocess
 import sys
+import tempfile
 
 import pandas as pd
 import pytest
@@ -107,6 +109,30 @@ def test_compare_is_the_mmtests_table():
     assert df.loc[("amean", "time_s"), "new"] == m["variants"][1]["stats"]["amean"]
     with pytest.raises(schedlab.SchedlabError, match="unknown"):
         schedlab.compare("hackbench:groups=1", new="NOPE", runs=2)
+
+
+def test_calls_leave_no_temporary_folder_and_compare_is_quiet(capfd, monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    df = schedlab.compare("hackbench:groups=1,loops=10", new="STEAL", runs=2)
+    assert ("amean", "time_s") in df.index
+    assert "AMean" not in capfd.readouterr().out
+    schedlab.compare("hackbench:groups=1,loops=10", new="STEAL", runs=2, show=True)
+    assert "AMean" in capfd.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+    # A run without OUT lives as long as its result; an rt-app dict's
+    # file is gone once the run is done.
+    doc = {"tasks": {"t": {"loop": 5, "run": 1000, "sleep": 1000}}}
+    r = schedlab.run(doc, trace=False)
+    out = r.out
+    assert (out / "summary.json").is_file()
+    assert [p.name.split("-")[1] for p in tmp_path.iterdir()] == ["run"]
+    del r
+    gc.collect()
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    kept = schedlab.run("hackbench:groups=1,loops=5", trace=False, out=tmp_path / "keep" / "run")
+    del kept
+    gc.collect()
+    assert (tmp_path / "keep" / "run" / "summary.json").is_file()
 
 
 def test_example_script_saves_a_figure(repo, tmp_path):

@@ -59,6 +59,9 @@ pub struct CompareArgs {
     /// simulation in memory; the table is the same whatever the number.
     #[arg(long, short)]
     pub jobs: Option<usize>,
+    /// Print nothing (no table, no progress bar); `--json` is still written.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// One side of the comparison: its feature list (and the flag that gave
@@ -187,7 +190,11 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     let slots: Vec<Mutex<Option<Outcome>>> = work.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let bar = progress_bar(work.len() as u64);
+    let bar = if a.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        progress_bar(work.len() as u64)
+    };
     std::thread::scope(|s| {
         for _ in 0..jobs.min(work.len()) {
             s.spawn(|| loop {
@@ -267,11 +274,13 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
             }
         })
         .collect();
-    print!(
-        "{}",
-        render_posting_table(&title, &legend, &name_refs, &metrics, a.all_rows)
-    );
-    if left_out > 0 {
+    if !a.quiet {
+        print!(
+            "{}",
+            render_posting_table(&title, &legend, &name_refs, &metrics, a.all_rows)
+        );
+    }
+    if left_out > 0 && !a.quiet {
         println!(
             "({left_out} more {} without rows of their own: at most {MAX_NAMES} are shown)",
             if a.per_task { "threads" } else { "task names" }
