@@ -260,6 +260,41 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
     })
 }
 
+/// The two lines hackbench prints before it starts, for a `hackbench:`
+/// spec (None for another spec or a bad one): `Running in process mode
+/// with 10 groups using 40 file descriptors each (== 400 tasks)` and `Each
+/// sender will pass 100 messages of 100 bytes`, with the spec's values and
+/// hackbench's defaults (process mode, 10 groups, 20 fds, 100 loops, 100
+/// bytes). With `instances=N` the first line says how many copies ran.
+pub fn hackbench_banner(spec: &str) -> Option<Vec<String>> {
+    let rest = spec.trim().strip_prefix("hackbench:").or_else(|| {
+        (spec.trim() == "hackbench").then_some("")
+    })?;
+    let (mut mode, mut groups, mut fds, mut loops, mut size, mut inst) =
+        ("process", 10u64, 20u64, 100u64, 100u64, 1u64);
+    for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = item.split_once('=')?;
+        match k {
+            "mode" => mode = if v == "thread" { "threaded" } else { "process" },
+            "groups" => groups = v.parse().ok()?,
+            "fds" => fds = v.parse().ok()?,
+            "loops" => loops = v.parse().ok()?,
+            "datasize" => size = v.parse().ok()?,
+            "instances" => inst = v.parse().ok()?,
+            _ => {}
+        }
+    }
+    let copies = if inst > 1 { format!(", {inst} instances at once") } else { String::new() };
+    Some(vec![
+        format!(
+            "Running in {mode} mode with {groups} groups using {} file descriptors each (== {} tasks){copies}",
+            2 * fds,
+            groups.checked_mul(2 * fds)?
+        ),
+        format!("Each sender will pass {loops} messages of {size} bytes"),
+    ])
+}
+
 /// `hackbench:groups=G,loops=L,mode=process|thread,ipc=pipe|socket,fds=F,datasize=D,cgroup=PATH`
 /// (rt-tests hackbench, formats-spec.md §3): per group F receivers, each reading
 /// F×L messages of D bytes from its own channel, and F senders, each
@@ -636,6 +671,23 @@ mod tests {
             assert!(e.contains(needle), "{rest}: {e}");
             assert!(!e.contains('\n'));
         }
+    }
+
+    #[test]
+    fn hackbench_banner_is_the_tool_s_own() {
+        assert_eq!(
+            hackbench_banner("hackbench:groups=4,loops=200,mode=thread,ipc=pipe").unwrap(),
+            [
+                "Running in threaded mode with 4 groups using 40 file descriptors each (== 160 tasks)",
+                "Each sender will pass 200 messages of 100 bytes",
+            ]
+        );
+        assert_eq!(
+            hackbench_banner("hackbench").unwrap()[0],
+            "Running in process mode with 10 groups using 40 file descriptors each (== 400 tasks)"
+        );
+        assert!(hackbench_banner("hackbench:instances=2,groups=1").unwrap()[0].ends_with(", 2 instances at once"));
+        assert_eq!(hackbench_banner("oltp:workers=4"), None);
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct TextOptions {
     pub idle_states: Vec<(String, u64)>,
     /// The hrtimer slack of fair tasks (ns).
     pub timer_slack_ns: u64,
+    /// The benchmark's own opening lines, printed just above its result
+    /// line (hackbench's `Running in ... mode with N groups ...`).
+    pub banner: Vec<String>,
 }
 
 /// A wakeup latency with at least this many samples and no spread gets a
@@ -146,6 +149,10 @@ impl RunResults {
         }
         if let Some(line) = result {
             text.push('\n');
+            for b in &o.banner {
+                text.push_str(b);
+                text.push('\n');
+            }
             text.push_str(&line);
             text.push('\n');
         }
