@@ -11,7 +11,8 @@ use clap::Args;
 use schedlab_core::observe::{DiscardRows, NullSink};
 use schedlab_core::Sim;
 use schedlab_output::compare::{
-    headline_metrics, render_json, runtime_better, render_posting_table, task_figures, task_metrics, TaskFigures,
+    headline_metrics, render_json, render_posting_table, runtime_better, task_figures,
+    task_metrics, TaskFigures,
 };
 use schedlab_output::results::{Headline, RunResults};
 use std::path::PathBuf;
@@ -107,23 +108,6 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     Ok((results.headline, tasks))
 }
 
-/// A bar on stderr while the runs go, when stderr is a terminal.
-fn progress_bar(len: u64) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} compare {pos}/{len} runs [{bar:40}] {elapsed_precise} (eta {eta})",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    bar
-}
-
 /// `schedlab compare`.
 pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if a.runs == 0 || a.runs > 1000 {
@@ -190,18 +174,18 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     let slots: Vec<Mutex<Option<Outcome>>> = work.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let bar = if a.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        progress_bar(work.len() as u64)
-    };
+    // On stderr while the runs go, when it is a terminal.
+    let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = crate::sweep::runs_bar("compare", work.len() as u64, show);
     std::thread::scope(|s| {
         for _ in 0..jobs.min(work.len()) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 // After a failure no new run starts: the first error (in
                 // run order) is reported, as a sequential compare would.
-                let Some(&(side, seed)) = work.get(i) else { break };
+                let Some(&(side, seed)) = work.get(i) else {
+                    break;
+                };
                 if failed.load(Ordering::SeqCst) {
                     break;
                 }
@@ -248,7 +232,11 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         ),
         _ => String::new(),
     };
-    let length = a.sim.duration.as_deref().unwrap_or("until the workload ends");
+    let length = a
+        .sim
+        .duration
+        .as_deref()
+        .unwrap_or("until the workload ends");
     let title = format!(
         "{} on {} ({cpus} CPUs{default_note}){kernel}, HZ {}, {length}, seeds {}..{} ({} runs per side)",
         a.sim.workload,

@@ -63,11 +63,20 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
             .map(|s| (s.name.clone(), s.exit_latency_ns))
             .collect(),
         timer_slack_ns: cfg.tunables.timer_slack_ns,
-        banner: schedlab_workload::generators::hackbench_banner(&a.sim.workload).unwrap_or_default(),
+        banner: schedlab_workload::generators::hackbench_banner(&a.sim.workload)
+            .unwrap_or_default(),
     };
     if a.trace {
         let tee = TraceSinks::new(m.nr_cpus() as u32)?;
-        execute(a, &w, warnings, &header, stage, &opts, Sim::new(m, &w, cfg, tee))
+        execute(
+            a,
+            &w,
+            warnings,
+            &header,
+            stage,
+            &opts,
+            Sim::new(m, &w, cfg, tee),
+        )
     } else {
         execute(
             a,

@@ -729,19 +729,7 @@ pub fn run_local(
         .filter(|(_, r)| r.is_none())
         .map(|(p, _)| p)
         .collect();
-    let bar = if progress {
-        let bar = indicatif::ProgressBar::new(todo.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} sweep {pos}/{len} runs [{bar:40}] {elapsed_precise} (eta {eta}) {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = runs_bar("sweep", todo.len() as u64, progress);
     let next = AtomicUsize::new(0);
     let first_err: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     std::thread::scope(|s| {
@@ -903,6 +891,23 @@ fn sweep_root(a: &SweepArgs, spec: &Spec) -> PathBuf {
         return base.join(o);
     }
     a.spec.with_extension("sweep")
+}
+
+/// The bar of `len` independent runs (`WHAT pos/len runs [...]`), or a
+/// hidden one when `show` is false.
+pub(crate) fn runs_bar(what: &str, len: u64, show: bool) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} {what} {{pos}}/{{len}} runs [{{bar:40}}] {{elapsed_precise}} (eta {{eta}}) {{msg}}"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
 }
 
 /// The default number of simultaneous runs: one per CPU.

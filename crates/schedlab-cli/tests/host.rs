@@ -206,7 +206,10 @@ fn record_and_validate_a_periodic_workload_on_this_host() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() && (err.contains("tracefs") || err.contains("trace instance")) {
-        panic!("this host cannot trace ({}): leave {T} ignored here", err.trim());
+        panic!(
+            "this host cannot trace ({}): leave {T} ignored here",
+            err.trim()
+        );
     }
     assert!(o.status.success(), "record: {err}");
     for f in [
@@ -518,7 +521,10 @@ fn record_on_cpu_0_describes_a_one_cpu_machine() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() && (err.contains("tracefs") || err.contains("trace instance")) {
-        panic!("this host cannot trace ({}): leave {T} ignored here", err.trim());
+        panic!(
+            "this host cannot trace ({}): leave {T} ignored here",
+            err.trim()
+        );
     }
     assert!(o.status.success(), "record: {err}");
     let read = |p: &str| std::fs::read_to_string(rec.join(p)).unwrap();

@@ -384,8 +384,9 @@ impl Features {
                             Some(rest) => ("NO_", rest),
                             None => ("", name),
                         };
-                        let guess = crate::suggest::closest(bare, FEATURE_TABLE.iter().map(|e| e.name))
-                            .map_or(String::new(), |k| format!("did you mean {prefix}{k}? "));
+                        let guess =
+                            crate::suggest::closest(bare, FEATURE_TABLE.iter().map(|e| e.name))
+                                .map_or(String::new(), |k| format!("did you mean {prefix}{k}? "));
                         return Err(FeatureError::Unknown(name.to_string(), guess + &valid()));
                     }
                 }
@@ -442,13 +443,18 @@ mod tests {
             Err(FeatureError::Unknown(..))
         ));
         // A misspelt switch names the one it is close to, NO_ kept.
-        let e = Features::parse("NO_SCHED_IDEL_AS_IDLE").unwrap_err().to_string();
+        let e = Features::parse("NO_SCHED_IDEL_AS_IDLE")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("unknown feature 'NO_SCHED_IDEL_AS_IDLE' (did you mean NO_SCHED_IDLE_AS_IDLE? valid: "),
             "{e}"
         );
         let e = Features::parse("BOGUS").unwrap_err().to_string();
-        assert!(e.starts_with("unknown feature 'BOGUS' (valid: PLACE_LAG"), "{e}");
+        assert!(
+            e.starts_with("unknown feature 'BOGUS' (valid: PLACE_LAG"),
+            "{e}"
+        );
         assert!(matches!(
             Features::parse("PLACE_LAG,NO_PLACE_LAG"),
             Err(FeatureError::Contradiction(..))

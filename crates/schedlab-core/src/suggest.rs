@@ -23,7 +23,13 @@ pub fn hint<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> String
 
 fn norm(s: &str) -> String {
     s.chars()
-        .map(|c| if c == '-' { '_' } else { c.to_ascii_lowercase() })
+        .map(|c| {
+            if c == '-' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
         .collect()
 }
 
@@ -40,7 +46,9 @@ fn distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
             }
@@ -57,7 +65,10 @@ mod tests {
     fn misspelt_names_find_their_match() {
         let features = ["SCHED_IDLE_AS_IDLE", "SIS_UTIL", "STEAL", "RUN_TO_PARITY"];
         // A swap of two letters.
-        assert_eq!(closest("SCHED_IDEL_AS_IDLE", features), Some("SCHED_IDLE_AS_IDLE"));
+        assert_eq!(
+            closest("SCHED_IDEL_AS_IDLE", features),
+            Some("SCHED_IDLE_AS_IDLE")
+        );
         // Case and '-' for '_'.
         assert_eq!(closest("run-to-parity", features), Some("RUN_TO_PARITY"));
         let presets = ["a7-octa", "vm-2cpu", "icx-2s-80c-ht"];

@@ -71,6 +71,16 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
     Ok(total as Nanos)
 }
 
+/// Formats nanoseconds as seconds, exactly and without trailing zeros:
+/// `86400`, `2.5`, `0.000001`.
+pub fn fmt_secs_exact(ns: Nanos) -> String {
+    let whole = ns / NSEC_PER_SEC;
+    match ns % NSEC_PER_SEC {
+        0 => whole.to_string(),
+        frac => format!("{whole}.{}", format!("{frac:09}").trim_end_matches('0')),
+    }
+}
+
 /// Formats nanoseconds as seconds with six decimals (ftrace style).
 pub fn fmt_secs_us(ns: Nanos) -> String {
     format!(
@@ -95,6 +105,14 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(120_000_000_000));
         assert_eq!(parse_duration("1.5min"), Ok(90_000_000_000));
         assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
+    }
+
+    #[test]
+    fn seconds_are_printed_exactly() {
+        assert_eq!(fmt_secs_exact(86_400 * NSEC_PER_SEC), "86400");
+        assert_eq!(fmt_secs_exact(2_500_000_000), "2.5");
+        assert_eq!(fmt_secs_exact(1_000), "0.000001");
+        assert_eq!(fmt_secs_exact(0), "0");
     }
 
     #[test]

@@ -416,9 +416,12 @@ pub fn headline_metrics(per_variant: &[Vec<Headline>]) -> Vec<Metric> {
             r.wakeup_latency.n as f64
         }));
     }
-    metrics.push(metric("runtime_ms", "ms", runtime_better(per_variant), &|r| {
-        r.runtime_ns as f64 / 1e6
-    }));
+    metrics.push(metric(
+        "runtime_ms",
+        "ms",
+        runtime_better(per_variant),
+        &|r| r.runtime_ns as f64 / 1e6,
+    ));
     metrics.push(metric("switches", "n", Better::Lower, &|r| {
         r.switches as f64
     }));
@@ -436,14 +439,8 @@ pub fn headline_metrics(per_variant: &[Vec<Headline>]) -> Vec<Metric> {
 /// (`workload_time_us`: hackbench, fixed work) do better with less; runs
 /// of a fixed duration (rt-app) get more done with more.
 pub fn runtime_better(per_variant: &[Vec<Headline>]) -> Better {
-    if !per_variant.iter().flatten().any(|_| true) {
-        return Better::Higher;
-    }
-    if per_variant
-        .iter()
-        .flatten()
-        .all(|r| r.workload_time_us.is_some())
-    {
+    let mut runs = per_variant.iter().flatten().peekable();
+    if runs.peek().is_some() && runs.all(|r| r.workload_time_us.is_some()) {
         Better::Lower
     } else {
         Better::Higher
@@ -891,7 +888,9 @@ mod tests {
     }
 
     fn runtime_row(m: &[Metric]) -> &Metric {
-        m.iter().find(|m| m.name == "runtime_ms").expect("runtime_ms row")
+        m.iter()
+            .find(|m| m.name == "runtime_ms")
+            .expect("runtime_ms row")
     }
 
     #[test]
@@ -903,11 +902,17 @@ mod tests {
             vec![run(Some(830_000), 830_170_000)],
         ];
         assert_eq!(runtime_better(&fixed_work), Better::Lower);
-        assert_eq!(runtime_row(&headline_metrics(&fixed_work)).better, Better::Lower);
+        assert_eq!(
+            runtime_row(&headline_metrics(&fixed_work)).better,
+            Better::Lower
+        );
         // rt-app-like (a fixed duration, no completion time): more CPU got.
         let fixed_duration = vec![vec![run(None, 100)], vec![run(None, 90)]];
         assert_eq!(runtime_better(&fixed_duration), Better::Higher);
-        assert_eq!(runtime_row(&headline_metrics(&fixed_duration)).better, Better::Higher);
+        assert_eq!(
+            runtime_row(&headline_metrics(&fixed_duration)).better,
+            Better::Higher
+        );
         // One run without a completion time makes the set fixed-duration.
         let mixed = vec![vec![run(Some(1), 1)], vec![run(None, 1)]];
         assert_eq!(runtime_better(&mixed), Better::Higher);
@@ -917,7 +922,10 @@ mod tests {
             runtime_ns: 1,
             wakeup_latency: Default::default(),
         };
-        let per_name = vec![vec![vec![figs("a"), figs("b")]], vec![vec![figs("a"), figs("b")]]];
+        let per_name = vec![
+            vec![vec![figs("a"), figs("b")]],
+            vec![vec![figs("a"), figs("b")]],
+        ];
         let (m, _) = task_metrics(&per_name, 16, Better::Lower);
         assert!(m.iter().all(|m| m.better == Better::Lower));
     }

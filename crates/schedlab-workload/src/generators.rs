@@ -267,9 +267,10 @@ pub fn oltp(spec: &str, rest: &str, nr_cpus: usize) -> Result<Loaded, WorkloadEr
 /// hackbench's defaults (process mode, 10 groups, 20 fds, 100 loops, 100
 /// bytes). With `instances=N` the first line says how many copies ran.
 pub fn hackbench_banner(spec: &str) -> Option<Vec<String>> {
-    let rest = spec.trim().strip_prefix("hackbench:").or_else(|| {
-        (spec.trim() == "hackbench").then_some("")
-    })?;
+    let rest = spec
+        .trim()
+        .strip_prefix("hackbench:")
+        .or_else(|| (spec.trim() == "hackbench").then_some(""))?;
     let (mut mode, mut groups, mut fds, mut loops, mut size, mut inst) =
         ("process", 10u64, 20u64, 100u64, 100u64, 1u64);
     for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -284,7 +285,11 @@ pub fn hackbench_banner(spec: &str) -> Option<Vec<String>> {
             _ => {}
         }
     }
-    let copies = if inst > 1 { format!(", {inst} instances at once") } else { String::new() };
+    let copies = if inst > 1 {
+        format!(", {inst} instances at once")
+    } else {
+        String::new()
+    };
     Some(vec![
         format!(
             "Running in {mode} mode with {groups} groups using {} file descriptors each (== {} tasks){copies}",
@@ -686,7 +691,10 @@ mod tests {
             hackbench_banner("hackbench").unwrap()[0],
             "Running in process mode with 10 groups using 40 file descriptors each (== 400 tasks)"
         );
-        assert!(hackbench_banner("hackbench:instances=2,groups=1").unwrap()[0].ends_with(", 2 instances at once"));
+        assert!(
+            hackbench_banner("hackbench:instances=2,groups=1").unwrap()[0]
+                .ends_with(", 2 instances at once")
+        );
         assert_eq!(hackbench_banner("oltp:workers=4"), None);
     }
 

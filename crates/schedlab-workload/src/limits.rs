@@ -152,12 +152,7 @@ pub fn set_max_duration_s(s: u64) {
 /// A duration limit for messages: `86400 s (1 day)`, `1.5 s`, `0.25 s`
 /// (days only from one day up).
 pub fn duration_limit_text(ns: u64) -> String {
-    let s = if ns % 1_000_000_000 == 0 {
-        format!("{} s", ns / 1_000_000_000)
-    } else {
-        let frac = format!("{:09}", ns % 1_000_000_000);
-        format!("{}.{} s", ns / 1_000_000_000, frac.trim_end_matches('0'))
-    };
+    let s = format!("{} s", schedlab_core::time::fmt_secs_exact(ns));
     const DAY: u64 = 86_400 * 1_000_000_000;
     match ns {
         DAY => format!("{s} (1 day)"),

@@ -238,7 +238,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use schedlab_core::program::{
     Op, Phase, Policy, Program, TaskSpec, TimerRef, TimerSpec, Workload, REPLAYED_SYNC_OP_NS,
 };
-use schedlab_core::time::Nanos;
+use schedlab_core::time::{fmt_secs_us, Nanos};
 use schedlab_output::ftrace_text::{parse_ftrace_line, OwnedEvent, OwnedRecord};
 
 /// Options of [`replay_trace`].
@@ -791,8 +791,8 @@ impl<'a> Reader<'a> {
                     ReplayErrorKind::TimeBackwards,
                     format!(
                         "time goes backwards on CPU {cpu}: {} after {} on the same CPU",
-                        fmt_secs(t),
-                        fmt_secs(last_ns)
+                        fmt_secs_us(t),
+                        fmt_secs_us(last_ns)
                     ),
                 ));
             }
@@ -990,8 +990,8 @@ impl<'a> Reader<'a> {
                             ReplayErrorKind::BrokenLine,
                             format!(
                                 "sched_stat_runtime: runtime={ns} would make pid {pid}'s CPU time {} s, more than the {} s the trace covers up to this line plus 1 s before it: not a real runtime",
-                                fmt_secs(total.saturating_add(ns)),
-                                fmt_secs(covered)
+                                fmt_secs_us(total.saturating_add(ns)),
+                                fmt_secs_us(covered)
                             ),
                         ));
                     }
@@ -1034,10 +1034,6 @@ impl<'a> Reader<'a> {
 /// report in its first `sched_stat_runtime`: updates come at least once a
 /// tick, and once a second on a nohz_full CPU (its residual tick).
 const RUNTIME_BEFORE_TRACE_NS: Nanos = 1_000_000_000;
-
-fn fmt_secs(ns: Nanos) -> String {
-    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
-}
 
 fn policy_of(prio: Option<i32>) -> (Policy, i32) {
     match prio {

@@ -3,7 +3,7 @@
 //! where there is one, exit status 2, no panic, and nothing written: the
 //! `--out` directory is not created and no staging directory is left.
 
-use crate::common::{describe, schedlab_in};
+use crate::common::{describe, entries, schedlab_in};
 use std::path::Path;
 
 /// A workload that is fine (finite, calibrated so it warns about nothing).
@@ -303,16 +303,6 @@ fn cases() -> Vec<Case> {
             no_out: true,
         },
     ]
-}
-
-/// Names directly inside `dir`, sorted.
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// Runs one case in a fresh directory; returns a failure description.

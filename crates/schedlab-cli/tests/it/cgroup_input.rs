@@ -7,7 +7,7 @@
 //! groups are checked in summary.json's `group` field, which the core
 //! copies from the workload.
 
-use crate::common::{assert_success, describe, schedlab_in};
+use crate::common::{assert_success, describe, entries, schedlab_in};
 use std::path::Path;
 
 /// A finite, calibrated workload with one configured group (`/capped`,
@@ -17,16 +17,6 @@ const CAPPED: &str = r#"{
   "taskgroups": {"/capped": {"cpu.max": "20000 100000", "cpu.max.burst": 10000}},
   "global": {"calibration": 100}
 }"#;
-
-/// Names directly inside `dir`, sorted.
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 /// Runs `schedlab CMD WORKLOAD ARGS... --out out` (`--out` only for `run`)
 /// in a fresh directory holding `w.json` = `json`, and checks the user

@@ -112,6 +112,24 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Names directly inside `dir`, sorted.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// [`entries`] but the workload files (`*.json`): what a run left.
+pub fn outputs(dir: &Path) -> Vec<String> {
+    entries(dir)
+        .into_iter()
+        .filter(|n| !n.ends_with(".json"))
+        .collect()
+}
+
 /// Relative paths of every file under `dir`, sorted as strings (an
 /// absent `dir` has none).
 pub fn list_tree(dir: &Path) -> Vec<String> {

@@ -133,8 +133,17 @@ fn run_groups_hackbench_threads_by_task_name() {
     ]);
     let text = assert_success(&out);
     // Two header lines (what ran), the column heads, then the rows.
-    assert!(text.starts_with("# hackbench:groups=2,fds=3,loops=5 on vm-2cpu (2 CPUs; the default machine"), "{text}");
-    assert_eq!(text.lines().nth(1), Some("# features and tunables: tip's defaults"), "{text}");
+    assert!(
+        text.starts_with(
+            "# hackbench:groups=2,fds=3,loops=5 on vm-2cpu (2 CPUs; the default machine"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().nth(1),
+        Some("# features and tunables: tip's defaults"),
+        "{text}"
+    );
     let rows: Vec<&str> = text
         .lines()
         .skip(3)
@@ -270,7 +279,14 @@ fn compare_runs_in_parallel_with_the_same_table_and_json() {
     let one = out("1");
     assert_eq!(one, out("2"));
     assert_eq!(one, out("5"));
-    let r = schedlab(&["compare", "hackbench:groups=1,loops=5", "--new", "STEAL", "-j", "0"]);
+    let r = schedlab(&[
+        "compare",
+        "hackbench:groups=1,loops=5",
+        "--new",
+        "STEAL",
+        "-j",
+        "0",
+    ]);
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("--jobs: at least 1"));
 }
@@ -548,11 +564,26 @@ fn misspelt_names_get_a_suggestion_and_minutes_are_a_unit() {
         e
     };
     let e = err(&["run", "hackbench:groups=1,loops=5", "--machine", "a7_octa"]);
-    assert!(e.contains("unknown machine 'a7_octa' (did you mean a7-octa?)"), "{e}");
-    let e = err(&["run", "hackbench:groups=1,loops=5", "--features", "NO_SCHED_IDEL_AS_IDLE"]);
+    assert!(
+        e.contains("unknown machine 'a7_octa' (did you mean a7-octa?)"),
+        "{e}"
+    );
+    let e = err(&[
+        "run",
+        "hackbench:groups=1,loops=5",
+        "--features",
+        "NO_SCHED_IDEL_AS_IDLE",
+    ]);
     assert!(e.contains("did you mean NO_SCHED_IDLE_AS_IDLE?"), "{e}");
     // Minutes parse (refused here only because the limit is lower).
-    let e = err(&["run", "hackbench:groups=1,loops=5", "--duration", "2m", "--max-duration", "1m"]);
+    let e = err(&[
+        "run",
+        "hackbench:groups=1,loops=5",
+        "--duration",
+        "2m",
+        "--max-duration",
+        "1m",
+    ]);
     assert!(!e.contains("unknown time unit"), "{e}");
     let e = err(&["run", "hackbench:groups=1,loops=5", "--duration", "2y"]);
     assert!(e.contains("unknown time unit 'y'"), "{e}");

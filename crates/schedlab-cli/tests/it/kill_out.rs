@@ -7,16 +7,17 @@
 
 use crate::common::{describe, schedlab_in, BIN};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// `schedlab` with SIGINT, SIGTERM and SIGHUP at their default
+/// Runs `schedlab ARGS` in `dir`, sends it `sig` after `delay` and waits
+/// for it. It starts with SIGINT, SIGTERM and SIGHUP at their default
 /// disposition: a test run under `nohup` (or a CI runner that ignores
 /// SIGHUP) must not pass the ignored signal on, since schedlab keeps a
 /// signal its parent ignores ignored, as the docs promise.
-fn schedlab_with_default_signals() -> Command {
+fn signal_after(dir: &Path, args: &[&str], delay: Duration, sig: libc::c_int) -> Output {
     let mut c = Command::new(BIN);
     // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
     unsafe {
@@ -27,7 +28,19 @@ fn schedlab_with_default_signals() -> Command {
             Ok(())
         });
     }
-    c
+    let child = c
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(delay);
+    // SAFETY: the child is ours and not yet reaped.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, sig);
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Every file under `dir` with its contents (relative names).
@@ -315,19 +328,7 @@ fn signals_remove_the_stage_and_exit_with_the_conventional_status() {
             let mut args = vec!["run"];
             args.extend(NEW);
             args.extend(["--out", "D", "-q"]);
-            let child = schedlab_with_default_signals()
-                .current_dir(p)
-                .args(&args)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            std::thread::sleep(full.mul_f64(frac));
-            // SAFETY: the child is ours and not yet reaped.
-            unsafe {
-                libc::kill(child.id() as libc::pid_t, sig);
-            }
-            let o = child.wait_with_output().unwrap();
+            let o = signal_after(p, &args, full.mul_f64(frac), sig);
             check_stopped(&o, sig, sig_name, &when);
             assert_eq!(hidden(p), Vec::<String>::new(), "{sig_name} at {when}");
             let state = if !d.exists() {
@@ -382,19 +383,8 @@ fn signals_stop_a_sweep_without_leaving_stages() {
             let frac = 0.1 + 0.8 * draw.unit();
             let when = format!("{frac:.2} x {full:?}");
             let _ = std::fs::remove_dir_all(p.join("S"));
-            let child = schedlab_with_default_signals()
-                .current_dir(p)
-                .args(["sweep", "s.toml", "-j", "2", "-q", "--out", "S"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            std::thread::sleep(full.mul_f64(frac));
-            // SAFETY: the child is ours and not yet reaped.
-            unsafe {
-                libc::kill(child.id() as libc::pid_t, sig);
-            }
-            let o = child.wait_with_output().unwrap();
+            let args = ["sweep", "s.toml", "-j", "2", "-q", "--out", "S"];
+            let o = signal_after(p, &args, full.mul_f64(frac), sig);
             check_stopped(&o, sig, sig_name, &when);
             codes.push(o.status.code());
             let root = p.join("S");

@@ -47,7 +47,10 @@ fn run_on_a_preset_file_is_the_run_on_the_preset() {
     // The same run; only the header names the machine as it was given.
     let body = |t: String| t.lines().skip(1).collect::<Vec<_>>().join("\n");
     let (from_file, preset) = (run(file.to_str().unwrap()), run("a7-octa"));
-    assert!(from_file.starts_with(&format!("# hackbench:groups=1,loops=20 on {} (8 CPUs)", file.display())));
+    assert!(from_file.starts_with(&format!(
+        "# hackbench:groups=1,loops=20 on {} (8 CPUs)",
+        file.display()
+    )));
     assert!(preset.starts_with("# hackbench:groups=1,loops=20 on a7-octa (8 CPUs)"));
     assert_eq!(body(from_file), body(preset));
 }

@@ -3,19 +3,8 @@
 //! some) and `--trace` output stop at the limit with one line naming it,
 //! exit 2, and leave nothing (no DIR, no stage beside it).
 
-use crate::common::{describe, schedlab_in};
+use crate::common::{describe, outputs, schedlab_in};
 use std::path::Path;
-
-/// Everything in `dir` but the workload files.
-fn outputs(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".json"))
-        .collect();
-    v.sort();
-    v
-}
 
 fn assert_stopped_at_limit(p: &Path, args: &[&str], what: &str) {
     let o = schedlab_in(p, args);

@@ -5,19 +5,8 @@
 //! the limit anyway (threads waiting on one another) is stopped there.
 //! Exit 2, nothing written, no stage left.
 
-use crate::common::{describe, schedlab_in};
+use crate::common::{describe, outputs, schedlab_in};
 use std::path::Path;
-
-/// Everything in `dir` but the workload files.
-fn outputs(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".json"))
-        .collect();
-    v.sort();
-    v
-}
 
 fn one_line_error(p: &Path, args: &[&str]) -> String {
     let o = schedlab_in(p, args);

@@ -16,7 +16,7 @@
 //! idle and policy rules it goes straight to the pick test, and shrinks
 //! curr's protection only when PREEMPT_SHORT applied (`rework_6_19` off).
 //! 6.6-6.16 never shrink it, and their pick honours it only under
-//! RUN_TO_PARITY (`ProtectRule::UntilDeadline`: `pick_protects`, `shrink`).
+//! RUN_TO_PARITY (`ProtectRule::UntilDeadline`).
 //!
 //! CFS (`FAIR_CLASS=cfs`, ≤6.5): [`wakeup_preempt_cfs`] is the decision of
 //! `check_preempt_wakeup` after `find_matching_se`: the idle-entity rule
@@ -27,7 +27,7 @@
 //! buddies are applied by `sched/fair.rs`.
 
 use super::cfs::{wakeup_preempt_entity, CfsParams};
-use super::eevdf::{entity_eligible, pick_eevdf};
+use super::eevdf::{entity_eligible, pick_eevdf, ProtectRule};
 use crate::ids::EntityId;
 use crate::program::Policy;
 use crate::rq::{CfsRq, SchedEntity};
@@ -61,11 +61,9 @@ pub struct WakeupCtx {
     pub preempt_short: bool,
     /// RUN_TO_PARITY.
     pub run_to_parity: bool,
-    /// The pick honours curr's protected window (`EevdfParams::pick_protects`).
-    pub pick_protects: bool,
-    /// A wakeup that did not preempt may shrink curr's window
-    /// (`ProtectRule::MinSlice`, 6.17 on; before, nothing shrinks it).
-    pub shrink: bool,
+    /// The release's protection rule: whether the pick honours curr's
+    /// window without RUN_TO_PARITY, and whether a wakeup may shrink it.
+    pub protect: ProtectRule,
     /// The 6.19 rework (module docs): an ineligible waker in task context
     /// is rescheduled (step 8), and RUN_TO_PARITY shrinks curr's
     /// protection after every wakeup that did not preempt; without it
@@ -112,12 +110,17 @@ pub fn wakeup_preempt_fair(
         }
     }
     // 10. Preempt iff the wakee is what the pick would choose now.
-    if pick_eevdf(cfs, ents, !short && ctx.pick_protects) == Some(pse) {
+    if pick_eevdf(
+        cfs,
+        ents,
+        !short && ctx.protect.pick_protects(ctx.run_to_parity),
+    ) == Some(pse)
+    {
         return PreemptDecision::Preempt {
             cancel_protect: short,
         };
     }
-    if ctx.shrink && ctx.run_to_parity && (ctx.rework_6_19 || short) {
+    if ctx.protect.shrinks() && ctx.run_to_parity && (ctx.rework_6_19 || short) {
         PreemptDecision::ShrinkProtect
     } else {
         PreemptDecision::None
@@ -203,8 +206,7 @@ mod tests {
             in_task: false,
             preempt_short: true,
             run_to_parity: true,
-            pick_protects: true,
-            shrink: true,
+            protect: ProtectRule::MinSlice,
             rework_6_19: true,
         }
     }
@@ -359,7 +361,7 @@ mod tests {
         let (cfs, e) = setup(false, false, 0, 1_000_000);
         let rtp = WakeupCtx {
             preempt_short: false,
-            shrink: false,
+            protect: ProtectRule::UntilDeadline,
             rework_6_19: false,
             ..ctx()
         };
@@ -369,7 +371,6 @@ mod tests {
         );
         let no_rtp = WakeupCtx {
             run_to_parity: false,
-            pick_protects: false,
             ..rtp
         };
         assert_eq!(
@@ -380,8 +381,7 @@ mod tests {
         );
         // 6.17 on, NO_RUN_TO_PARITY still protects (a base-slice window).
         let no_rtp_617 = WakeupCtx {
-            pick_protects: true,
-            shrink: true,
+            protect: ProtectRule::MinSlice,
             ..no_rtp
         };
         assert_eq!(

@@ -314,13 +314,11 @@ impl<S: Sink> Sim<S> {
                     throttled |= t;
                 }
                 let e = match self.cfg.features.fair_class {
-                    FairClass::Eevdf => {
-                        eevdf::pick_eevdf(
+                    FairClass::Eevdf => eevdf::pick_eevdf(
                         &self.sched.cfs[q.idx()],
                         &self.sched.ents,
                         self.sched.p.pick_protects(),
-                    )?
-                    }
+                    )?,
                     FairClass::Cfs => cfs::pick_next_entity(
                         &self.sched.cfs[q.idx()],
                         &self.sched.ents,
@@ -584,8 +582,7 @@ impl<S: Sink> Sim<S> {
             in_task,
             preempt_short: self.cfg.features.preempt_short,
             run_to_parity: self.cfg.features.run_to_parity,
-            pick_protects: self.sched.p.pick_protects(),
-            shrink: self.sched.p.protect == eevdf::ProtectRule::MinSlice,
+            protect: self.sched.p.protect,
             rework_6_19: crate::kernels::at_least(self.cfg.kernel, 6, 19),
         };
         match preempt::wakeup_preempt_fair(&self.sched.cfs[q], &self.sched.ents, se, pse, &ctx) {

@@ -22,11 +22,14 @@ pub struct HeaderFacts<'a> {
 /// from the release's defaults (or that none do).
 pub fn run_header(f: &HeaderFacts, cfg: &SimConfig) -> Vec<String> {
     let length = match cfg.duration_ns {
-        Some(ns) => format!("{} s", fmt_secs(ns)),
+        Some(ns) => format!("{} s", schedlab_core::time::fmt_secs_exact(ns)),
         None => "until the workload ends".to_string(),
     };
     let machine = if f.default_machine {
-        format!("{} ({} CPUs; the default machine, --machine picks another)", f.machine, f.cpus)
+        format!(
+            "{} ({} CPUs; the default machine, --machine picks another)",
+            f.machine, f.cpus
+        )
     } else {
         format!("{} ({} CPUs)", f.machine, f.cpus)
     };
@@ -68,11 +71,6 @@ pub fn differences(cfg: &SimConfig) -> Vec<String> {
     out
 }
 
-fn fmt_secs(ns: u64) -> String {
-    let s = format!("{:.9}", ns as f64 / 1e9);
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,7 +103,10 @@ mod tests {
         );
         assert!(h[0].ends_with(", 2.5 s"), "{h:?}");
         assert_eq!(h[1], "# features and tunables: 6.12's defaults");
-        c.features = c.features.apply("NO_RUN_TO_PARITY,STEAL,THROTTLE=unified").unwrap();
+        c.features = c
+            .features
+            .apply("NO_RUN_TO_PARITY,STEAL,THROTTLE=unified")
+            .unwrap();
         c.tunables.set("base_slice_ns=3000000").unwrap();
         let h = run_header(&f, &c);
         assert_eq!(

@@ -62,7 +62,7 @@ impl EevdfParams {
     /// [`ProtectRule::MinSlice`] always (without RUN_TO_PARITY the window
     /// is the normalised base slice).
     pub fn pick_protects(&self) -> bool {
-        self.run_to_parity || self.protect == ProtectRule::MinSlice
+        self.protect.pick_protects(self.run_to_parity)
     }
 }
 
@@ -89,6 +89,17 @@ impl ProtectRule {
     /// The rule of a `--kernel` release.
     pub fn for_kernel(kernel: &str) -> Self {
         crate::kernels::by_release(kernel, &[((6, 17), Self::MinSlice)], Self::UntilDeadline)
+    }
+
+    /// Whether the pick keeps curr inside its window, with RUN_TO_PARITY
+    /// as given.
+    pub fn pick_protects(self, run_to_parity: bool) -> bool {
+        run_to_parity || self == Self::MinSlice
+    }
+
+    /// Whether a wakeup that did not preempt may shrink curr's window.
+    pub fn shrinks(self) -> bool {
+        self == Self::MinSlice
     }
 }
 

@@ -269,13 +269,25 @@ fn set_next_entity_opens_the_release_s_window() {
         e[0].vprot
     };
     assert_eq!(window(P), 1_000_000);
-    assert_eq!(window(EevdfParams { run_to_parity: false, ..P }), 700_000);
+    assert_eq!(
+        window(EevdfParams {
+            run_to_parity: false,
+            ..P
+        }),
+        700_000
+    );
     let old = EevdfParams {
         protect: ProtectRule::UntilDeadline,
         ..P
     };
     assert_eq!(window(old), 3_000_000);
-    assert_eq!(window(EevdfParams { run_to_parity: false, ..old }), 3_000_000);
+    assert_eq!(
+        window(EevdfParams {
+            run_to_parity: false,
+            ..old
+        }),
+        3_000_000
+    );
 }
 
 #[test]
