@@ -9,7 +9,7 @@
 # experiments, then checks that schedlab-core's module import graph has no
 # circle.
 #
-# LISA (scripts/test-lisa.sh) is pip-installed once into
+# LISA (scripts/test/test-lisa.sh) is pip-installed once into
 # ~/.cache/schedlab/lisa-*; without network that test is skipped, loudly.
 # The Python package (python/, crates/schedlab-py) is built as a wheel with
 # maturin and installed into a fresh virtual environment
@@ -58,7 +58,7 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 # Tools the tests check our files with: trace-cmd (trace.dat), the official
 # perfetto Python package (trace.pftrace), headless Chromium (report.html);
-# Python 3 also runs the experiments and scripts/modgraph.py.
+# Python 3 also runs the experiments and scripts/test/modgraph.py.
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 python3 -c "import ensurepip, venv" >/dev/null 2>&1 || need_apt+=(python3-venv)
@@ -120,9 +120,9 @@ run_or_list_ignored "$host_why" "root and tracefs" --test host
 
 # Every reader under libFuzzer for a few seconds each: installs
 # the nightly toolchain and cargo-fuzz when missing; one build for all
-# targets. Longer runs: scripts/fuzz.sh SECONDS (docs/limits.md, Fuzzing).
-echo "== fuzz: every reader, 3 s each (scripts/fuzz.sh)"
-bash scripts/fuzz.sh 3
+# targets. Longer runs: scripts/test/fuzz.sh SECONDS (docs/limits.md, Fuzzing).
+echo "== fuzz: every reader, 3 s each (scripts/test/fuzz.sh)"
+bash scripts/test/fuzz.sh 3
 
 echo "== smoke: the README's main command"
 cargo run --release -q -p schedlab-cli -- run examples/sched-idle-a7.json --machine a7-octa --duration 1s --check >/dev/null
@@ -134,10 +134,10 @@ if [ -d experiments ]; then
     bash "$smoke"
   done
 fi
-echo "== LISA's analyses on a schedlab trace.dat (scripts/test-lisa.sh)"
-# Installs lisa-linux 3.1.0 (pinned, scripts/lisa/requirements.txt) once
+echo "== LISA's analyses on a schedlab trace.dat (scripts/test/test-lisa.sh)"
+# Installs lisa-linux 3.1.0 (pinned, scripts/test/lisa/requirements.txt) once
 # into a cached virtual environment; skips loudly without network.
-bash scripts/test-lisa.sh target/release/schedlab
+bash scripts/test/test-lisa.sh target/release/schedlab
 echo "== python: the wheel in a fresh virtual environment, pytest"
 deps=target/pyenv-deps
 stamp="$( (cat python/requirements-test.txt; python3 --version) | sha256sum | cut -c1-16)"
@@ -157,7 +157,7 @@ python3 -m venv target/pytest-venv
 target/pytest-venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-index target/wheels/schedlab-*.whl
 (cd target && RAY_USAGE_STATS_ENABLED=0 pytest-venv/bin/python -m pytest -q -rs -p no:cacheprovider ../python/tests)
 
-echo "== schedlab-core's import graph has no circle (scripts/modgraph.py)"
-python3 scripts/modgraph.py --quiet
+echo "== schedlab-core's import graph has no circle (scripts/test/modgraph.py)"
+python3 scripts/test/modgraph.py --quiet
 
 echo "== all tests passed"

@@ -221,7 +221,7 @@ fn recorded_workload(dir: &Path, m: &schedlab_core::machine::Machine) -> Result<
 }
 
 /// The recording's measured vCPU placement (`c2c.json`, written by
-/// scripts/validate-host.sh around hackbench recordings;
+/// scripts/host/validate-host.sh around hackbench recordings;
 /// `schedlab_host::c2c`) as the line latency between its two CPUs; the
 /// note says what the model took.
 fn apply_placement(dir: &Path, machine: &mut schedlab_core::machine::Machine) -> Result<String> {
@@ -423,7 +423,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
     };
     let sysfs = a.dir.join("sysfs");
     // The host's measured costs when the recording has them
-    // (scripts/wakecost.c --json; schedlab_host::costs), read before the
+    // (scripts/host/wakecost.c --json; schedlab_host::costs), read before the
     // machine like noise.json.
     let cp = a.dir.join("costs.json");
     let host_costs = if cp.is_file() {

@@ -433,7 +433,7 @@ fn validate_takes_the_recorded_vcpu_placement() {
     // CPUs 0 and 8 of sysfs-2s4c2t are one core's two threads.
     std::fs::write(
         rec.join("c2c.json"),
-        r#"{"tool": "scripts/c2c.c", "cpus": [0, 8], "before_ns": 23.7, "before_range_ns": [23, 24], "after_ns": 122.4, "after_range_ns": [121, 123]}"#,
+        r#"{"tool": "scripts/host/c2c.c", "cpus": [0, 8], "before_ns": 23.7, "before_range_ns": [23, 24], "after_ns": 122.4, "after_range_ns": [121, 123]}"#,
     )
     .unwrap();
     let (text, _, _) = validate_kernel_of(&rec, &[]);

@@ -17,7 +17,7 @@
 //! ```
 //!
 //! ## Layers (a module imports only from its own layer or below, and
-//! `scripts/modgraph.py` checks that the import graph has no circle)
+//! `scripts/test/modgraph.py` checks that the import graph has no circle)
 //!
 //! 1. Foundations: [`ids`], [`time`], [`rng`], [`features`], [`config`],
 //!    [`program`] (the workload), [`machine`] (CPUs, costs, sched domains),

@@ -6,12 +6,12 @@
 //!
 //! On a VM the host places the vCPUs: on this project's 2-vCPU machine
 //! they move between one core's two threads (~24-30 ns) and two cores
-//! (~122 ns), and the guest's topology cannot tell. `scripts/validate-host.sh`
+//! (~122 ns), and the guest's topology cannot tell. `scripts/host/validate-host.sh`
 //! therefore measures the placement around every hackbench recording with
-//! `scripts/c2c.c` (a CAS ping-pong of one line, round trip / 2) and writes:
+//! `scripts/host/c2c.c` (a CAS ping-pong of one line, round trip / 2) and writes:
 //!
 //! ```json
-//! { "tool": "scripts/c2c.c", "cpus": [0, 1],
+//! { "tool": "scripts/host/c2c.c", "cpus": [0, 1],
 //!   "before_ns": 27.3, "before_range_ns": [26.5, 27.4],
 //!   "after_ns": 29.7, "after_range_ns": [29.2, 29.8] }
 //! ```
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn a_good_file_parses() {
-        let c = p(r#"{"tool":"scripts/c2c.c","cpus":[0,1],"before_ns":27.3,"before_range_ns":[26.5,27.4],"after_ns":29.7,"after_range_ns":[29.2,29.8]}"#).unwrap();
+        let c = p(r#"{"tool":"scripts/host/c2c.c","cpus":[0,1],"before_ns":27.3,"before_range_ns":[26.5,27.4],"after_ns":29.7,"after_range_ns":[29.2,29.8]}"#).unwrap();
         assert_eq!(c.cpus, [0, 1]);
         // (27.3 + 29.7) / 2 = 28.5 -> 29 (round half away from zero).
         assert_eq!(c.line_ns(), 29);

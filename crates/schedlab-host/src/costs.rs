@@ -2,7 +2,7 @@
 //! `validate` gives the machine it imports from the recording's sysfs copy
 //! in place of the size-based guess of `machine::sysfs::imported_costs`.
 //!
-//! The file is written by `scripts/wakecost.c --json FILE` (method and
+//! The file is written by `scripts/host/wakecost.c --json FILE` (method and
 //! figures in docs/syscall-costs.md, "Wakeups, switches and IPIs"):
 //!
 //! ```json

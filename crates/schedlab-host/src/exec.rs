@@ -703,7 +703,7 @@ fn run_thread(
                 // its sender, empty the channel and sleep every ~100
                 // messages where real hackbench's hardly sleeps, doubling
                 // both ends' CPU per message on the project's guest
-                // (scripts/hb1x1.c -w 30, docs/syscall-costs.md).
+                // (scripts/investigate/hb1x1.c -w 30, docs/syscall-costs.md).
                 let timed = spec.log_rows || sh.w.ftrace & FTRACE_STATS != 0;
                 let mut it = Iteration::new(if timed { sys::now_ns() } else { 0 });
                 for (oi, op) in phase.ops.iter().enumerate() {

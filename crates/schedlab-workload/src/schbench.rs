@@ -69,7 +69,7 @@
 //! schbench multiplies two `k × k` matrices of `unsigned long` into a
 //! third, `n` times, with `k = ⌊√(F·1024 / 3 / 8)⌋` (104 for 256 kB): `n·k³`
 //! multiply-adds. Their time is an **independent measurement** on the
-//! build host (`scripts/schbench-work.c`, the same loop written for this
+//! build host (`scripts/measure/schbench-work.c`, the same loop written for this
 //! project, `cc -O2` as schbench's Makefile; AMD EPYC KVM guest, 2.6 GHz,
 //! Linux 6.18, 2026-11-25, SCHED_FIFO, pinned, min of 40 batches of 20
 //! requests): 1.90–1.92 ms per default request (5 × 104³), 0.343 ns per

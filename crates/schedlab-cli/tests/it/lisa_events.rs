@@ -3,7 +3,7 @@
 //! `sched_stat_runtime`, in each trace format: trace.txt (round trip and
 //! agreement with summary.json), trace.dat (`trace-cmd report` prints the
 //! same events) and trace.pftrace (the `perfetto` Python package decodes
-//! the same events). LISA itself runs in `scripts/test-lisa.sh`.
+//! the same events). LISA itself runs in `scripts/test/test-lisa.sh`.
 
 use crate::common::{assert_success, summary_program_ns};
 use schedlab_output::ftrace_text::{parse_ftrace_text, OwnedEvent, OwnedRecord};
@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 /// `cpu_idle`'s state on exit: -1 as a u32.
 const EXIT: u64 = 4_294_967_295;
 
-/// The workload of scripts/test-lisa.sh: periodic threads, idle time and a
+/// The workload of scripts/test/test-lisa.sh: periodic threads, idle time and a
 /// thread that exits.
 fn lisa_workload() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/lisa/workload.json")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/test/lisa/workload.json")
 }
 
 struct Run {

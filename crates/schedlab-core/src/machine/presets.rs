@@ -22,7 +22,7 @@
 //!   from 2024). The AMD and VM states are recalled values or guesses and say
 //!   so where they are defined.
 //! * Cache-line transfer latencies (CAS ping-pong, round trip / 2, the
-//!   quantity of the public core-to-core charts and of `scripts/c2c.c`):
+//!   quantity of the public core-to-core charts and of `scripts/host/c2c.c`):
 //!   documented machine figures for icx-2s-80c-ht (the nearest charted part,
 //!   Xeon 8375C), epyc-2s-256c-smt (a charted dual EPYC 9754) and
 //!   big-8s-4096 inside a socket; measured on the host for vm-2cpu. No chart
@@ -214,7 +214,7 @@ fn icx_2s_80c_ht() -> Result<Machine, super::MachineError> {
     // sockets (github.com/nviennot/core-to-core-latency, README tables
     // "Hyper-threads", "Single socket", "Dual sockets"). The same CPU: 5 ns,
     // an uncontended locked op on an owned line (4.5 ns on this project's
-    // host, scripts/c2c.c). Switch, wakeup and IPI: guesses.
+    // host, scripts/host/c2c.c). Switch, wakeup and IPI: guesses.
     let c = costs([5, 8, 51, 51, 51, 108, 108], 2_000, 1_500, 2_000);
     l.build(
         "icx-2s-80c-ht",
@@ -381,7 +381,7 @@ fn vm_2cpu() -> Result<Machine, super::MachineError> {
     // poll window pay it. Both figures are guesses.
     let idle = vec![poll(), state("haltpoll", 30, 200)];
     // Cache-line transfers: measured on the project's 2-vCPU guest
-    // (scripts/c2c.c, CAS ping-pong, round trip / 2, at nice -20,
+    // (scripts/host/c2c.c, CAS ping-pong, round trip / 2, at nice -20,
     // 2026-11-26 00:55-01:00 UTC, load average 1-6): 27.1 ns CPU 0 -> 1
     // and 27.7 ns 1 -> 0 (repetition medians 26.8-28.0); an owned line
     // 4.5 ns. Guesses: guest context switches pay some virtualisation

@@ -9,7 +9,7 @@
 //!   still fits in the page (`offset + len + chars <= PAGE_SIZE`); otherwise
 //!   it takes a fresh page per `PAGE_SIZE` of data. With 100-byte writes a
 //!   page takes 40 of them (4000 bytes), so a pipe holds 16 x 40 = 640
-//!   (confirmed on this host by `scripts/syscost.c`: 640 writes before
+//!   (confirmed on this host by `scripts/measure/syscost.c`: 640 writes before
 //!   EAGAIN).
 //! * A reader consumes from the oldest page and releases it when it has
 //!   read all of it (`buf->len == 0`), the last page included, so an
@@ -54,7 +54,7 @@ pub enum WriterWake {
     /// From 6.14: only when the read freed a slot of a full pipe. Commit
     /// aaec5a95d596 "pipe_read: don't wake up the writer if the pipe is
     /// still full" (Oleg Nesterov, merged for 6.14). Measured on this
-    /// host's 6.18 by `scripts/pipewake.c`: with 640 100-byte messages
+    /// host's 6.18 by `scripts/measure/pipewake.c`: with 640 100-byte messages
     /// queued and a writer blocked, reads 1-39 leave the writer asleep
     /// (0 voluntary switches), read 40 frees the first page and wakes it.
     #[default]
@@ -211,7 +211,7 @@ mod tests {
         }
         assert!(!p.full() && p.writable(100));
         // From 6.14 only the 40th read, which frees the first page, wakes
-        // it (this host's 6.18: scripts/pipewake.c).
+        // it (this host's 6.18: scripts/measure/pipewake.c).
         for i in 1..=40 {
             assert_eq!(q.read(100, WriterWake::FreedSlot), i == 40, "read {i}");
         }

@@ -4,7 +4,7 @@
 //! paths rt-app's events take.
 //!
 //! Source: an independent measurement on the host this model was built on
-//! (`scripts/syscost.c`: minimum over 40 batches of the mean per call,
+//! (`scripts/measure/syscost.c`: minimum over 40 batches of the mean per call,
 //! one pinned thread; Intel Xeon VM at 2.3 GHz, Linux 6.18, 2026-11-23;
 //! see `docs/syscall-costs.md`). These times exclude the scheduler's own
 //! work, which the model charges separately (`wakeup_ns` per wakeup,
@@ -31,7 +31,7 @@
 //! the two CPUs (`Machine::distance`: SMT sibling, same LLC, other LLC,
 //! other package). The extra is measured on the host, a writer and a
 //! reader of 100-byte messages taking turns from two CPUs against the same
-//! calls on one CPU (`scripts/xcpu-stream.c --lockstep`), and expressed in
+//! calls on one CPU (`scripts/measure/xcpu-stream.c --lockstep`), and expressed in
 //! cache-line transfers: host extra / the host's core-to-core latency
 //! measured alongside. A machine pays that many transfers at its own
 //! core-to-core latency for the distance class
@@ -76,7 +76,7 @@ pub use crate::machine::REFERENCE_SWITCH_NS;
 
 /// Host: cache-line transfers one call pays when its channel was last used
 /// on the other CPU, in thousandths, for a pipe write, pipe read, AF_UNIX
-/// write and AF_UNIX read of 100 bytes. Measured by `scripts/xcpu-stream.c
+/// write and AF_UNIX read of 100 bytes. Measured by `scripts/measure/xcpu-stream.c
 /// --lockstep` (2026-11-26 01:05 UTC, nice -20, load average 7-8): a writer
 /// on CPU 0 and a reader on CPU 1 take turns one message at a time, each
 /// call timed alone; the median call minus the median of the same calls by
@@ -92,7 +92,7 @@ const HOST_LINES_PER_CALL_MILLI: [Nanos; 4] = [1_400, 2_620, 1_660, 5_020];
 /// (a pipe), the skb, its data and its free (a socket). The rest of a
 /// read's lines are the channel's shared state (the ring's head and tail,
 /// the queue head, the lock), which come from the CPU that used the
-/// channel last. Measured by `scripts/xcpu-stream.c --backlog`
+/// channel last. Measured by `scripts/measure/xcpu-stream.c --backlog`
 /// (2026-11-26 18:33-18:38 UTC, nice -20): a writer writes 32 messages on
 /// one CPU, then a reader drains them on the other; the reads after the
 /// first find the shared state on their own CPU and pay only for the
@@ -106,7 +106,7 @@ const HOST_READ_MSG_LINES_MILLI: [Nanos; 2] = [1_400, 4_830];
 /// Host: the part of a channel call spent under the channel's lock, in
 /// thousandths of the call (pipe write, pipe read, unix write, unix read),
 /// beside the cache lines the section takes (`xcpu`, which count in the
-/// hold too). Two writers into one pipe (`scripts/chanlock.c`,
+/// hold too). Two writers into one pipe (`scripts/measure/chanlock.c`,
 /// docs/syscall-costs.md "Two writers on one channel" and "The pipe
 /// mutex's section, timed"): lock time per call L = W + c2c x (1.40 + h),
 /// 1.40 the write's lines (lockstep figure) and h the handoff's; L = 459
@@ -134,7 +134,7 @@ const HOST_HANDOFF_LINES_MILLI: Nanos = 2_000;
 /// unix_stream_read_generic drops the state lock and sleeps in its
 /// data wait the same way, and a unix writer in the send-buffer wait.
 /// Measured on the AMD EPYC guest, 2026-11-27 00:42-00:51 UTC
-/// (`scripts/wakecost.c --hop-only`, docs/syscall-costs.md "The sleep
+/// (`scripts/host/wakecost.c --hop-only`, docs/syscall-costs.md "The sleep
 /// path of a blocking call"): two threads on one CPU ping-pong 1-byte
 /// messages; a hop (a waking write, the writer's blocking read, the
 /// switch, the woken read's return) less what the model charges for it

@@ -20,7 +20,7 @@
 //! (`MachineCosts::ipi_send_ns`, `ipi_latency_ns`): no charge here.
 //!
 //! Source: an independent measurement on this project's host
-//! (`scripts/wakecost.c --busy-only`, "busy-target"; docs/syscall-costs.md,
+//! (`scripts/host/wakecost.c --busy-only`, "busy-target"; docs/syscall-costs.md,
 //! "Remote wake-up onto a busy CPU"): a SCHED_FIFO waker on CPU 0 wakes a
 //! SCHED_BATCH task blocked on a futex while CPU 1 runs a SCHED_FIFO task
 //! (no idle exit, no wakelist, no preemption, no IPI: counted with the ipi
@@ -43,7 +43,7 @@ use crate::stats::Path;
 use crate::time::Nanos;
 
 /// Host: line transfers the waker pays for one remote enqueue, in
-/// thousandths. `scripts/wakecost.c --busy-only`, futex channel, three
+/// thousandths. `scripts/host/wakecost.c --busy-only`, futex channel, three
 /// runs of 7 repetitions with the two vCPUs on two cores (CAS latency
 /// 121-123 ns; 2026-11-26 09:14, 09:33, 09:34 UTC, nice -20, load average
 /// 6-10): medians 1 150, 896, 855 ns = 9.5, 7.29, 6.93 lines; the median

@@ -16,7 +16,7 @@
 //!   on x86-64 and arm64, rounded up to the allocator's object size) plus
 //!   the aligned `struct sk_buff` (256). A 100-byte write: 128 + 320 = 448
 //!   -> 512, + 256 = 768. Measured on this host (Linux 6.18,
-//!   `scripts/syscost.c`): 278 writes of 100 bytes before EAGAIN with
+//!   `scripts/measure/syscost.c`): 278 writes of 100 bytes before EAGAIN with
 //!   SO_SNDBUF 212992, i.e. a truesize in (766, 768]. Above
 //!   `SKB_MAX_HEAD(0)` (3776 bytes) the rest goes into whole pages, each
 //!   charging `PAGE_SIZE` (approximate: not measured).

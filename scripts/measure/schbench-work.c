@@ -4,7 +4,7 @@
  * request multiplies two n x n matrices of unsigned long into a third, n =
  * floor(sqrt(F * 1024 / 3 / 8)) for a footprint of F kB, `ops` times).
  *
- *   cc -O2 -o /tmp/schbench-work scripts/schbench-work.c -lm
+ *   cc -O2 -o /tmp/schbench-work scripts/measure/schbench-work.c -lm
  *   nice -n -20 taskset -c 1 /tmp/schbench-work [F_kB] [ops] [batches]
  *
  * Prints the minimum and median over batches of the mean ns per request

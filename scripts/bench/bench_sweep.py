@@ -2,7 +2,7 @@
 """Wall time of a 64-point sweep, local against Ray, on this machine
 (BENCHMARKS.md, "Sweeps, local against Ray"). Needs the schedlab wheel, Ray and pandas.
 
-    python scripts/bench_sweep.py [--jobs 2] [--repeat 1] [--duration 1s]
+    python scripts/bench/bench_sweep.py [--jobs 2] [--repeat 1] [--duration 1s]
 
 Spec: 2 machines x 2 feature sets x 2 workloads x 8 seeds = 64 runs of
 --duration simulated time each. Each measurement starts from an empty sweep directory.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import schedlab
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SPEC = {
     "machines": ["vm-2cpu", "a7-octa"],
     "features": ["", "STEAL"],

@@ -2,7 +2,7 @@
 """Prints `schedlab bench --json` (read from stdin) as the markdown table
 at the top of BENCHMARKS.md.
 
-    ./target/release/schedlab bench --seconds 0.1 --json | python3 scripts/bench_table.py
+    ./target/release/schedlab bench --seconds 0.1 --json | python3 scripts/bench/bench_table.py
 
 Standard library only.
 """

@@ -1,7 +1,7 @@
 """Runs LISA's tasks, wakeup-latency, idle and rt-app analyses on a schedlab
 run directory's trace.dat and checks their numbers against the run's
-summary.json and rt-app logs. Run by scripts/test-lisa.sh inside the virtual
-environment that holds lisa-linux (scripts/lisa/requirements.txt).
+summary.json and rt-app logs. Run by scripts/test/test-lisa.sh inside the virtual
+environment that holds lisa-linux (scripts/test/lisa/requirements.txt).
 
 Usage: python check.py OUTDIR
 

@@ -5,14 +5,14 @@
 # message by message, periodic-160's shape and OLTP on gnr-2s-snc3, all
 # with --trace.
 #
-#   scripts/identity-set.sh BINARY OUTDIR      # runs the set into OUTDIR
+#   scripts/test/identity-set.sh BINARY OUTDIR      # runs the set into OUTDIR
 #   diff -r OUTDIR_BEFORE OUTDIR_AFTER          # must print nothing
 #
 # Two runs at a time (the machine has two CPUs).
 set -eu
 bin=$1
 out=$2
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 hashes=$here/crates/schedlab-cli/tests/golden/hashes
 mkdir -p "$out"
 cases() {

@@ -9,7 +9,7 @@
  * barrier (hackbench's ready/wake pipes), and the time is from the release
  * to the last exit, as hackbench prints it.
  *
- *   cc -O2 -pthread -o /tmp/hb1x1 scripts/hb1x1.c
+ *   cc -O2 -pthread -o /tmp/hb1x1 scripts/investigate/hb1x1.c
  *   hb1x1 [-p] [-T] [-l LOOPS] [-c RECV_CPU,SEND_CPU] [-w NS]
  *
  *   -p   a pipe (default: a socket pair, as hackbench)
@@ -22,7 +22,7 @@
  * It prints "Time: S" like hackbench, then for the receiver and the sender
  * their CPU per message and voluntary (sleeps) and involuntary switches
  * (getrusage: wait4's for processes, RUSAGE_THREAD for threads);
- * scripts/hb-underload.sh wraps it (and the real hackbench) in perf stat.
+ * scripts/investigate/hb-underload.sh wraps it (and the real hackbench) in perf stat.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes docs/validation.md from a campaign of scripts/validate-host.sh.
+"""Writes docs/validation.md from a campaign of scripts/host/validate-host.sh.
 
-    scripts/validation-doc.py OUTDIR [--out docs/validation.md | --summary]
+    scripts/host/validation-doc.py OUTDIR [--out docs/validation.md | --summary]
 
 OUTDIR holds shapes.txt, campaign.json and one recording per shape with
 validate.json (and validate-before.json when the campaign had
@@ -92,7 +92,7 @@ FINDINGS = [
         "mechanism": (
             "A read pays for its message's cache lines from the CPU that wrote it "
             "(sched/msg_origin.rs, SyscallCosts::xmsg), not only for the channel's state from the "
-            "CPU that used it last. scripts/hb-split.c (20 x 20 socket hackbench on this host) "
+            "CPU that used it last. scripts/investigate/hb-split.c (20 x 20 socket hackbench on this host) "
             "finds receivers that pay only the bare read in every seed, where the host's cost "
             "1.25x its senders per message on two CPUs; xcpu-stream --backlog measures a drained "
             "backlog's reads at 1.14-1.65 (pipe) and 4.40-5.25 (unix) lines each with the state "
@@ -214,7 +214,7 @@ FINDINGS = [
         "metric": r".*",
         "subject": r".*",
         "mechanism": (
-            "Recordings run in their own autogroup at nice -20 (scripts/validate-host.sh), so the "
+            "Recordings run in their own autogroup at nice -20 (scripts/host/validate-host.sh), so the "
             "workload is one group entity at the root, beside other sessions' autogroups. A wake-up "
             "onto a CPU where that group runs reweights the group entity (update_cfs_group), which "
             "runs update_curr at the root; when the group entity is past its protected slice and "
@@ -257,7 +257,7 @@ FINDINGS = [
             "full\") a read wakes a writer only when it freed a slot of a full pipe; before 6.14, "
             "every read that began on a full pipe woke one, which found the pipe still full and "
             "slept again (39 reads in 40 with 100-byte messages). The model applies each release's "
-            "rule. Checked on this host (6.18) with scripts/pipewake.c: reads 1-39 of a full pipe "
+            "rule. Checked on this host (6.18) with scripts/measure/pipewake.c: reads 1-39 of a full pipe "
             "leave the blocked writer asleep, read 40 wakes it."),
         "resolution": ("fix", "sched/pipe.rs WriterWake per release (kernels.rs change row 6.14); "
                        "hb-pipe-1g (its recording made under load) reader->writer wake-ups 14 977 "
@@ -271,7 +271,7 @@ FINDINGS = [
         "subject": r".*",
         "mechanism": (
             "hackbench's time, switch and migration rates come from what each message costs and "
-            "from who wakes whom. Measured on this host (scripts/wakecost.c, "
+            "from who wakes whom. Measured on this host (scripts/host/wakecost.c, "
             "docs/syscall-costs.md): a cross-CPU wake-up costs its sender ~6-8 us of IPI (a nested "
             "guest's VM exits), a switch ~0.9 us, a local wake-up ~0.6 us, and a 100-byte pipe "
             "write/read in hackbench's pattern ~250 ns on one CPU; the extra when the two ends are "
@@ -346,9 +346,9 @@ FINDINGS = [
             "page being merged into; a socket's queue lock and list, sk_wmem_alloc, the skb freed "
             "by the reader) sits in the cache of the CPU that used the channel last. Measured on "
             "this host with a writer and a reader taking turns one message at a time on the two "
-            "vCPUs, each call timed alone (scripts/xcpu-stream.c --lockstep): a pipe write costs "
+            "vCPUs, each call timed alone (scripts/measure/xcpu-stream.c --lockstep): a pipe write costs "
             "171 ns more than on one CPU, a read 320 ns, a unix write 201 ns, a read 601 ns, at a "
-            "core-to-core latency of 122 ns measured alongside (scripts/c2c.c): 1.40, 2.62, 1.66 "
+            "core-to-core latency of 122 ns measured alongside (scripts/host/c2c.c): 1.40, 2.62, 1.66 "
             "and 5.02 line transfers per call, where a one-CPU cost for every call charges none."),
         "resolution": ("fix", "each channel remembers the CPU that last read or wrote it; a call on "
                        "another CPU pays the host's lines per call at the machine's core-to-core "
@@ -598,7 +598,7 @@ FINDINGS = [
             "halts, HLT), so its sysfs tree has no cpuN/cpuidle and the import takes the default "
             "guess, POLL / C1 (1 us exit) / C6 (150 us exit, 600 us residency): every long idle "
             "period in the model enters the 150 us state, and start-placement's CPU 1 is still "
-            "leaving it when CPU 0 pulls its task. Measured by scripts/idlex.c (a 10 ms timer on "
+            "leaving it when CPU 0 pulls its task. Measured by scripts/measure/idlex.c (a 10 ms timer on "
             "CPU 1, timer slack 1 ns, 400 wake-ups a case, two runs): CPU 1 idle p50 116 / 126 / "
             "118 / 112 us, CPU 1 kept busy by a SCHED_IDLE spinner p50 44 / 50 us: leaving idle "
             "costs a timer wake-up ~70 us here (p99 0.6-1.2 ms idle against 75-143 us busy), "
@@ -667,7 +667,7 @@ FINDINGS = [
 ]
 
 
-# Placement controls (scripts/validate-host.sh): a shape with every thread
+# Placement controls (scripts/host/validate-host.sh): a shape with every thread
 # pinned where this kernel left it, beside the shape it controls.
 CONTROLS = {
     "p2-pin0": "p2-alone",
@@ -796,7 +796,7 @@ def main():
     p = L.append
     p("# Host validation: the model against this kernel, shape by shape")
     p("")
-    p("Generated by `scripts/validate-host.sh` (which runs `scripts/validation-doc.py`); "
+    p("Generated by `scripts/host/validate-host.sh` (which runs `scripts/host/validation-doc.py`); "
       "do not edit by hand: edit the shapes in the script and the findings in the generator.")
     p("")
     rec = camp.get("recorded") or {}
@@ -848,7 +848,7 @@ def main():
     p("Reproduce (root, tracefs; the before binary is optional):")
     p("")
     p("```sh")
-    p("scripts/validate-host.sh --bin target/release/schedlab --before-bin /path/to/before/schedlab")
+    p("scripts/host/validate-host.sh --bin target/release/schedlab --before-bin /path/to/before/schedlab")
     p("```")
     p("")
     by_name = {r[0]: r for r in rows}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every reader of schedlab with cargo-fuzz (libFuzzer).
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]
+#   scripts/test/fuzz.sh [SECONDS] [TARGET...]
 #
 # Builds every target once (nightly toolchain, no sanitizer, debug
 # assertions and overflow checks on), then runs each TARGET (default: all)
@@ -13,7 +13,7 @@
 # executions. Installs the nightly toolchain (rustup) and cargo-fuzz
 # (crates.io) when missing.
 set -euo pipefail
-cd "$(dirname "$0")/../fuzz"
+cd "$(dirname "$0")/../../fuzz"
 secs="${1:-5}"
 shift || true
 if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then

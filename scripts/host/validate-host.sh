@@ -1,13 +1,13 @@
 #!/bin/sh
 # The host validation campaign: records each shape below on this host
 # (schedlab record), validates the model against it (schedlab validate),
-# and writes the scoreboard docs/validation.md (scripts/validation-doc.py).
+# and writes the scoreboard docs/validation.md (scripts/host/validation-doc.py).
 # Needs root, Linux and tracefs. About 2.5 minutes on a 2-vCPU guest
 # (36 shapes, 3 s each plus 0.5 s of noise measurement, 6 s of vCPU
 # placement measurement per hb-* shape, then validation), about 4.5
 # minutes with --before-bin.
 #
-#   scripts/validate-host.sh [--bin PATH] [--before-bin PATH] [--out DIR]
+#   scripts/host/validate-host.sh [--bin PATH] [--before-bin PATH] [--out DIR]
 #                            [--seeds N] [--only NAME[,NAME...]]
 #                            [--revalidate] [--no-doc] [--doc FILE]
 #
@@ -28,7 +28,7 @@
 #   --no-costs         do not measure the host's machine costs: the model
 #                      keeps the sysfs import's guessed costs
 #
-# Before recording, scripts/wakecost.c measures this host's context switch,
+# Before recording, scripts/host/wakecost.c measures this host's context switch,
 # wakeup and IPI costs, its channel calls and their sleep path once (about
 # 100 s; on a quiet host: a fair hop loses its CPU to other fair work, and
 # the sleep path then reads 2-3x high) into DIR/costs.json, and each
@@ -45,15 +45,15 @@
 # Every hb-* recording also notes the vCPU placement it ran on: this
 # guest's two vCPUs sit on two cores (core-to-core CAS latency ~120 ns) or
 # on one core's two threads (~27 ns) as the host places them, and that
-# moves hackbench's CPU per message by up to 2x. scripts/c2c.c measures
+# moves hackbench's CPU per message by up to 2x. scripts/host/c2c.c measures
 # CPUs 0-1 right before and right after the recording (about 3 s each),
 # into DIR/NAME/c2c.json: {"tool", "cpus", "before_ns", "after_ns",
 # "before_range_ns", "after_range_ns"} (the median of 7 repetitions'
 # medians, and the range of those medians). A before/after pair far apart
 # means the host moved the vCPUs during the recording. The scoreboard
-# (scripts/validation-doc.py) prints it beside each shape's load.
+# (scripts/host/validation-doc.py) prints it beside each shape's load.
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 out=target/validate-host
 seeds=3
 bin=${SCHEDLAB:-}
@@ -148,7 +148,7 @@ bw bw-nested '{"/outer": {"cpu.max": "80000 100000"}, "/outer/inner": {"cpu.max"
 # this kernel left it on (sched_setaffinity; rt-app "cpus"), so that where
 # a thread runs is no longer the model's choice. A disagreement of an
 # unpinned shape whose pinned control agrees comes from wake-up placement
-# (see the vcpu-pack finding of scripts/validation-doc.py); one that stays
+# (see the vcpu-pack finding of scripts/host/validation-doc.py); one that stays
 # in the control does not.
 wl p2-pin0 "$(per p 2 2000 10000 '"cpus": [0]')"
 wl p4-pin "$(per pa 2 2000 16000 '"cpus": [0]')" "$(per pb 2 2000 16000 '"cpus": [1]')"
@@ -211,14 +211,14 @@ fi
 t0=$(date +%s)
 echo "$shapes" > "$out/shapes.txt"
 if [ $revalidate = 0 ] && [ $costs = 1 ]; then
-    echo "== machine costs: scripts/wakecost.c (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-    cc -O2 -pthread -o "$out/wakecost" "$here/scripts/wakecost.c"
+    echo "== machine costs: scripts/host/wakecost.c (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    cc -O2 -pthread -o "$out/wakecost" "$here/scripts/host/wakecost.c"
     setsid -w sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh \
         "$out/wakecost" --wake-only --json "$out/costs.json" > "$out/wakecost.txt"
     grep -h "^figures:" "$out/wakecost.txt" >&2
 fi
 if [ $revalidate = 0 ] && echo "$shapes" | grep -q '^hb-'; then
-    cc -O2 -pthread -o "$out/c2c" "$here/scripts/c2c.c"
+    cc -O2 -pthread -o "$out/c2c" "$here/scripts/host/c2c.c"
 fi
 # c2c: the vCPU placement now, at nice -20, as "MEDIAN, [LO, HI]" (c2c.c's
 # summary line: median and range of its repetitions' medians, ns).
@@ -240,8 +240,8 @@ echo "$shapes" | while read -r name wl extra; do
         case $name in hb-*)
             ca=$(c2c)
             [ -n "$cb" ] && [ -n "$ca" ] ||
-                { echo "validate-host.sh: $name: scripts/c2c.c printed no summary line" >&2; exit 2; }
-            printf '{\n "tool": "scripts/c2c.c",\n "cpus": [0, 1],\n "before_ns": %s,\n "before_range_ns": %s,\n "after_ns": %s,\n "after_range_ns": %s\n}\n' \
+                { echo "validate-host.sh: $name: scripts/host/c2c.c printed no summary line" >&2; exit 2; }
+            printf '{\n "tool": "scripts/host/c2c.c",\n "cpus": [0, 1],\n "before_ns": %s,\n "before_range_ns": %s,\n "after_ns": %s,\n "after_range_ns": %s\n}\n' \
                 "${cb%%,*}" "${cb#*, }" "${ca%%,*}" "${ca#*, }" > "$dir/c2c.json"
             echo "   vCPU placement (c2c CPU 0-1): ${cb%%,*} ns before, ${ca%%,*} ns after" >&2
             ;;
@@ -284,8 +284,8 @@ json.dump(d, open(p, "w"), indent=1)
 PY
 echo "campaign: $(($t1 - $t0)) s for $(echo "$shapes" | wc -l) shapes" >&2
 if [ -n "$doc" ]; then
-    python3 "$here/scripts/validation-doc.py" "$out" --out "$doc"
+    python3 "$here/scripts/host/validation-doc.py" "$out" --out "$doc"
     echo "wrote $doc" >&2
 else
-    python3 "$here/scripts/validation-doc.py" "$out" --summary
+    python3 "$here/scripts/host/validation-doc.py" "$out" --summary
 fi

@@ -6,7 +6,7 @@
  * the waking thread preempts the spinner at once), (c) idle again. The
  * difference between (a) and (b) is the idle exit a timer wake-up pays.
  *
- *   cc -O2 -pthread -o /tmp/idlex scripts/idlex.c && /tmp/idlex [N]
+ *   cc -O2 -pthread -o /tmp/idlex scripts/measure/idlex.c && /tmp/idlex [N]
  *
  * N wake-ups per case (default 500). Prints p10/p50/p90/p99 in us. */
 #define _GNU_SOURCE

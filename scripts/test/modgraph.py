@@ -8,7 +8,7 @@ that resolve only to a parent folder (`crate::fair`) point at its mod.rs.
 `mod x;` declarations are the tree itself, not imports, and a module's own
 `#[cfg(test)] mod tests` file is part of it.
 
-Usage: scripts/modgraph.py [--src DIR] [--dot] [--quiet]
+Usage: scripts/test/modgraph.py [--src DIR] [--dot] [--quiet]
 Exit status 1 when a circle (a strongly connected set of 2+ modules) exists.
 """
 import argparse
@@ -162,7 +162,7 @@ def name(key):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--src", default=os.path.join(here, "..", "crates", "schedlab-core", "src"))
+    ap.add_argument("--src", default=os.path.join(here, "..", "..", "crates", "schedlab-core", "src"))
     ap.add_argument("--dot", action="store_true", help="print Graphviz dot instead of a list")
     ap.add_argument("--quiet", action="store_true", help="print only circles")
     a = ap.parse_args()

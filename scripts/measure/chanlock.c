@@ -18,10 +18,10 @@
  * shared - separate is the extra of a contended call: the channel's cache
  * lines moving between the CPUs plus the wait for the lock. Also a bare
  * syscall (getppid) and the core-to-core latency (CAS ping-pong, as
- * scripts/c2c.c) before and after every chunk: the host moves the two
+ * scripts/host/c2c.c) before and after every chunk: the host moves the two
  * vCPUs between one core's two threads (~27 ns) and two cores (~122 ns).
  *
- *   cc -O2 -pthread -o /tmp/chanlock scripts/chanlock.c
+ *   cc -O2 -pthread -o /tmp/chanlock scripts/measure/chanlock.c
  *   nice -n -20 /tmp/chanlock [CPU_A CPU_B]     (default 0 1; ~1 min)
  *   nice -n -20 /tmp/chanlock --rw [CPU_A CPU_B]
  *

@@ -4,21 +4,21 @@
 # sleeps (switches out of a task that is not runnable), wake-ups, wake-ups
 # of a polling idle CPU without an IPI, IPIs sent, migrations. Each run is
 # wrapped in perf stat (per task, inherited: the counts are hackbench's own
-# tasks', not the other sessions'), and c2c (scripts/c2c.c) measures the
+# tasks', not the other sessions'), and c2c (scripts/host/c2c.c) measures the
 # vCPU placement right before it (the host moves the two vCPUs between
 # placements about 27 ns and about 122 ns apart).
 #
-#   scripts/hb-underload.sh [--reps N] [--loops L] [--out FILE.tsv]
+#   scripts/investigate/hb-underload.sh [--reps N] [--loops L] [--out FILE.tsv]
 #
 # Configurations: rt-tests hackbench (-p pipe or socket, processes or -T
-# threads), unpinned; scripts/hb1x1.c, the same traffic, unpinned and with
+# threads), unpinned; scripts/investigate/hb1x1.c, the same traffic, unpinned and with
 # the receiver on CPU 1 and the sender on CPU 0 ("split": each its own
 # CPU, the regime of the icx 1-2 group rows). Each run is its own session
-# with autogroup nice -20 (as scripts/validate-host.sh records), so other
+# with autogroup nice -20 (as scripts/host/validate-host.sh records), so other
 # sessions' compiles take little of the CPUs. Needs root, perf, hackbench
 # (Debian rt-tests) and a C compiler; about 4 s a run.
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 reps=5
 loops=200000
 out=/tmp/hb-underload.tsv
@@ -35,8 +35,8 @@ for t in perf hackbench cc; do
     command -v $t >/dev/null || { echo "hb-underload.sh: $t: not found" >&2; exit 2; }
 done
 bin=$(mktemp -d /tmp/hb-underload.XXXXXX)
-cc -O2 -pthread -o "$bin/c2c" "$here/scripts/c2c.c"
-cc -O2 -pthread -o "$bin/hb1x1" "$here/scripts/hb1x1.c"
+cc -O2 -pthread -o "$bin/c2c" "$here/scripts/host/c2c.c"
+cc -O2 -pthread -o "$bin/hb1x1" "$here/scripts/investigate/hb1x1.c"
 ev=task-clock,context-switches,cpu-migrations,sched:sched_wakeup,sched:sched_wake_idle_without_ipi,ipi:ipi_send_cpu
 # name | command (LOOPS is replaced)
 configs="hackbench-pipe-proc|hackbench -p -g 1 -f 1 -l LOOPS

@@ -18,13 +18,13 @@
  * is inside). Per role it prints the sum over its tasks divided by the
  * messages (every message is one send and one receive):
  *
- *   cc -O2 -o /tmp/hb-split scripts/hb-split.c
+ *   cc -O2 -o /tmp/hb-split scripts/investigate/hb-split.c
  *   hb-split [-p] [-t] [-f FDS] [-s SENDERS] [-l LOOPS]
  *   taskset -c 0 hb-split ...      # every task on one CPU
  *
  * On the shared host, run it in its own session with autogroup nice -20 (as
- * scripts/validate-host.sh does), so other sessions' jobs take little of
- * the CPUs, and note the vCPU placement (scripts/c2c.c) beside it:
+ * scripts/host/validate-host.sh does), so other sessions' jobs take little of
+ * the CPUs, and note the vCPU placement (scripts/host/c2c.c) beside it:
  *
  *   setsid -w sh -c 'echo -20 > /proc/self/autogroup; exec "$@"' sh /tmp/hb-split -t
  *

@@ -2,7 +2,7 @@
  * context switches included (docs/syscall-costs.md, "Wakeups, switches and
  * messages under load").
  *
- * scripts/syscost.c times each call alone (a pipe with room, nobody
+ * scripts/measure/syscost.c times each call alone (a pipe with room, nobody
  * asleep). hackbench's calls are not alone: a write into an empty channel
  * wakes the reader, on this CPU or on the other one, and the two sides of
  * a channel run on different CPUs, so the channel's cache lines move. This
@@ -39,7 +39,7 @@
  * Each case runs REPS times; the report gives the median and the range.
  * Channels: pipe(2) and socketpair(AF_UNIX, SOCK_STREAM).
  *
- *   cc -O2 -pthread -o /tmp/wakecost scripts/wakecost.c
+ *   cc -O2 -pthread -o /tmp/wakecost scripts/host/wakecost.c
  *   nice -n -20 /tmp/wakecost [--wake-only] [--json costs.json]
  *       (as root: the yield and fifo-waker cases use SCHED_FIFO)
  *
@@ -674,7 +674,7 @@ static double bt_once(int futex, int remote, double out[3])
 	return w / counted;
 }
 
-/* Core-to-core latency of CPUs 0 and 1 now (scripts/c2c.c's method, CAS
+/* Core-to-core latency of CPUs 0 and 1 now (scripts/host/c2c.c's method, CAS
  * ping-pong, round trip / 2; median of 31 batches of 2000 round trips):
  * this guest's two vCPUs sit on two cores or on one core's two threads as
  * the host places them, and the cross-CPU extras follow that latency, so
@@ -999,7 +999,7 @@ int main(int argc, char **argv)
 			   "  \"unix_write_xcpu_ns\": %ld,\n  \"unix_read_xcpu_ns\": %ld,\n"
 			   "  \"wakeup_xcpu_ns\": %ld,\n  \"switch_xcpu_ns\": %ld,\n"
 			   "  \"pipe_sleep_ns\": %ld,\n  \"unix_sleep_ns\": %ld,\n"
-			   "  \"source\": \"scripts/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
+			   "  \"source\": \"scripts/host/wakecost.c, medians of %d repetitions, load average %.2f at the end\"\n}\n",
 			NN(sw), NN(wk), NN(is), NN(il), NN(m_ch[0]), NN(m_ch[1]), NN(m_ch[2]),
 			NN(m_ch[3]), NN(m_x[0]), NN(m_x[1]), NN(m_x[2]), NN(m_x[3]), NN(m_bt[1][0]),
 			NN(m_bt[1][2]), NN(m_sl[0]), NN(m_sl[1]), REPS, la[0]);

@@ -2,7 +2,7 @@
  *
  * Every figure is the minimum over REPS repetitions of the mean over a
  * batch (the minimum removes preemption by other load on a shared host).
- * Build and run:  cc -O2 -pthread -o /tmp/syscost scripts/syscost.c && taskset -c 0 /tmp/syscost
+ * Build and run:  cc -O2 -pthread -o /tmp/syscost scripts/measure/syscost.c && taskset -c 0 /tmp/syscost
  * Output: one "name value" line per figure (ns, or a count).
  */
 #define _GNU_SOURCE

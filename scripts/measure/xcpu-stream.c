@@ -13,7 +13,7 @@
  * other side kept up with it: both ran concurrently). The one-CPU case
  * counts every batch (the sides take turns by construction).
  *
- *   cc -O2 -pthread -o /tmp/xcpu-stream scripts/xcpu-stream.c
+ *   cc -O2 -pthread -o /tmp/xcpu-stream scripts/measure/xcpu-stream.c
  *   nice -n -20 /tmp/xcpu-stream [--lockstep] [CPU_A CPU_B]  (default 0 1)
  *   (--lockstep: only the lockstep cases below)
  *   nice -n -20 /tmp/xcpu-stream --backlog   (the backlog cases below only)
@@ -300,7 +300,7 @@ static void backlog(int sock, int two, double med[2])
 	med[1] = median(bl_rest, BL_ROUNDS * (BL - 1));
 }
 
-/* ---- the core-to-core line latency of the same moment (as scripts/c2c.c):
+/* ---- the core-to-core line latency of the same moment (as scripts/host/c2c.c):
  * CAS ping-pong of one line between cpu_a and cpu_b, median over 51 samples
  * of 2000 round trips, round trip / 2. A VM's two vCPUs can sit on SMT
  * siblings or on two cores of the host, and the host moves them, so the

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """SimSo (global EDF) against schedlab on the same periodic shape.
 
-    python3 scripts/bench_simso.py                       # 8, 64, 160 CPUs, 1 s, 3 repeats
-    python3 scripts/bench_simso.py --cpus 160 --repeat 1
-    python3 scripts/bench_simso.py --markdown            # the BENCHMARKS.md table
+    python3 scripts/bench/bench_simso.py                       # 8, 64, 160 CPUs, 1 s, 3 repeats
+    python3 scripts/bench/bench_simso.py --cpus 160 --repeat 1
+    python3 scripts/bench/bench_simso.py --markdown            # the BENCHMARKS.md table
 
 The shape, the same on both sides: N CPUs and N periodic tasks, each
 running 2 ms every 5 ms (40 % of a CPU), from time 0, for 1 simulated
@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_MS, PERIOD_MS = 2, 5
 VENV = os.path.expanduser("~/.cache/schedlab-simso-venv")
 

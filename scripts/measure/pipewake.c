@@ -7,7 +7,7 @@
  * again (+1). Up to Linux 6.13 every read of a full pipe wakes it; from
  * 6.14 (aaec5a95d596 "pipe_read: don't wake up the writer if the pipe is
  * still full") only the read that frees a page (the 40th) does.
- * Build and run:  cc -O2 -pthread -o /tmp/pipewake scripts/pipewake.c && /tmp/pipewake
+ * Build and run:  cc -O2 -pthread -o /tmp/pipewake scripts/measure/pipewake.c && /tmp/pipewake
  * Output: one "read N woke M unread B" line per read, then a summary line.
  */
 #define _GNU_SOURCE

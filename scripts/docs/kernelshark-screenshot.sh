@@ -2,12 +2,12 @@
 # Opens a schedlab trace.dat in KernelShark under a virtual X server and
 # saves a screenshot of its CPU timeline to docs/kernelshark.png.
 #
-#   scripts/kernelshark-screenshot.sh [OUT.png]
+#   scripts/docs/kernelshark-screenshot.sh [OUT.png]
 #
 # Installs (Debian) kernelshark, xvfb and imagemagick if they are missing.
 # The trace is the SCHED_IDLE example on the octa-core preset, 300 ms.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-docs/kernelshark.png}
 need=""
 command -v kernelshark >/dev/null 2>&1 || need="$need kernelshark"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-message figures of a hackbench recording and its simulations.
 
-    scripts/hb-permsg.py RECORDING_DIR [RECORDING_DIR...]
+    scripts/investigate/hb-permsg.py RECORDING_DIR [RECORDING_DIR...]
 
 For the recording (its trace.txt and summary.json) and each sim-seedN/ of
 it (after `schedlab validate`): per message, the sleeps (sched_switch out of

@@ -15,7 +15,7 @@
  * figure (both threads on one CPU would only measure the scheduler, so it
  * times one thread's uncontended CAS on a line it owns).
  *
- *   cc -O2 -pthread -o /tmp/c2c scripts/c2c.c
+ *   cc -O2 -pthread -o /tmp/c2c scripts/host/c2c.c
  *   nice -n -20 /tmp/c2c [CPU_A CPU_B]     (default 0 1)
  *
  * On a shared VM host a vCPU can be descheduled mid-batch; the median over

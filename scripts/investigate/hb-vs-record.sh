@@ -7,14 +7,14 @@
 # two can be compared at the same minutes and vCPU placement.
 #
 #   apt-get install rt-tests            # /usr/bin/hackbench
-#   scripts/hb-vs-record.sh [--bin PATH] [--reps N] [--loops L] [--groups G]
+#   scripts/investigate/hb-vs-record.sh [--bin PATH] [--reps N] [--loops L] [--groups G]
 #
 # Prints, per repetition and channel kind, the recorder's workload time
 # (its summary.json) and hackbench's "Time:", each run in its own session
 # with autogroup nice -20 (as validate-host.sh records), and the vCPU
-# placement (scripts/c2c.c) before and after. Root, Linux, tracefs.
+# placement (scripts/host/c2c.c) before and after. Root, Linux, tracefs.
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$here/target/release/schedlab
 reps=3
 loops=3000
@@ -31,7 +31,7 @@ done
 command -v hackbench >/dev/null || { echo "hb-vs-record.sh: no hackbench (apt-get install rt-tests)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -pthread -o "$tmp/c2c" "$here/scripts/c2c.c"
+cc -O2 -pthread -o "$tmp/c2c" "$here/scripts/host/c2c.c"
 nice20() { setsid -w sh -c 'echo -20 > /proc/self/autogroup; exec "$@"' sh "$@"; }
 echo "placement before: $("$tmp/c2c" | tail -2 | head -1)"
 i=1
