@@ -66,9 +66,16 @@ enum Cmd {
         /// Output directories of `schedlab run` (several: compared side by side).
         #[arg(required = true)]
         dirs: Vec<std::path::PathBuf>,
-        /// Where to write report.html and the SVG plots (default: the first DIR).
+        /// Where to write report.html and the SVG plots (created if
+        /// missing; an earlier report there is replaced). Default:
+        /// `schedlab-report` in the current directory, so the run
+        /// directories stay as `schedlab run` wrote them.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// A run's name in the tables and legends, one per DIR in order
+        /// (default: the directory's name).
+        #[arg(long = "label", value_name = "NAME")]
+        labels: Vec<String>,
     },
     /// List the machine presets, or print one machine's topology.
     Machines {
@@ -241,15 +248,34 @@ pub fn run_argv(args: &[String]) -> std::result::Result<bool, String> {
     }
 }
 
+/// Where `schedlab report` writes without `--out` (relative to the
+/// current directory).
+const DEFAULT_REPORT_DIR: &str = "schedlab-report";
+
 /// `schedlab report`: load every run directory, then the library writes
 /// report.html and the SVG plots.
-fn html_report(dirs: &[std::path::PathBuf], out: Option<std::path::PathBuf>) -> Result<ExitCode> {
+fn html_report(
+    dirs: &[std::path::PathBuf],
+    out: Option<std::path::PathBuf>,
+    labels: &[String],
+) -> Result<ExitCode> {
     use schedlab_output::report_html::{load_run, write_report};
-    let mut runs = Vec::new();
-    for d in dirs {
-        runs.push(load_run(d).map_err(|e| user(e.to_string()))?);
+    if !labels.is_empty() && labels.len() != dirs.len() {
+        return Err(user(format!(
+            "--label: {} labels for {} run directories (give one per DIR, in order)",
+            labels.len(),
+            dirs.len()
+        )));
     }
-    let out = out.unwrap_or_else(|| dirs[0].clone());
+    let mut runs = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        let mut run = load_run(d).map_err(|e| user(e.to_string()))?;
+        if let Some(l) = labels.get(i) {
+            run.label = l.clone();
+        }
+        runs.push(run);
+    }
+    let out = out.unwrap_or_else(|| std::path::PathBuf::from(DEFAULT_REPORT_DIR));
     let (path, plots) = write_report(&runs, &out).map_err(|e| user(e.to_string()))?;
     println!("wrote {} and {} SVG plots", path.display(), plots.len());
     Ok(ExitCode::SUCCESS)
@@ -265,7 +291,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             run::run(&args)
         }
         Cmd::Compare(args) => compare::run(&args),
-        Cmd::Report { dirs, out } => html_report(&dirs, out),
+        Cmd::Report { dirs, out, labels } => html_report(&dirs, out, &labels),
         Cmd::Machines {
             name,
             domains,

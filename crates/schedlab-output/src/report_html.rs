@@ -1102,6 +1102,12 @@ fn row(s: &mut String, left: usize, cells: &[String], class: &str) {
     s.push_str("</tr>");
 }
 
+/// The kernel release a run simulated (`summary.json`'s `kernel`), if it
+/// says.
+fn run_kernel(r: &RunData) -> Option<&str> {
+    r.summary.extra.get("kernel").and_then(Value::as_str)
+}
+
 fn feature_text(v: Option<&Value>) -> String {
     match v {
         None => "–".into(),
@@ -1144,6 +1150,8 @@ pub fn render_report(runs: &[RunData]) -> String {
             "directory",
             "machine",
             "CPUs",
+            "kernel",
+            "preempt",
             "duration (s)",
             "seed",
             "HZ",
@@ -1158,12 +1166,18 @@ pub fn render_report(runs: &[RunData]) -> String {
         let sm = &r.summary;
         let _ = write!(
             s,
-            r#"<tr><td class="l" style="color:{}">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><td class="l" style="color:{}">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             run_color(i),
             esc(&names[i]),
             esc(&r.dir.display().to_string()),
             esc(&sm.machine.name),
             sm.machine.cpus,
+            esc(run_kernel(r).unwrap_or("–")),
+            esc(sm
+                .extra
+                .get("preempt")
+                .and_then(Value::as_str)
+                .unwrap_or("–")),
             sm.duration_ns as f64 / 1e9,
             sm.seed,
             sm.hz,
@@ -1191,12 +1205,17 @@ pub fn render_report(runs: &[RunData]) -> String {
         s.push_str("<h2>Features</h2>");
         let mut heads = vec!["feature"];
         heads.extend(names.iter().map(String::as_str));
-        let _ = write!(s, "<p>Rows where the runs differ are highlighted.</p>");
+        let _ = write!(s, "<p>Rows where the runs differ are highlighted; <em>absent</em> marks a switch the run's kernel release does not have (<code>schedlab kernels</code>).</p>");
         table_open(&mut s, "features", 1, &heads);
         for f in feats {
             let vals: Vec<String> = runs
                 .iter()
-                .map(|r| feature_text(r.summary.features.get(f)))
+                .map(|r| match run_kernel(r) {
+                    Some(k) if !schedlab_core::kernels::has_feature(k, f) => {
+                        format!("absent ({k})")
+                    }
+                    _ => feature_text(r.summary.features.get(f)),
+                })
                 .collect();
             let differ = vals.iter().any(|v| *v != vals[0]);
             let mut cells = vec![f.clone()];

@@ -662,3 +662,55 @@ fn cumulative_slack_sums_the_timers_of_an_iteration() {
         assert!((s - l - 9_900).abs() < 200, "cumulative {s} vs last {l}");
     }
 }
+
+/// The report says which kernel each run simulated, marks switches the
+/// release does not have, takes the runs' names from --label, and by
+/// default writes to ./schedlab-report, leaving the run directories as
+/// `run` wrote them.
+#[test]
+fn report_names_kernels_labels_and_writes_beside_the_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (d, k) in [("a", "5.15"), ("b", "6.6")] {
+        crate::common::assert_success(&crate::common::schedlab_in(
+            tmp.path(),
+            [
+                "run",
+                "oltp:workers=2,clients=0",
+                "--duration",
+                "0.01",
+                "--kernel",
+                k,
+                "--quiet",
+                "--out",
+                d,
+            ],
+        ));
+    }
+    let before = crate::common::list_tree(&tmp.path().join("a"));
+    let o = crate::common::schedlab_in(
+        tmp.path(),
+        ["report", "a", "b", "--label", "CFS", "--label", "EEVDF"],
+    );
+    crate::common::assert_success(&o);
+    assert_eq!(crate::common::list_tree(&tmp.path().join("a")), before);
+    let html = std::fs::read_to_string(tmp.path().join("schedlab-report/report.html")).unwrap();
+    assert!(html.contains("<td>5.15</td>") && html.contains("<td>6.6</td>"));
+    assert!(html.contains("CFS") && html.contains("EEVDF"));
+    // GENTLE_FAIR_SLEEPERS is a CFS switch: 6.6 does not have it, 5.15 does.
+    let row = html
+        .split("<tr")
+        .find(|r| r.contains("GENTLE_FAIR_SLEEPERS"))
+        .expect("a GENTLE_FAIR_SLEEPERS row");
+    assert!(
+        row.contains("absent (6.6)") && row.contains("<td>true</td>"),
+        "{row}"
+    );
+    // Labels must match the directories one to one.
+    let o = crate::common::schedlab_in(tmp.path(), ["report", "a", "b", "--label", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", crate::common::describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--label: 1 labels for 2 run directories"),
+        "{err}"
+    );
+}

@@ -192,7 +192,12 @@ fn report_groups_by_name_and_pools_only_sleeping_tasks() {
         "--out",
         out.to_str().unwrap(),
     ]));
-    assert_success(&schedlab(["report", out.to_str().unwrap()]));
+    assert_success(&schedlab([
+        "report",
+        out.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     // 8 cfs threads sleep on timers, the 5 SCHED_IDLE hogs never sleep.
     assert!(
