@@ -15,6 +15,9 @@
 //! ```
 //!
 //! A row is one phase iteration of one thread (its rt-app log line).
+//! With rt-app's `log_size` set to N MiB, each logging thread writes (and
+//! holds in memory until the end) at most its ring of N MiB; `"disable"`
+//! logs nothing.
 //! `run` streams rows to disk as they complete, `compare` drops them as
 //! they complete (none of its figures comes from them); both keep only
 //! the threads' latency moments, a constant size (`PER_ROW_STREAMED` is
@@ -459,6 +462,15 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig, held: Rows) -> Estim
         }
     }
     let rows = busy_rows.saturating_add(free_rows);
+    // rt-app's log_size N: each logging thread keeps at most its ring of N
+    // MiB of rows, in memory until the run ends, and writes that much.
+    let mut log_bytes = rows.saturating_mul(LOG_LINE_BYTES);
+    let mut rings = 0;
+    if let Some(cap) = w.log_ring_bytes {
+        let logging = w.tasks.iter().filter(|t| t.log_rows).count() as u64;
+        log_bytes = log_bytes.min(logging.saturating_mul(cap));
+        rings = log_bytes;
+    }
     let specs = w
         .tasks
         .iter()
@@ -472,6 +484,7 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig, held: Rows) -> Estim
         rows.saturating_mul(match held {
             Rows::Streamed => PER_ROW_STREAMED,
         }),
+        rings,
     ]
     .into_iter()
     .fold(0u64, u64::saturating_add);
@@ -484,7 +497,7 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig, held: Rows) -> Estim
         cpus,
         rows,
         bytes,
-        log_bytes: rows.saturating_mul(LOG_LINE_BYTES),
+        log_bytes,
         wall_s,
     }
 }
@@ -625,5 +638,40 @@ mod tests {
         assert_eq!(rows_of(&t2, None), 5);
         let free = TaskSpec::looping("b", 0, Policy::Normal, vec![Op::Yield]);
         assert_eq!(rows_of(&free, Some(1_000_000_000)), 100_000);
+    }
+
+    /// log_size N: the logs are at most N MiB per logging thread, and the
+    /// rings are memory; "disable" (no logging thread) writes nothing.
+    #[test]
+    fn a_log_ring_bounds_the_logs_and_counts_as_memory() {
+        let ops = vec![
+            Op::Run {
+                work_ns: 10_000,
+                config_us: 10,
+                perf: 1,
+            },
+            Op::Sleep { ns: 90_000 },
+        ];
+        let mut w = Workload {
+            tasks: (0..4)
+                .map(|i| TaskSpec::looping("t", i, Policy::Normal, ops.clone()))
+                .collect(),
+            duration_ns: Some(30_000_000_000),
+            ..Default::default()
+        };
+        let m = schedlab_core::machine::presets::preset("vm-2cpu").unwrap();
+        let cfg = SimConfig::default();
+        let file = estimate(&m, &w, &cfg, Rows::Streamed);
+        // 4 threads x 10 000 rows a second x 30 s.
+        assert_eq!(file.rows, 1_200_000);
+        assert_eq!(file.log_bytes, 1_200_000 * LOG_LINE_BYTES);
+        w.log_ring_bytes = Some(2 << 20);
+        let ring = estimate(&m, &w, &cfg, Rows::Streamed);
+        assert_eq!(ring.log_bytes, 4 * (2 << 20));
+        assert_eq!(ring.bytes, file.bytes + 4 * (2 << 20));
+        for t in &mut w.tasks {
+            t.log_rows = false;
+        }
+        assert_eq!(estimate(&m, &w, &cfg, Rows::Streamed).log_bytes, 0);
     }
 }

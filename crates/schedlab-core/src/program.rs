@@ -569,6 +569,10 @@ pub struct Workload {
     pub duration_ns: Option<Nanos>,
     /// Prefix of the per-thread log files (`global.log_basename`).
     pub log_basename: String,
+    /// rt-app's `log_size` as a number: each thread's log is a ring of this
+    /// many bytes in memory, written when the run ends (the oldest rows
+    /// are lost when it overflows). None: rows are written as produced.
+    pub log_ring_bytes: Option<u64>,
     /// rt-app's ns per calibrated loop (pLoad).
     pub calibration_ns: u64,
     /// Channels named by `Op::Send` / `Op::Recv`.

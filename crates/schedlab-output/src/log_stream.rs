@@ -16,7 +16,15 @@
 //! Memory: at most [`BUFFER_BUDGET`] bytes of buffered text (plus, per
 //! thread that logged, its file name and an empty buffer), whatever the
 //! run's length.
+//!
+//! With rt-app's `log_size` set to a number of MiB
+//! ([`Workload::log_ring_bytes`]) each thread's rows go instead into a ring
+//! of that many bytes, as rt-app's in-memory log buffer: when a row does
+//! not fit, the oldest rows are dropped, and each file (the header, then
+//! the rows the ring still holds) is written when the run ends. Those
+//! bytes count against the output limit then.
 
+use std::collections::VecDeque;
 use std::io;
 
 use schedlab_core::ids::TaskId;
@@ -49,6 +57,9 @@ pub fn log_basename(w: &Workload) -> &str {
 struct ThreadBuf {
     file: String,
     buf: Vec<u8>,
+    /// Ring mode: the rows kept, oldest first, and each one's length.
+    ring: VecDeque<u8>,
+    lens: VecDeque<usize>,
 }
 
 /// Streams the rt-app logs into a stage (see the [module docs](self)).
@@ -62,6 +73,11 @@ pub struct LogStream {
     error: Option<io::Error>,
     /// Appends done (files opened), for tests and measurements.
     appends: u64,
+    /// `log_size` in bytes: each thread keeps its last rows in a ring of
+    /// this size (None: rows are streamed).
+    ring: Option<usize>,
+    /// Scratch for one formatted row (ring mode).
+    line: Vec<u8>,
 }
 
 impl LogStream {
@@ -80,6 +96,73 @@ impl LogStream {
             budget,
             error: None,
             appends: 0,
+            ring: w
+                .log_ring_bytes
+                .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+            line: Vec::new(),
+        }
+    }
+
+    /// Ring mode: `row` into thread `i`'s ring, dropping its oldest rows
+    /// until it fits (a row longer than the whole ring is not kept).
+    fn ring_row(&mut self, i: usize, cap: usize, name: &str, row: &LogRow) {
+        if self.threads[i].is_none() {
+            let mut buf = Vec::new();
+            let _ = write_log_header(&mut buf);
+            self.threads[i] = Some(ThreadBuf {
+                file: log_file_name(&self.basename, name),
+                buf,
+                ring: VecDeque::new(),
+                lens: VecDeque::new(),
+            });
+        }
+        self.line.clear();
+        let _ = write_log_row(&mut self.line, row);
+        let Some(t) = self.threads[i].as_mut() else {
+            return;
+        };
+        if self.line.len() > cap {
+            return;
+        }
+        while t.ring.len() + self.line.len() > cap {
+            let n = t.lens.pop_front().unwrap_or(t.ring.len());
+            t.ring.drain(..n);
+        }
+        t.ring.extend(self.line.iter().copied());
+        t.lens.push_back(self.line.len());
+    }
+
+    /// Ring mode, at the end: each thread's header and kept rows, charged
+    /// to the output limit.
+    fn flush_rings(&mut self) {
+        for t in self.threads.iter_mut().flatten() {
+            let (a, b) = t.ring.as_slices();
+            let n = t.buf.len() + a.len() + b.len();
+            if self.error.is_some() {
+                return;
+            }
+            if let Err(e) = crate::limit::charge(n) {
+                self.error = Some(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{}: the rt-app logs' rings pass the output limit: {e}",
+                        t.file
+                    ),
+                ));
+                return;
+            }
+            let mut all = std::mem::take(&mut t.buf);
+            all.extend_from_slice(a);
+            all.extend_from_slice(b);
+            self.appends += 1;
+            if let Err(e) = self.out.append(&t.file, &all) {
+                self.error = Some(io::Error::new(
+                    e.kind(),
+                    format!("{}: cannot write: {e}", t.file),
+                ));
+            }
+            t.ring = VecDeque::new();
+            t.lens = VecDeque::new();
         }
     }
 
@@ -139,6 +222,10 @@ impl RowSink for LogStream {
         if self.threads.len() <= i {
             self.threads.resize_with(i + 1, || None);
         }
+        if let Some(cap) = self.ring {
+            self.ring_row(i, cap, name, row);
+            return;
+        }
         if self.threads[i].is_none() {
             let mut buf = Vec::new();
             // Writing into a Vec cannot fail.
@@ -150,6 +237,8 @@ impl RowSink for LogStream {
             self.threads[i] = Some(ThreadBuf {
                 file: log_file_name(&self.basename, name),
                 buf,
+                ring: VecDeque::new(),
+                lens: VecDeque::new(),
             });
         }
         if let Some(t) = self.threads[i].as_mut() {
@@ -167,6 +256,9 @@ impl RowSink for LogStream {
     }
 
     fn finish(&mut self) -> io::Result<()> {
+        if self.ring.is_some() {
+            self.flush_rings();
+        }
         for i in 0..self.threads.len() {
             self.append(i);
         }
@@ -240,5 +332,38 @@ mod tests {
             }
             assert_eq!(std::fs::read_dir(&target).unwrap().count(), 3);
         }
+    }
+
+    /// `log_size` N: each file holds the header and the last rows that fit
+    /// in the ring, whole rows only, oldest dropped first.
+    #[test]
+    fn a_ring_keeps_the_last_rows_that_fit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("out");
+        let mut one = Vec::new();
+        write_log_row(&mut one, &row(0, 10)).unwrap();
+        // Room for about 3.5 rows of this length.
+        let cap = one.len() * 7 / 2;
+        let w = Workload {
+            log_basename: "lb".into(),
+            log_ring_bytes: Some(cap as u64),
+            ..Default::default()
+        };
+        let stage = StagedOutDir::stage_with(&target, true).unwrap();
+        let mut s = LogStream::new(stage.appender(), &w);
+        let rows: Vec<LogRow> = (10..20u64).map(|k| row(0, k)).collect();
+        for r in &rows {
+            s.row(TaskId(0), "th-0", r);
+        }
+        s.finish().unwrap();
+        stage.write("summary.json", b"{}").unwrap();
+        stage.commit().unwrap();
+        let mut want = Vec::new();
+        write_log(&mut want, &rows[7..]).unwrap();
+        let got = std::fs::read(target.join("lb-th-0.log")).unwrap();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
     }
 }

@@ -207,6 +207,24 @@ fn cases() -> Vec<Case> {
             &["log_basename", "'/'"],
         ),
         json(
+            "log_size: not a log mode",
+            "{\"tasks\": {\"t\": {\"run\": 100, \"loop\": 1}},\n \"global\": {\"log_size\": \"File\"}}",
+            "\"File\"",
+            &["log_size", "not a log mode"],
+        ),
+        json(
+            "log_size: negative",
+            "{\"tasks\": {\"t\": {\"run\": 100, \"loop\": 1}},\n \"global\": {\"log_size\": -1}}",
+            "-1",
+            &["log_size", "out of range"],
+        ),
+        json(
+            "log_size: a boolean",
+            "{\"tasks\": {\"t\": {\"run\": 100, \"loop\": 1}},\n \"global\": {\"log_size\": true}}",
+            "true",
+            &["log_size", "expected an int (MiB) or a string"],
+        ),
+        json(
             "log_basename with '/'",
             "{\"tasks\": {\"t\": {\"run\": 100, \"loop\": 1}},\n \"global\": {\"log_basename\": \"a/b\"}}",
             "\"a/b\"",

@@ -714,3 +714,45 @@ fn report_names_kernels_labels_and_writes_beside_the_runs() {
         "{err}"
     );
 }
+
+/// rt-app's log_size: "disable" writes no log, N MiB keeps each thread's
+/// last N MiB of rows (the run is long enough to log more), "file" all.
+#[test]
+fn log_size_disable_ring_and_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sizes = Vec::new();
+    for (name, size) in [("off", "\"disable\""), ("ring", "1"), ("all", "\"file\"")] {
+        let json = format!(
+            r#"{{"tasks": {{"t": {{"loop": -1, "run": 10, "sleep": 10}}}}, "global": {{"duration": 20, "calibration": 100, "log_size": {size}}}}}"#
+        );
+        let f = tmp.path().join(format!("{name}.json"));
+        std::fs::write(&f, json).unwrap();
+        let out = tmp.path().join(name);
+        crate::common::assert_success(&crate::common::schedlab([
+            "run",
+            f.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        let log = out.join("rt-app-t-0.log");
+        sizes.push(std::fs::metadata(&log).map(|m| m.len()).ok());
+    }
+    assert_eq!(sizes[0], None, "disable: no log");
+    let ring = sizes[1].expect("a ring log");
+    let all = sizes[2].expect("a file log");
+    assert!(all > 4 * ring, "file {all} ring {ring}");
+    // The ring holds the file's last rows: 1 MiB of them, less than a row
+    // short, after the header.
+    let r = std::fs::read_to_string(tmp.path().join("ring/rt-app-t-0.log")).unwrap();
+    let a = std::fs::read_to_string(tmp.path().join("all/rt-app-t-0.log")).unwrap();
+    let rows = ring - (r.lines().next().unwrap().len() as u64 + 1);
+    assert!(
+        rows <= 1 << 20 && rows > (1 << 20) - 200,
+        "ring rows {rows}"
+    );
+    let last = r.lines().last().unwrap();
+    assert_eq!(a.lines().last().unwrap(), last);
+    let body: Vec<&str> = r.lines().skip(1).collect();
+    assert!(a.ends_with(&(body.join("\n") + "\n")));
+}

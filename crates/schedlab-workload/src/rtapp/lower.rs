@@ -86,6 +86,10 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         timers: Vec::new(),
         duration_ns,
         log_basename: g.log_basename.clone().unwrap_or_else(|| "rt-app".into()),
+        log_ring_bytes: match g.log_size {
+            super::raw::LogSize::RingMib(n) => Some(n << 20),
+            _ => None,
+        },
         calibration_ns: pload,
         channels: Vec::new(),
         mutexes: 0,
@@ -241,6 +245,11 @@ pub fn lower(cx: &mut Cx, raw: &RawFile, nr_cpus: usize) -> Result<Workload, Wor
         &raw.taskgroups,
     )
     .map_err(|e| cx.err(Pos { line: 1, col: 1 }, ErrorKind::Invalid, e))?;
+    if g.log_size == super::raw::LogSize::Disable {
+        for t in &mut out.tasks {
+            t.log_rows = false;
+        }
+    }
     Ok(out)
 }
 

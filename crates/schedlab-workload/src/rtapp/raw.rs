@@ -50,7 +50,26 @@ pub struct RawGlobal {
     /// `sysctl` (schedlab's own key): scheduler tunables by kernel name,
     /// checked here against the kernel's ranges.
     pub sysctls: Vec<(String, String)>,
+    /// `log_size`.
+    pub log_size: LogSize,
 }
+
+/// rt-app's `log_size`: where each thread's log rows go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogSize {
+    /// `"file"` (the default) or `"auto"`: every row written as it is
+    /// produced.
+    #[default]
+    File,
+    /// `"disable"` or `0`: no logs.
+    Disable,
+    /// `N` (MiB): an in-memory ring per thread, written when the run
+    /// ends; the oldest rows are lost when it overflows.
+    RingMib(u64),
+}
+
+/// Largest `log_size` ring accepted, MiB per thread.
+pub const MAX_LOG_RING_MIB: i64 = 1 << 16;
 
 /// The `calibration` setting.
 #[derive(Clone, Debug, Default)]
@@ -473,8 +492,20 @@ fn read_global(cx: &mut Cx, members: &[Member]) -> Result<RawGlobal, WorkloadErr
                 cx.int(k, v)?;
             }
             "log_size" => {
-                if !matches!(v.kind, Kind::Int(_) | Kind::Str(_) | Kind::Bool(_)) {
-                    return Err(cx.type_err(k, v, "an int, a string or a boolean"));
+                g.log_size = match &v.kind {
+                    Kind::Int(_) => match cx.int_in(k, v, 0, MAX_LOG_RING_MIB)? {
+                        0 => LogSize::Disable,
+                        n => LogSize::RingMib(n as u64),
+                    },
+                    Kind::Str(s) => match s.as_str() {
+                        "file" | "auto" => LogSize::File,
+                        "disable" => LogSize::Disable,
+                        _ => {
+                            let msg = format!("\"{s}\" is not a log mode (expected \"file\", \"auto\", \"disable\" or a ring size in MiB)");
+                            return Err(cx.key_err(v.pos, k, ErrorKind::Invalid, &msg));
+                        }
+                    },
+                    _ => return Err(cx.type_err(k, v, "an int (MiB) or a string")),
                 }
             }
             "ftrace" => g.ftrace = ftrace_categories(cx, m.key_pos, v)?,
