@@ -5,8 +5,11 @@
 //! section 2), as text ([`render_table`]) and as JSON ([`render_json`]),
 //! plus the statistics ([`Stats::of`]), the signed percentage ([`pct_delta`])
 //! and the significance test ([`significant`]) behind them, and the
-//! metrics `schedlab compare` shows, built from each run's
-//! [`Headline`] ([`headline_metrics`]).
+//! metrics `schedlab compare` shows ([`compare_metrics`]), built from
+//! each run's [`RunFigures`]: its [`Headline`](crate::results::Headline)
+//! totals, the wakeup-latency percentiles of its timer rows
+//! ([`TimerLatencyRows`]), its benchmark's own figures
+//! ([`benchmark_figures`]) and, with [`PerTask`], per task name or thread.
 //!
 //! Format source: `docs/formats.md` section 7 (mmtests `compare-kernels.sh` /
 //! `compare-mmtests.pl`, `MMTests::Stat`). Nothing is copied from mmtests;
@@ -72,9 +75,14 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
+mod figures;
 mod metrics;
 
-pub use metrics::{headline_metrics, runtime_better, task_figures, task_metrics, TaskFigures};
+pub use figures::{
+    benchmark_figures, task_figures, BenchFigure, LatencyCounts, PerTask, RunFigures, TaskFigures,
+    TimerLatency, TimerLatencyRows, WAKEUP_PCTS,
+};
+pub use metrics::{compare_metrics, headline_metrics, runtime_better, task_metrics};
 
 /// Which direction of a metric is an improvement (formats-spec.md 7.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
