@@ -448,21 +448,29 @@ def compare(
     seed: int = 1,
     duration: Union[None, str, float] = None,
     *,
+    per_task: Union[bool, str] = False,
     show: bool = False,
 ) -> pd.DataFrame:
     """``schedlab compare``: RUNS runs per side (seeds SEED..SEED+RUNS-1),
     features BASE against NEW, as the mmtests table: one row per
     (statistic, metric), a column per side with the value and a
     ``<side>_delta_pct`` column (mmtests' percentage, positive = better),
-    plus ``unit``, ``better`` and ``significant``. The whole JSON report is
-    in ``df.attrs["report"]``. SHOW also prints the table as the command
-    line does; nothing is left in the temporary directory."""
+    plus ``unit``, ``better`` and ``significant``. The metrics are the
+    run-wide ones (the workload's own benchmark figures first); PER_TASK
+    True (or ``"names"``) adds rows per task name, ``"threads"`` per
+    thread (``--per-task``). The whole JSON report is in
+    ``df.attrs["report"]``. SHOW also prints the table as the command line
+    does; nothing is left in the temporary directory."""
     with tempfile.TemporaryDirectory(prefix="schedlab-compare-") as tmp:
         scratch = Path(tmp)
         w = _workload_arg(workload, scratch)
         j = scratch / "compare.json"
         argv = ["compare", w, *_sim_flags(machine, kernel, None, sysctl, seed, duration, None, None, ())]
         argv += ["--base", _features_arg(base) or "", "--new", _features_arg(new) or "", "--runs", str(runs), "--json", str(j)]
+        if per_task is True:
+            argv.append("--per-task")
+        elif per_task:
+            argv.append(f"--per-task={per_task}")
         if not show:
             argv.append("--quiet")
         cli(*argv)

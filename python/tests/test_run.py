@@ -111,6 +111,21 @@ def test_compare_is_the_mmtests_table():
         schedlab.compare("hackbench:groups=1", new="NOPE", runs=2)
 
 
+def test_compare_has_the_benchmark_figures_and_per_task_rows_on_request():
+    hb = "hackbench:groups=2,loops=10"
+    df = schedlab.compare(hb, new="STEAL", runs=2)
+    metrics = set(df.index.get_level_values("metric"))
+    assert {"time_s", "loops_per_s"} <= metrics
+    assert not any(m.startswith("hb-") for m in metrics)
+    df = schedlab.compare(hb, new="STEAL", runs=2, per_task=True)
+    assert ("amean", "hb-r0.runtime_ms") in df.index
+    df = schedlab.compare(hb, new="STEAL", runs=2, per_task="threads")
+    assert ("amean", "hb-r0-0.runtime_ms") in df.index
+    sb = schedlab.compare("schbench:m=1,t=2,r=1", new="STEAL", runs=2, machine="a7-octa")
+    assert sb.loc[("amean", "wakeup_p99_us"), "better"] == "lower"
+    assert sb.loc[("amean", "rps_avg"), "better"] == "higher"
+
+
 def test_calls_leave_no_temporary_folder_and_compare_is_quiet(capfd, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     df = schedlab.compare("hackbench:groups=1,loops=10", new="STEAL", runs=2)

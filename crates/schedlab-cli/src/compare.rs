@@ -1,20 +1,19 @@
 //! `schedlab compare`: N runs of each side (base and new feature sets)
 //! differing only by seed, then the mmtests-style table of the headline
 //! metrics (formats-spec.md §7, architecture.md §2). The figures come from the
-//! library (`results::Headline`, `compare::headline_metrics`); this file
+//! library (`compare::RunFigures`, `compare::compare_metrics`); this file
 //! resolves the arguments, runs the sides and prints.
 
 use crate::resolve::{self, SimArgs};
 use crate::user;
 use anyhow::Result;
-use clap::Args;
-use schedlab_core::observe::{DiscardRows, NullSink};
+use clap::{Args, ValueEnum};
+use schedlab_core::observe::NullSink;
 use schedlab_core::Sim;
 use schedlab_output::compare::{
-    headline_metrics, render_json, render_posting_table, runtime_better, task_figures,
-    task_metrics, TaskFigures,
+    compare_metrics, render_json, render_posting_table, PerTask, RunFigures, TimerLatencyRows,
 };
-use schedlab_output::results::{Headline, RunResults};
+use schedlab_output::results::RunResults;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -44,10 +43,21 @@ pub struct CompareArgs {
     /// --base-kernel, the upgrade what-if.
     #[arg(long, value_name = "VERSION")]
     pub new_kernel: Option<String>,
-    /// Per-thread rows instead of per-task-name rows.
-    #[arg(long)]
-    pub per_task: bool,
-    /// Also print the rows whose value is the same on every side.
+    /// Also rows per task name (`names`, the value when none is given:
+    /// rt-app's threads of one task together, hackbench's `hb-r0` ..
+    /// `hb-s3`), or per thread (`--per-task=threads`); at most 16 names or
+    /// threads. Without it, the run-wide rows only.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BY",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "names"
+    )]
+    pub per_task: Option<PerTaskArg>,
+    /// Also print the rows whose value is the same on every side, of the
+    /// metrics shown (the per-name ones come with --per-task).
     #[arg(long)]
     pub all_rows: bool,
     /// Runs per side.
@@ -65,6 +75,26 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
+/// `--per-task`'s value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PerTaskArg {
+    /// One set of rows per task name.
+    Names,
+    /// One set of rows per thread.
+    Threads,
+}
+
+impl CompareArgs {
+    /// The breakdown below the totals.
+    fn breakdown(&self) -> PerTask {
+        match self.per_task {
+            None => PerTask::Off,
+            Some(PerTaskArg::Names) => PerTask::Names,
+            Some(PerTaskArg::Threads) => PerTask::Threads,
+        }
+    }
+}
+
 /// One side of the comparison: its feature list (and the flag that gave
 /// it) and its kernel release.
 struct Side<'a> {
@@ -76,8 +106,8 @@ struct Side<'a> {
 /// Most task names (or threads) with their own rows.
 const MAX_NAMES: usize = 16;
 
-/// One run of one side: its headline figures and its per-name figures.
-fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<TaskFigures>)> {
+/// One run of one side: its figures.
+fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<RunFigures> {
     let sa = SimArgs {
         seed,
         ..a.sim.clone()
@@ -92,10 +122,11 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     let mut sim =
         Sim::new(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
     // The rt-app log rows are dropped as they complete, as `run` without
-    // --out does: no figure of the comparison comes from them (the
-    // latency samples and statistics are kept by the threads), so memory
-    // does not grow with the run's length.
-    sim.stream_rows(Box::new(DiscardRows));
+    // --out does, once their wakeup latency is counted (the percentiles;
+    // the other statistics are kept by the threads): memory grows with
+    // the distinct latency values, not with the run's length.
+    let lat = TimerLatencyRows::default();
+    sim.stream_rows(Box::new(lat.clone()));
     let cap = crate::preflight::length_cap(sim.end, sim.t_start);
     let mut at = sim.t_start;
     let res = sim.run_while(|t| {
@@ -104,8 +135,13 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<(Headline, Vec<Tas
     });
     crate::preflight::check_passed_limit(&sa.workload, sim.end, sim.t_start, at.max(sim.now))?;
     let results = RunResults::collect(&sim, &res, &w);
-    let tasks = task_figures(&results, a.per_task);
-    Ok((results.headline, tasks))
+    let generator = schedlab_workload::generators::generator_name(&sa.workload);
+    Ok(RunFigures::of(
+        &results,
+        generator,
+        &lat.take(),
+        a.breakdown(),
+    ))
 }
 
 /// `schedlab compare`.
@@ -170,7 +206,7 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     let work: Vec<(usize, u64)> = (0..sides.len())
         .flat_map(|s| (0..a.runs as u64).map(move |i| (s, a.sim.seed + i)))
         .collect();
-    type Outcome = Result<(Headline, Vec<TaskFigures>)>;
+    type Outcome = Result<RunFigures>;
     let slots: Vec<Mutex<Option<Outcome>>> = work.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -199,23 +235,17 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         }
     });
     bar.finish_and_clear();
-    let mut figures: Vec<Vec<Headline>> = vec![Vec::new(); sides.len()];
-    let mut tasks: Vec<Vec<Vec<TaskFigures>>> = vec![Vec::new(); sides.len()];
+    let mut figures: Vec<Vec<RunFigures>> = vec![Vec::new(); sides.len()];
     for (slot, &(side, _)) in slots.into_iter().zip(&work) {
         match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(Ok((head, per_name))) => {
-                figures[side].push(head);
-                tasks[side].push(per_name);
-            }
+            Some(Ok(run)) => figures[side].push(run),
             Some(Err(e)) => return Err(e),
             // Not run: an earlier or a concurrent run failed.
             None => continue,
         }
     }
     let name_refs: Vec<&str> = sides.iter().map(|(n, _)| *n).collect();
-    let mut metrics = headline_metrics(&figures);
-    let (per_name, left_out) = task_metrics(&tasks, MAX_NAMES, runtime_better(&figures));
-    metrics.extend(per_name);
+    let (metrics, left_out) = compare_metrics(&figures, MAX_NAMES);
     // What ran: the machine (and whether it is the default), the release
     // when both sides share it, HZ, the length and the seeds.
     let cpus = resolve::machine(&a.sim.machine).map_or(0, |m| m.nr_cpus());
@@ -271,7 +301,11 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if left_out > 0 && !a.quiet {
         println!(
             "({left_out} more {} without rows of their own: at most {MAX_NAMES} are shown)",
-            if a.per_task { "threads" } else { "task names" }
+            if a.breakdown() == PerTask::Threads {
+                "threads"
+            } else {
+                "task names"
+            }
         );
     }
     if let Some(path) = &a.json {

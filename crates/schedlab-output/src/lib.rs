@@ -13,7 +13,7 @@
 //!                                                  ├► cgroup ───────────► cgroup/<path>/cpu.stat
 //!                                                  └► rtapp_log ────────► <log_basename>-<thread>.log
 //!  run dirs   ────► report_html ──────────────────────► report.html, *.svg
-//!  N runs × 2 ────► results::Headline ─► compare ──────► mmtests table
+//!  N runs × 2 ────► results::Headline ─► compare::RunFigures ─► mmtests table
 //!  RunResults ────► table, results::RunResults::text_report ─► what `run` prints
 //!  all files go through outdir::StagedOutDir (all or nothing) or OutDir
 //! ```

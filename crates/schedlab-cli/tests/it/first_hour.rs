@@ -170,6 +170,7 @@ fn compare_has_per_task_name_rows() {
         "2",
         "--new",
         "NO_SCHED_IDLE_AS_IDLE",
+        "--per-task",
     ]);
     let text = assert_success(&out);
     assert!(text.contains("AMean   cfs_thread.wu_lat_mean_us"), "{text}");

@@ -24,6 +24,7 @@
 //! | `schbench` | the schbench generator: hand-checked latencies, rate mode, its tables under --check on icx and a7, determinism, bad specs |
 //! | `specjbb` | the specjbb generator: hand-counted hand-offs and GC pauses on vm-2cpu, polls bound time to safepoint, nested hand-off, its table under --check, determinism, bad specs |
 //! | `machine_file` | machine files and `layout:...`: `machines` on each preset's file prints the preset, runs on them, a user's file |
+//! | `compare` | `schedlab compare`: schbench's percentiles and RPS and rt-app's wakeup-latency percentiles and missed periods, with their directions and the run's own values; per-group rows only with `--per-task` |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
 mod common;
@@ -34,6 +35,7 @@ mod bad_input_table;
 mod balance_release;
 mod cgroup_input;
 mod cli_run;
+mod compare;
 mod corpus;
 mod determinism;
 mod first_hour;

@@ -108,6 +108,8 @@ impl Headline {
             throttled_ns: throttled.map(|t| t.0),
             nr_throttled: throttled.map(|t| t.1),
             wakeup_latency: merged_latency(threads.iter()),
+            periods: threads.iter().map(|t| t.slack.periods).sum(),
+            missed_periods: threads.iter().map(|t| t.slack.missed).sum(),
             runtime_ns: threads.iter().map(|t| t.stats.runtime_ns).sum(),
             switches: threads.iter().map(|t| t.stats.switches).sum(),
             migrations: threads.iter().map(|t| t.stats.migrations).sum(),

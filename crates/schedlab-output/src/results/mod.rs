@@ -217,6 +217,12 @@ pub struct Headline {
     pub nr_throttled: Option<u64>,
     /// Wakeup latency (µs) over all threads' timer rows.
     pub wakeup_latency: SampleStats,
+    /// Σ timer rows (periods) of the threads (summary.json's
+    /// `deadlines.periods`).
+    pub periods: u64,
+    /// Σ of those whose work ended after the timer's expiry (negative
+    /// slack; `deadlines.missed`).
+    pub missed_periods: u64,
     /// Σ CPU time received.
     pub runtime_ns: u64,
     /// Σ switches in.

@@ -145,6 +145,15 @@ fn headline_figures_agree_with_the_summary() {
     let n: u64 = s.tasks.iter().map(|t| t.wakeup_latency_us.n).sum();
     assert_eq!(h.wakeup_latency.n, n);
     assert!(n > 0);
+    // Periods and missed periods: Σ of the threads' `deadlines`.
+    let dl = |k: &str| -> u64 {
+        s.tasks
+            .iter()
+            .filter_map(|t| t.extra.get("deadlines")?[k].as_u64())
+            .sum()
+    };
+    assert_eq!((h.periods, h.missed_periods), (dl("periods"), dl("missed")));
+    assert_eq!(h.periods, n, "one period per timer row");
 }
 
 #[test]
