@@ -71,6 +71,46 @@ fn collect_gives_the_files_the_cli_writes() {
         ..Default::default()
     });
     assert!(per_task.contains("periodic-0"), "{per_task}");
+    // Missed periods: the name row sums its threads' deadlines, the
+    // per-thread rows are each thread's.
+    let dl = |t: &crate::summary::TaskSummary, k: &str| {
+        t.extra
+            .get("deadlines")
+            .map_or(0, |d| d[k].as_u64().unwrap())
+    };
+    let periodic: Vec<_> = r
+        .summary
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("periodic-"))
+        .collect();
+    let (p, m) = periodic.iter().fold((0, 0), |(p, m), t| {
+        (p + dl(t, "periods"), m + dl(t, "missed"))
+    });
+    assert!(p > 0);
+    let pct = 100.0 * m as f64 / p as f64;
+    assert!(
+        text.contains("missed periods")
+            && text
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == [
+                        "periodic",
+                        &p.to_string(),
+                        &m.to_string(),
+                        &format!("{pct:.1}%")
+                    ]),
+        "{text}"
+    );
+    let t0 = periodic[0];
+    let want0 = dl(t0, "periods").to_string();
+    assert!(
+        per_task
+            .lines()
+            .any(|l| l.starts_with(&format!("{} ", t0.name))
+                && l.split_whitespace().nth(1) == Some(want0.as_str())),
+        "{per_task}"
+    );
 
     // The whole directory, traces included.
     let tmp = tempfile::tempdir().unwrap();

@@ -120,6 +120,7 @@ impl RunResults {
                 rows.iter().map(|(n, st)| (n.as_str(), st)).collect();
             text.push_str(&table::latency_table(&refs));
         }
+        text.push_str(&missed_periods_table(s, o.per_task));
         let mut notes = Vec::new();
         for (name, st) in &rows {
             if st.n >= CONSTANT_LATENCY_MIN_SAMPLES && st.min == st.max {
@@ -158,6 +159,52 @@ impl RunResults {
         }
         text
     }
+}
+
+/// The timer periods each task name (or thread, `per_task`) waited on and
+/// how many it missed (its work ended after the timer's expiry: negative
+/// slack), from summary.json's `deadlines`; empty when no thread waited
+/// on a timer.
+fn missed_periods_table(s: &Summary, per_task: bool) -> String {
+    let mut rows: Vec<(String, u64, u64)> = Vec::new();
+    for t in &s.tasks {
+        let Some(d) = t.extra.get("deadlines") else {
+            continue;
+        };
+        let periods = d.get("periods").and_then(|v| v.as_u64()).unwrap_or(0);
+        let missed = d.get("missed").and_then(|v| v.as_u64()).unwrap_or(0);
+        let name = if per_task {
+            t.name.clone()
+        } else {
+            super::by_name::task_name(&t.name).to_string()
+        };
+        match rows.iter_mut().find(|r| r.0 == name) {
+            Some(r) => {
+                r.1 += periods;
+                r.2 += missed;
+            }
+            None => rows.push((name, periods, missed)),
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(4);
+    let mut out = format!(
+        "\nmissed periods (work ended after the timer's next expiry)\n{:<w$}  {:>8}  {:>8}  {:>7}\n",
+        "task", "periods", "missed", "missed%"
+    );
+    for (name, periods, missed) in rows {
+        let pct = if periods == 0 {
+            0.0
+        } else {
+            100.0 * missed as f64 / periods as f64
+        };
+        out.push_str(&format!(
+            "{name:<w$}  {periods:>8}  {missed:>8}  {pct:>6.1}%\n"
+        ));
+    }
+    out
 }
 
 /// Why a wakeup latency is the same every period.
