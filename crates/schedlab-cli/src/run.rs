@@ -36,11 +36,12 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     preflight::check_length(&a.sim.workload, &m, &w, &cfg)?;
     preflight::check_memory(&a.sim.workload, &m, &w, &cfg, preflight::Rows::Streamed)?;
     let est = preflight::estimate(&m, &w, &cfg, preflight::Rows::Streamed);
+    let est = preflight::refine(&m, &w, &cfg, est, a.out.as_ref().map(|_| max_output));
     if a.out.is_some() {
         preflight::check_output(&a.sim.workload, &est, max_output)?;
     }
     // Printed with the warnings, once the run is known to start.
-    warnings.extend(preflight::estimate_line(&est));
+    warnings.extend(preflight::estimate_line(&est, a.out.is_some()));
     // What ran, printed at the top of the text report.
     let header = schedlab_output::results::header::run_header(
         &schedlab_output::results::header::HeaderFacts {
