@@ -1102,6 +1102,18 @@ fn row(s: &mut String, left: usize, cells: &[String], class: &str) {
     s.push_str("</tr>");
 }
 
+/// A switch's value in `kernel`'s defaults, as summary.json writes it.
+fn release_default(kernel: &str, name: &str) -> Option<Value> {
+    let (f, _) = schedlab_core::kernels::defaults(kernel)?;
+    f.values()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| match v {
+            schedlab_core::features::FeatureValue::Bool(b) => Value::Bool(b),
+            schedlab_core::features::FeatureValue::Enum(e) => Value::String(e.to_string()),
+        })
+}
+
 /// The kernel release a run simulated (`summary.json`'s `kernel`), if it
 /// says.
 fn run_kernel(r: &RunData) -> Option<&str> {
@@ -1205,16 +1217,22 @@ pub fn render_report(runs: &[RunData]) -> String {
         s.push_str("<h2>Features</h2>");
         let mut heads = vec!["feature"];
         heads.extend(names.iter().map(String::as_str));
-        let _ = write!(s, "<p>Rows where the runs differ are highlighted; <em>absent</em> marks a switch the run's kernel release does not have (<code>schedlab kernels</code>).</p>");
+        let _ = write!(s, "<p>Rows where the runs differ are highlighted; <em>absent</em> marks a switch the run's kernel release does not have (<code>schedlab kernels</code>), unless the run set it.</p>");
         table_open(&mut s, "features", 1, &heads);
         for f in feats {
             let vals: Vec<String> = runs
                 .iter()
-                .map(|r| match run_kernel(r) {
-                    Some(k) if !schedlab_core::kernels::has_feature(k, f) => {
-                        format!("absent ({k})")
+                .map(|r| {
+                    let v = r.summary.features.get(f);
+                    match run_kernel(r) {
+                        Some(k)
+                            if !schedlab_core::kernels::has_feature(k, f)
+                                && v == release_default(k, f).as_ref() =>
+                        {
+                            format!("absent ({k})")
+                        }
+                        _ => feature_text(v),
                     }
-                    _ => feature_text(r.summary.features.get(f)),
                 })
                 .collect();
             let differ = vals.iter().any(|v| *v != vals[0]);

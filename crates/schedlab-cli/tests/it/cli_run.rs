@@ -705,6 +705,36 @@ fn report_names_kernels_labels_and_writes_beside_the_runs() {
         row.contains("absent (6.6)") && row.contains("<td>true</td>"),
         "{row}"
     );
+    // A switch no release has, set by the run, shows its value.
+    crate::common::assert_success(&crate::common::schedlab_in(
+        tmp.path(),
+        [
+            "run",
+            "oltp:workers=2,clients=0",
+            "--duration",
+            "0.01",
+            "--kernel",
+            "6.6",
+            "--features",
+            "STEAL",
+            "--quiet",
+            "--out",
+            "c",
+        ],
+    ));
+    crate::common::assert_success(&crate::common::schedlab_in(
+        tmp.path(),
+        ["report", "b", "c", "--out", "r2"],
+    ));
+    let html = std::fs::read_to_string(tmp.path().join("r2/report.html")).unwrap();
+    let row = html
+        .split("<tr")
+        .find(|r| r.contains(">STEAL<"))
+        .expect("a STEAL row");
+    assert!(
+        row.contains("absent (6.6)") && row.contains("<td>true</td>"),
+        "{row}"
+    );
     // Labels must match the directories one to one.
     let o = crate::common::schedlab_in(tmp.path(), ["report", "a", "b", "--label", "x"]);
     assert_eq!(o.status.code(), Some(2), "{}", crate::common::describe(&o));
