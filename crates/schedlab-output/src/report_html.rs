@@ -24,6 +24,7 @@
 //! | `latency-pool` | how many threads the pooled view holds (`data-sleeping`, `data-threads`) |
 //! | `latency-cdf`, `latency-hist` | wakeup-latency CDF and histogram (inline SVG, one curve per run); `data-tasks` lists the tasks with samples |
 //! | `util-heatmap` | per-CPU busy fraction over time, one SVG per run |
+//! | `runnable-heatmap` | per-CPU mean runnable tasks over time, one SVG per traced run |
 //! | `task-table` | one row per task name and run (threads summed) |
 //! | `task-table-threads` | one row per thread and run, inside `<details id="task-threads">` |
 //! | `schedstat-cpu`, `schedstat-domain`, `profile-table` (one row per path), `group-table` | tables |
@@ -148,6 +149,8 @@ pub struct TaskLatency {
 pub struct TraceData {
     /// Running task per CPU.
     pub timeline: RunningTimeline,
+    /// Runnable tasks per CPU over time.
+    pub runnable: crate::ftrace_text::RunnableSteps,
     /// comm of every pid seen in the trace.
     pub comms: BTreeMap<u32, String>,
     /// Number of trace lines.
@@ -293,6 +296,7 @@ pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
             }
             Some(TraceData {
                 timeline: running_task_timeline(&records),
+                runnable: crate::ftrace_text::runnable_steps(&records),
                 comms,
                 records: records.len(),
             })
@@ -714,23 +718,110 @@ fn heat_color(f: f64) -> String {
 /// The utilisation heatmap of one run (`index` picks the title colour).
 pub fn svg_util_heatmap(run: &RunData, index: usize) -> String {
     let (bin, rows) = utilisation_bins(run);
+    let source = if run.trace.is_some() {
+        format!("{} ms bins from trace.txt", bin / 1_000_000)
+    } else {
+        "no trace: whole-run busy/(busy+idle) from summary.json".into()
+    };
+    svg_heatmap(
+        run,
+        index,
+        &Heatmap {
+            plot: "util-heatmap",
+            title: format!("CPU utilisation: {} ({source})", run.label),
+            bin,
+            rows: &rows,
+            max: 1.0,
+            cell: |f| format!("{:.1}% busy", f * 100.0),
+            scale: ("0%".into(), "100% busy".into()),
+        },
+    )
+}
+
+/// Mean runnable tasks (running + queued) per CPU and bin, from the
+/// trace ([`crate::ftrace_text::runnable_steps`]): `(bin_ns, rows)`, rows
+/// in CPU order; None without a trace.
+pub fn runnable_bins(run: &RunData) -> Option<(u64, Vec<(u32, Vec<f64>)>)> {
+    let tr = run.trace.as_ref()?;
+    let (bin, util) = utilisation_bins(run);
+    let rows = util
+        .iter()
+        .map(|(cpu, u)| {
+            let steps = tr.runnable.get(cpu).map(Vec::as_slice).unwrap_or(&[]);
+            let row = (0..u.len() as u64)
+                .map(|k| crate::ftrace_text::mean_over(steps, k * bin, (k + 1) * bin))
+                .collect();
+            (*cpu, row)
+        })
+        .collect();
+    Some((bin, rows))
+}
+
+/// The run-queue heatmap of one run: mean runnable tasks per CPU and bin,
+/// coloured up to the 99th percentile of the bins. Where every CPU is busy the
+/// utilisation map is uniform; this one shows how evenly the load is
+/// spread. None without a trace.
+pub fn svg_runnable_heatmap(run: &RunData, index: usize) -> Option<String> {
+    let (bin, rows) = runnable_bins(run)?;
+    // The darkest colour at the cells' 99th percentile, so that a start-up
+    // pile (hundreds of forked tasks on one CPU for a few ms) does not
+    // wash out the rest; the tooltips give every cell's value.
+    let mut all: Vec<f64> = rows.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+    all.sort_by(f64::total_cmp);
+    let max = all
+        .get((all.len() * 99 / 100).min(all.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(1.0)
+        .max(1.0);
+    Some(svg_heatmap(
+        run,
+        index,
+        &Heatmap {
+            plot: "runnable-heatmap",
+            title: format!(
+                "Runnable tasks per CPU: {} ({} ms bins from trace.txt, running + queued)",
+                run.label,
+                bin / 1_000_000
+            ),
+            bin,
+            rows: &rows,
+            max,
+            cell: |f| format!("{f:.1} runnable"),
+            scale: ("0".into(), format!("{max:.1}+ runnable")),
+        },
+    ))
+}
+
+/// What [`svg_heatmap`] draws.
+struct Heatmap<'a, F: Fn(f64) -> String> {
+    plot: &'static str,
+    title: String,
+    bin: u64,
+    rows: &'a [(u32, Vec<f64>)],
+    /// The value drawn darkest.
+    max: f64,
+    /// A cell's tooltip value.
+    cell: F,
+    /// The colour scale's two ends.
+    scale: (String, String),
+}
+
+/// One CPU per lane, one cell per bin, white (0) to dark blue (`max`).
+fn svg_heatmap<F: Fn(f64) -> String>(run: &RunData, index: usize, hm: &Heatmap<F>) -> String {
+    let (bin, rows) = (hm.bin, hm.rows);
     let nb = rows.first().map_or(1, |r| r.1.len()).max(1);
     let lane = 16.0;
     let h = MT + lane * rows.len() as f64 + MB;
     let w = ML + PW + MR;
     let cw = PW / nb as f64;
     let mut s = String::new();
-    let source = if run.trace.is_some() {
-        format!("{} ms bins from trace.txt", bin / 1_000_000)
-    } else {
-        "no trace: whole-run busy/(busy+idle) from summary.json".into()
-    };
     let _ = write!(
         s,
-        r##"<svg class="plot" data-plot="util-heatmap" data-run="{}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="#fff"/><text x="{ML}" y="16" font-size="13" font-weight="bold" fill="{}">CPU utilisation: {} ({source})</text>"##,
+        r##"<svg class="plot" data-plot="{}" data-run="{}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="#fff"/><text x="{ML}" y="16" font-size="13" font-weight="bold" fill="{}">{}</text>"##,
+        hm.plot,
         esc(&run.label),
         run_color(index),
-        esc(&run.label),
+        esc(&hm.title),
     );
     for (r, (cpu, row)) in rows.iter().enumerate() {
         let y = MT + r as f64 * lane;
@@ -744,14 +835,14 @@ pub fn svg_util_heatmap(run: &RunData, index: usize) -> String {
             let t0 = k as u64 * bin;
             let _ = write!(
                 s,
-                r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{}" fill="{}"><title>CPU {cpu} {}–{} ms: {:.1}% busy</title></rect>"#,
+                r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{}" fill="{}"><title>CPU {cpu} {}–{} ms: {}</title></rect>"#,
                 ML + k as f64 * cw,
                 cw + 0.05,
                 lane - 1.0,
-                heat_color(f),
+                heat_color(f / hm.max),
                 t0 / 1_000_000,
                 (t0 + bin) / 1_000_000,
-                f * 100.0
+                (hm.cell)(f)
             );
         }
     }
@@ -779,10 +870,12 @@ pub fn svg_util_heatmap(run: &RunData, index: usize) -> String {
     }
     let _ = write!(
         s,
-        r#"<text x="{lx}" y="{}">0%</text><text x="{}" y="{}" text-anchor="end">100% busy</text></svg>"#,
+        r#"<text x="{lx}" y="{}">{}</text><text x="{}" y="{}" text-anchor="end">{}</text></svg>"#,
         MT + 24.0,
+        esc(&hm.scale.0),
         lx + 121.0,
-        MT + 24.0
+        MT + 24.0,
+        esc(&hm.scale.1)
     );
     s
 }
@@ -817,6 +910,9 @@ pub fn write_plots_svg(runs: &[RunData], out_dir: &Path) -> io::Result<Vec<PathB
     ];
     for (i, r) in runs.iter().enumerate() {
         files.push((format!("util-heatmap-{i}.svg"), svg_util_heatmap(r, i)));
+        if let Some(svg) = svg_runnable_heatmap(r, i) {
+            files.push((format!("runnable-heatmap-{i}.svg"), svg));
+        }
     }
     let mut out = Vec::new();
     for (name, body) in files {
@@ -1334,6 +1430,18 @@ pub fn render_report(runs: &[RunData]) -> String {
         s.push_str(&svg_util_heatmap(r, i));
     }
     s.push_str("</div>");
+    let queues: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| svg_runnable_heatmap(r, i))
+        .collect();
+    if !queues.is_empty() {
+        s.push_str(r#"<h2>Run queues</h2><p>Mean runnable tasks (running and queued) per CPU and bin, from the trace's wake-ups, migrations and switches: how evenly the load is spread where every CPU is busy.</p><div id="runnable-heatmap">"#);
+        for q in queues {
+            s.push_str(&q);
+        }
+        s.push_str("</div>");
+    }
 
     // Tasks: one row per task name (threads summed), per thread below.
     s.push_str("<h2>Tasks</h2><p>One row per task name (rt-app's thread name without its <code>-&lt;n&gt;</code> index; sums over its threads, latency over all their samples).</p>");

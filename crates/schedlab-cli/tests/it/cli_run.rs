@@ -553,6 +553,7 @@ fn report_writes_a_self_contained_page() {
         "id=\"timeline\"",
         "id=\"latency-cdf\"",
         "id=\"util-heatmap\"",
+        "id=\"runnable-heatmap\"",
         "cfs_thread-3",
         "idle_thread-12",
     ] {
@@ -563,6 +564,7 @@ fn report_writes_a_self_contained_page() {
         "external reference"
     );
     assert!(out.join("latency-cdf.svg").exists());
+    assert!(out.join("runnable-heatmap-0.svg").exists());
     let o = crate::common::schedlab(["report", tmp.path().join("nope").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);

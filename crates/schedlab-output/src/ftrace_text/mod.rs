@@ -43,6 +43,7 @@
 //!   truncates instead; the two agree on every µs-aligned time.
 
 mod parse;
+mod runnable;
 mod timeline;
 mod write;
 
@@ -50,6 +51,7 @@ pub use parse::{
     parse_ftrace_header, parse_ftrace_line, parse_ftrace_text, FtraceHeader, FtraceLines,
     OwnedEvent, OwnedRecord, OwnedTask, ParseError,
 };
+pub use runnable::{mean_over, runnable_steps, RunnableSteps};
 pub use timeline::{running_task_timeline, Contradiction, RunSpan, RunningTimeline, SpanStart};
 pub use write::{
     format_record, sanitize_comm, write_header, write_trace_text, FtraceTextWriter,
