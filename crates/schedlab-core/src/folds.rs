@@ -133,8 +133,6 @@ pub(crate) struct Folds {
     /// The landings of the fold being decided (a buffer swapped with the
     /// fold's own when it begins: `sched/fold.rs`, `fold_begin`).
     pub buf: Vec<Landing>,
-    /// The CPUs that wrote the messages a read fold would take (scratch).
-    pub msg_cpus: Vec<CpuId>,
     /// Per task group: a group on the way from it up to the root has a CPU
     /// bandwidth limit (`cpu.max`), so its tasks never fold
     /// (`fast_forward_window` refuses at that level). Filled on first use
@@ -156,7 +154,6 @@ impl Folds {
             active: 0,
             hw: 0,
             buf: Vec::new(),
-            msg_cpus: Vec::new(),
             bw_path: std::cell::OnceCell::new(),
         }
     }

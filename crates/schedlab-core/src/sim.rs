@@ -177,6 +177,23 @@ pub struct SchedState {
     pub cfs_tasks: crate::cfs_tasks::CfsTasks,
     /// Arrival stamps of the RT and deadline queues.
     pub(crate) rt_seq: u64,
+    /// Every CPU of the machine: the affinity [`SchedState::allowed`]
+    /// answers for a task allowed everywhere.
+    pub(crate) all_cpus: crate::machine::CpuMask,
+}
+
+impl SchedState {
+    /// Task `t`'s affinity: for a task allowed everywhere, the one mask of
+    /// every CPU (the same set, and in cache) instead of its own copy.
+    #[inline]
+    pub(crate) fn allowed(&self, t: crate::ids::TaskId) -> &crate::machine::CpuMask {
+        let task = &self.tasks[t.idx()];
+        if task.allowed_everywhere() {
+            &self.all_cpus
+        } else {
+            &task.cpus_allowed
+        }
+    }
 }
 
 /// What a finished run hands back (the simulator keeps the details; see

@@ -66,35 +66,79 @@ pub struct Iteration {
 }
 
 /// A task.
+///
+/// `repr(C)` keeps the fields in the order written: the ones a wakeup, a
+/// switch and a run step touch first, together, then the per-iteration
+/// accumulators, then the fields of rarer ops and classes. With tens of
+/// thousands of tasks the task a wakeup or a switch touches is rarely in
+/// cache, and the compiler's own order spread those fields over most of
+/// the struct's ~15 cache lines.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Task {
     /// Its id.
     pub id: TaskId,
-    /// Thread id shown in traces.
-    pub pid: u32,
-    /// The spec it was built from.
-    pub spec: TaskSpec,
-    /// Current policy.
-    pub policy: Policy,
-    /// Current nice.
-    pub nice: i32,
-    /// Allowed CPUs. Assign through [`Task::set_cpus_allowed`], which
-    /// keeps `nr_cpus_allowed` in step.
-    pub cpus_allowed: CpuMask,
-    /// Weight of `cpus_allowed` (`p->nr_cpus_allowed`).
-    pub nr_cpus_allowed: u32,
     /// Its scheduling entity.
     pub se: EntityId,
-    /// Life state.
-    pub state: TaskState,
     /// CPU it is on (or last ran on).
     pub cpu: CpuId,
+    /// Life state.
+    pub state: TaskState,
+    /// Current policy.
+    pub policy: Policy,
+    /// Effective kernel prio (`p->prio`: 0..99 RT, 100..139 fair, −1
+    /// deadline), priority inheritance included.
+    pub prio: i32,
+    /// Prio from the policy alone (`normal_prio`).
+    pub normal_prio: i32,
+    /// Current nice.
+    pub nice: i32,
+    /// Weight of `cpus_allowed` (`p->nr_cpus_allowed`).
+    pub nr_cpus_allowed: u32,
+    /// Task group.
+    pub group: crate::ids::GroupId,
+    /// `p->recent_used_cpu`.
+    pub recent_used_cpu: CpuId,
+    /// Generation of the armed hrtimer.
+    pub timer_gen: u32,
+    /// CPU the hrtimer is armed on.
+    pub timer_cpu: CpuId,
+    /// What to do when the task next gets the CPU.
+    pub resume: Resume,
+    /// The timer op it blocked in counts for wu_lat.
+    pub wake_is_timer: bool,
+    /// The current channel syscall had to sleep (a pipe writer that waited
+    /// wakes the next writer; a reader, the next reader).
+    pub chan_waited: bool,
+    /// A throttle task_work is pending: the task parks itself when it next
+    /// returns to user space (per-task and unified throttling).
+    pub throttle_work: bool,
+    /// A helper task of the simulator (rt-app's main thread), not a thread
+    /// of the workload: it has no log and is not in summary.json.
+    pub internal: bool,
+    /// rt-app's start `delay` has been slept.
+    pub delay_done: bool,
+    /// Passed rt-app's start barrier.
+    pub barrier_done: bool,
+    /// Where a blocking synchronisation op stands (see `exec::sync_op`).
+    pub sync_stage: u8,
+    /// What the current channel syscall, woken from sleep on its channel,
+    /// still has to pay before it acts (`exec::pay_retry`).
+    pub chan_retry: ChanRetry,
+    /// Thread id shown in traces.
+    pub pid: u32,
     /// When it became runnable-waiting (for wait time and run_delay).
     pub wait_since: Option<Nanos>,
-    /// Program position.
-    pub pc: Pc,
+    /// Expiry the task is blocked on (timer semantics, for wu_lat).
+    pub wake_expiry: Option<Nanos>,
+    /// Expiry of the armed hrtimer (soft, without slack).
+    pub timer_expiry: Nanos,
     /// Work left in the current Run op (ns at capacity 1024).
     pub work_left: Nanos,
+    /// Start time of the current run/runtime op.
+    pub op_start: Nanos,
+    /// End (wall) of the current Runtime op.
+    pub runtime_end: Nanos,
     /// Trace only: run time accounted at user-level op boundaries (the
     /// simulator's own steps, which the kernel does not see) and not yet
     /// reported by a `sched_stat_runtime`; the next kernel-visible
@@ -107,76 +151,6 @@ pub struct Task {
     /// its delta (RT time, deadline runtime), as the kernel's, whose
     /// delta runs through that work.
     pub sched_work_pending: Nanos,
-    /// Start time of the current run/runtime op.
-    pub op_start: Nanos,
-    /// End (wall) of the current Runtime op.
-    pub runtime_end: Nanos,
-    /// Expiry the task is blocked on (timer semantics, for wu_lat).
-    pub wake_expiry: Option<Nanos>,
-    /// The timer op it blocked in counts for wu_lat.
-    pub wake_is_timer: bool,
-    /// Generation of the armed hrtimer.
-    pub timer_gen: u32,
-    /// CPU the hrtimer is armed on.
-    pub timer_cpu: CpuId,
-    /// Expiry of the armed hrtimer (soft, without slack).
-    pub timer_expiry: Nanos,
-    /// Current iteration accumulators.
-    pub iter: Iteration,
-    /// Completed iterations (rt-app log rows), unless the simulator streams
-    /// them out ([`crate::observe::RowSink`]).
-    pub log: Vec<LogRow>,
-    /// Wakeup-latency samples of the completed timer iterations (kept
-    /// whether or not the rows are).
-    pub latency: LatencySamples,
-    /// Slack of the completed timer iterations (kept whether or not the
-    /// rows are).
-    pub slack: SlackStats,
-    /// Counters.
-    pub stats: TaskStats,
-    /// What to do when the task next gets the CPU.
-    pub resume: Resume,
-    /// rt-app's start `delay` has been slept.
-    pub delay_done: bool,
-    /// Passed rt-app's start barrier.
-    pub barrier_done: bool,
-    /// When a forked thread was forked (its timers start from there).
-    pub fork_time: Option<crate::time::Nanos>,
-    /// A helper task of the simulator (rt-app's main thread), not a thread
-    /// of the workload: it has no log and is not in summary.json.
-    pub internal: bool,
-    /// `p->recent_used_cpu`.
-    pub recent_used_cpu: CpuId,
-    /// wake_wide bookkeeping.
-    pub wakee: WakeeState,
-    /// Channel op progress: next channel of a send round, or messages still
-    /// to read.
-    pub chan_pos: u64,
-    /// Syscalls of the current op already paid for (CPU time being spent
-    /// or spent, effect pending): channel reads/writes, or 1 for a
-    /// synchronisation op (`sched/exec.rs`).
-    pub paid: u64,
-    /// The current channel syscall had to sleep (a pipe writer that waited
-    /// wakes the next writer; a reader, the next reader).
-    pub chan_waited: bool,
-    /// What the current channel syscall, woken from sleep on its channel,
-    /// still has to pay before it acts (`exec::pay_retry`).
-    pub chan_retry: ChanRetry,
-    /// Where a blocking synchronisation op stands (see `exec::sync_op`).
-    pub sync_stage: u8,
-    /// Timestamp slots of `Op::Stamp` / `Op::Record` (`sched/futex_word.rs`).
-    pub stamps: [Nanos; 2],
-    /// The spinning lock `Op::CpuLock` chose (and holds once taken).
-    pub spin_lock: u32,
-    /// Requests spliced from its queue and not yet taken (`Op::RequestTake`).
-    pub batch: u64,
-    /// Round-robin position of `Op::RequestPost`.
-    pub rr_next: u64,
-    /// Members of a wake list being woken (`Op::ListWakeAll`), and the
-    /// time read at the start of that list run.
-    pub wake_batch: Vec<(TaskId, u32, u8)>,
-    /// The clock read at the start of the current `Op::ListWakeAll`.
-    pub wake_now: Nanos,
     /// When it last went to the head of its runqueue's `cfs_tasks` list
     /// (enqueued or picked): the list ([`crate::sim::SchedState::cfs_tasks`])
     /// is in decreasing stamp order from its head, which `--check`
@@ -190,22 +164,57 @@ pub struct Task {
     /// until the task's next switch in pays the lines back
     /// (`sched/ttwu_xcpu.rs`).
     pub enqueued_from: Option<crate::ids::CpuId>,
-    /// Task group.
-    pub group: crate::ids::GroupId,
-    /// Effective kernel prio (`p->prio`: 0..99 RT, 100..139 fair, −1
-    /// deadline), priority inheritance included.
-    pub prio: i32,
-    /// Prio from the policy alone (`normal_prio`).
-    pub normal_prio: i32,
+    /// Syscalls of the current op already paid for (CPU time being spent
+    /// or spent, effect pending): channel reads/writes, or 1 for a
+    /// synchronisation op (`sched/exec.rs`).
+    pub paid: u64,
+    /// Channel op progress: next channel of a send round, or messages still
+    /// to read.
+    pub chan_pos: u64,
+    /// When a forked thread was forked (its timers start from there).
+    pub fork_time: Option<crate::time::Nanos>,
+    /// Program position.
+    pub pc: Pc,
+    /// wake_wide bookkeeping.
+    pub wakee: WakeeState,
+    /// Current iteration accumulators.
+    pub iter: Iteration,
+    /// Counters.
+    pub stats: TaskStats,
+    /// Wakeup-latency samples of the completed timer iterations (kept
+    /// whether or not the rows are).
+    pub latency: LatencySamples,
+    /// Slack of the completed timer iterations (kept whether or not the
+    /// rows are).
+    pub slack: SlackStats,
+    /// Allowed CPUs. Assign through [`Task::set_cpus_allowed`], which
+    /// keeps `nr_cpus_allowed` in step.
+    pub cpus_allowed: CpuMask,
+    /// The spec it was built from.
+    pub spec: TaskSpec,
+    // Cold: fields of ops and classes most runs do not use.
+    /// Completed iterations (rt-app log rows), unless the simulator streams
+    /// them out ([`crate::observe::RowSink`]).
+    pub log: Vec<LogRow>,
+    /// Members of a wake list being woken (`Op::ListWakeAll`), and the
+    /// time read at the start of that list run.
+    pub wake_batch: Vec<(TaskId, u32, u8)>,
+    /// The clock read at the start of the current `Op::ListWakeAll`.
+    pub wake_now: Nanos,
+    /// Timestamp slots of `Op::Stamp` / `Op::Record` (`sched/futex_word.rs`).
+    pub stamps: [Nanos; 2],
+    /// The spinning lock `Op::CpuLock` chose (and holds once taken).
+    pub spin_lock: u32,
+    /// Requests spliced from its queue and not yet taken (`Op::RequestTake`).
+    pub batch: u64,
+    /// Round-robin position of `Op::RequestPost`.
+    pub rr_next: u64,
     /// Arrival stamp in its RT queue.
     pub rt_seq: u64,
     /// SCHED_RR: what is left of the timeslice.
     pub rr_left: Nanos,
     /// Deadline-class state.
     pub dl: crate::task::DlState,
-    /// A throttle task_work is pending: the task parks itself when it next
-    /// returns to user space (per-task and unified throttling).
-    pub throttle_work: bool,
 }
 
 /// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee` of a task.
@@ -243,6 +252,24 @@ pub enum Resume {
 }
 
 impl Task {
+    /// May every CPU of the machine run the task? Read from the task
+    /// alone, without the mask's bits (their own heap block, a cache miss
+    /// per wakeup when tens of thousands of tasks take turns).
+    #[inline]
+    pub fn allowed_everywhere(&self) -> bool {
+        self.nr_cpus_allowed as usize == self.cpus_allowed.nr_cpus()
+    }
+
+    /// Is `cpu` in the task's affinity (`cpus_allowed.test(cpu)`)?
+    #[inline]
+    pub fn allowed_on(&self, cpu: CpuId) -> bool {
+        if self.allowed_everywhere() {
+            cpu.idx() < self.cpus_allowed.nr_cpus()
+        } else {
+            self.cpus_allowed.test(cpu)
+        }
+    }
+
     /// Sets the allowed CPUs and their count.
     pub fn set_cpus_allowed(&mut self, mask: CpuMask) {
         self.nr_cpus_allowed = mask.weight() as u32;

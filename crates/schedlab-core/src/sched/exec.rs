@@ -698,8 +698,16 @@ impl<S: Sink> Sim<S> {
         }
     }
 
-    /// The message channel `ch` holds next: the CPU that wrote it, and
-    /// its size.
+    /// The writing CPUs of channel `ch`'s unread bytes.
+    fn chan_origins(&self, ch: usize) -> &super::msg_origin::MsgOrigins {
+        match &self.prog.channels[ch] {
+            ChannelState::Pipe(p, _) => &p.origins,
+            ChannelState::Unix(s, _) => &s.origins,
+        }
+    }
+
+    /// The writing CPU of channel `ch`'s next message, if one is queued,
+    /// and the size of a message.
     fn chan_next_msg(&self, ch: usize) -> (Option<CpuId>, u64) {
         match &self.prog.channels[ch] {
             ChannelState::Pipe(p, n) => (p.origins.front(), *n),
@@ -1308,27 +1316,37 @@ impl<S: Sink> Sim<S> {
             return (1, c1);
         }
         // Each read after the first finds the shared state on this CPU and
-        // pays for its own message's lines, from the CPU that wrote it.
-        let mut cpus = std::mem::take(&mut self.folds.msg_cpus);
+        // pays for its own message's lines, from the CPU that wrote it. The
+        // writers of the next reads are walked one read at a time, as far
+        // as the fold goes (often one step: most folds stop early).
         let size = self.chan_next_msg(ch).1;
         let want = avail.min(left);
-        match &self.prog.channels[ch] {
-            ChannelState::Pipe(p, _) => p.origins.next_reads(size, want, &mut cpus),
-            ChannelState::Unix(s, _) => s.origins.next_reads(size, want, &mut cpus),
-        }
-        let read = |s: &Self, j: u64| -> (Nanos, Nanos, Nanos) {
-            // Read j (1-based): cost, message part, its part under the lock.
-            match cpus.get(j as usize - 1) {
-                Some(&from) => {
+        let mut cur = self.chan_origins(ch).reads();
+        // Read 1's message, priced above.
+        let _ = self.chan_origins(ch).next_read(&mut cur, size);
+        // Read j (2-based, j <= want) at the walk's position: its writing
+        // CPU, if one is queued.
+        let next_from = |s: &Self, cur: &mut super::msg_origin::ReadCursor, j: u64| {
+            if j <= want {
+                s.chan_origins(ch).next_read(cur, size)
+            } else {
+                None
+            }
+        };
+        let read = |s: &Self, from: Option<CpuId>| -> (Nanos, Nanos, Nanos) {
+            // Cost, message part, its part under the lock.
+            match from {
+                Some(from) => {
                     let (x, held) = s.msg_cost(kind, from, cpu);
                     (c + x, x, held)
                 }
                 None => (c, 0, 0),
             }
         };
-        let Some((start, horizon, limit)) = self.fast_forward_window(cpu, t, c1 + read(self, 2).0)
+        let mut from = next_from(self, &mut cur, 2);
+        let Some((start, horizon, limit)) =
+            self.fast_forward_window(cpu, t, c1 + read(self, from).0)
         else {
-            self.folds.msg_cpus = cpus;
             return (1, c1);
         };
         // Reads 1..=avail find a message. Read avail + 1 would find none
@@ -1347,11 +1365,13 @@ impl<S: Sink> Sim<S> {
         let mut k = 1u64;
         let mut end = start + c1;
         while k < left.min(avail) {
-            let (ck, msg, held) = read(self, k + 1);
+            // `from`: read k + 1's writer.
+            let (ck, msg, held) = read(self, from);
             if end + ck >= horizon || end >= limit || end >= used || end >= fence {
                 break;
             }
             k += 1;
+            from = next_from(self, &mut cur, k + 1);
             end += ck;
             land.push(Landing {
                 at: end,
@@ -1363,7 +1383,6 @@ impl<S: Sink> Sim<S> {
             });
         }
         self.folds.buf = land;
-        self.folds.msg_cpus = cpus;
         (k, end - start)
     }
 

@@ -487,7 +487,7 @@ impl<S: Sink> Sim<S> {
         let (flips, load) = self.record_wakee(waker_cpu, t);
         let task = &self.sched.tasks[t.idx()];
         let p = PlaceTask {
-            allowed: &task.cpus_allowed,
+            allowed: self.sched.allowed(t),
             prev: task.cpu,
             recent_used_cpu: task.recent_used_cpu,
             wakee_flips: task.wakee.flips,
@@ -525,7 +525,7 @@ impl<S: Sink> Sim<S> {
     pub(crate) fn select_task_rq_fair_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
         let task = &self.sched.tasks[t.idx()];
         let p = PlaceTask {
-            allowed: &task.cpus_allowed,
+            allowed: self.sched.allowed(t),
             prev: this,
             recent_used_cpu: this,
             wakee_flips: 0,

@@ -250,17 +250,19 @@ impl<S: Sink> Sim<S> {
         // stay silent; every landing left on `ch`, the fold's event
         // included, must keep its price.
         let k = f.landings.len();
-        let n = f.landings[f.next.min(k - 1)..k - 1]
+        let mut on_ch = f.landings[f.next.min(k - 1)..k - 1]
             .iter()
-            .filter(|l| l.chan as usize == ch)
-            .count() as u64;
-        let ok = n == 0
-            || if f.write {
-                self.silent_write(ch)
-            } else {
+            .filter(|l| l.chan as usize == ch);
+        let ok = if f.write {
+            // Whether one is there is enough.
+            on_ch.next().is_none() || self.silent_write(ch)
+        } else {
+            let n = on_ch.count() as u64;
+            n == 0 || {
                 let (avail, quiet) = self.chan_avail(ch);
                 quiet && avail >= n
-            };
+            }
+        };
         if !ok || self.fold_costs_moved(c, ch) {
             self.fold_split(c);
         }
@@ -278,21 +280,21 @@ impl<S: Sink> Sim<S> {
     fn fold_costs_moved(&self, cpu: CpuId, ch: usize) -> bool {
         let f = &self.folds.cpu[cpu.idx()];
         let k = f.landings.len();
-        let now_cost = self.chan_cost(ch, f.write, cpu);
-        let mut back = false;
-        for (i, l) in f.landings[f.next.min(k)..].iter().enumerate() {
-            if l.chan as usize != ch {
-                continue;
+        // Only the first landing left on `ch` can find the lines moved:
+        // it brings them back for the ones after it. The lock's wait is
+        // not the toucher's doing: it took no lock the fold's calls not
+        // started would meet (it would have split the fold when it priced
+        // its call).
+        match f.landings[f.next.min(k)..]
+            .iter()
+            .position(|l| l.chan as usize == ch)
+        {
+            Some(i) if i > 0 => {
+                let l = &f.landings[f.next.min(k) + i];
+                l.cost - l.wait - l.msg != self.chan_cost(ch, f.write, cpu)
             }
-            // The lock's wait is not the toucher's doing: it took no lock
-            // the fold's calls not started would meet (it would have split
-            // the fold when it priced its call).
-            if i > 0 && !back && l.cost - l.wait - l.msg != now_cost {
-                return true;
-            }
-            back = true;
+            _ => false,
         }
-        false
     }
 
     /// Splits every pending fold (the end of the run).

@@ -283,6 +283,7 @@ impl<S: Sink> Sim<S> {
                 rqs,
                 lb_cpus: Vec::new(),
                 nohz_idle: CpuMask::new(n),
+                all_cpus: CpuMask::full(n),
                 lb_stale_read: Default::default(),
                 lb_sums: Vec::new(),
                 lb_sum_kept: Vec::new(),

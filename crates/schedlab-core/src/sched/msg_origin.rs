@@ -50,28 +50,75 @@ impl MsgOrigins {
         self.runs.front().map(|r| r.1)
     }
 
-    /// The CPUs that wrote the next `k` reads of `size` bytes each (fewer
-    /// when fewer bytes are queued), oldest first, into `out` (cleared).
-    pub fn next_reads(&self, size: u64, k: u64, out: &mut Vec<CpuId>) {
-        out.clear();
-        let mut runs = self.runs.iter();
-        let Some(&(mut left, mut cpu)) = runs.next() else {
-            return;
-        };
-        // `left`: bytes of the current run from the next read's first byte.
-        while (out.len() as u64) < k {
-            out.push(cpu);
-            let mut skip = size;
-            while skip >= left {
-                skip -= left;
-                match runs.next() {
-                    Some(&(n, c)) => (left, cpu) = (n, c),
-                    None => return,
-                }
-            }
-            left -= skip;
+    /// A walk over the writing CPUs of successive reads from the front,
+    /// one read at a time ([`MsgOrigins::next_read`]).
+    #[inline]
+    pub fn reads(&self) -> ReadCursor {
+        match self.runs.front() {
+            Some(&(left, cpu)) => ReadCursor {
+                run: 0,
+                left,
+                cpu,
+                more: true,
+            },
+            None => ReadCursor::default(),
         }
     }
+
+    /// The CPU that wrote the next read of `size` bytes on the walk `cur`
+    /// (None once the queued bytes are used up), and the walk past it.
+    #[inline]
+    pub fn next_read(&self, cur: &mut ReadCursor, size: u64) -> Option<CpuId> {
+        if !cur.more {
+            return None;
+        }
+        let cpu = cur.cpu;
+        // `left`: bytes of the current run from the next read's first byte.
+        let mut skip = size;
+        while skip >= cur.left {
+            skip -= cur.left;
+            cur.run += 1;
+            match self.runs.get(cur.run) {
+                Some(&(n, c)) => (cur.left, cur.cpu) = (n, c),
+                None => {
+                    cur.more = false;
+                    return Some(cpu);
+                }
+            }
+        }
+        cur.left -= skip;
+        Some(cpu)
+    }
+
+    /// The CPUs that wrote the next `k` reads of `size` bytes each (fewer
+    /// when fewer bytes are queued), oldest first, into `out` (cleared):
+    /// the walk's specification, for the tests.
+    #[cfg(test)]
+    pub fn next_reads(&self, size: u64, k: u64, out: &mut Vec<CpuId>) {
+        out.clear();
+        let mut cur = self.reads();
+        while (out.len() as u64) < k {
+            match self.next_read(&mut cur, size) {
+                Some(c) => out.push(c),
+                None => return,
+            }
+        }
+    }
+}
+
+/// A position in a channel's queued bytes, at the first byte of a read
+/// ([`MsgOrigins::reads`]); it holds no borrow, so the queue can be read
+/// between steps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadCursor {
+    /// Index of the current run.
+    run: usize,
+    /// Bytes of the current run from the next read's first byte.
+    left: u64,
+    /// The current run's writing CPU.
+    cpu: CpuId,
+    /// False once the queued bytes are used up.
+    more: bool,
 }
 
 #[cfg(test)]

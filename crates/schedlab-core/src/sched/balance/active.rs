@@ -17,7 +17,7 @@ impl<S: Sink> Sim<S> {
         let rq = &self.sched.rqs[busiest.idx()];
         let Some(curr) = rq.curr else { return };
         if rq.active_balance.is_some()
-            || !self.sched.tasks[curr.idx()].cpus_allowed.test(dst)
+            || !self.sched.tasks[curr.idx()].allowed_on(dst)
             || self.sched.tasks[curr.idx()].internal
         {
             return;
@@ -45,7 +45,7 @@ impl<S: Sink> Sim<S> {
         }
         let task = &self.sched.tasks[p.idx()];
         if task.state != TaskState::Runnable
-            || !task.cpus_allowed.test(dst)
+            || !task.allowed_on(dst)
             || self.sched.ents[task.se.idx()].sched_delayed
         {
             return None;

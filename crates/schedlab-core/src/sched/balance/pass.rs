@@ -263,7 +263,7 @@ impl<S: Sink> Sim<S> {
         {
             return (false, false);
         }
-        if !task.cpus_allowed.test(dst) {
+        if !task.allowed_on(dst) {
             return (false, false);
         }
         *pinned = false;

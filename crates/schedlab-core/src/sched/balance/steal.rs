@@ -58,7 +58,7 @@ impl<S: Sink> Sim<S> {
                 let throttled = self.sched.cfs[g.cfs_rq[dst.idx()].idx()].bw.throttle_count > 0;
                 steal::StealCandidate {
                     task: t,
-                    allowed: task.cpus_allowed.test(dst) && !throttled,
+                    allowed: task.allowed_on(dst) && !throttled,
                     running: rq.curr == Some(t),
                     pinned_or_delayed: se.sched_delayed || task.internal,
                 }
