@@ -196,7 +196,7 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         crate::preflight::out_file("--json", path)?;
     }
     let sides = [("base", &side_defs[0]), ("new", &side_defs[1])];
-    let jobs = a.jobs.unwrap_or_else(crate::sweep::default_jobs);
+    let jobs = a.jobs.unwrap_or_else(schedlab_lab::default_jobs);
     if jobs == 0 {
         return Err(user("--jobs: at least 1"));
     }
@@ -211,8 +211,8 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     // On stderr while the runs go, when it is a terminal.
-    let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = crate::sweep::runs_bar("compare", work.len() as u64, show);
+    let bar = crate::progress::RunsBar::on_terminal(a.quiet);
+    schedlab_lab::Progress::start(&bar, "compare", work.len() as u64);
     std::thread::scope(|s| {
         for _ in 0..jobs.min(work.len()) {
             s.spawn(|| loop {
@@ -230,11 +230,11 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
                     failed.store(true, Ordering::SeqCst);
                 }
                 *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                bar.inc(1);
+                schedlab_lab::Progress::advance(&bar);
             });
         }
     });
-    bar.finish_and_clear();
+    schedlab_lab::Progress::finish(&bar);
     let mut figures: Vec<Vec<RunFigures>> = vec![Vec::new(); sides.len()];
     for (slot, &(side, _)) in slots.into_iter().zip(&work) {
         match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
