@@ -15,7 +15,7 @@
 //! | main.rs | the subcommands; `report`, `machines` (with `--domains`), `features`, `kernels`; error printing (clap's errors too), exit codes |
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
-//! | compare.rs | `schedlab compare`: runs per side, prints the table |
+//! | compare.rs | `schedlab compare`: checks the arguments, resolves each run; the library (`schedlab_lab::compare`) runs the sides; prints the table |
 //! | preflight.rs | checks before simulating: --out, limits, memory estimate |
 //! | clap_error.rs | clap's argument errors as one `schedlab: error:` line, hint folded in |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
@@ -27,7 +27,8 @@
 //!
 //! The engines that run many simulations (sweeps, Monte-Carlo screening,
 //! the compare runner) are the library schedlab-lab's; this crate gives
-//! them a [`run_argv`] to make each sweep point with and a progress bar.
+//! them a [`run_argv`] to make each sweep point with, one compare run's
+//! resolved settings, and a progress bar.
 //!
 //! This file is also the root of the crate's library (Cargo.toml's `[lib]`
 //! points here), for the Python package (crates/schedlab-py): [`run_argv`]

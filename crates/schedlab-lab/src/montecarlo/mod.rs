@@ -138,7 +138,8 @@ pub struct Thresholds {
 pub fn findings(root: &Path, points: &[Point], th: Thresholds) -> Vec<Value> {
     let rows = sweep::load_rows(root, points);
     // (machine, scenario) -> (base rows, new rows), in plan order.
-    let mut groups: Vec<((String, String), Vec<Value>, Vec<Value>)> = Vec::new();
+    type Group = ((String, String), Vec<Value>, Vec<Value>);
+    let mut groups: Vec<Group> = Vec::new();
     for (p, r) in points.iter().zip(rows) {
         let Some(r) = r else { continue };
         let tag = |k: &str| {
@@ -298,7 +299,8 @@ pub fn screen(o: &ScreeningOptions) -> Result<Screening, MonteCarloError> {
     if !(0.0..1.0).contains(&th.alpha) || th.alpha == 0.0 {
         return Err(MonteCarloError::Alpha);
     }
-    if !(th.rel >= 0.0) {
+    // Negative, or not a number.
+    if th.rel.is_nan() || th.rel < 0.0 {
         return Err(MonteCarloError::Rel);
     }
     let pts = points(&o.plan)?;
