@@ -33,7 +33,8 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&path, rest).is_err() {
         return;
     }
-    if let Ok(spec) = schedlab_cli::sweep::read_spec(&path) {
+    use schedlab_lab::sweep::{read_spec, DEFAULT_MAX_POINTS};
+    if let Ok(spec) = read_spec(&path, DEFAULT_MAX_POINTS) {
         let out = dir().path().join("out");
         for p in spec.points.iter().take(1000) {
             let _ = p.argv(&p.workload, &out);

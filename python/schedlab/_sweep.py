@@ -1,8 +1,9 @@
 """Sweeps and Monte-Carlo A/B screening, on local cores or on Ray.
 
-Both use the command line's engines (``schedlab sweep``, ``schedlab
-montecarlo``): the same points, ids, rows and Parquet dataset. The local
-backend *is* the CLI's runner (threads in this process, the GIL released);
+Both use the engines of ``schedlab sweep`` and ``schedlab montecarlo``
+(the schedlab-lab library): the same points, ids, rows and Parquet
+dataset. The local backend *is* the command line's runner (threads in this
+process, the GIL released);
 the Ray backend runs each unfinished point as one Ray task (``num_cpus=1``)
 on whatever cluster ``ray.init`` reaches, records each row on the driver
 as it arrives (so killing the driver loses only the points in flight), and

@@ -1,23 +1,17 @@
 //! `schedlab compare`: N runs of each side (base and new feature sets)
 //! differing only by seed, then the mmtests-style table of the headline
-//! metrics (formats-spec.md §7, architecture.md §2). The figures come from the
-//! library (`compare::RunFigures`, `compare::compare_metrics`); this file
-//! resolves the arguments, runs the sides and prints.
+//! metrics (formats-spec.md §7, architecture.md §2). This file checks the
+//! arguments and resolves each run; the library runs the sides
+//! (`schedlab_lab::compare`) and `schedlab_output::compare` renders.
 
 use crate::resolve::{self, SimArgs};
 use crate::user;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use schedlab_core::observe::NullSink;
-use schedlab_core::Sim;
-use schedlab_output::compare::{
-    compare_metrics, render_json, render_posting_table, PerTask, RunFigures, TimerLatencyRows,
-};
-use schedlab_output::results::RunResults;
+use schedlab_lab::compare::{self, Header, RunSetup, RunnerOptions, SideHeader};
+use schedlab_output::compare::{render_posting_table, PerTask, RunFigures};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// `schedlab compare` arguments: a run's (`schedlab run`'s, with `--seed`
 /// the first seed) plus the two feature sets and the number of runs.
@@ -119,29 +113,15 @@ fn one_run(a: &CompareArgs, side: &Side, seed: u64) -> Result<RunFigures> {
     let cfg = resolve::config_for(&sa, side.kernel, side.flag, side.features, false, &w)?;
     crate::preflight::check_length(&sa.workload, &m, &w, &cfg)?;
     crate::preflight::check_memory(&sa.workload, &m, &w, &cfg, crate::preflight::Rows::Streamed)?;
-    let mut sim =
-        Sim::new(m, &w, cfg, NullSink).map_err(|e| user(format!("{}: {e}", sa.workload)))?;
-    // The rt-app log rows are dropped as they complete, as `run` without
-    // --out does, once their wakeup latency is counted (the percentiles;
-    // the other statistics are kept by the threads): memory grows with
-    // the distinct latency values, not with the run's length.
-    let lat = TimerLatencyRows::default();
-    sim.stream_rows(Box::new(lat.clone()));
-    let cap = crate::preflight::length_cap(sim.end, sim.t_start);
-    let mut at = sim.t_start;
-    let res = sim.run_while(|t| {
-        at = t;
-        t <= cap
-    });
-    crate::preflight::check_passed_limit(&sa.workload, sim.end, sim.t_start, at.max(sim.now))?;
-    let results = RunResults::collect(&sim, &res, &w);
-    let generator = schedlab_workload::generators::generator_name(&sa.workload);
-    Ok(RunFigures::of(
-        &results,
-        generator,
-        &lat.take(),
-        a.breakdown(),
-    ))
+    compare::figures(RunSetup {
+        what: &sa.workload,
+        machine: m,
+        workload: &w,
+        config: cfg,
+        generator: schedlab_workload::generators::generator_name(&sa.workload),
+        breakdown: a.breakdown(),
+    })
+    .map_err(|e| user(e.to_string()))
 }
 
 /// `schedlab compare`.
@@ -195,112 +175,57 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if let Some(path) = &a.json {
         crate::preflight::out_file("--json", path)?;
     }
-    let sides = [("base", &side_defs[0]), ("new", &side_defs[1])];
-    let jobs = a.jobs.unwrap_or_else(crate::sweep::default_jobs);
+    let jobs = a.jobs.unwrap_or_else(schedlab_lab::default_jobs);
     if jobs == 0 {
         return Err(user("--jobs: at least 1"));
     }
-    // Every (side, seed) run is independent: `jobs` threads take them in
-    // order, and the results are put back in that order, so the table does
-    // not depend on the number of jobs.
-    let work: Vec<(usize, u64)> = (0..sides.len())
-        .flat_map(|s| (0..a.runs as u64).map(move |i| (s, a.sim.seed + i)))
-        .collect();
-    type Outcome = Result<RunFigures>;
-    let slots: Vec<Mutex<Option<Outcome>>> = work.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
     // On stderr while the runs go, when it is a terminal.
-    let show = !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = crate::sweep::runs_bar("compare", work.len() as u64, show);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.min(work.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                // After a failure no new run starts: the first error (in
-                // run order) is reported, as a sequential compare would.
-                let Some(&(side, seed)) = work.get(i) else {
-                    break;
-                };
-                if failed.load(Ordering::SeqCst) {
-                    break;
-                }
-                let r = one_run(a, sides[side].1, seed);
-                if r.is_err() {
-                    failed.store(true, Ordering::SeqCst);
-                }
-                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                bar.inc(1);
-            });
-        }
-    });
-    bar.finish_and_clear();
-    let mut figures: Vec<Vec<RunFigures>> = vec![Vec::new(); sides.len()];
-    for (slot, &(side, _)) in slots.into_iter().zip(&work) {
-        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(Ok(run)) => figures[side].push(run),
-            Some(Err(e)) => return Err(e),
-            // Not run: an earlier or a concurrent run failed.
-            None => continue,
-        }
-    }
-    let name_refs: Vec<&str> = sides.iter().map(|(n, _)| *n).collect();
-    let (metrics, left_out) = compare_metrics(&figures, MAX_NAMES);
+    let bar = crate::progress::RunsBar::on_terminal(a.quiet);
+    let figures = compare::run_sides(
+        &RunnerOptions {
+            sides: side_defs.len(),
+            runs: a.runs,
+            first_seed: a.sim.seed,
+            jobs,
+            progress: &bar,
+        },
+        |side, seed| one_run(a, &side_defs[side], seed),
+    )?;
     // What ran: the machine (and whether it is the default), the release
     // when both sides share it, HZ, the length and the seeds.
-    let cpus = resolve::machine(&a.sim.machine).map_or(0, |m| m.nr_cpus());
-    let default_note = if a.sim.machine == resolve::DEFAULT_MACHINE {
-        "; the default machine, --machine picks another"
-    } else {
-        ""
-    };
-    let kernel = match (side_defs[0].kernel, side_defs[1].kernel) {
-        (b, n) if b == n => format!(
-            ", kernel {}",
-            b.and_then(schedlab_core::kernels::canonical)
-                .unwrap_or(schedlab_core::kernels::DEFAULT_KERNEL)
-        ),
-        _ => String::new(),
-    };
-    let length = a
-        .sim
-        .duration
-        .as_deref()
-        .unwrap_or("until the workload ends");
-    let title = format!(
-        "{} on {} ({cpus} CPUs{default_note}){kernel}, HZ {}, {length}, seeds {}..{} ({} runs per side)",
-        a.sim.workload,
-        a.sim.machine,
-        a.sim.hz,
-        a.sim.seed,
-        a.sim.seed + (a.runs as u64 - 1),
-        a.runs
-    );
-    let legend: Vec<String> = sides
+    let sides: Vec<SideHeader> = ["base", "new"]
         .iter()
-        .map(|(n, s)| {
-            let f = if s.features.is_empty() {
-                "default features"
-            } else {
-                s.features
-            };
-            match s.kernel {
-                Some(k) if a.base_kernel.is_some() || a.new_kernel.is_some() => {
-                    format!("{n:<4} = --kernel {k}, {f}")
-                }
-                _ => format!("{n:<4} = {f}"),
-            }
+        .zip(&side_defs)
+        .map(|(name, s)| SideHeader {
+            name,
+            features: s.features,
+            kernel: s.kernel,
         })
         .collect();
+    let header = Header {
+        workload: &a.sim.workload,
+        machine: &a.sim.machine,
+        cpus: resolve::machine(&a.sim.machine).map_or(0, |m| m.nr_cpus()),
+        default_machine: a.sim.machine == resolve::DEFAULT_MACHINE,
+        hz: a.sim.hz,
+        duration: a.sim.duration.as_deref(),
+        first_seed: a.sim.seed,
+        runs: a.runs,
+        sides: &sides,
+        side_kernels: a.base_kernel.is_some() || a.new_kernel.is_some(),
+        any_kernel: a.base_kernel.is_some() || a.new_kernel.is_some() || a.sim.kernel.is_some(),
+    };
+    let r = compare::report(&header, &figures, MAX_NAMES);
     if !a.quiet {
         print!(
             "{}",
-            render_posting_table(&title, &legend, &name_refs, &metrics, a.all_rows)
+            render_posting_table(&r.title, &r.legend, &r.name_refs(), &r.metrics, a.all_rows)
         );
     }
-    if left_out > 0 && !a.quiet {
+    if r.left_out > 0 && !a.quiet {
         println!(
-            "({left_out} more {} without rows of their own: at most {MAX_NAMES} are shown)",
+            "({} more {} without rows of their own: at most {MAX_NAMES} are shown)",
+            r.left_out,
             if a.breakdown() == PerTask::Threads {
                 "threads"
             } else {
@@ -309,16 +234,7 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         );
     }
     if let Some(path) = &a.json {
-        let mut v = render_json(&title, &name_refs, &metrics);
-        // The columns are `base` and `new`; their features travel along.
-        v["features"] = serde_json::json!({ "base": a.base, "new": new });
-        if a.base_kernel.is_some() || a.new_kernel.is_some() || a.sim.kernel.is_some() {
-            v["kernels"] = serde_json::json!({
-                "base": side_defs[0].kernel.unwrap_or(schedlab_core::kernels::DEFAULT_KERNEL),
-                "new": side_defs[1].kernel.unwrap_or(schedlab_core::kernels::DEFAULT_KERNEL),
-            });
-        }
-        let text = serde_json::to_string_pretty(&v)? + "\n";
+        let text = serde_json::to_string_pretty(&r.json())? + "\n";
         schedlab_output::outdir::write_file_atomic(path, text.as_bytes())
             .map_err(|e| user(format!("{}: cannot write: {e}", path.display())))?;
     }

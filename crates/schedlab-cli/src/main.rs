@@ -15,30 +15,37 @@
 //! | main.rs | the subcommands; `report`, `machines` (with `--domains`), `features`, `kernels`; error printing (clap's errors too), exit codes |
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
-//! | compare.rs | `schedlab compare`: runs per side, prints the table |
+//! | compare.rs | `schedlab compare`: checks the arguments, resolves each run; the library (`schedlab_lab::compare`) runs the sides; prints the table |
 //! | preflight.rs | checks before simulating: --out, limits, memory estimate |
 //! | clap_error.rs | clap's argument errors as one `schedlab: error:` line, hint folded in |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
 //! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
-//! | sweep.rs | `schedlab sweep`: spec → points, local runs, rows, the Parquet dataset (also driven by the Python package) |
-//! | montecarlo.rs | `schedlab montecarlo`: random scenarios, both sides over seeds, Welch screening |
+//! | sweep.rs | `schedlab sweep`: the library's sweep (`schedlab_lab::sweep`), each point through [`run_argv`] |
+//! | montecarlo.rs | `schedlab montecarlo`: the library's screening (`schedlab_lab::montecarlo`), the findings' table |
+//! | progress.rs | the progress bar the library's `Progress` hooks draw |
+//!
+//! The engines that run many simulations (sweeps, Monte-Carlo screening,
+//! the compare runner) are the library schedlab-lab's; this crate gives
+//! them a [`run_argv`] to make each sweep point with, one compare run's
+//! resolved settings, and a progress bar.
 //!
 //! This file is also the root of the crate's library (Cargo.toml's `[lib]`
 //! points here), for the Python package (crates/schedlab-py): [`run_argv`]
-//! is the whole command line in-process, [`sweep`] and [`montecarlo`] the
-//! engines its Ray backend drives.
+//! is the whole command line in-process, the runner of its sweep points,
+//! and [`progress::RunsBar`] its progress bar.
 
 mod bench;
 mod clap_error;
 mod compare;
 mod host;
 mod machines;
-pub mod montecarlo;
+mod montecarlo;
 mod preflight;
+pub mod progress;
 mod resolve;
 mod run;
-pub mod sweep;
+mod sweep;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

@@ -346,29 +346,14 @@ pub fn check_length(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> R
     Ok(())
 }
 
-/// Where a run stops at the latest: a run with an end (`end`) at its
-/// end; one without, just past the duration limit in force, which
-/// [`least_length`] cannot always foresee (threads that wait on one
-/// another).
-pub fn length_cap(end: Option<u64>, t_start: u64) -> u64 {
-    match end {
-        Some(_) => u64::MAX,
-        None => t_start.saturating_add(schedlab_workload::limits::max_duration_ns()),
-    }
-}
+pub use schedlab_lab::limits::length_cap;
 
 /// After a run: an error when a run without a duration passed
 /// [`length_cap`] (`at`: the last time it was seen at, or its end), and
 /// was stopped there or ended after it.
 pub fn check_passed_limit(what: &str, end: Option<u64>, t_start: u64, at: u64) -> Result<()> {
-    use schedlab_workload::limits::{duration_limit_text, max_duration_ns};
-    if at > length_cap(end, t_start) {
-        return Err(user(format!(
-            "{what}: without a duration the run went past the {} limit of simulated time; nothing was written: pass --duration, or --max-duration to raise the limit",
-            duration_limit_text(max_duration_ns())
-        )));
-    }
-    Ok(())
+    schedlab_lab::limits::check_passed_limit(what, end, t_start, at)
+        .map_err(|e| user(e.to_string()))
 }
 
 /// The least CPU work (`run`, `runtime`) of any iteration of a thread, or

@@ -8,9 +8,8 @@ use clap::Args;
 /// `--machine` when none is given.
 pub const DEFAULT_MACHINE: &str = "vm-2cpu";
 use schedlab_core::features::{Features, PreemptModel};
-use schedlab_core::machine::layout_file::{from_layout_spec, from_toml, LAYOUT_PREFIX};
-use schedlab_core::machine::sysfs::{from_sysfs, DirReader};
-use schedlab_core::machine::{preset, Machine, PRESET_NAMES};
+use schedlab_core::machine::layout_file::LAYOUT_PREFIX;
+use schedlab_core::machine::Machine;
 use schedlab_core::program::Workload;
 use schedlab_core::SimConfig;
 use std::path::{Path, PathBuf};
@@ -134,35 +133,10 @@ pub struct RunArgs {
 /// Resolves `--machine`: a preset, `sysfs:DIR`, `layout:KEY=VALUE,...`,
 /// or a machine file (a value ending in `.toml` or containing a `/`).
 pub fn machine(spec: &str) -> Result<Machine> {
-    if let Some(dir) = spec.strip_prefix("sysfs:") {
-        if !Path::new(dir).is_dir() {
-            return Err(user(format!(
-                "{dir}: no such directory (for --machine sysfs:DIR)"
-            )));
-        }
-        return from_sysfs(dir, &DirReader(PathBuf::from(dir))).map_err(|e| user(e.to_string()));
-    }
-    if spec.starts_with(LAYOUT_PREFIX) {
-        return from_layout_spec(spec).map_err(|e| user(e.to_string()));
-    }
-    if is_machine_file(spec) {
-        return machine_file(spec);
-    }
-    preset(spec).ok_or_else(|| {
-        user(format!(
-            "unknown machine '{spec}'{} (presets: {}; or sysfs:DIR, FILE.toml, layout:KEY=VALUE,...)",
-            schedlab_core::suggest::hint(spec, PRESET_NAMES.iter().copied()),
-            PRESET_NAMES.join(", ")
-        ))
-    })
+    schedlab_lab::machine::resolve(spec).map_err(|e| user(e.0))
 }
 
-/// True when `--machine` names a machine file rather than a preset.
-pub fn is_machine_file(spec: &str) -> bool {
-    !spec.starts_with("sysfs:")
-        && !spec.starts_with(LAYOUT_PREFIX)
-        && (spec.ends_with(".toml") || spec.contains('/'))
-}
+pub use schedlab_lab::machine::is_machine_file;
 
 /// What a refusal about the resolved machine names: the file or the
 /// `layout:` string when there is one, else the flag.
@@ -172,25 +146,6 @@ pub fn machine_what(spec: &str) -> String {
     } else {
         "--machine".to_string()
     }
-}
-
-/// Largest machine file read (a machine file is a few dozen lines).
-const MAX_MACHINE_FILE_BYTES: u64 = 1 << 20;
-
-fn machine_file(path: &str) -> Result<Machine> {
-    let meta = std::fs::metadata(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
-    if meta.is_dir() {
-        return Err(user(format!("{path}: is a directory, not a machine file")));
-    }
-    if meta.len() > MAX_MACHINE_FILE_BYTES {
-        return Err(user(format!(
-            "{path}: {} bytes, more than the 1 MiB a machine file may have",
-            meta.len()
-        )));
-    }
-    let text = std::fs::read(path).map_err(|e| user(format!("{path}: cannot read: {e}")))?;
-    let text = String::from_utf8(text).map_err(|_| user(format!("{path}: not UTF-8 text")))?;
-    from_toml(path, &text).map_err(|e| user(e.to_string()))
 }
 
 /// Reads and lowers the workload for a machine of `nr_cpus` CPUs.

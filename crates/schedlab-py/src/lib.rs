@@ -2,8 +2,9 @@
 //! Thin: every run goes through the command line's own argument parsing
 //! (`schedlab_cli::run_argv`), so the package accepts exactly the flags the
 //! binary accepts and raises the binary's one-line error messages; sweeps
-//! and Monte-Carlo screening use the CLI's engines (`schedlab_cli::sweep`,
-//! `schedlab_cli::montecarlo`), so the Python backends (local, Ray) produce
+//! and Monte-Carlo screening call the library's engines
+//! (`schedlab_lab::sweep`, `schedlab_lab::montecarlo`) with `run_argv` as
+//! the runner of each point, so the Python backends (local, Ray) produce
 //! the same rows and the same Parquet dataset as `schedlab sweep`.
 //! Values cross the boundary as JSON text. The GIL is released while
 //! simulating, so Python threads run simulations in parallel.
@@ -11,8 +12,8 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use schedlab_cli::montecarlo::{self, Plan, Thresholds};
-use schedlab_cli::sweep::{self, Better, Point};
+use schedlab_lab::montecarlo::{self, Plan, Thresholds};
+use schedlab_lab::sweep::{self, Better, LocalRun, Point, DEFAULT_MAX_POINTS};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -51,7 +52,7 @@ fn run_argv(py: Python<'_>, args: Vec<String>) -> PyResult<bool> {
 #[pyfunction]
 fn sweep_plan(spec_json: &str, label: &str) -> PyResult<String> {
     let v: Value = serde_json::from_str(spec_json).map_err(err)?;
-    let spec = sweep::parse_spec(&v, label).map_err(err)?;
+    let spec = sweep::parse_spec(&v, label, DEFAULT_MAX_POINTS).map_err(err)?;
     Ok(json!({
         "points": spec.points.iter().map(Point::to_json).collect::<Vec<_>>(),
         "partition_by": spec.partition_by,
@@ -81,6 +82,7 @@ fn montecarlo_plan(
         seeds,
         seed,
         duration,
+        max_points: DEFAULT_MAX_POINTS,
     };
     let pts = montecarlo::points(&plan).map_err(err)?;
     Ok(json!({
@@ -96,7 +98,7 @@ fn montecarlo_plan(
 fn run_point(py: Python<'_>, point_json: &str, root: &str) -> PyResult<String> {
     let v: Value = serde_json::from_str(point_json).map_err(err)?;
     let p = Point::from_json(&v).map_err(err)?;
-    let row = py.allow_threads(|| sweep::run_point(&p, Path::new(root)));
+    let row = py.allow_threads(|| sweep::run_point(&p, Path::new(root), &schedlab_cli::run_argv));
     Ok(row.to_string())
 }
 
@@ -135,7 +137,7 @@ fn write_dataset(root: &str, points_json: &str, partition_by: Vec<String>) -> Py
     Ok(d.to_string_lossy().into_owned())
 }
 
-/// Runs the unfinished points on JOBS local threads (the CLI's engine) and
+/// Runs the unfinished points on JOBS local threads (the library's engine) and
 /// writes the dataset; returns {"total","skipped","ran","failed","dataset"}.
 #[pyfunction]
 fn run_local(
@@ -147,9 +149,20 @@ fn run_local(
     progress: bool,
 ) -> PyResult<String> {
     let pts = parse_points(points_json)?;
-    let (c, d) = py
-        .allow_threads(|| sweep::run_local(Path::new(root), &pts, &partition_by, jobs, progress))
+    let bar = schedlab_cli::progress::RunsBar::new(progress);
+    let f = py
+        .allow_threads(|| {
+            sweep::run_local(&LocalRun {
+                root: Path::new(root),
+                points: &pts,
+                partition_by: &partition_by,
+                jobs,
+                runner: &schedlab_cli::run_argv,
+                progress: &bar,
+            })
+        })
         .map_err(err)?;
+    let (c, d) = (f.counts, f.dataset);
     Ok(
         json!({"total": c.total, "skipped": c.skipped, "ran": c.ran, "failed": c.failed,
               "dataset": d.to_string_lossy()})

@@ -1,0 +1,26 @@
+//! schedlab's experiment engines, under the command line and the Python
+//! package: what runs many simulations and gathers their figures.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`sweep`] | a spec's cross product of settings → points, their runs on local threads, rows, the resumable Hive-partitioned Parquet dataset |
+//! | [`montecarlo`] | random scenarios per machine, both feature sets over seeds as a sweep, Welch screening of the differences |
+//! | [`compare`] | the runs of an A/B comparison on local threads, their figures in run order, the table's heading, legend and metrics |
+//! | [`limits`] | the length limit of a run without a duration |
+//! | [`machine`] | a machine named the way `--machine` names it |
+//! | [`progress`] | the [`Progress`] hooks a caller draws progress with |
+//!
+//! The library prints nothing: progress goes to a [`Progress`] the caller
+//! gives, results come back as values, and every error is an enum whose
+//! message is one line. How one run is made from its settings stays with
+//! the caller where it is the command line's business (a sweep point is a
+//! `schedlab run` command line, handed to a [`sweep::Runner`]).
+
+pub mod compare;
+pub mod limits;
+pub mod machine;
+pub mod montecarlo;
+pub mod progress;
+pub mod sweep;
+
+pub use progress::{default_jobs, NoProgress, Progress};
