@@ -188,7 +188,7 @@ def sweep(
     plan = json.loads(_native.sweep_plan(json.dumps(d), label))
     tmp = None
     if out is None and plan.get("out"):
-        out = base / plan["out"]
+        out = plan["out"]
     elif out is None:
         # Removed with the SweepResult.
         tmp = tempfile.TemporaryDirectory(prefix="schedlab-sweep-")

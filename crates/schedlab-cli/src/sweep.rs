@@ -15,10 +15,11 @@ pub struct SweepArgs {
     /// The sweep spec: a TOML (or JSON) file with the lists `machines`,
     /// `kernels`, `features`, `sysctls`, `workloads`, `seeds`, and
     /// `duration`, `out`, `partition_by` (docs/python.md). Workload files
-    /// and `out` are relative to the spec's directory.
+    /// are relative to the spec's directory; `out` to the current one.
     pub spec: PathBuf,
-    /// The sweep directory (default: the spec's `out`, else SPEC's name
-    /// with `.sweep`). Finished points in it are skipped.
+    /// The sweep directory (default: the spec's `out`, else SPEC's file
+    /// name with `.sweep`, in the current directory). Finished points in
+    /// it are skipped.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Simultaneous runs (default: one per CPU).

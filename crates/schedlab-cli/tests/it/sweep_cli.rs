@@ -31,7 +31,7 @@ fn sweep_writes_a_partitioned_dataset_and_resumes() {
         &spec,
         "machines = [\"vm-2cpu\", \"a7-octa\"]\nworkloads = [\"hackbench:groups=1,loops=10\", \"missing.json\"]\nseeds = 2\nduration = \"100ms\"\n",
     );
-    let o = schedlab(["sweep", spec.to_str().unwrap(), "-j", "2"]);
+    let o = crate::common::schedlab_in(t.path(), ["sweep", spec.to_str().unwrap(), "-j", "2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -73,7 +73,7 @@ fn sweep_writes_a_partitioned_dataset_and_resumes() {
         .count();
     assert_eq!(rows, 8);
     // Again: nothing runs, the same bytes.
-    let o = schedlab(["sweep", spec.to_str().unwrap()]);
+    let o = crate::common::schedlab_in(t.path(), ["sweep", spec.to_str().unwrap()]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("8 finished before, 0 run now, 4 failed"),
@@ -204,7 +204,7 @@ fn a_sweep_where_no_point_can_run_exits_2_with_one_line() {
             text.push_str("workloads = [\"hackbench:groups=1,loops=10\"]\n");
         }
         write(&spec, &text);
-        let o = schedlab(["sweep", spec.to_str().unwrap(), "-q"]);
+        let o = crate::common::schedlab_in(t.path(), ["sweep", spec.to_str().unwrap(), "-q"]);
         let err = String::from_utf8_lossy(&o.stderr);
         if o.status.code() == Some(2) && err.lines().count() == 1 && !err.contains("none of its") {
             // Refused up front (the spec itself is bad): fine too.
@@ -219,4 +219,27 @@ fn a_sweep_where_no_point_can_run_exits_2_with_one_line() {
         assert!(err.contains(reason), "{key}: {err}");
         assert!(o.stdout.is_empty());
     }
+}
+
+/// A sweep writes into the current directory (its `--out`, the spec's
+/// `out`, or SPEC.sweep), never beside a spec kept elsewhere.
+#[test]
+fn a_sweep_writes_into_the_current_directory() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir(t.path().join("specs")).unwrap();
+    for (name, out_key, root) in [("a", "out = \"o\"\n", "o"), ("b", "", "b.sweep")] {
+        let spec = t.path().join("specs").join(format!("{name}.toml"));
+        write(
+            &spec,
+            &format!("{out_key}machines = [\"vm-2cpu\"]\nworkloads = [\"hackbench:groups=1,loops=10\"]\nseeds = 1\nduration = \"10ms\"\n"),
+        );
+        let o = crate::common::schedlab_in(t.path(), ["sweep", spec.to_str().unwrap(), "-q"]);
+        assert!(o.status.success(), "{}", crate::common::describe(&o));
+        assert!(t.path().join(root).join("dataset").is_dir(), "{root}");
+    }
+    let beside: Vec<_> = std::fs::read_dir(t.path().join("specs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside.len(), 2, "{beside:?}");
 }

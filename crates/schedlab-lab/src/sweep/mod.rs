@@ -228,11 +228,11 @@ pub fn run_local(r: &LocalRun) -> Result<Finished, SweepError> {
 
 /// A sweep of a spec file.
 pub struct SweepOptions<'a> {
-    /// The spec: a TOML (or JSON) file; workload files and its `out` are
-    /// relative to its directory.
+    /// The spec: a TOML (or JSON) file; workload files are relative to its
+    /// directory, its `out` to the current one.
     pub spec: PathBuf,
     /// The sweep directory (default: the spec's `out`, else the spec's
-    /// name with `.sweep`).
+    /// file name with `.sweep`, in the current directory).
     pub out: Option<PathBuf>,
     /// Simultaneous runs (default: one per CPU; 0 is refused).
     pub jobs: Option<usize>,
@@ -255,17 +255,22 @@ pub struct SweepReport {
     pub dataset: PathBuf,
 }
 
-/// The sweep directory: `out`, else the spec's `out` (relative to the
-/// spec's directory), else the spec's name with `.sweep`.
+/// The sweep directory: `out`, else the spec's `out`, else the spec's file
+/// name with `.sweep`; a relative one is relative to the current
+/// directory, as every other output place, so that a sweep of a spec kept
+/// in a source tree writes nothing into it.
 pub fn sweep_root(spec_path: &Path, out: Option<&Path>, spec: &Spec) -> PathBuf {
     if let Some(o) = out {
         return o.to_path_buf();
     }
     if let Some(o) = &spec.out {
-        let base = spec_path.parent().unwrap_or(Path::new("."));
-        return base.join(o);
+        return PathBuf::from(o);
     }
-    spec_path.with_extension("sweep")
+    let name = spec_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "spec".into());
+    PathBuf::from(format!("{name}.sweep"))
 }
 
 /// Runs a spec file: reads it, runs its unfinished points, writes the
