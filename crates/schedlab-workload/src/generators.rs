@@ -50,7 +50,7 @@ use schedlab_core::time::NSEC_PER_USEC;
 pub(crate) fn err(spec: &str, msg: String) -> WorkloadError {
     WorkloadError::new(
         spec,
-        crate::json::Pos { line: 1, col: 1 },
+        crate::json::Pos { line: 0, col: 0 },
         ErrorKind::Invalid,
         msg,
     )
@@ -71,9 +71,12 @@ pub(crate) fn each_param<'a>(
             .split_once('=')
             .ok_or_else(|| err(spec, format!("'{item}' is not key=value")))?;
         if !known.contains(&k) {
+            let hint = schedlab_core::suggest::closest(k, known.iter().copied())
+                .map(|c| format!(" (did you mean '{c}'?)"))
+                .unwrap_or_default();
             return Err(err(
                 spec,
-                format!("unknown key '{k}' (valid: {})", known.join(", ")),
+                format!("unknown key '{k}'{hint} (valid: {})", known.join(", ")),
             ));
         }
         if seen.contains(&k) {

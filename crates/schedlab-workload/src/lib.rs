@@ -63,9 +63,10 @@ pub enum ErrorKind {
 }
 
 /// Why a workload could not be loaded. `Display` is exactly one line:
-/// `FILE:LINE:COL: <problem>`.
+/// `FILE:LINE:COL: <problem>`, or `SPEC: <problem>` for a generator spec
+/// (line 0: a one-line spec has no position worth giving).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {msg}")]
+#[error("{}", self.one_line())]
 pub struct WorkloadError {
     /// The file name as given to the loader.
     pub file: String,
@@ -88,6 +89,15 @@ impl WorkloadError {
             col: pos.col,
             kind,
             msg: one_line(msg.into()),
+        }
+    }
+
+    /// The `Display` line.
+    fn one_line(&self) -> String {
+        if self.line == 0 {
+            format!("{}: {}", self.file, self.msg)
+        } else {
+            format!("{}:{}:{}: {}", self.file, self.line, self.col, self.msg)
         }
     }
 

@@ -90,6 +90,7 @@ const ACCEPTED: &[(&str, &[&str])] = &[
     ),
     ("timer", &["ref", "period", "mode"]),
     ("timer.mode", &["relative", "absolute"]),
+    ("log_size", &["file", "auto", "disable"]),
     ("wait", &["ref", "mutex"]),
     (
         "memrun",
@@ -129,6 +130,7 @@ const FORMS: &[(&str, &str)] = &[
     ("calibration", "ns"),
     ("calibration", "CPU<n>"),
     ("ftrace", "bool"),
+    ("log_size", "MiB"),
     ("timer.ref", "unique"),
     ("timer.ref", "shared"),
     ("policy", "SCHED_NORMAL"),
@@ -303,6 +305,8 @@ impl Used {
                 ("calibration", Kind::Int(_)) => self.add("calibration", "ns"),
                 ("calibration", Kind::Str(_)) => self.add("calibration", "CPU<n>"),
                 ("default_policy", Kind::Str(s)) => self.add("policy", s),
+                ("log_size", Kind::Str(s)) => self.add("log_size", s),
+                ("log_size", Kind::Int(_)) => self.add("log_size", "MiB"),
                 _ => {}
             }
         }

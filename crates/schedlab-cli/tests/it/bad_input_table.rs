@@ -286,6 +286,12 @@ fn cases() -> Vec<Case> {
         run("hackbench loops=0", "hackbench:loops=0", &[], &["loops"]),
         run("hackbench datasize too big", "hackbench:datasize=65537", &[], &["datasize"]),
         run("hackbench unknown key", "hackbench:foo=1", &[], &["unknown key 'foo'"]),
+        run(
+            "hackbench misspelt key: a suggestion, and the spec with no position",
+            "hackbench:group=2",
+            &[],
+            &["schedlab: error: hackbench:group=2: unknown key 'group' (did you mean 'groups'?)"],
+        ),
         run("hackbench instances=0", "hackbench:instances=0", &[], &["instances"]),
         run("hackbench too many instances x groups", "hackbench:instances=1000,groups=1000", &[], &["hackbench:", "at most"]),
         // --- --features
