@@ -322,6 +322,8 @@ fn svg_files_are_written() {
             "latency-cdf.svg",
             "latency-hist.svg",
             "util-heatmap-0.svg",
+            // Run 0 has a trace: its run-queue map too.
+            "runnable-heatmap-0.svg",
             "util-heatmap-1.svg"
         ]
     );
