@@ -1339,6 +1339,43 @@ pub fn render_report(runs: &[RunData]) -> String {
         s.push_str("</tbody></table>");
     }
 
+    // Tunables side by side (summary.json `tunables`), with the same
+    // marking of what a release does not have.
+    let tunables: BTreeSet<&String> = runs
+        .iter()
+        .filter_map(|r| r.summary.extra.get("tunables").and_then(Value::as_object))
+        .flat_map(|m| m.keys())
+        .collect();
+    if !tunables.is_empty() {
+        s.push_str("<h2>Tunables</h2><p>The scheduler tunables each run used (<code>--sysctl</code>, <code>global.sysctl</code>, or the release's defaults); rows where the runs differ are highlighted; <em>absent</em> marks a tunable the run's kernel release does not have.</p>");
+        let mut heads = vec!["tunable"];
+        heads.extend(names.iter().map(String::as_str));
+        table_open(&mut s, "tunables", 1, &heads);
+        for t in tunables {
+            let vals: Vec<String> = runs
+                .iter()
+                .map(|r| {
+                    let v = r
+                        .summary
+                        .extra
+                        .get("tunables")
+                        .and_then(|m| m.get(t.as_str()));
+                    match run_kernel(r) {
+                        Some(k) if !schedlab_core::kernels::has_tunable(k, t) => {
+                            format!("absent ({k})")
+                        }
+                        _ => feature_text(v),
+                    }
+                })
+                .collect();
+            let differ = vals.iter().any(|v| *v != vals[0]);
+            let mut cells = vec![t.clone()];
+            cells.extend(vals);
+            row(&mut s, 1, &cells, if differ { "diff" } else { "" });
+        }
+        s.push_str("</tbody></table>");
+    }
+
     // Timeline.
     let traced: BTreeSet<String> = runs.iter().flat_map(traced_tasks).collect();
     let traced_list: Vec<&str> = traced.iter().map(String::as_str).collect();

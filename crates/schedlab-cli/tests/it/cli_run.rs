@@ -707,6 +707,17 @@ fn report_names_kernels_labels_and_writes_beside_the_runs() {
         row.contains("absent (6.6)") && row.contains("<td>true</td>"),
         "{row}"
     );
+    // Tunables: latency_ns is CFS's (5.15), base_slice_ns EEVDF's (6.6).
+    let row = html
+        .split("<tr")
+        .find(|r| r.contains(">latency_ns<"))
+        .expect("a latency_ns row");
+    assert!(row.contains("absent (6.6)"), "{row}");
+    let row = html
+        .split("<tr")
+        .find(|r| r.contains(">base_slice_ns<"))
+        .expect("a base_slice_ns row");
+    assert!(row.contains("absent (5.15)"), "{row}");
     // A switch no release has, set by the run, shows its value.
     crate::common::assert_success(&crate::common::schedlab_in(
         tmp.path(),
