@@ -160,4 +160,7 @@ target/pytest-venv/bin/python -m pip install --quiet --disable-pip-version-check
 echo "== schedlab-core's import graph has no circle (scripts/test/modgraph.py)"
 python3 scripts/test/modgraph.py --quiet
 
+echo "== docs/trust.md's tables match the scoreboards (scripts/docs/trust-tables.py --check)"
+python3 scripts/docs/trust-tables.py --check
+
 echo "== all tests passed"
