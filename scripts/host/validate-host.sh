@@ -286,6 +286,10 @@ echo "campaign: $(($t1 - $t0)) s for $(echo "$shapes" | wc -l) shapes" >&2
 if [ -n "$doc" ]; then
     python3 "$here/scripts/host/validation-doc.py" "$out" --out "$doc"
     echo "wrote $doc" >&2
+    # docs/trust.md's host table follows the scoreboard it is counted from.
+    if [ "$(realpath "$doc")" = "$(realpath "$here/docs/validation.md")" ]; then
+        python3 "$here/scripts/docs/trust-tables.py" >&2
+    fi
 else
     python3 "$here/scripts/host/validation-doc.py" "$out" --summary
 fi
