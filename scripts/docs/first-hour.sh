@@ -58,6 +58,12 @@ step "A big machine" \
 step "An A/B of two releases" \
   "Both sides over three seeds, in parallel; Welch's t marks the significant rows with \`*\`." \
   60 schedlab compare "hackbench:groups=16,loops=1000,ipc=pipe" --machine icx-2s-80c-ht --hz 1000 --preempt voluntary --base-kernel 6.6 --new-kernel 6.12 --runs 3
+step "A feature A/B on the big machine" \
+  "SIS_UTIL off (the idle-CPU scan of the LLC unbounded) against the 6.12 default, same workload." \
+  30 schedlab compare "hackbench:groups=16,loops=1000,ipc=pipe" --machine icx-2s-80c-ht --hz 1000 --preempt voluntary --kernel 6.12 --new NO_SIS_UTIL --runs 3
+step "A kernel A/B with schbench" \
+  "CFS (5.4) against EEVDF (6.6): schbench's wake-up and request latency percentiles and RPS, each with its direction." \
+  60 schedlab compare "schbench:m=2,r=2" --machine a7-octa --base-kernel 5.4 --new-kernel 6.6 --runs 3
 step "An A/B of a switch" \
   "The SCHED_IDLE-aware placement switched off: the periodic threads' wake-up latency percentiles and missed periods are the rows a posting quotes." \
   40 schedlab compare "$ex" --machine a7-octa --duration 1s --new NO_SCHED_IDLE_AS_IDLE --runs 3

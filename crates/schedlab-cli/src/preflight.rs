@@ -573,7 +573,7 @@ pub fn refine(
     max_output: Option<u64>,
 ) -> Estimate {
     let Some(duration) = cfg.duration_ns.or(w.duration_ns).filter(|&d| d > 0) else {
-        return est;
+        return refine_by_loops(m, w, cfg, est);
     };
     let shown = est.wall_s >= SHOW_ESTIMATE_WALL_S;
     if !shown && max_output.is_none_or(|max| est.log_bytes <= max) {
@@ -617,6 +617,46 @@ pub fn refine(
         rows: rows_all,
         log_bytes: log_bytes.min(est.log_bytes),
         wall_s: scale(wall_ns) / 1_000_000_000,
+        ..est
+    }
+}
+
+/// [`refine`] for a run without a duration, which ends when its threads
+/// have done their loops (hackbench): a pilot of up to [`PILOT_EVENTS`]
+/// events, its wall time scaled by the share of all the threads' loops it
+/// did. Only when the loops are many enough that the run cannot end inside
+/// the pilot (at least one event per loop); the rows need no pilot (a
+/// thread logs its loops).
+fn refine_by_loops(m: &Machine, w: &Workload, cfg: &SimConfig, est: Estimate) -> Estimate {
+    let mut total = 0u64;
+    for t in &w.tasks {
+        let Some(l) = t.program.loops else {
+            return est;
+        };
+        let per: u64 = t.program.phases.iter().map(|p| p.loops).sum();
+        total = total.saturating_add(l.saturating_mul(per));
+    }
+    if total < PILOT_EVENTS {
+        return est;
+    }
+    let Ok(mut sim) =
+        schedlab_core::Sim::new(m.clone(), w, cfg.clone(), schedlab_core::observe::NullSink)
+    else {
+        return est;
+    };
+    let t0 = std::time::Instant::now();
+    let mut calls = 0u64;
+    sim.run_while(|_| {
+        calls += 1;
+        calls.saturating_mul(1 << 16) < PILOT_EVENTS
+    });
+    let done: u64 = sim.sched.tasks.iter().map(|t| t.stats.loops).sum();
+    if done == 0 {
+        return est;
+    }
+    let wall_ns = t0.elapsed().as_nanos() as u64;
+    Estimate {
+        wall_s: ((wall_ns as u128 * total as u128 / done as u128) / 1_000_000_000) as u64,
         ..est
     }
 }
@@ -750,6 +790,29 @@ mod tests {
         let e = estimate(&m, &w, &short, Rows::Streamed);
         assert!(e.wall_s < SHOW_ESTIMATE_WALL_S);
         assert_eq!(refine(&m, &w, &short, e, Some(e.log_bytes)), e);
+    }
+
+    /// A run without a duration (hackbench's loops) has no static wall
+    /// estimate; a long one gets it from a pilot's share of the loops, a
+    /// short one (fewer loops than the pilot's events) is left alone.
+    #[test]
+    fn a_loop_bound_run_gets_its_wall_time_from_a_pilot() {
+        let m = schedlab_core::machine::presets::preset("vm-2cpu").unwrap();
+        let cfg = SimConfig::default();
+        let hb = |loops: u64| {
+            let rest = format!("groups=4,loops={loops}");
+            schedlab_workload::generators::hackbench(&format!("hackbench:{rest}"), &rest)
+                .unwrap()
+                .workload
+        };
+        let long = hb(200_000);
+        let est = estimate(&m, &long, &cfg, Rows::Streamed);
+        assert_eq!(est.wall_s, 0, "no static figure without a duration");
+        // 4 x 20 x 20 x 200 000 = 320 M messages: minutes of wall time.
+        assert!(refine(&m, &long, &cfg, est, None).wall_s >= 10);
+        let short = hb(10);
+        let e = estimate(&m, &short, &cfg, Rows::Streamed);
+        assert_eq!(refine(&m, &short, &cfg, e, None), e);
     }
 
     /// log_size N: the logs are at most N MiB per logging thread, and the
