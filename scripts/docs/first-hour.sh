@@ -28,7 +28,7 @@ step() {
     echo "$prose"
     echo
     echo '```text'
-    echo "\$ $*"
+    if [ "$1" = sh ] && [ "$2" = -c ]; then echo "\$ $3"; else echo "\$ $*"; fi
     (cd "$tmp" && "$@" 2>&1) >"$tmp/out.txt" || true
     local n
     n=$(wc -l <"$tmp/out.txt")
@@ -56,17 +56,17 @@ step "A big machine" \
   "hackbench on the 160-CPU Ice Lake preset, as the kernel test robot runs it (processes, pipes, 20 senders and 20 receivers a group)." \
   30 schedlab run "hackbench:groups=16,loops=1000,ipc=pipe" --machine icx-2s-80c-ht --kernel 6.12 --hz 1000 --preempt voluntary
 step "An A/B of two releases" \
-  "Both sides over three seeds, in parallel; Welch's t marks the significant rows with \`*\`." \
-  60 schedlab compare "hackbench:groups=16,loops=1000,ipc=pipe" --machine icx-2s-80c-ht --hz 1000 --preempt voluntary --base-kernel 6.6 --new-kernel 6.12 --runs 3
+  "Both sides over three seeds, in parallel; Welch's t marks the significant rows with \`*\`. Only the arithmetic means are kept here (compare also prints min, max, median, geometric and harmonic means, stddev and CoV, as mmtests does)." \
+  60 sh -c "schedlab compare hackbench:groups=16,loops=1000,ipc=pipe --machine icx-2s-80c-ht --hz 1000 --preempt voluntary --base-kernel 6.6 --new-kernel 6.12 --runs 3 | grep -Ev '^(Min|Max|Median|GMean|HMean|Stddev|CoefVar) '"
 step "A feature A/B on the big machine" \
   "SIS_UTIL off (the idle-CPU scan of the LLC unbounded) against the 6.12 default, same workload." \
-  30 schedlab compare "hackbench:groups=16,loops=1000,ipc=pipe" --machine icx-2s-80c-ht --hz 1000 --preempt voluntary --kernel 6.12 --new NO_SIS_UTIL --runs 3
+  60 sh -c "schedlab compare hackbench:groups=16,loops=1000,ipc=pipe --machine icx-2s-80c-ht --hz 1000 --preempt voluntary --kernel 6.12 --new NO_SIS_UTIL --runs 3 | grep -Ev '^(Min|Max|Median|GMean|HMean|Stddev|CoefVar) '"
 step "A kernel A/B with schbench" \
   "CFS (5.4) against EEVDF (6.6): schbench's wake-up and request latency percentiles and RPS, each with its direction." \
-  60 schedlab compare "schbench:m=2,r=2" --machine a7-octa --base-kernel 5.4 --new-kernel 6.6 --runs 3
+  60 sh -c "schedlab compare schbench:m=2,r=2 --machine a7-octa --base-kernel 5.4 --new-kernel 6.6 --runs 3 | grep -Ev '^(Min|Max|Median|GMean|HMean|Stddev|CoefVar) '"
 step "An A/B of a switch" \
   "The SCHED_IDLE-aware placement switched off: the periodic threads' wake-up latency percentiles and missed periods are the rows a posting quotes." \
-  40 schedlab compare "$ex" --machine a7-octa --duration 1s --new NO_SCHED_IDLE_AS_IDLE --runs 3
+  60 sh -c "schedlab compare $ex --machine a7-octa --duration 1s --new NO_SCHED_IDLE_AS_IDLE --runs 3 | grep -Ev '^(Min|Max|Median|GMean|HMean|Stddev|CoefVar) '"
 step "Runs for a report" \
   "Both sides written out (\`--out\`), the first with a trace (\`--trace\`: trace.txt, trace.dat for KernelShark, trace.pftrace for Perfetto)." \
   20 schedlab run "$ex" --machine a7-octa --duration 300ms --trace --out on --quiet
