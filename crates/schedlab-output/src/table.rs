@@ -70,32 +70,7 @@ pub fn latency_line(s: &SampleStats) -> String {
     )
 }
 
-/// Combines per-task statistics into one for a set of tasks. n, min, max
-/// and sum are exact; the mean is sum/n and the population variance is
-/// `Σ n_i (σ_i² + μ_i²) / N − μ²` (exact up to float rounding, and summed
-/// in the given order, so deterministic). Prefer `SampleStats::of` on the
-/// raw samples when they are at hand.
-pub fn merge_sample_stats<'a>(parts: impl IntoIterator<Item = &'a SampleStats>) -> SampleStats {
-    let mut out = SampleStats::default();
-    let mut sq = 0.0f64;
-    for p in parts.into_iter().filter(|p| p.n > 0) {
-        if out.n == 0 {
-            out.min = p.min;
-            out.max = p.max;
-        } else {
-            out.min = out.min.min(p.min);
-            out.max = out.max.max(p.max);
-        }
-        out.n += p.n;
-        out.sum += p.sum;
-        sq += p.n as f64 * (p.stddev * p.stddev + p.mean * p.mean);
-    }
-    if out.n > 0 {
-        out.mean = out.sum as f64 / out.n as f64;
-        out.stddev = (sq / out.n as f64 - out.mean * out.mean).max(0.0).sqrt();
-    }
-    out
-}
+pub use crate::results::by_name::merge_sample_stats;
 
 /// Column alignment.
 #[derive(Clone, Copy)]
