@@ -479,6 +479,43 @@ fn row(s: &mut String, left: usize, cells: &[String], class: &str) {
     s.push_str("</tr>");
 }
 
+/// The fixed parts of a [`side_by_side`] table.
+struct Setting {
+    id: &'static str,
+    title: &'static str,
+    head: &'static str,
+    /// HTML of the paragraph under the title.
+    note: &'static str,
+}
+
+/// A table of named settings (features, tunables), one column per run,
+/// the rows where the runs differ highlighted; nothing when `keys` is
+/// empty. `cell` gives a run's text for a key.
+fn side_by_side(
+    s: &mut String,
+    names: &[String],
+    runs: &[RunData],
+    keys: &BTreeSet<&String>,
+    t: Setting,
+    cell: impl Fn(&RunData, &str) -> String,
+) {
+    if keys.is_empty() {
+        return;
+    }
+    let _ = write!(s, "<h2>{}</h2><p>{}</p>", t.title, t.note);
+    let mut heads = vec![t.head];
+    heads.extend(names.iter().map(String::as_str));
+    table_open(s, t.id, 1, &heads);
+    for k in keys {
+        let vals: Vec<String> = runs.iter().map(|r| cell(r, k)).collect();
+        let differ = vals.iter().any(|v| *v != vals[0]);
+        let mut cells = vec![(*k).clone()];
+        cells.extend(vals);
+        row(s, 1, &cells, if differ { "diff" } else { "" });
+    }
+    s.push_str("</tbody></table>");
+}
+
 /// A switch's value in `kernel`'s defaults, as summary.json writes it.
 fn release_default(kernel: &str, name: &str) -> Option<Value> {
     let (f, _) = schedlab_core::kernels::defaults(kernel)?;
@@ -489,6 +526,11 @@ fn release_default(kernel: &str, name: &str) -> Option<Value> {
             schedlab_core::features::FeatureValue::Bool(b) => Value::Bool(b),
             schedlab_core::features::FeatureValue::Enum(e) => Value::String(e.to_string()),
         })
+}
+
+/// A run's tunables (summary.json `tunables`), if it says.
+fn tunables_of(r: &RunData) -> Option<&serde_json::Map<String, Value>> {
+    r.summary.extra.get("tunables").and_then(Value::as_object)
 }
 
 /// The kernel release a run simulated (`summary.json`'s `kernel`), if it
@@ -585,77 +627,56 @@ pub fn render_report(runs: &[RunData]) -> String {
     }
     s.push_str("</tbody></table>");
 
-    // Features side by side.
+    // Features and tunables side by side.
     let feats: BTreeSet<&String> = runs
         .iter()
         .flat_map(|r| r.summary.features.keys())
         .collect();
-    if !feats.is_empty() {
-        s.push_str("<h2>Features</h2>");
-        let mut heads = vec!["feature"];
-        heads.extend(names.iter().map(String::as_str));
-        let _ = write!(s, "<p>Rows where the runs differ are highlighted; <em>absent</em> marks a switch the run's kernel release does not have (<code>schedlab kernels</code>), unless the run set it.</p>");
-        table_open(&mut s, "features", 1, &heads);
-        for f in feats {
-            let vals: Vec<String> = runs
-                .iter()
-                .map(|r| {
-                    let v = r.summary.features.get(f);
-                    match run_kernel(r) {
-                        Some(k)
-                            if !schedlab_core::kernels::has_feature(k, f)
-                                && v == release_default(k, f).as_ref() =>
-                        {
-                            format!("absent ({k})")
-                        }
-                        _ => feature_text(v),
-                    }
-                })
-                .collect();
-            let differ = vals.iter().any(|v| *v != vals[0]);
-            let mut cells = vec![f.clone()];
-            cells.extend(vals);
-            row(&mut s, 1, &cells, if differ { "diff" } else { "" });
-        }
-        s.push_str("</tbody></table>");
-    }
-
-    // Tunables side by side (summary.json `tunables`), with the same
-    // marking of what a release does not have.
+    side_by_side(
+        &mut s,
+        &names,
+        runs,
+        &feats,
+        Setting {
+            id: "features",
+            title: "Features",
+            head: "feature",
+            note: "Rows where the runs differ are highlighted; <em>absent</em> marks a switch the run's kernel release does not have (<code>schedlab kernels</code>), unless the run set it.",
+        },
+        |r, f| {
+            let v = r.summary.features.get(f);
+            match run_kernel(r) {
+                Some(k)
+                    if !schedlab_core::kernels::has_feature(k, f)
+                        && v == release_default(k, f).as_ref() =>
+                {
+                    format!("absent ({k})")
+                }
+                _ => feature_text(v),
+            }
+        },
+    );
     let tunables: BTreeSet<&String> = runs
         .iter()
-        .filter_map(|r| r.summary.extra.get("tunables").and_then(Value::as_object))
+        .filter_map(tunables_of)
         .flat_map(|m| m.keys())
         .collect();
-    if !tunables.is_empty() {
-        s.push_str("<h2>Tunables</h2><p>The scheduler tunables each run used (<code>--sysctl</code>, <code>global.sysctl</code>, or the release's defaults); rows where the runs differ are highlighted; <em>absent</em> marks a tunable the run's kernel release does not have.</p>");
-        let mut heads = vec!["tunable"];
-        heads.extend(names.iter().map(String::as_str));
-        table_open(&mut s, "tunables", 1, &heads);
-        for t in tunables {
-            let vals: Vec<String> = runs
-                .iter()
-                .map(|r| {
-                    let v = r
-                        .summary
-                        .extra
-                        .get("tunables")
-                        .and_then(|m| m.get(t.as_str()));
-                    match run_kernel(r) {
-                        Some(k) if !schedlab_core::kernels::has_tunable(k, t) => {
-                            format!("absent ({k})")
-                        }
-                        _ => feature_text(v),
-                    }
-                })
-                .collect();
-            let differ = vals.iter().any(|v| *v != vals[0]);
-            let mut cells = vec![t.clone()];
-            cells.extend(vals);
-            row(&mut s, 1, &cells, if differ { "diff" } else { "" });
-        }
-        s.push_str("</tbody></table>");
-    }
+    side_by_side(
+        &mut s,
+        &names,
+        runs,
+        &tunables,
+        Setting {
+            id: "tunables",
+            title: "Tunables",
+            head: "tunable",
+            note: "The scheduler tunables each run used (<code>--sysctl</code>, <code>global.sysctl</code>, or the release's defaults); rows where the runs differ are highlighted; <em>absent</em> marks a tunable the run's kernel release does not have.",
+        },
+        |r, t| match run_kernel(r) {
+            Some(k) if !schedlab_core::kernels::has_tunable(k, t) => format!("absent ({k})"),
+            _ => feature_text(tunables_of(r).and_then(|m| m.get(t))),
+        },
+    );
 
     // Timeline.
     let traced: BTreeSet<String> = runs.iter().flat_map(traced_tasks).collect();
