@@ -211,7 +211,6 @@ pub fn svg_latency_hist(runs: &[RunData], task: Option<&str>) -> String {
 
 /// Busy fraction per CPU and bin: `(bin_ns, rows)`, rows in CPU order.
 pub fn utilisation_bins(run: &RunData) -> (u64, Vec<(u32, Vec<f64>)>) {
-    let ncpu = run.summary.machine.cpus;
     let Some(tr) = &run.trace else {
         let rows = run
             .summary
@@ -229,20 +228,7 @@ pub fn utilisation_bins(run: &RunData) -> (u64, Vec<(u32, Vec<f64>)>) {
             .collect();
         return (run.summary.duration_ns, rows);
     };
-    let trace_end = tr
-        .timeline
-        .cpus
-        .values()
-        .filter_map(|v| v.last().map(|s| s.end_ns))
-        .max()
-        .unwrap_or(0);
-    let end = run.summary.duration_ns.max(trace_end).max(1);
-    let mut bin = HEATMAP_BIN_NS;
-    if end.div_ceil(bin) > MAX_HEATMAP_BINS {
-        bin = end.div_ceil(MAX_HEATMAP_BINS).div_ceil(1_000_000) * 1_000_000;
-    }
-    let nb = end.div_ceil(bin) as usize;
-    let cpus: BTreeSet<u32> = (0..ncpu).chain(tr.timeline.cpus.keys().copied()).collect();
+    let Grid { bin, nb, end, cpus } = grid(run, tr);
     let rows = cpus
         .into_iter()
         .map(|cpu| {
@@ -311,18 +297,52 @@ pub fn svg_util_heatmap(run: &RunData, index: usize) -> String {
 /// in CPU order; None without a trace.
 pub fn runnable_bins(run: &RunData) -> Option<(u64, Vec<(u32, Vec<f64>)>)> {
     let tr = run.trace.as_ref()?;
-    let (bin, util) = utilisation_bins(run);
-    let rows = util
-        .iter()
-        .map(|(cpu, u)| {
-            let steps = tr.runnable.get(cpu).map(Vec::as_slice).unwrap_or(&[]);
-            let row = (0..u.len() as u64)
+    let Grid { bin, nb, cpus, .. } = grid(run, tr);
+    let rows = cpus
+        .into_iter()
+        .map(|cpu| {
+            let steps = tr.runnable.get(&cpu).map(Vec::as_slice).unwrap_or(&[]);
+            let row = (0..nb as u64)
                 .map(|k| crate::ftrace_text::mean_over(steps, k * bin, (k + 1) * bin))
                 .collect();
-            (*cpu, row)
+            (cpu, row)
         })
         .collect();
     Some((bin, rows))
+}
+
+/// The bins both heat maps of a traced run share.
+struct Grid {
+    /// Bin width, ns.
+    bin: u64,
+    /// Bins.
+    nb: usize,
+    /// End of the run or of the trace, whichever is later.
+    end: u64,
+    /// The machine's CPUs and any the trace names.
+    cpus: BTreeSet<u32>,
+}
+
+/// [`Grid`] of a run with a trace: [`HEATMAP_BIN_NS`] bins, widened to
+/// whole ms to stay within [`MAX_HEATMAP_BINS`].
+fn grid(run: &RunData, tr: &TraceData) -> Grid {
+    let trace_end = tr
+        .timeline
+        .cpus
+        .values()
+        .filter_map(|v| v.last().map(|s| s.end_ns))
+        .max()
+        .unwrap_or(0);
+    let end = run.summary.duration_ns.max(trace_end).max(1);
+    let mut bin = HEATMAP_BIN_NS;
+    if end.div_ceil(bin) > MAX_HEATMAP_BINS {
+        bin = end.div_ceil(MAX_HEATMAP_BINS).div_ceil(1_000_000) * 1_000_000;
+    }
+    let nb = end.div_ceil(bin) as usize;
+    let cpus = (0..run.summary.machine.cpus)
+        .chain(tr.timeline.cpus.keys().copied())
+        .collect();
+    Grid { bin, nb, end, cpus }
 }
 
 /// The run-queue heatmap of one run: mean runnable tasks per CPU and bin,
