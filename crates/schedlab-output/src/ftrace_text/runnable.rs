@@ -24,67 +24,62 @@ use super::{OwnedEvent, OwnedRecord};
 /// count)` from that time on, in time order (only changes are kept).
 pub type RunnableSteps = BTreeMap<u32, Vec<(u64, u32)>>;
 
-/// Derives [`RunnableSteps`] from records in file order (module docs).
-pub fn runnable_steps<'a>(records: impl IntoIterator<Item = &'a OwnedRecord>) -> RunnableSteps {
-    // pid -> (cpu, runnable)
-    let mut tasks: BTreeMap<u32, (u32, bool)> = BTreeMap::new();
-    let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut steps = RunnableSteps::new();
-    let set = |tasks: &mut BTreeMap<u32, (u32, bool)>,
-               counts: &mut BTreeMap<u32, u32>,
-               steps: &mut RunnableSteps,
-               t: u64,
-               pid: u32,
-               cpu: u32,
-               runnable: bool| {
+/// The tasks seen so far and the counts they make.
+#[derive(Default)]
+struct Counter {
+    /// pid -> (CPU, runnable).
+    tasks: BTreeMap<u32, (u32, bool)>,
+    /// Runnable tasks per CPU now.
+    counts: BTreeMap<u32, u32>,
+    steps: RunnableSteps,
+}
+
+impl Counter {
+    /// At `t`, task `pid` is on `cpu`, runnable or not.
+    fn set(&mut self, t: u64, pid: u32, cpu: u32, runnable: bool) {
         if pid == 0 {
             return;
         }
-        let old = tasks.insert(pid, (cpu, runnable));
-        let mut touch = |c: u32, delta: i32| {
-            let n = counts.entry(c).or_insert(0);
-            *n = n.saturating_add_signed(delta);
-            let v = steps.entry(c).or_default();
-            match v.last_mut() {
-                Some(last) if last.0 == t => last.1 = *n,
-                _ => v.push((t, *n)),
-            }
-        };
+        let old = self.tasks.insert(pid, (cpu, runnable));
         if let Some((c, true)) = old {
             if !(runnable && c == cpu) {
-                touch(c, -1);
+                self.touch(t, c, -1);
             }
         }
         if runnable && old != Some((cpu, true)) {
-            touch(cpu, 1);
+            self.touch(t, cpu, 1);
         }
-    };
+    }
+
+    /// Whether `pid` is counted runnable.
+    fn runnable(&self, pid: u32) -> bool {
+        self.tasks.get(&pid).is_some_and(|&(_, r)| r)
+    }
+
+    fn touch(&mut self, t: u64, cpu: u32, delta: i32) {
+        let n = self.counts.entry(cpu).or_insert(0);
+        *n = n.saturating_add_signed(delta);
+        let v = self.steps.entry(cpu).or_default();
+        match v.last_mut() {
+            Some(last) if last.0 == t => last.1 = *n,
+            _ => v.push((t, *n)),
+        }
+    }
+}
+
+/// Derives [`RunnableSteps`] from records in file order (module docs).
+pub fn runnable_steps<'a>(records: impl IntoIterator<Item = &'a OwnedRecord>) -> RunnableSteps {
+    let mut c = Counter::default();
     for r in records {
         let t = r.time_ns;
         match &r.event {
             OwnedEvent::SchedWakeup { task, target_cpu }
             | OwnedEvent::SchedWakeupNew { task, target_cpu } => {
-                set(
-                    &mut tasks,
-                    &mut counts,
-                    &mut steps,
-                    t,
-                    task.pid,
-                    *target_cpu,
-                    true,
-                );
+                c.set(t, task.pid, *target_cpu, true);
             }
             OwnedEvent::SchedMigrateTask { task, dest_cpu, .. } => {
-                let runnable = tasks.get(&task.pid).is_some_and(|&(_, r)| r);
-                set(
-                    &mut tasks,
-                    &mut counts,
-                    &mut steps,
-                    t,
-                    task.pid,
-                    *dest_cpu,
-                    runnable,
-                );
+                let runnable = c.runnable(task.pid);
+                c.set(t, task.pid, *dest_cpu, runnable);
             }
             OwnedEvent::SchedSwitch {
                 prev,
@@ -92,29 +87,13 @@ pub fn runnable_steps<'a>(records: impl IntoIterator<Item = &'a OwnedRecord>) ->
                 next,
             } => {
                 let still = prev_state == "R" || prev_state == "R+";
-                set(
-                    &mut tasks,
-                    &mut counts,
-                    &mut steps,
-                    t,
-                    prev.pid,
-                    r.cpu,
-                    still,
-                );
-                set(
-                    &mut tasks,
-                    &mut counts,
-                    &mut steps,
-                    t,
-                    next.pid,
-                    r.cpu,
-                    true,
-                );
+                c.set(t, prev.pid, r.cpu, still);
+                c.set(t, next.pid, r.cpu, true);
             }
             OwnedEvent::SchedWaking { .. } | OwnedEvent::Other { .. } => {}
         }
     }
-    steps
+    c.steps
 }
 
 /// Time-weighted mean of a step function over `[a, b)` (0 before its
