@@ -389,20 +389,40 @@ fn rows_of(t: &TaskSpec, duration_ns: Option<u64>) -> u64 {
         .min()
         .unwrap_or(MIN_ITERATION_NS);
     let by_time = duration_ns.map(|d| d / shortest);
-    let by_loops = p.loops.map(|l| {
-        l.saturating_mul(
-            p.phases
-                .iter()
-                .map(|ph| ph.loops)
-                .fold(0u64, u64::saturating_add),
-        )
-    });
+    let by_loops = loops_total(t);
     match (by_time, by_loops) {
         (Some(a), Some(b)) => a.min(b),
         (Some(a), None) => a,
         (None, Some(b)) => b,
         (None, None) => 0,
     }
+}
+
+/// The bytes of rt-app logs `rows` rows make: each row a line, but with
+/// rt-app's log_size N at most each logging thread's ring of N MiB.
+fn log_bytes_of(w: &Workload, rows: u64) -> u64 {
+    let lines = rows.saturating_mul(LOG_LINE_BYTES);
+    match w.log_ring_bytes {
+        Some(cap) => {
+            let logging = w.tasks.iter().filter(|t| t.log_rows).count() as u64;
+            lines.min(logging.saturating_mul(cap))
+        }
+        None => lines,
+    }
+}
+
+/// A thread's iterations when its loops bound them (None: it loops until
+/// the run ends).
+fn loops_total(t: &TaskSpec) -> Option<u64> {
+    let p = &t.program;
+    p.loops.map(|l| {
+        l.saturating_mul(
+            p.phases
+                .iter()
+                .map(|ph| ph.loops)
+                .fold(0u64, u64::saturating_add),
+        )
+    })
 }
 
 /// The estimate and its parts.
@@ -447,15 +467,13 @@ pub fn estimate(m: &Machine, w: &Workload, cfg: &SimConfig, held: Rows) -> Estim
         }
     }
     let rows = busy_rows.saturating_add(free_rows);
-    // rt-app's log_size N: each logging thread keeps at most its ring of N
-    // MiB of rows, in memory until the run ends, and writes that much.
-    let mut log_bytes = rows.saturating_mul(LOG_LINE_BYTES);
-    let mut rings = 0;
-    if let Some(cap) = w.log_ring_bytes {
-        let logging = w.tasks.iter().filter(|t| t.log_rows).count() as u64;
-        log_bytes = log_bytes.min(logging.saturating_mul(cap));
-        rings = log_bytes;
-    }
+    // rt-app's log_size N: the rings are held in memory until the run ends.
+    let log_bytes = log_bytes_of(w, rows);
+    let rings = if w.log_ring_bytes.is_some() {
+        log_bytes
+    } else {
+        0
+    };
     let specs = w
         .tasks
         .iter()
@@ -555,6 +573,49 @@ impl schedlab_core::observe::RowSink for CountRows {
     }
 }
 
+/// What a pilot run saw.
+struct Pilot {
+    /// The run's start and the last time the pilot saw.
+    start: u64,
+    reached: u64,
+    /// The run ended before the pilot's limits.
+    ended: bool,
+    /// Log rows and loops done, and the wall time taken.
+    rows: u64,
+    loops: u64,
+    wall_ns: u64,
+}
+
+/// Simulates `w` without outputs for at most [`PILOT_EVENTS`] events and
+/// at most `span` ns of simulated time. None: the run cannot be built (the
+/// real run reports why).
+fn pilot(m: &Machine, w: &Workload, cfg: &SimConfig, span: Option<u64>) -> Option<Pilot> {
+    let mut sim =
+        schedlab_core::Sim::new(m.clone(), w, cfg.clone(), schedlab_core::observe::NullSink)
+            .ok()?;
+    let rows = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    sim.stream_rows(Box::new(CountRows(rows.clone())));
+    let start = sim.t_start;
+    let stop = span.map_or(u64::MAX, |d| start.saturating_add(d));
+    let t0 = std::time::Instant::now();
+    // The callback comes every 65 536 events.
+    let mut calls = 0u64;
+    let mut reached = start;
+    sim.run_while(|t| {
+        calls += 1;
+        reached = t;
+        calls.saturating_mul(1 << 16) < PILOT_EVENTS && t < stop
+    });
+    Some(Pilot {
+        start,
+        reached,
+        ended: reached < stop && calls.saturating_mul(1 << 16) < PILOT_EVENTS,
+        rows: rows.get(),
+        loops: sim.sched.tasks.iter().map(|t| t.stats.loops).sum(),
+        wall_ns: t0.elapsed().as_nanos() as u64,
+    })
+}
+
 /// Replaces the static estimate's rows, logs and wall time by a pilot
 /// run's: the run simulated (without outputs) for at most
 /// [`PILOT_EVENTS`] events or 1/[`PILOT_SHARE`] of its duration, its rows
@@ -579,44 +640,22 @@ pub fn refine(
     if !shown && max_output.is_none_or(|max| est.log_bytes <= max) {
         return est;
     }
-    let Ok(mut sim) =
-        schedlab_core::Sim::new(m.clone(), w, cfg.clone(), schedlab_core::observe::NullSink)
-    else {
+    let Some(p) = pilot(m, w, cfg, Some(duration / PILOT_SHARE)) else {
         return est;
     };
-    let rows = std::rc::Rc::new(std::cell::Cell::new(0u64));
-    sim.stream_rows(Box::new(CountRows(rows.clone())));
-    let start = sim.t_start;
-    let stop = start.saturating_add(duration / PILOT_SHARE);
-    let t0 = std::time::Instant::now();
-    // The callback comes every 65 536 events.
-    let mut calls = 0u64;
-    let mut reached = start;
-    sim.run_while(|t| {
-        calls += 1;
-        reached = t;
-        calls.saturating_mul(1 << 16) < PILOT_EVENTS && t < stop
-    });
     // A run that ended inside the pilot covered its whole duration.
-    let stopped_early = reached < stop && calls.saturating_mul(1 << 16) < PILOT_EVENTS;
-    let covered = if stopped_early {
+    let covered = if p.ended {
         duration
     } else {
-        reached.saturating_sub(start).clamp(1, duration)
+        p.reached.saturating_sub(p.start).clamp(1, duration)
     };
     let scale = |x: u64| ((x as u128 * duration as u128) / covered as u128) as u64;
-    let mut rows_all = scale(rows.get());
-    let mut log_bytes = rows_all.saturating_mul(LOG_LINE_BYTES);
-    if let Some(cap) = w.log_ring_bytes {
-        let logging = w.tasks.iter().filter(|t| t.log_rows).count() as u64;
-        log_bytes = log_bytes.min(logging.saturating_mul(cap));
-    }
-    rows_all = rows_all.min(est.rows.max(rows.get()));
-    let wall_ns = t0.elapsed().as_nanos() as u64;
+    let rows_all = scale(p.rows);
+    let log_bytes = log_bytes_of(w, rows_all);
     Estimate {
-        rows: rows_all,
+        rows: rows_all.min(est.rows.max(p.rows)),
         log_bytes: log_bytes.min(est.log_bytes),
-        wall_s: scale(wall_ns) / 1_000_000_000,
+        wall_s: scale(p.wall_ns) / 1_000_000_000,
         ..est
     }
 }
@@ -630,33 +669,22 @@ pub fn refine(
 fn refine_by_loops(m: &Machine, w: &Workload, cfg: &SimConfig, est: Estimate) -> Estimate {
     let mut total = 0u64;
     for t in &w.tasks {
-        let Some(l) = t.program.loops else {
+        let Some(n) = loops_total(t) else {
             return est;
         };
-        let per: u64 = t.program.phases.iter().map(|p| p.loops).sum();
-        total = total.saturating_add(l.saturating_mul(per));
+        total = total.saturating_add(n);
     }
     if total < PILOT_EVENTS {
         return est;
     }
-    let Ok(mut sim) =
-        schedlab_core::Sim::new(m.clone(), w, cfg.clone(), schedlab_core::observe::NullSink)
-    else {
+    let Some(p) = pilot(m, w, cfg, None) else {
         return est;
     };
-    let t0 = std::time::Instant::now();
-    let mut calls = 0u64;
-    sim.run_while(|_| {
-        calls += 1;
-        calls.saturating_mul(1 << 16) < PILOT_EVENTS
-    });
-    let done: u64 = sim.sched.tasks.iter().map(|t| t.stats.loops).sum();
-    if done == 0 {
+    if p.loops == 0 {
         return est;
     }
-    let wall_ns = t0.elapsed().as_nanos() as u64;
     Estimate {
-        wall_s: ((wall_ns as u128 * total as u128 / done as u128) / 1_000_000_000) as u64,
+        wall_s: ((p.wall_ns as u128 * total as u128 / p.loops as u128) / 1_000_000_000) as u64,
         ..est
     }
 }
