@@ -62,6 +62,21 @@ struct ThreadBuf {
     lens: VecDeque<usize>,
 }
 
+impl ThreadBuf {
+    /// A new log of `file`, its header written.
+    fn new(file: String) -> ThreadBuf {
+        let mut buf = Vec::new();
+        // Writing into a Vec cannot fail.
+        let _ = write_log_header(&mut buf);
+        ThreadBuf {
+            file,
+            buf,
+            ring: VecDeque::new(),
+            lens: VecDeque::new(),
+        }
+    }
+}
+
 /// Streams the rt-app logs into a stage (see the [module docs](self)).
 #[derive(Debug)]
 pub struct LogStream {
@@ -107,14 +122,7 @@ impl LogStream {
     /// until it fits (a row longer than the whole ring is not kept).
     fn ring_row(&mut self, i: usize, cap: usize, name: &str, row: &LogRow) {
         if self.threads[i].is_none() {
-            let mut buf = Vec::new();
-            let _ = write_log_header(&mut buf);
-            self.threads[i] = Some(ThreadBuf {
-                file: log_file_name(&self.basename, name),
-                buf,
-                ring: VecDeque::new(),
-                lens: VecDeque::new(),
-            });
+            self.threads[i] = Some(ThreadBuf::new(log_file_name(&self.basename, name)));
         }
         self.line.clear();
         let _ = write_log_row(&mut self.line, row);
@@ -227,19 +235,12 @@ impl RowSink for LogStream {
             return;
         }
         if self.threads[i].is_none() {
-            let mut buf = Vec::new();
-            // Writing into a Vec cannot fail.
-            let _ = write_log_header(&mut buf);
-            if crate::limit::charge(buf.len()).is_err() {
+            let t = ThreadBuf::new(log_file_name(&self.basename, name));
+            if crate::limit::charge(t.buf.len()).is_err() {
                 return;
             }
-            self.buffered += buf.len();
-            self.threads[i] = Some(ThreadBuf {
-                file: log_file_name(&self.basename, name),
-                buf,
-                ring: VecDeque::new(),
-                lens: VecDeque::new(),
-            });
+            self.buffered += t.buf.len();
+            self.threads[i] = Some(t);
         }
         if let Some(t) = self.threads[i].as_mut() {
             let before = t.buf.len();
