@@ -160,6 +160,14 @@ impl From<&SampleStats> for WakeupLatencyUs {
 }
 
 impl TaskSummary {
+    /// Timer periods and missed periods of a thread that waited on timers
+    /// (its `deadlines` entry), None for the others.
+    pub fn periods_missed(&self) -> Option<(u64, u64)> {
+        let d = self.extra.get("deadlines")?;
+        let n = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Some((n("periods"), n("missed")))
+    }
+
     /// Builds a task entry from its identity, counters and latency samples.
     pub fn from_stats(
         name: impl Into<String>,

@@ -243,7 +243,7 @@ pub struct TaskFigures {
 
 /// Missed periods of a thread (summary.json `deadlines.missed`).
 fn missed(t: &TaskSummary) -> Option<u64> {
-    t.extra.get("deadlines")?.get("missed")?.as_u64()
+    t.periods_missed().map(|(_, m)| m)
 }
 
 /// The [`TaskFigures`] of a run: one per task name ([`by_name`]; exact

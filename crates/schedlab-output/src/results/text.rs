@@ -168,11 +168,9 @@ impl RunResults {
 fn missed_periods_table(s: &Summary, per_task: bool) -> String {
     let mut rows: Vec<(String, u64, u64)> = Vec::new();
     for t in &s.tasks {
-        let Some(d) = t.extra.get("deadlines") else {
+        let Some((periods, missed)) = t.periods_missed() else {
             continue;
         };
-        let periods = d.get("periods").and_then(|v| v.as_u64()).unwrap_or(0);
-        let missed = d.get("missed").and_then(|v| v.as_u64()).unwrap_or(0);
         let name = if per_task {
             t.name.clone()
         } else {
