@@ -48,6 +48,9 @@ FIGURES_VERSION = "3"
 # CPUs' non-idle time, in percent (perf's cycles do not tick in idle states).
 PERF_PATHS = {
     "perf:sched_balance_domains": "balance_atomic",  # the sched_balance_running cmpxchg
+    # available_idle_cpu is its own symbol (kernel/sched/core.c); the
+    # model's figure is its runqueue reads in wakeup placement.
+    "perf:available_idle_cpu": "available_idle_cpu",
 }
 SIDES = ("base", "new")
 

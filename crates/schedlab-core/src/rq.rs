@@ -345,6 +345,12 @@ pub struct LlcState {
     pub nr_idle_scan: u32,
     /// Jiffy of the last scan-depth update.
     pub scan_jiffy: u64,
+    /// SIS_PROP's `avg_scan_cost` (ns): an average, weight 1/8, of the
+    /// bounded idle-CPU scans' time ([`crate::fair::select::Placement`]'s
+    /// `scan_ns`), 0 at boot as in the kernel's zeroed domain. Deviation:
+    /// the kernel keeps one per CPU (in the waker's `sd_llc`), the model
+    /// one per LLC, updated by every scan of it.
+    pub avg_scan_cost: Nanos,
     /// STEAL's `cfs_overload_cpus`: CPUs of the LLC with ≥ 2 runnable tasks.
     pub overload: CpuMask,
 }

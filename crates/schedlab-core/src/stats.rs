@@ -123,6 +123,11 @@ pub struct Profile {
     /// CFS bandwidth: throttle/unthrottle walks, limbo re-enqueues and
     /// the period/slack timers' distribution.
     pub throttle_ns: Nanos,
+    /// Wakeup placement's `available_idle_cpu` reads of other CPUs'
+    /// runqueues (`fair::select`'s probes; not in `wakeup_ns`).
+    pub available_idle_ns: Nanos,
+    /// Wakeup placement's `sched_idle_cpu` reads (not in `wakeup_ns`).
+    pub sched_idle_ns: Nanos,
 }
 
 /// Summary statistics of a list of samples (µs for wakeup latency).
@@ -293,6 +298,11 @@ pub enum Path {
     Steal,
     /// CFS bandwidth control's walks and timers.
     Throttle,
+    /// Wakeup placement's `available_idle_cpu` reads of other CPUs'
+    /// runqueues (part of `try_to_wake_up`, outside [`Path::Wakeup`]).
+    AvailableIdle,
+    /// Wakeup placement's `sched_idle_cpu` reads (SCHED_IDLE_AS_IDLE).
+    SchedIdle,
 }
 
 /// Sampling period of the wasted-CPU metric.

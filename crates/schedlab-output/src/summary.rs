@@ -314,6 +314,13 @@ pub struct PathsNs {
     pub steal: u64,
     /// Bandwidth throttling.
     pub throttle: u64,
+    /// Wakeup placement's `available_idle_cpu` reads of other CPUs'
+    /// runqueues (absent from summaries written before it was counted).
+    #[serde(default)]
+    pub available_idle_cpu: u64,
+    /// Wakeup placement's `sched_idle_cpu` reads.
+    #[serde(default)]
+    pub sched_idle_cpu: u64,
     /// Further paths (`pick`...).
     #[serde(flatten)]
     pub extra: Extra,

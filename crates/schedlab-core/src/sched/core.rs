@@ -347,6 +347,8 @@ impl<S: Sink> Sim<S> {
             Path::BalanceAtomic => self.acct.profile.balance_atomic_ns += cost,
             Path::Steal => self.acct.profile.steal_ns += cost,
             Path::Throttle => self.acct.profile.throttle_ns += cost,
+            Path::AvailableIdle => self.acct.profile.available_idle_ns += cost,
+            Path::SchedIdle => self.acct.profile.sched_idle_ns += cost,
         }
         self.stall(cpu, cost, rearm);
     }
@@ -1087,7 +1089,24 @@ impl<S: Sink> Sim<S> {
             }
         }
         let target = match self.sched.class_of(t) {
-            Class::Fair => self.select_task_rq_fair(t, waker_cpu, sync),
+            Class::Fair => {
+                // The placement's reads of other CPUs' runqueues are the
+                // waker's time, beside `wakeup_ns` (fair/select: Probes).
+                let (cpu, probes) = self.select_task_rq_fair(t, waker_cpu, sync);
+                for (ns, path) in [
+                    (probes.available_idle_ns, Path::AvailableIdle),
+                    (probes.sched_idle_ns, Path::SchedIdle),
+                ] {
+                    if ns > 0 {
+                        if in_task {
+                            self.charge_task_ctx(waker_cpu, ns, path, true);
+                        } else {
+                            self.charge(waker_cpu, ns, path, true);
+                        }
+                    }
+                }
+                cpu
+            }
             Class::Rt => self.select_task_rq_rt(t, waker_cpu),
             Class::Dl => self.select_task_rq_dl(t),
         };

@@ -483,7 +483,15 @@ impl<S: Sink> Sim<S> {
 
     /// `select_task_rq_fair` for a wakeup of `t` done on `waker_cpu`, with
     /// its side effects applied.
-    pub(crate) fn select_task_rq_fair(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) -> CpuId {
+    ///
+    /// Returns the CPU and the waker's CPU time for the runqueue lines the
+    /// placement read on other CPUs ([`select::Placement::probes`]).
+    pub(crate) fn select_task_rq_fair(
+        &mut self,
+        t: TaskId,
+        waker_cpu: CpuId,
+        sync: bool,
+    ) -> (CpuId, select::ProbeCost) {
         let (flips, load) = self.record_wakee(waker_cpu, t);
         let task = &self.sched.tasks[t.idx()];
         let p = PlaceTask {
@@ -518,7 +526,10 @@ impl<S: Sink> Sim<S> {
                 self.sched.llc_state[i].has_idle_cores = false;
             }
         }
-        out.cpu
+        if let Some((c, ns)) = out.scan_ns {
+            self.account_sis_scan(c, ns);
+        }
+        (out.cpu, out.probes)
     }
 
     /// The fork/exec slow path for `t` created on `this`.

@@ -306,6 +306,7 @@ impl<S: Sink> Sim<S> {
                         has_idle_cores: true,
                         nr_idle_scan: u32::MAX,
                         scan_jiffy: u64::MAX,
+                        avg_scan_cost: 0,
                         overload: CpuMask::new(n),
                     };
                     domains.llc_shared.len()

@@ -15,7 +15,7 @@ use crate::machine::domains::SchedDomains;
 use crate::machine::Machine;
 use crate::observe::Sink;
 use crate::sim::Sim;
-use crate::time::NSEC_PER_SEC;
+use crate::time::{Nanos, NSEC_PER_SEC};
 
 impl<S: Sink> CpuView for Sim<S> {
     /// The dense per-CPU array (`sched/lb_snapshot.rs`); not under
@@ -120,6 +120,9 @@ impl<S: Sink> CpuView for Sim<S> {
     fn sis_util(&self) -> bool {
         self.cfg.features.sis_util
     }
+    fn sis_prop(&self) -> bool {
+        self.cfg.features.sis_prop
+    }
 }
 
 impl<S: Sink> Sim<S> {
@@ -167,25 +170,36 @@ impl<S: Sink> Sim<S> {
 
     /// SIS_PROP (before 5.19): how many CPUs `select_idle_cpu` may look
     /// at, `max(4, llc_weight × (avg_idle / 512) / (avg_scan_cost + 1))`.
-    /// Deviations: `avg_idle` is the target CPU's (the kernel reads the
-    /// waking CPU's), and `avg_scan_cost` is not measured but taken as a
-    /// whole-LLC scan at one cache-line transfer per CPU (the machine's
-    /// `line_transfer_ns` at LLC distance), as the scan reads each CPU's
-    /// runqueue state.
+    /// `avg_scan_cost` is the measured average of the scans' time
+    /// ([`Self::account_sis_scan`]). Deviation: `avg_idle` is the target
+    /// CPU's (the kernel reads the waking CPU's).
     pub(crate) fn sis_prop_nr(&self, cpu: CpuId) -> u32 {
         let Some(sd) = self.sched.domains.sd_llc(cpu) else {
             return u32::MAX;
         };
         let weight = sd.span_weight as u64;
-        let per_cpu =
-            self.machine.costs.line_transfer_ns[crate::machine::Distance::SameLlc as usize];
-        let avg_cost = per_cpu * weight + 1;
+        let avg_scan_cost = self
+            .sched
+            .domains
+            .shortcuts(cpu)
+            .llc_shared
+            .map_or(0, |i| self.sched.llc_state[i].avg_scan_cost);
+        let avg_cost = avg_scan_cost + 1;
         let avg_idle = self.sched.rqs[cpu.idx()].avg_idle / 512;
         let span_avg = weight * avg_idle;
         if span_avg > 4 * avg_cost {
             (span_avg / avg_cost).min(u32::MAX as u64) as u32
         } else {
             4
+        }
+    }
+
+    /// SIS_PROP's `update_avg(&avg_scan_cost, time)`: the average moves an
+    /// eighth of the way to a bounded scan's time (`ns`) of `cpu`'s LLC.
+    pub(crate) fn account_sis_scan(&mut self, cpu: CpuId, ns: Nanos) {
+        if let Some(i) = self.sched.domains.shortcuts(cpu).llc_shared {
+            let avg = &mut self.sched.llc_state[i].avg_scan_cost;
+            *avg = crate::fair::select::update_avg(*avg, ns);
         }
     }
 

@@ -1021,6 +1021,8 @@ pub fn render_report(runs: &[RunData]) -> String {
             ("newidle".into(), pn.newidle),
             ("steal".into(), pn.steal),
             ("throttle".into(), pn.throttle),
+            ("available_idle_cpu".into(), pn.available_idle_cpu),
+            ("sched_idle_cpu".into(), pn.sched_idle_cpu),
         ];
         for (k, val) in &pn.extra {
             if let Some(n) = val.as_u64() {

@@ -213,6 +213,8 @@ pub fn summary<S: Sink>(sim: &Sim<S>, res: &RunResult) -> Summary {
                 balance_atomic: sim.acct.profile.balance_atomic_ns,
                 steal: sim.acct.profile.steal_ns,
                 throttle: sim.acct.profile.throttle_ns,
+                available_idle_cpu: sim.acct.profile.available_idle_ns,
+                sched_idle_cpu: sim.acct.profile.sched_idle_ns,
                 ..Default::default()
             },
             ..Default::default()

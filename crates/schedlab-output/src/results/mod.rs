@@ -58,6 +58,8 @@
 //! | `profile.paths_ns.newidle` | ns | … of newidle balancing |
 //! | `profile.paths_ns.steal` | ns | … of STEAL (idle CPUs stealing from overloaded LLC peers) |
 //! | `profile.paths_ns.throttle` | ns | … of CFS bandwidth: throttle/unthrottle walks, limbo re-enqueues, period/slack timer distribution |
+//! | `profile.paths_ns.available_idle_cpu` | ns | … of wakeup placement reading other CPUs' runqueues (`available_idle_cpu` in `select_idle_sibling` and its scan: one cache-line transfer per CPU read; not in `wakeup`) |
+//! | `profile.paths_ns.sched_idle_cpu` | ns | … of its `sched_idle_cpu` reads (SCHED_IDLE_AS_IDLE: a second line per busy CPU read) |
 //! | `preempt` | — | preemption model: `none`, `voluntary`, `full`, `lazy` |
 //! | `events` | count | simulator events handled (the run's cost; `schedlab bench` reports it per wall second) |
 //! | `workload_time_s` | s | *optional*: hackbench's own time, start barrier release → last thread's exit, truncated to ms (hackbench prints 3 decimals); only when the workload has a start barrier and every thread exited |

@@ -17,6 +17,8 @@ pub fn profile_text(s: &Summary) -> String {
         ("newidle", p.paths_ns.newidle),
         ("steal", p.paths_ns.steal),
         ("throttle", p.paths_ns.throttle),
+        ("available_idle_cpu", p.paths_ns.available_idle_cpu),
+        ("sched_idle_cpu", p.paths_ns.sched_idle_cpu),
     ];
     let total: u64 = p.task_ns + p.idle_ns + paths.iter().map(|x| x.1).sum::<u64>();
     let pct = |v: u64| {

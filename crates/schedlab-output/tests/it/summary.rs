@@ -45,6 +45,8 @@ const PATHS: &[&str] = &[
     "newidle",
     "steal",
     "throttle",
+    "available_idle_cpu",
+    "sched_idle_cpu",
 ];
 
 fn keys(v: &Value) -> Vec<&str> {

@@ -39,6 +39,7 @@ use crate::machine::domains::{
     SchedDomain, SchedDomains, NUMA_IMBALANCE_MIN, SD_BALANCE_FORK, SD_NUMA, SD_WAKE_AFFINE,
 };
 use crate::machine::{CpuMask, Machine};
+use crate::time::Nanos;
 
 /// What placement may ask about CPUs.
 pub trait CpuView {
@@ -91,6 +92,11 @@ pub trait CpuView {
     /// scan included; otherwise it is SIS_PROP's bound (or none), which
     /// only a scan for an idle CPU obeys.
     fn sis_util(&self) -> bool;
+    /// `sched_feat(SIS_PROP)` (before 5.19): the idle-CPU scan's depth
+    /// comes from the measured `avg_scan_cost`, which the scan updates.
+    fn sis_prop(&self) -> bool {
+        false
+    }
 
     /// Every CPU's [`LbSnapshot`] in one dense array indexed by CPU, when
     /// the view keeps one (the simulator does, `sched/lb_snapshot.rs`);
@@ -308,6 +314,89 @@ pub struct Placement {
     pub affine: bool,
     /// An idle-core scan of this CPU's LLC failed: clear `has_idle_cores`.
     pub clear_idle_cores: Option<CpuId>,
+    /// The waker's CPU time for the runqueue lines `select_idle_sibling`
+    /// read on other CPUs ([`Probes`]), the scan's included.
+    pub probes: ProbeCost,
+    /// The part of [`Self::probes`] spent in `select_idle_cpu`'s loop
+    /// when SIS_PROP bounded it, with a CPU of the LLC scanned: the time
+    /// the kernel measures into `avg_scan_cost`. None when no bounded scan
+    /// ran.
+    pub scan_ns: Option<(CpuId, Nanos)>,
+}
+
+/// `update_avg(&avg, sample)`: the average moves an eighth of the way to
+/// the sample (SIS_PROP's `avg_scan_cost`; integer division toward zero,
+/// as the kernel's signed `diff / 8`).
+pub fn update_avg(avg: Nanos, sample: Nanos) -> Nanos {
+    let diff = sample as i64 - avg as i64;
+    (avg as i64 + diff / 8) as Nanos
+}
+
+/// The cache lines `select_idle_sibling` reads of other CPUs' runqueues,
+/// priced at the machine's line transfer from the reading (waking) CPU.
+///
+/// Kernel rule: `available_idle_cpu(cpu)` reads `cpu`'s runqueue (`curr`,
+/// `nr_running`, the pending-wakeup flag), one line the owner rewrites at
+/// every enqueue, dequeue and switch, so a waker on another CPU takes a
+/// transfer for it. `sched_idle_cpu(cpu)` (SCHED_IDLE_AS_IDLE, evaluated
+/// only when the CPU is not idle: `available_idle_cpu(cpu) ||
+/// sched_idle_cpu(cpu)`) reads `rq->cfs.idle_h_nr_running`, a second line
+/// (in the embedded `cfs_rq`, beside `h_nr_running`, as often rewritten).
+/// A read of the reader's own runqueue costs nothing extra. Every read is
+/// one transfer at `Machine::line_transfer_ns` of the two CPUs' distance
+/// (the preset's figure; no cache-state model beyond it).
+#[derive(Copy, Clone, Debug)]
+struct Probes {
+    reader: CpuId,
+    cost: ProbeCost,
+}
+
+/// What [`Probes`] cost, by the kernel function that reads.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProbeCost {
+    /// `available_idle_cpu`'s reads.
+    pub available_idle_ns: Nanos,
+    /// `sched_idle_cpu`'s reads.
+    pub sched_idle_ns: Nanos,
+}
+
+impl ProbeCost {
+    /// Both.
+    pub fn total(&self) -> Nanos {
+        self.available_idle_ns + self.sched_idle_ns
+    }
+}
+
+impl Probes {
+    fn line(&self, v: &impl CpuView, c: CpuId) -> Nanos {
+        if c == self.reader {
+            0
+        } else {
+            v.machine().line_transfer_ns(self.reader, c)
+        }
+    }
+
+    /// `available_idle_cpu(c)`, priced.
+    fn available_idle(&mut self, v: &impl CpuView, c: CpuId) -> bool {
+        self.cost.available_idle_ns += self.line(v, c);
+        v.available_idle_cpu(c)
+    }
+
+    /// `sched_idle_cpu(c)` as placement asks it, priced.
+    fn sched_idle(&mut self, v: &impl CpuView, c: CpuId) -> bool {
+        self.cost.sched_idle_ns += self.line(v, c);
+        v.sched_idle_counts_as_idle(c)
+    }
+
+    /// [`CpuView::idle_for_placement`], priced: the `sched_idle_cpu` read
+    /// only when the CPU is not idle and SCHED_IDLE_AS_IDLE makes the
+    /// kernel ask.
+    fn idle(&mut self, v: &impl CpuView, c: CpuId) -> bool {
+        if self.available_idle(v, c) {
+            return true;
+        }
+        v.sched_idle_as_idle() && self.sched_idle(v, c)
+    }
 }
 
 /// `wake_wide`: many-to-many wakeup patterns spread instead of pulling.
@@ -386,13 +475,19 @@ pub fn wake_affine(
 }
 
 /// `select_idle_smt`: an idle SMT sibling of `prev` in the LLC.
-fn select_idle_smt(v: &impl CpuView, p: &PlaceTask, llc: &CpuMask, prev: CpuId) -> Option<CpuId> {
+fn select_idle_smt(
+    v: &impl CpuView,
+    p: &PlaceTask,
+    llc: &CpuMask,
+    prev: CpuId,
+    probes: &mut Probes,
+) -> Option<CpuId> {
     v.machine()
         .core_siblings(prev)
         .iter()
         .copied()
         .filter(|&c| c != prev && p.allowed.test(c) && llc.test(c))
-        .find(|&c| v.idle_for_placement(c))
+        .find(|&c| probes.idle(v, c))
 }
 
 /// `select_idle_core`: `core`'s CPU if the whole core is truly idle;
@@ -404,14 +499,15 @@ fn select_idle_core(
     allowed: &CpuMask,
     core: CpuId,
     fallback: &mut Option<CpuId>,
+    probes: &mut Probes,
 ) -> Option<CpuId> {
     let mut idle = true;
     let ok = |c: CpuId| llc.test(c) && allowed.test(c);
     for &c in v.machine().core_siblings(core) {
-        if !v.available_idle_cpu(c) {
+        if !probes.available_idle(v, c) {
             idle = false;
             if fallback.is_none() {
-                if v.idle_for_placement(c) && ok(c) {
+                if v.sched_idle_as_idle() && probes.sched_idle(v, c) && ok(c) {
                     *fallback = Some(c);
                     break;
                 }
@@ -441,6 +537,7 @@ fn select_idle_cpu(
     llc_weight: usize,
     has_idle_core: bool,
     target: CpuId,
+    probes: &mut Probes,
 ) -> (Option<CpuId>, bool) {
     let m = v.machine();
     let n = m.nr_cpus();
@@ -498,7 +595,7 @@ fn select_idle_cpu(
             if done {
                 continue;
             }
-            if let Some(i) = select_idle_core(v, llc, allowed, c, &mut fallback) {
+            if let Some(i) = select_idle_core(v, llc, allowed, c, &mut fallback, probes) {
                 return (Some(i), false);
             }
         } else {
@@ -506,7 +603,7 @@ fn select_idle_cpu(
             if nr <= 0 {
                 return (None, false);
             }
-            if v.idle_for_placement(c) {
+            if probes.idle(v, c) {
                 return (Some(c), false);
             }
         }
@@ -516,30 +613,42 @@ fn select_idle_cpu(
 }
 
 /// `select_idle_sibling(p, prev, target)`.
+///
+/// `reader` is the CPU doing the wakeup: the runqueue reads of other CPUs
+/// are priced from it ([`Probes`], [`Placement::probes`]).
 pub fn select_idle_sibling(
     v: &impl CpuView,
     p: &PlaceTask,
     prev: CpuId,
     target: CpuId,
+    reader: CpuId,
 ) -> Placement {
     let d = v.domains();
+    let mut probes = Probes {
+        reader,
+        cost: ProbeCost::default(),
+    };
     let mut out = Placement {
         cpu: target,
         recent_used_cpu: p.recent_used_cpu,
         affine: false,
         clear_idle_cores: None,
+        probes: ProbeCost::default(),
+        scan_ns: None,
     };
     // 1. The target itself.
-    if v.idle_for_placement(target) {
+    if probes.idle(v, target) {
+        out.probes = probes.cost;
         return out;
     }
     // 2. prev, if it shares the LLC with target.
     if prev != target
         && d.cpus_share_cache(prev, target)
-        && v.idle_for_placement(prev)
+        && probes.idle(v, prev)
         && p.allowed.test(prev)
     {
         out.cpu = prev;
+        out.probes = probes.cost;
         return out;
     }
     // 4. recent_used_cpu.
@@ -548,14 +657,16 @@ pub fn select_idle_sibling(
     if recent != prev
         && recent != target
         && d.cpus_share_cache(recent, target)
-        && v.idle_for_placement(recent)
+        && probes.idle(v, recent)
         && p.allowed.test(recent)
     {
         out.cpu = recent;
+        out.probes = probes.cost;
         return out;
     }
     // 6. The LLC.
     let Some(sd) = d.sd_llc(target) else {
+        out.probes = probes.cost;
         return out;
     };
     let llc: &CpuMask = &sd.span;
@@ -563,19 +674,34 @@ pub fn select_idle_sibling(
     let smt = v.machine().has_smt();
     let has_idle_core = smt && v.has_idle_cores(target);
     if smt && !has_idle_core && d.cpus_share_cache(prev, target) {
-        if let Some(c) = select_idle_smt(v, p, llc, prev) {
+        if let Some(c) = select_idle_smt(v, p, llc, prev, &mut probes) {
             out.cpu = c;
+            out.probes = probes.cost;
             return out;
         }
     }
-    // 8. Scan.
-    let (found, clear) = select_idle_cpu(v, p, llc, sd.span_weight as usize, has_idle_core, target);
+    // 8. Scan. SIS_PROP measures the loop's time into avg_scan_cost when
+    // it bounded the loop (no idle core sought).
+    let before = probes.cost.total();
+    let (found, clear) = select_idle_cpu(
+        v,
+        p,
+        llc,
+        sd.span_weight as usize,
+        has_idle_core,
+        target,
+        &mut probes,
+    );
+    if !v.sis_util() && v.sis_prop() && !has_idle_core {
+        out.scan_ns = Some((target, probes.cost.total() - before));
+    }
     if clear {
         out.clear_idle_cores = Some(target);
     }
     if let Some(c) = found {
         out.cpu = c;
     }
+    out.probes = probes.cost;
     out
 }
 
@@ -923,7 +1049,7 @@ pub fn select_task_rq_wakeup(v: &impl CpuView, p: &PlaceTask, w: &Waker) -> Plac
             }
         }
     }
-    let mut out = select_idle_sibling(v, p, p.prev, new_cpu);
+    let mut out = select_idle_sibling(v, p, p.prev, new_cpu, w.cpu);
     out.affine = affine;
     if !p.allowed.test(out.cpu) {
         // Affinity changed since prev: any allowed CPU, idle first.

@@ -88,6 +88,9 @@ impl CpuView for View {
     fn sis_util(&self) -> bool {
         self.sis_util
     }
+    fn sis_prop(&self) -> bool {
+        !self.sis_util
+    }
 }
 
 fn task(allowed: &CpuMask, prev: u32) -> PlaceTask<'_> {
@@ -336,4 +339,55 @@ fn fork_numa_rules_of_older_releases() {
     assert_eq!(fork(NumaForkRule::ImbNumaNr, 4), 0);
     assert_eq!(fork(NumaForkRule::ImbNumaNrIdle, 4), 1);
     assert_eq!(fork(NumaForkRule::ImbNumaNr, 5), 1);
+}
+
+#[test]
+fn the_scan_pays_a_line_per_cpu_read_and_one_more_per_sched_idle_check() {
+    // 1 LLC, 4 cores, no SMT; the waker is CPU 0 and so is prev: target 0
+    // is the waker's own runqueue (free). The scan from CPU 1 reads CPUs 1
+    // and 2 (busy) and 3 (idle, taken). SCHED_IDLE_AS_IDLE asks
+    // sched_idle_cpu of each busy one: 2 + 2 + 1 = 5 lines; without it 3.
+    let all = CpuMask::full(4);
+    let m = make_test_machine(1, 1, 4, 1);
+    let line = m.line_transfer_ns(CpuId(0), CpuId(1));
+    assert!(line > 0);
+    let v = View::new(m, "BBBI", true);
+    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    assert_eq!(out.cpu, CpuId(3));
+    assert_eq!(out.probes.available_idle_ns, 3 * line);
+    assert_eq!(out.probes.sched_idle_ns, 2 * line);
+    assert_eq!(out.scan_ns, None, "SIS_UTIL: no avg_scan_cost to feed");
+    let v = View::new(make_test_machine(1, 1, 4, 1), "BBBI", false);
+    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    assert_eq!(out.cpu, CpuId(3));
+    assert_eq!(out.probes.total(), 3 * line);
+    assert_eq!(out.probes.sched_idle_ns, 0);
+    // SIS_PROP: the loop's reads are the scan time it measures (the
+    // target's read, the waker's own runqueue, is outside the loop and
+    // free anyway).
+    let mut v = View::new(make_test_machine(1, 1, 4, 1), "BBBI", true);
+    v.sis_util = false;
+    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    assert_eq!(out.scan_ns, Some((CpuId(0), 5 * line)));
+}
+
+#[test]
+fn an_idle_prev_costs_one_line_and_ends_the_search() {
+    // Waker on CPU 0 (busy), the wakee's prev CPU 2 idle: wake_affine
+    // keeps prev (it is idle), the target check reads CPU 2 once.
+    let all = CpuMask::full(4);
+    let m = make_test_machine(1, 1, 4, 1);
+    let line = m.line_transfer_ns(CpuId(0), CpuId(2));
+    let v = View::new(m, "BBIB", true);
+    let out = select_task_rq_wakeup(&v, &task(&all, 2), &waker(0));
+    assert_eq!(out.cpu, CpuId(2));
+    assert_eq!(out.probes.total(), line);
+}
+
+#[test]
+fn update_avg_moves_an_eighth_of_the_way() {
+    assert_eq!(update_avg(0, 800), 100);
+    assert_eq!(update_avg(100, 800), 187);
+    assert_eq!(update_avg(187, 27), 167);
+    assert_eq!(update_avg(5, 0), 5, "-5 / 8 truncates to 0");
 }
