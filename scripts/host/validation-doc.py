@@ -106,7 +106,7 @@ FINDINGS = [
             "pays for its second pass (pipe_read / pipe_write re-take the mutex, "
             "unix_stream_read_generic's redo re-takes the state lock): the state's lines from the "
             "channel's last user and a read's message's lines from its writer (chan_retry_price, "
-            "sched/exec.rs); without it a read that slept pays no lines at all. On the same "
+            "sched/channel_io.rs); without it a read that slept pays no lines at all. On the same "
             "recordings (5 seeds) that second pass moves the overall score 0.735 -> 0.731, the hb "
             "shapes by -0.10 to +0.02 (hb-socket-1g 0.764 -> 0.666: its workload time closer, "
             "1.835 -> 1.857 s against 1.908 s, its switches and migrations further), most recorded "

@@ -27,7 +27,7 @@ pub struct SimConfig {
     /// Verify invariants after every event.
     pub check: bool,
     /// Fast-forward runs of channel syscalls that nothing can observe in
-    /// closed form (`sched/exec.rs`); off = one event per read and write.
+    /// closed form (`sched/channel_io.rs`); off = one event per read and write.
     /// The outputs are the same either way.
     pub fast_forward: bool,
     /// Host noise (`sched/noise.rs`).

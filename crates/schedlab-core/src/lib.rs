@@ -10,6 +10,7 @@
 //!     │ class ops                    │ program ops        │ reports
 //!     ▼                              ▼                    ▼
 //!   sched/{fair,rt,deadline}.rs   sched/exec.rs      observe::Sink (trace writers)
+//!                                 sched/{channel_io,sync_obj}.rs
 //!   sched/{balance/*,bandwidth,group,select}.rs
 //!     │ apply the pure policy of
 //!     ▼

@@ -2,7 +2,8 @@
 //! hackbench's) synchronise on — channels, mutexes, condition variables,
 //! barriers, semaphores, timers — the fork pools and the start barrier.
 //! Plain state with the bookkeeping half of each operation; the
-//! interpreter (`sched/exec.rs`) does the blocking and waking.
+//! interpreter (`sched/exec.rs`, with `sched/channel_io.rs` and
+//! `sched/sync_obj.rs`) does the blocking and waking.
 
 use crate::ids::TaskId;
 use crate::program::Workload;
@@ -70,7 +71,7 @@ pub struct Runtime {
     pub probes: Vec<Vec<(Nanos, Nanos)>>,
     /// An empty list, swapped with a socket's wait queue when all its
     /// sleepers are woken, so that neither list is reallocated per message
-    /// (`sched/exec.rs`).
+    /// (`sched/channel_io.rs`).
     pub(crate) wake_scratch: Vec<TaskId>,
     /// Each task's (by index) reply address: what its last token from an
     /// addressed semaphore carried (`Op::SemSend`, `Op::SemReply`). Grown

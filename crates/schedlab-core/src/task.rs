@@ -166,7 +166,7 @@ pub struct Task {
     pub enqueued_from: Option<crate::ids::CpuId>,
     /// Syscalls of the current op already paid for (CPU time being spent
     /// or spent, effect pending): channel reads/writes, or 1 for a
-    /// synchronisation op (`sched/exec.rs`).
+    /// synchronisation op (`sched/channel_io.rs`, `sched/sync_obj.rs`).
     pub paid: u64,
     /// Channel op progress: next channel of a send round, or messages still
     /// to read.

@@ -48,7 +48,7 @@
 //! a pipe call is not preempted inside the section, and the model's holds
 //! are intervals of time decided at the start of the call. A writer that
 //! sleeps on a full channel and is woken retakes the lock in the kernel;
-//! the model charges its call once (its retry is free, `sched/exec.rs`).
+//! the model charges its call once (its retry is free, `sched/channel_io.rs`).
 
 use crate::ids::CpuId;
 use crate::time::Nanos;

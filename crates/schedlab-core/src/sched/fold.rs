@@ -2,7 +2,7 @@
 //! syscalls of the running task is paid as one burst, and its
 //! intermediate landings are settled only when another party looks.
 //!
-//! `writes_to_pay` / `reads_to_pay` (sched/exec.rs) decide a fold: k
+//! `writes_to_pay` / `reads_to_pay` (sched/channel_io.rs) decide a fold: k
 //! syscalls of one op, every one but the last silent (it finds room or a
 //! message and wakes nobody), all before the run's end and before the
 //! task's vruntime reaches its deadline or protected slice. The task

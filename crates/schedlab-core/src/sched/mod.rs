@@ -5,6 +5,7 @@
 pub mod balance;
 pub mod bandwidth;
 pub mod chan_lock;
+mod channel_io;
 pub mod core;
 pub mod cpuidle_menu;
 pub mod deadline;
@@ -20,6 +21,7 @@ pub mod noise;
 pub mod pipe;
 pub mod rt;
 mod select;
+mod sync_obj;
 pub mod syscall_cost;
 pub mod syscalls;
 pub mod ttwu_xcpu;
