@@ -11,7 +11,7 @@
 //! which is per package). Every level nests in the one above.
 //!
 //! This module owns the topology description only. Sched domains built from
-//! it live in `domains.rs`; the builder of regular machines in `layout.rs`;
+//! it live in `domains/`; the builder of regular machines in `layout.rs`;
 //! presets and synthetic test machines in `presets.rs`; machine files
 //! (`FILE.toml`, `layout:...`) in `layout_file.rs`; the sysfs importer in `sysfs.rs` (it reads
 //! through a [`sysfs::SysfsReader`] supplied by the caller, so the library

@@ -26,7 +26,7 @@
 //! follows the release ([`NumaLbRule`]: none before 5.6, the busiest
 //! group's count 5.6-5.17, `imb_numa_nr` from 5.18, on the unhalved
 //! difference from 6.0); `imb_numa_nr` itself follows the release too
-//! (machine/domains.rs `ImbNumaRule`: a quarter of a single-LLC node in
+//! (machine/domains/mod.rs `ImbNumaRule`: a quarter of a single-LLC node in
 //! 5.18-5.19, an eighth from 6.0).
 
 use super::stats::{group_classify, GroupType, SgStats};
