@@ -242,7 +242,7 @@ FINDINGS = [
             "the reschedule is an IPI: the waker pays its send cost and the target reschedules one "
             "IPI latency later. Rescheduling the target at once and for free instead lets the "
             "wake-up's own preemption check find need_resched set and send no IPI either."),
-        "resolution": ("fix", "Sim::exec_ctx (sched/core.rs: ttwu_do_activate and the delayed "
+        "resolution": ("fix", "Sim::exec_ctx (sched/wakeup.rs: ttwu_do_activate and the delayed "
                        "requeue set it; account() reschedules from it); test "
                        "tests/it/wakelist.rs a_reschedule_asked_by_a_remote_enqueue_is_an_ipi "
                        "(a hog left its CPU 0 ns after the wake-up without it)"),
@@ -401,7 +401,7 @@ FINDINGS = [
             "switch is done; from 6.0 a wakeup onto a CPU of the LLC with nothing to run goes "
             "through its wakelist. Without these paths the wakee is off its CPU at the instant of "
             "the switch and every same-LLC wakeup is enqueued from the waker."),
-        "resolution": ("fix", "sched/core.rs try_to_wake_up, ttwu_queue_cond, queue_wakelist; "
+        "resolution": ("fix", "sched/wakeup.rs try_to_wake_up, ttwu_queue_cond, queue_wakelist; "
                        "Task::on_cpu_until (the end of the switch's overhead window); tests "
                        "tests/it/wakelist.rs (5.15 inside and outside the window, 5.4, 6.18); on "
                        "an earlier set of recordings the scoreboard goes 0.730 -> 0.728 with the "

@@ -6,7 +6,7 @@
 //!  Workload (program.rs) ──► Sim::new (sched/init.rs) ──► Sim::run (engine.rs)
 //!                                                           │ pops (time, seq) events
 //!                                                           ▼
-//!   sched/core.rs: schedule / try_to_wake_up / wake_up_new_task / sched_tick
+//!   sched/core.rs: schedule / sched_tick; sched/wakeup.rs: try_to_wake_up / wake_up_new_task
 //!     │ class ops                    │ program ops        │ reports
 //!     ▼                              ▼                    ▼
 //!   sched/{fair,rt,deadline}.rs   sched/exec.rs      observe::Sink (trace writers)
