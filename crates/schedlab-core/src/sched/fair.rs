@@ -492,6 +492,13 @@ impl<S: Sink> Sim<S> {
         waker_cpu: CpuId,
         sync: bool,
     ) -> (CpuId, select::ProbeCost) {
+        // select_task_rq (core.c) asks the class only for a task allowed on
+        // more than one CPU; a pinned task goes to its CPU with no
+        // placement at all (no record_wakee, no runqueue read).
+        if self.sched.tasks[t.idx()].nr_cpus_allowed == 1 {
+            let cpu = self.sched.allowed(t).first().expect("non-empty affinity");
+            return (cpu, select::ProbeCost::default());
+        }
         let (flips, load) = self.record_wakee(waker_cpu, t);
         let task = &self.sched.tasks[t.idx()];
         let p = PlaceTask {
