@@ -4,7 +4,6 @@
 //! `--out` directory is not created and no staging directory is left.
 
 use crate::common::{describe, entries, schedlab_in};
-use std::path::Path;
 
 /// A workload that is fine (finite, calibrated so it warns about nothing).
 const OK: &str = r#"{"tasks": {"t": {"run": 100, "loop": 3}}, "global": {"calibration": 100}}"#;
