@@ -157,8 +157,10 @@ python3 -m venv target/pytest-venv
 target/pytest-venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-index target/wheels/schedlab-*.whl
 (cd target && RAY_USAGE_STATS_ENABLED=0 pytest-venv/bin/python -m pytest -q -rs -p no:cacheprovider ../python/tests)
 
-echo "== schedlab-core's import graph has no circle (scripts/test/modgraph.py)"
-python3 scripts/test/modgraph.py --quiet
+echo "== every crate's import graph has no circle (scripts/test/modgraph.py)"
+for src in crates/*/src; do
+    python3 scripts/test/modgraph.py --src "$src" --quiet
+done
 
 echo "== docs/trust.md's tables match the scoreboards (scripts/docs/trust-tables.py --check)"
 python3 scripts/docs/trust-tables.py --check

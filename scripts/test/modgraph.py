@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Print schedlab-core's module import graph and fail on an import circle.
+"""Print a crate's module import graph (schedlab-core's by default, any
+crate's with --src) and fail on an import circle.
 
 A module is one source file (`foo.rs` or `foo/mod.rs`). An edge A -> B means
 A's code names a path inside B: `use crate::b::...`, `crate::b::x` anywhere

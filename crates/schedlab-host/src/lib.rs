@@ -93,6 +93,7 @@ pub mod costs;
 pub mod error;
 pub mod exec;
 pub mod facts;
+pub mod host_json;
 pub mod json_file;
 pub mod noise;
 pub mod record;

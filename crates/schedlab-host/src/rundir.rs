@@ -34,7 +34,7 @@
 
 use crate::error::HostError;
 use crate::exec::ExecResult;
-use crate::record::HostJson;
+use crate::host_json::HostJson;
 use crate::tracestat::{trace_stats, TraceStats};
 use schedlab_core::program::{Policy, Workload};
 use schedlab_core::stats::SampleStats;

@@ -32,6 +32,7 @@ pub mod replay;
 pub mod rtapp;
 pub mod scenario;
 pub mod schbench;
+mod spec_params;
 pub mod specjbb;
 
 use schedlab_core::program::Workload;
@@ -137,6 +138,8 @@ pub fn load_rtapp(file: &str, text: &str, nr_cpus: usize) -> Result<Loaded, Work
         .map_err(|e| WorkloadError::new(file, e.pos, ErrorKind::Syntax, e.msg))?;
     let mut cx = rtapp::Cx::new(file);
     let raw = rtapp::raw::read_file(&mut cx, &root)?;
+    rtapp::sync_check::check(&mut cx, &raw.tasks)?;
+    rtapp::raw::check_limits(&cx, &raw)?;
     let workload = rtapp::lower::lower(&mut cx, &raw, nr_cpus)?;
     Ok(Loaded {
         workload,

@@ -86,7 +86,7 @@
 //!   `-W`, `-z`, `--split` are not offered.
 //! * The run ends at `r` seconds; the threads' exit is not modelled.
 
-use crate::generators::{cgroup_template, err, list_groups, number};
+use crate::spec_params::{cgroup_template, err, list_groups, number};
 use crate::{Loaded, WorkloadError};
 use schedlab_core::program::{Op, Phase, Policy, RequestQueueSpec, TaskSpec, Workload};
 use schedlab_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};

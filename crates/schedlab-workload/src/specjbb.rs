@@ -119,7 +119,7 @@
 //! Injectors are not stopped: they stand for MultiJVM's TxI JVM, which
 //! has its own heap and collections (not modelled).
 
-use crate::generators::{cgroup_template, err, list_groups, number};
+use crate::spec_params::{cgroup_template, err, list_groups, number};
 use crate::{Loaded, WorkloadError};
 use schedlab_core::program::{Op, Phase, Policy, TaskSpec, TimerRef, TimerSpec, Workload};
 use schedlab_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
@@ -222,7 +222,7 @@ pub fn parse(spec: &str, rest: &str, nr_cpus: usize) -> Result<(Params, String),
     ];
     let mut cgroup = crate::cgroup::ROOT.to_string();
     let mut vals: Vec<(&str, u64)> = Vec::new();
-    crate::generators::each_param(spec, rest, &known, |k, v| {
+    crate::spec_params::each_param(spec, rest, &known, |k, v| {
         if k == "cgroup" {
             cgroup = cgroup_template(spec, v, false)?;
         } else {

@@ -1,9 +1,9 @@
 //! The sweep directory: a point's run and row, the plan, and the
 //! Hive-partitioned Parquet dataset made from the rows.
 
+use super::error::{Runner, SweepError};
 use super::metrics::{metrics, METRICS};
 use super::spec::Point;
-use super::{Runner, SweepError};
 use schedlab_output::parquet::{self, Column};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};

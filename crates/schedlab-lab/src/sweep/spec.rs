@@ -2,7 +2,7 @@
 //! (TOML, JSON or a Python dict), each point with a stable id and the
 //! `schedlab run` command line that makes it.
 
-use super::SweepError;
+use super::error::SweepError;
 use serde_json::{json, Map, Value};
 use std::path::Path;
 

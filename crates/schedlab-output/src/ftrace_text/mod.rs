@@ -42,18 +42,20 @@
 //!   **(unverified)**. Note that `schedlab_core::time::fmt_secs_us`
 //!   truncates instead; the two agree on every µs-aligned time.
 
+mod owned;
 mod parse;
 mod runnable;
 mod timeline;
 mod write;
 
+pub use owned::{write_trace_text, OwnedEvent, OwnedRecord, OwnedTask};
 pub use parse::{
     parse_ftrace_header, parse_ftrace_line, parse_ftrace_text, FtraceHeader, FtraceLines,
-    OwnedEvent, OwnedRecord, OwnedTask, ParseError,
+    ParseError,
 };
 pub use runnable::{mean_over, runnable_steps, RunnableSteps};
 pub use timeline::{running_task_timeline, Contradiction, RunSpan, RunningTimeline, SpanStart};
 pub use write::{
-    format_record, sanitize_comm, write_header, write_trace_text, FtraceTextWriter,
-    SpooledTraceWriter, FTRACE_HEADER_COLUMNS,
+    format_record, sanitize_comm, write_header, FtraceTextWriter, SpooledTraceWriter,
+    FTRACE_HEADER_COLUMNS,
 };

@@ -28,7 +28,7 @@
 
 use std::collections::BTreeMap;
 
-use super::parse::{OwnedEvent, OwnedRecord};
+use super::owned::{OwnedEvent, OwnedRecord};
 
 /// How a span began.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,6 @@ use std::path::Path;
 
 use schedlab_core::observe::{Sink, TaskView, TraceEvent, TraceRecord};
 
-use super::parse::OwnedRecord;
 use crate::spool::{FirstError, Spool, SpoolError};
 
 /// The ten fixed lines of the header that follow the `entries-in-buffer`
@@ -268,9 +267,9 @@ pub fn format_record(rec: &TraceRecord<'_>) -> String {
 /// records are dropped, and [`finish`](Self::finish) returns the error.
 #[derive(Debug)]
 pub struct FtraceTextWriter<W: Write> {
-    out: W,
-    line: String,
-    written: u64,
+    pub(super) out: W,
+    pub(super) line: String,
+    pub(super) written: u64,
     error: FirstError,
 }
 
@@ -295,16 +294,6 @@ impl<W: Write> FtraceTextWriter<W> {
     pub fn write_record(&mut self, rec: &TraceRecord<'_>) -> io::Result<()> {
         self.line.clear();
         push_record(&mut self.line, rec);
-        self.out.write_all(self.line.as_bytes())?;
-        self.written += 1;
-        Ok(())
-    }
-
-    /// Writes one already-owned record (parsed or converted) verbatim.
-    pub fn write_owned(&mut self, rec: &OwnedRecord) -> io::Result<()> {
-        self.line.clear();
-        rec.push_line(&mut self.line);
-        self.line.push('\n');
         self.out.write_all(self.line.as_bytes())?;
         self.written += 1;
         Ok(())
@@ -384,22 +373,4 @@ impl Sink for SpooledTraceWriter {
     fn trace(&mut self, rec: &TraceRecord<'_>) {
         self.inner.trace(rec)
     }
-}
-
-/// Writes a complete `trace` file (header and lines) for records already in
-/// memory; convenient for tests and small traces.
-pub fn write_trace_text<W: Write + ?Sized>(
-    out: &mut W,
-    nr_cpus: u32,
-    records: &[OwnedRecord],
-) -> io::Result<()> {
-    write_header(out, records.len() as u64, nr_cpus)?;
-    let mut line = String::with_capacity(256);
-    for r in records {
-        line.clear();
-        r.push_line(&mut line);
-        line.push('\n');
-        out.write_all(line.as_bytes())?;
-    }
-    Ok(())
 }

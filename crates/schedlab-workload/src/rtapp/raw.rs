@@ -332,9 +332,6 @@ pub fn read_file(cx: &mut Cx, root: &Value) -> Result<RawFile, WorkloadError> {
         crate::limits::check_log_name(basename, &t.name)
             .map_err(|e| cx.err(t.pos, ErrorKind::Invalid, e))?;
     }
-    super::sync_check::check(cx, &tasks)?;
-    check_taskgroup_count(cx, &tasks)?;
-    check_shared_buffers(cx, &tasks)?;
     Ok(RawFile {
         tasks,
         global,
@@ -352,6 +349,13 @@ pub const MAX_CONFIGURED_TASKGROUPS: usize = 4096;
 /// rt-app refuses more than [`MAX_TASKGROUPS`] distinct `taskgroup` values
 /// (templates count: rt-app parses them). Groups only named under
 /// `taskgroups` do not count: rt-app never sees them.
+/// The whole-file limits a read file must meet (after the
+/// synchronisation check, `sync_check`): taskgroup count, shared buffers.
+pub fn check_limits(cx: &Cx, file: &RawFile) -> Result<(), WorkloadError> {
+    check_taskgroup_count(cx, &file.tasks)?;
+    check_shared_buffers(cx, &file.tasks)
+}
+
 fn check_taskgroup_count(cx: &Cx, tasks: &[RawTask]) -> Result<(), WorkloadError> {
     let mut seen: Vec<&str> = Vec::new();
     let all = tasks.iter().flat_map(|t| {
