@@ -16,7 +16,6 @@
 //! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
 //! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
 //! | compare.rs | `schedlab compare`: checks the arguments, resolves each run; the library (`schedlab_lab::compare`) runs the sides; prints the table |
-//! | preflight.rs | checks before simulating: --out, limits, memory estimate |
 //! | clap_error.rs | clap's argument errors as one `schedlab: error:` line, hint folded in |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
 //! | bench.rs | `schedlab bench`: the performance cases |
@@ -41,7 +40,7 @@ mod compare;
 mod host;
 mod machines;
 mod montecarlo;
-mod preflight;
+use schedlab_lab::preflight;
 pub mod progress;
 mod resolve;
 mod run;

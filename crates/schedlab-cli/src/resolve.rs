@@ -90,7 +90,7 @@ impl SimArgs {
     /// `--max-output` in bytes.
     pub fn max_output_bytes(&self) -> Result<u64> {
         match &self.max_output {
-            Some(t) => crate::preflight::size_flag("--max-output", t),
+            Some(t) => Ok(crate::preflight::size_flag("--max-output", t)?),
             None => Ok(schedlab_workload::limits::DEFAULT_MAX_OUTPUT_BYTES),
         }
     }

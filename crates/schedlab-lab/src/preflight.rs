@@ -53,13 +53,24 @@
 //! estimate and its parts: `MemAvailable` of /proc/meminfo, or less if the
 //! address-space limit (`ulimit -v`) is lower.
 
-use crate::user;
-use anyhow::Result;
 use schedlab_core::machine::Machine;
 use schedlab_core::program::{Op, TaskSpec, Workload};
 use schedlab_core::SimConfig;
 use schedlab_output::outdir::StagedOutDir;
 use std::path::Path;
+
+/// A check that refused the run: its one-line message (flag or file,
+/// problem, what to do).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PreflightError(pub String);
+
+/// What the checks return.
+pub type Result<T> = std::result::Result<T, PreflightError>;
+
+fn user(msg: impl Into<String>) -> PreflightError {
+    PreflightError(msg.into())
+}
 
 /// Fixed cost of a run (binary, allocator, buffers), bytes.
 const BASE: u64 = 16 << 20;
@@ -346,14 +357,13 @@ pub fn check_length(what: &str, m: &Machine, w: &Workload, cfg: &SimConfig) -> R
     Ok(())
 }
 
-pub use schedlab_lab::limits::length_cap;
+pub use crate::limits::length_cap;
 
 /// After a run: an error when a run without a duration passed
 /// [`length_cap`] (`at`: the last time it was seen at, or its end), and
 /// was stopped there or ended after it.
 pub fn check_passed_limit(what: &str, end: Option<u64>, t_start: u64, at: u64) -> Result<()> {
-    schedlab_lab::limits::check_passed_limit(what, end, t_start, at)
-        .map_err(|e| user(e.to_string()))
+    crate::limits::check_passed_limit(what, end, t_start, at).map_err(|e| user(e.to_string()))
 }
 
 /// The least CPU work (`run`, `runtime`) of any iteration of a thread, or
