@@ -18,7 +18,7 @@
 //! | compare.rs | `schedlab compare`: checks the arguments, resolves each run; the library (`schedlab_lab::compare`) runs the sides; prints the table |
 //! | clap_error.rs | clap's argument errors as one `schedlab: error:` line, hint folded in |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
-//! | bench.rs | `schedlab bench`: the performance cases |
+//! | bench.rs | `schedlab bench`: its arguments, one child process per case (the cases and their figures are `schedlab_lab::bench`), the table |
 //! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
 //! | sweep.rs | `schedlab sweep`: the library's sweep (`schedlab_lab::sweep`), each point through [`run_argv`] |
 //! | montecarlo.rs | `schedlab montecarlo`: the library's screening (`schedlab_lab::montecarlo`), the findings' table |
