@@ -316,3 +316,26 @@ fn sched_stat_runtime_sums_to_the_program_time_for_every_class() {
         assert_work_charged(&sim, &format!("{policy:?}"));
     }
 }
+
+/// `select_task_rq` asks the class for a placement only when the task may
+/// run on more than one CPU: the wakee here is pinned to CPU 1, so its
+/// wake-ups go there with no `select_task_rq_fair` at all. The waker's
+/// `wakee_flips` stay 0 (no `record_wakee`) and no runqueue read of
+/// placement is charged (the profile's `available_idle_cpu` and
+/// `sched_idle_cpu` paths stay empty), though thousands of wake-ups ran.
+#[test]
+fn a_pinned_wakee_gets_no_placement() {
+    let sim = run_with(
+        "6.18",
+        waker(Policy::Normal, 0, "/"),
+        vec![],
+        100,
+        |_| {},
+        NullSink,
+    );
+    let (w, wakee) = (by_name(&sim, "waker"), by_name(&sim, "wakee"));
+    assert!(wakee.stats.wakeups > 1000, "{:?}", wakee.stats);
+    assert_eq!(w.wakee.flips, 0);
+    let p = &sim.acct.profile;
+    assert_eq!((p.available_idle_ns, p.sched_idle_ns), (0, 0));
+}
