@@ -22,6 +22,7 @@ use schedlab_core::features::PreemptModel;
 use schedlab_core::program::Workload;
 use schedlab_core::time::parse_duration;
 use schedlab_core::{Sim, SimConfig};
+use schedlab_host::recording::{apply_placement, check_record_json, validate_kernel};
 use schedlab_host::validate::{compare, load_recording, load_sim};
 use schedlab_host::{ChannelConfig, ExecOptions, RecordOptions};
 use schedlab_output::limit;
@@ -220,131 +221,6 @@ fn recorded_workload(dir: &Path, m: &schedlab_core::machine::Machine) -> Result<
     Ok(resolve::workload(&src, m.nr_cpus())?.0)
 }
 
-/// The recording's measured vCPU placement (`c2c.json`, written by
-/// scripts/host/validate-host.sh around hackbench recordings;
-/// `schedlab_host::c2c`) as the line latency between its two CPUs; the
-/// note says what the model took.
-fn apply_placement(dir: &Path, machine: &mut schedlab_core::machine::Machine) -> Result<String> {
-    let p = dir.join("c2c.json");
-    if !p.is_file() {
-        return Ok(
-            "model line latency: the sysfs import's guess (the recording has no c2c.json)"
-                .to_string(),
-        );
-    }
-    let text = std::fs::read_to_string(&p)
-        .map_err(|e| user(format!("{}: cannot read: {e}", p.display())))?;
-    let c = schedlab_host::c2c::parse(&p, &text).map_err(user)?;
-    let n = machine.nr_cpus();
-    if c.cpus.iter().any(|&x| x >= n) {
-        // A recording confined to fewer CPUs (`record --cpus`): the
-        // placement was measured, but not between two of its CPUs.
-        return Ok(format!(
-            "model line latency: the sysfs import's guess (the recording's c2c.json measured CPUs {}-{}, not both on the recorded machine of {n} CPU(s))",
-            c.cpus[0], c.cpus[1]
-        ));
-    }
-    let d = machine.distance(
-        schedlab_core::ids::CpuId(c.cpus[0] as u32),
-        schedlab_core::ids::CpuId(c.cpus[1] as u32),
-    );
-    let was = machine.costs.line_transfer_ns[d as usize];
-    machine.costs.line_transfer_ns[d as usize] = c.line_ns();
-    // The channel calls' cross-CPU extras then come from the lines the
-    // lockstep measurement isolates, at this latency: costs.json's come
-    // from wakecost's stream cases, which do not isolate the transfer
-    // (docs/syscall-costs.md, "Lines per call": 0 to +425 ns for the same
-    // call an hour apart) and cannot split a read's message from the
-    // channel's state.
-    let stream = machine.costs.channel_xcpu_ns.take();
-    let dropped = match stream {
-        Some(x) => format!(
-            "; channel cross-CPU extras: the host lines at it, not costs.json's stream figures {x:?}"
-        ),
-        None => String::new(),
-    };
-    Ok(format!(
-        "model line latency: measured (the recording's c2c.json: CPUs {}-{} {:.1} ns before, {:.1} ns after; {} ns at distance {:?}, the import's guess {} ns){dropped}",
-        c.cpus[0], c.cpus[1], c.before_ns, c.after_ns, c.line_ns(), d, was
-    ))
-}
-
-/// The release `validate` simulates, and where it came from: `--kernel`
-/// when given, else the recorded host's `uname -r` (host.json
-/// `host.kernel.release`) mapped by `kernels::for_host_release` (a release
-/// between two listed ones takes the older, one newer than the newest
-/// numbered takes `tip`, one older than the oldest is an error). A
-/// recording without a release (none made by `schedlab record`) runs the
-/// default release, and says so.
-fn validate_kernel<'a>(
-    flag: Option<&'a str>,
-    host: &Value,
-    hp: &Path,
-) -> Result<(&'a str, String)> {
-    use schedlab_core::kernels;
-    if let Some(k) = flag {
-        let name = kernels::canonical(k).ok_or_else(|| {
-            user(format!(
-                "--kernel: unknown release '{k}' (one of {})",
-                kernels::KERNELS.join(", ")
-            ))
-        })?;
-        return Ok((name, "--kernel".into()));
-    }
-    let Some(release) = host["host"]["kernel"]["release"].as_str() else {
-        return Ok((
-            kernels::DEFAULT_KERNEL,
-            format!(
-                "{}: no host.kernel.release; the default release",
-                hp.display()
-            ),
-        ));
-    };
-    match kernels::for_host_release(release) {
-        Ok((name, None)) => Ok((name, format!("the recorded host's release {release}"))),
-        Ok((name, Some(note))) => Ok((name, format!("the recorded host's release: {note}"))),
-        Err(e) => Err(user(format!(
-            "{}: host.kernel.release: {e}; pass --kernel VERSION to validate against one of {}",
-            hp.display(),
-            kernels::KERNELS.join(", ")
-        ))),
-    }
-}
-
-/// `schedlab validate`.
-/// A recording's record.json, when there is one, must be what `schedlab
-/// record` writes: `workload` a string, `duration_ns` null or a count of
-/// ns, `cpus` null or a count.
-fn check_record_json(path: &Path) -> Result<()> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Ok(());
-    };
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| user(format!("{}:{}: {e}", path.display(), e.line())))?;
-    let bad = |key: &str, want: &str| {
-        user(format!(
-            "{}: key '{key}' must be {want} (not the record.json `schedlab record` writes)",
-            path.display()
-        ))
-    };
-    if !v.is_object() {
-        return Err(user(format!(
-            "{}: not a JSON object (not the record.json `schedlab record` writes)",
-            path.display()
-        )));
-    }
-    if !v["workload"].is_string() {
-        return Err(bad("workload", "a string"));
-    }
-    if !(v["duration_ns"].is_null() || v["duration_ns"].is_u64()) {
-        return Err(bad("duration_ns", "null or a non-negative integer"));
-    }
-    if !(v["cpus"].is_null() || v["cpus"].is_u64()) {
-        return Err(bad("cpus", "null or a count of CPUs"));
-    }
-    Ok(())
-}
-
 /// Most seeds `validate` simulates: as many as `compare` runs a side
 /// (`--runs`); each is a whole run written with its traces.
 const MAX_SEEDS: u64 = 1000;
@@ -389,7 +265,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
             hp.display()
         )));
     }
-    check_record_json(&a.dir.join("record.json"))?;
+    check_record_json(&a.dir.join("record.json")).map_err(host_err)?;
     let hz = host["host"]["hz"]["value"].as_u64().unwrap_or(250) as u32;
     let preempt_name = host["host"]["preempt"]["value"].as_str().unwrap_or("none");
     let preempt = PreemptModel::parse(preempt_name).ok_or_else(|| {
@@ -466,12 +342,13 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         "model machine costs: the sysfs import's guess (the recording has no costs.json)"
             .to_string()
     };
-    let placement_note = apply_placement(&a.dir, &mut machine)?;
+    let placement_note = apply_placement(&a.dir, &mut machine).map_err(host_err)?;
     let w = recorded_workload(&a.dir, &machine)?;
     // The recorded run's length when it had an end; else the workload's own.
     let had_end = host["clock"]["end_ns"].as_u64().unwrap_or(0) > 0;
     let duration_ns = had_end.then_some(real.duration_ns).filter(|&d| d > 0);
-    let (kernel, kernel_note) = validate_kernel(a.kernel.as_deref(), &host, &hp)?;
+    let (kernel, kernel_note) =
+        validate_kernel(a.kernel.as_deref(), &host, &hp).map_err(host_err)?;
     resolve::parse_features("--features", &a.features)?;
     let opts = schedlab_core::kernels::resolve(Some(kernel), &a.features, &w.sysctls, &[])
         .map_err(|e| user(e.to_string()))?;

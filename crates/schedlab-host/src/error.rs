@@ -53,6 +53,10 @@ pub enum HostError {
     /// tracefs is not mounted and could not be mounted.
     #[error("no tracefs: {0} (mount it: `mount -t tracefs nodev /sys/kernel/tracing`; needs root and CONFIG_FTRACE)")]
     NoTracefs(String),
+    /// A recording directory's file is missing a field, or is not what
+    /// `schedlab record` writes: the one-line message names the file.
+    #[error("{0}")]
+    Recording(String),
     /// A scheduler trace event the recording needs is missing.
     #[error("tracefs has no event {0} (kernel built without it?)")]
     NoTraceEvent(String),

@@ -14,6 +14,9 @@
 //!   sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
 //!   sched_process_fork and sched_process_exit, and writes DIR/trace.txt,
 //!   DIR/host.json and DIR/sysfs/ (see [`record`](mod@record)).
+//! * [`recording`] reads what a recording directory says beside its trace
+//!   for `validate`: record.json checked, the measured vCPU placement
+//!   (c2c.json) applied to the model's machine, the release to simulate.
 //!
 //! ```text
 //!  Workload ──exec──► calibrate pLoad ─► cgroups (CgroupSet, removed on drop)
@@ -97,6 +100,7 @@ pub mod host_json;
 pub mod json_file;
 pub mod noise;
 pub mod record;
+pub mod recording;
 pub mod rundir;
 pub mod sync;
 pub mod sys;
