@@ -9,7 +9,7 @@
 //!
 //! DIR gets:
 //! * `trace.txt`: the instance's `trace` file after the run;
-//! * `host.json`: [`HostFacts`], the capture's settings and per-CPU
+//! * `host.json`: [`HostFacts`](crate::facts::HostFacts), the capture's settings and per-CPU
 //!   buffer statistics (overruns, dropped events), the calibration, the
 //!   threads (name, index, tid) and each group's `cpu.stat` before/after;
 //! * `sysfs/`: the topology files the simulator's sysfs importer reads;
