@@ -352,6 +352,17 @@ impl<S: Sink> Sim<S> {
         self.stall(cpu, cost, rearm);
     }
 
+    /// Charges `cost` of a wake-up's work to the waking CPU: in the waker's
+    /// task context when `in_task` ([`Self::charge_task_ctx`]), else as an
+    /// interrupt's time ([`Self::charge`]).
+    pub(crate) fn charge_waker(&mut self, cpu: CpuId, cost: Nanos, path: Path, in_task: bool) {
+        if in_task {
+            self.charge_task_ctx(cpu, cost, path, true);
+        } else {
+            self.charge(cpu, cost, path, true);
+        }
+    }
+
     /// [`Self::charge`] for scheduler work done in the running task's own
     /// context (a context switch, as the task switched to; a wake-up it
     /// makes and the IPI that sends): the CPU is as unavailable to the

@@ -94,11 +94,7 @@ impl<S: crate::observe::Sink> Sim<S> {
             &self.machine.costs,
             self.machine.distance(waker_cpu, target),
         );
-        if in_task {
-            self.charge_task_ctx(waker_cpu, cost, Path::Wakeup, true);
-        } else {
-            self.charge(waker_cpu, cost, Path::Wakeup, true);
-        }
+        self.charge_waker(waker_cpu, cost, Path::Wakeup, in_task);
         self.sched.tasks[t.idx()].enqueued_from = Some(waker_cpu);
     }
 

@@ -28,11 +28,7 @@ impl<S: Sink> Sim<S> {
         self.sched.tasks[t.idx()].stats.wakeups += 1;
         self.acct.cpu_stats[waker_cpu.idx()].ttwu_count += 1;
         let cost = self.machine.costs.wakeup_ns;
-        if in_task {
-            self.charge_task_ctx(waker_cpu, cost, Path::Wakeup, true);
-        } else {
-            self.charge(waker_cpu, cost, Path::Wakeup, true);
-        }
+        self.charge_waker(waker_cpu, cost, Path::Wakeup, in_task);
         let se = self.sched.tasks[t.idx()].se;
         if self.sched.ents[se.idx()].sched_delayed {
             // ttwu_runnable: still queued (delayed), so no placement: requeue
@@ -79,29 +75,20 @@ impl<S: Sink> Sim<S> {
                 return;
             }
             let spin = on_cpu_until - self.now;
-            if in_task {
-                self.charge_task_ctx(waker_cpu, spin, Path::Wakeup, true);
-            } else {
-                self.charge(waker_cpu, spin, Path::Wakeup, true);
-            }
+            self.charge_waker(waker_cpu, spin, Path::Wakeup, in_task);
         }
         let target = match self.sched.class_of(t) {
             Class::Fair => {
                 // The placement's reads of other CPUs' runqueues are the
                 // waker's time, beside `wakeup_ns` (fair/select: Probes).
                 let (cpu, probes) = self.select_task_rq_fair(t, waker_cpu, sync);
-                for (ns, path) in [
-                    (probes.available_idle_ns, Path::AvailableIdle),
-                    (probes.sched_idle_ns, Path::SchedIdle),
-                ] {
-                    if ns > 0 {
-                        if in_task {
-                            self.charge_task_ctx(waker_cpu, ns, path, true);
-                        } else {
-                            self.charge(waker_cpu, ns, path, true);
-                        }
-                    }
-                }
+                self.charge_waker(
+                    waker_cpu,
+                    probes.available_idle_ns,
+                    Path::AvailableIdle,
+                    in_task,
+                );
+                self.charge_waker(waker_cpu, probes.sched_idle_ns, Path::SchedIdle, in_task);
                 cpu
             }
             Class::Rt => self.select_task_rq_rt(t, waker_cpu),

@@ -382,8 +382,12 @@ impl Probes {
         v.available_idle_cpu(c)
     }
 
-    /// `sched_idle_cpu(c)` as placement asks it, priced.
+    /// `sched_idle_cpu(c)`, priced, where placement asks it: only under
+    /// SCHED_IDLE_AS_IDLE (without it nothing is read and the answer is no).
     fn sched_idle(&mut self, v: &impl CpuView, c: CpuId) -> bool {
+        if !v.sched_idle_as_idle() {
+            return false;
+        }
         self.cost.sched_idle_ns += self.line(v, c);
         v.sched_idle_counts_as_idle(c)
     }
@@ -392,10 +396,7 @@ impl Probes {
     /// only when the CPU is not idle and SCHED_IDLE_AS_IDLE makes the
     /// kernel ask.
     fn idle(&mut self, v: &impl CpuView, c: CpuId) -> bool {
-        if self.available_idle(v, c) {
-            return true;
-        }
-        v.sched_idle_as_idle() && self.sched_idle(v, c)
+        self.available_idle(v, c) || self.sched_idle(v, c)
     }
 }
 
@@ -507,7 +508,7 @@ fn select_idle_core(
         if !probes.available_idle(v, c) {
             idle = false;
             if fallback.is_none() {
-                if v.sched_idle_as_idle() && probes.sched_idle(v, c) && ok(c) {
+                if probes.sched_idle(v, c) && ok(c) {
                     *fallback = Some(c);
                     break;
                 }
@@ -623,7 +624,6 @@ pub fn select_idle_sibling(
     target: CpuId,
     reader: CpuId,
 ) -> Placement {
-    let d = v.domains();
     let mut probes = Probes {
         reader,
         cost: ProbeCost::default(),
@@ -636,10 +636,25 @@ pub fn select_idle_sibling(
         probes: ProbeCost::default(),
         scan_ns: None,
     };
+    sis_search(v, p, prev, target, &mut probes, &mut out);
+    out.probes = probes.cost;
+    out
+}
+
+/// The steps of [`select_idle_sibling`]: each that finds a CPU sets
+/// `out.cpu` and ends the search; `probes` prices every runqueue read.
+fn sis_search(
+    v: &impl CpuView,
+    p: &PlaceTask,
+    prev: CpuId,
+    target: CpuId,
+    probes: &mut Probes,
+    out: &mut Placement,
+) {
+    let d = v.domains();
     // 1. The target itself.
     if probes.idle(v, target) {
-        out.probes = probes.cost;
-        return out;
+        return;
     }
     // 2. prev, if it shares the LLC with target.
     if prev != target
@@ -648,8 +663,7 @@ pub fn select_idle_sibling(
         && p.allowed.test(prev)
     {
         out.cpu = prev;
-        out.probes = probes.cost;
-        return out;
+        return;
     }
     // 4. recent_used_cpu.
     let recent = p.recent_used_cpu;
@@ -661,23 +675,20 @@ pub fn select_idle_sibling(
         && p.allowed.test(recent)
     {
         out.cpu = recent;
-        out.probes = probes.cost;
-        return out;
+        return;
     }
     // 6. The LLC.
     let Some(sd) = d.sd_llc(target) else {
-        out.probes = probes.cost;
-        return out;
+        return;
     };
     let llc: &CpuMask = &sd.span;
     // 7. SMT: an idle sibling of prev when no core is idle.
     let smt = v.machine().has_smt();
     let has_idle_core = smt && v.has_idle_cores(target);
     if smt && !has_idle_core && d.cpus_share_cache(prev, target) {
-        if let Some(c) = select_idle_smt(v, p, llc, prev, &mut probes) {
+        if let Some(c) = select_idle_smt(v, p, llc, prev, probes) {
             out.cpu = c;
-            out.probes = probes.cost;
-            return out;
+            return;
         }
     }
     // 8. Scan. SIS_PROP measures the loop's time into avg_scan_cost when
@@ -690,7 +701,7 @@ pub fn select_idle_sibling(
         sd.span_weight as usize,
         has_idle_core,
         target,
-        &mut probes,
+        probes,
     );
     if !v.sis_util() && v.sis_prop() && !has_idle_core {
         out.scan_ns = Some((target, probes.cost.total() - before));
@@ -701,8 +712,6 @@ pub fn select_idle_sibling(
     if let Some(c) = found {
         out.cpu = c;
     }
-    out.probes = probes.cost;
-    out
 }
 
 /// Group statistics for the slow path (`update_sg_wakeup_stats`): `p`'s
