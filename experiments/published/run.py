@@ -660,7 +660,6 @@ def judge(cases, results, seeds_of):
     return verdicts, steadiness
 
 
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)

@@ -143,5 +143,27 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(run.longer("oltp:", None), (None, None))
 
 
+class Arguments(unittest.TestCase):
+    def refused(self, *argv):
+        import contextlib
+        import io
+        import sys
+        err = io.StringIO()
+        saved = sys.argv
+        sys.argv = ["run.py", *argv]
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = run.main()
+        finally:
+            sys.argv = saved
+        return rc, err.getvalue()
+
+    def test_max_seeds_below_seeds_is_one_line_and_status_2(self):
+        rc, err = self.refused("--seeds", "5", "--max-seeds", "3")
+        self.assertEqual(rc, 2)
+        self.assertEqual(err.count("\n"), 1)
+        self.assertIn("--max-seeds >= --seeds", err)
+
+
 if __name__ == "__main__":
     unittest.main()
