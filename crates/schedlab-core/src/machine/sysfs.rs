@@ -25,7 +25,7 @@
 //!    (`cpu/cpuidle/current_governor`, or `current_governor_ro`) with
 //!    `module/haltpoll/parameters/guest_halt_poll_ns` 0 (read only from a
 //!    `/sys` root), the polling state is dropped: that governor never polls
-//!    then ([`haltpoll_never_polls`]).
+//!    then (`Importer::haltpoll_never_polls`).
 //! 6. Every level is renumbered to dense machine-wide ids in order of its
 //!    first CPU, after checking that all CPUs of a span report the same span.
 //!    [`Machine::new`] then checks the nesting.

@@ -37,6 +37,16 @@ pub(crate) enum FairPick {
     Idle,
 }
 
+/// The kind of placement `select_task_rq_fair` makes (the kernel's
+/// `wake_flags`, as far as the fair class reads them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WakeFlags {
+    /// WF_TTWU, with WF_SYNC when the waker is about to sleep.
+    Ttwu { sync: bool },
+    /// WF_FORK (also a task whose affinity no longer allows its CPU).
+    Fork,
+}
+
 impl<S: Sink> Sim<S> {
     /// `update_curr` of the fair class for the running fair task `t`.
     pub(crate) fn update_curr_fair(&mut self, cpu: CpuId, t: TaskId) {
@@ -45,7 +55,7 @@ impl<S: Sink> Sim<S> {
         let mut first = true;
         loop {
             let q = self.sched.se_cfs_rq(e);
-            let u = self.fair_update_curr(q);
+            let u = self.update_curr_cfs_rq(q);
             if first {
                 total.delta_exec = u.delta_exec;
                 first = false;
@@ -481,12 +491,31 @@ impl<S: Sink> Sim<S> {
         self.update_load_avg(next);
     }
 
-    /// `select_task_rq_fair` for a wakeup of `t` done on `waker_cpu`, with
-    /// its side effects applied.
+    /// `select_task_rq_fair` for `t` on `cpu` (the waker's CPU for a
+    /// wakeup, the parent's for a fork), with its side effects applied: the
+    /// one entry of the fair class's placement, whose decisions are
+    /// [`select::place_wakeup`] and [`select::place_fork`].
     ///
-    /// Returns the CPU and the waker's CPU time for the runqueue lines the
-    /// placement read on other CPUs ([`select::Placement::probes`]).
+    /// Returns the CPU and the waker's CPU time for the runqueue lines a
+    /// wakeup's placement read on other CPUs ([`select::Placement::probes`];
+    /// nothing for a fork, whose slow path is not priced).
     pub(crate) fn select_task_rq_fair(
+        &mut self,
+        t: TaskId,
+        cpu: CpuId,
+        flags: WakeFlags,
+    ) -> (CpuId, select::ProbeCost) {
+        match flags {
+            WakeFlags::Ttwu { sync } => self.select_task_rq_fair_ttwu(t, cpu, sync),
+            WakeFlags::Fork => (
+                self.select_task_rq_fair_fork(t, cpu),
+                select::ProbeCost::default(),
+            ),
+        }
+    }
+
+    /// WF_TTWU: `t` woken on `waker_cpu`.
+    fn select_task_rq_fair_ttwu(
         &mut self,
         t: TaskId,
         waker_cpu: CpuId,
@@ -516,7 +545,7 @@ impl<S: Sink> Sim<S> {
             load,
             sync,
         };
-        let out = select::select_task_rq_wakeup(self, &p, &w);
+        let out = select::place_wakeup(self, &p, &w);
         if out.affine {
             // schedstat: the domain whose wake_affine chose the waker's CPU
             // (the lowest SD_WAKE_AFFINE one spanning prev).
@@ -539,8 +568,8 @@ impl<S: Sink> Sim<S> {
         (out.cpu, out.probes)
     }
 
-    /// The fork/exec slow path for `t` created on `this`.
-    pub(crate) fn select_task_rq_fair_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
+    /// WF_FORK: the slow path for `t` created on `this`.
+    fn select_task_rq_fair_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
         let task = &self.sched.tasks[t.idx()];
         let p = PlaceTask {
             allowed: self.sched.allowed(t),
@@ -549,7 +578,7 @@ impl<S: Sink> Sim<S> {
             wakee_flips: 0,
             load: self.sched.ents[task.se.idx()].avg.load_avg,
         };
-        select::select_task_rq_fork(self, &p, this)
+        select::place_fork(self, &p, this)
     }
 
     /// Takes a task's PELT load off the fair queue it is attached to (a
@@ -619,8 +648,9 @@ impl<S: Sink> Sim<S> {
 }
 
 impl<S: Sink> Sim<S> {
-    /// `update_curr` of one queue, by class.
-    pub(crate) fn fair_update_curr(&mut self, q: CfsRqId) -> CurrUpdate {
+    /// `update_curr(cfs_rq)`: one queue's running entity charged up to now,
+    /// by class (EEVDF or CFS).
+    pub(crate) fn update_curr_cfs_rq(&mut self, q: CfsRqId) -> CurrUpdate {
         let c = &mut self.sched.cfs[q.idx()];
         match self.cfg.features.fair_class {
             FairClass::Eevdf => {

@@ -9,6 +9,7 @@ use crate::ids::{CpuId, TaskId};
 use crate::observe::Sink;
 use crate::rq::Class;
 use crate::sched::core::Tp;
+use crate::sched::fair::WakeFlags;
 use crate::sim::Sim;
 use crate::stats::Path;
 use crate::task::TaskState;
@@ -81,7 +82,8 @@ impl<S: Sink> Sim<S> {
             Class::Fair => {
                 // The placement's reads of other CPUs' runqueues are the
                 // waker's time, beside `wakeup_ns` (fair/select: Probes).
-                let (cpu, probes) = self.select_task_rq_fair(t, waker_cpu, sync);
+                let (cpu, probes) =
+                    self.select_task_rq_fair(t, waker_cpu, WakeFlags::Ttwu { sync });
                 self.charge_waker(
                     waker_cpu,
                     probes.available_idle_ns,
@@ -305,7 +307,7 @@ impl<S: Sink> Sim<S> {
     /// affinity no longer allows its CPU), by class.
     pub(crate) fn select_task_rq_fork(&mut self, t: TaskId, this: CpuId) -> CpuId {
         match self.sched.class_of(t) {
-            Class::Fair => self.select_task_rq_fair_fork(t, this),
+            Class::Fair => self.select_task_rq_fair(t, this, WakeFlags::Fork).0,
             Class::Rt => {
                 // A new task's CPU is not meaningful yet: start from `this`.
                 self.sched.tasks[t.idx()].cpu = this;

@@ -315,7 +315,7 @@ pub struct Placement {
     /// An idle-core scan of this CPU's LLC failed: clear `has_idle_cores`.
     pub clear_idle_cores: Option<CpuId>,
     /// The waker's CPU time for the runqueue lines `select_idle_sibling`
-    /// read on other CPUs ([`Probes`]), the scan's included.
+    /// read on other CPUs (`Probes`), the scan's included.
     pub probes: ProbeCost,
     /// The part of [`Self::probes`] spent in `select_idle_cpu`'s loop
     /// when SIS_PROP bounded it, with a CPU of the LLC scanned: the time
@@ -351,7 +351,7 @@ struct Probes {
     cost: ProbeCost,
 }
 
-/// What [`Probes`] cost, by the kernel function that reads.
+/// What `Probes` cost, by the kernel function that reads.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProbeCost {
     /// `available_idle_cpu`'s reads.
@@ -616,7 +616,7 @@ fn select_idle_cpu(
 /// `select_idle_sibling(p, prev, target)`.
 ///
 /// `reader` is the CPU doing the wakeup: the runqueue reads of other CPUs
-/// are priced from it ([`Probes`], [`Placement::probes`]).
+/// are priced from it (`Probes`, [`Placement::probes`]).
 pub fn select_idle_sibling(
     v: &impl CpuView,
     p: &PlaceTask,
@@ -975,8 +975,9 @@ fn find_dst_group_cpu(v: &impl CpuView, span: &CpuMask, p: &PlaceTask, this: Cpu
         .unwrap_or(this)
 }
 
-/// The fork/exec slow path from `this`'s highest SD_BALANCE_FORK domain.
-pub fn select_task_rq_fork(v: &impl CpuView, p: &PlaceTask, this: CpuId) -> CpuId {
+/// `select_task_rq_fair`'s decision for a fork (WF_FORK): the slow path
+/// from `this`'s highest SD_BALANCE_FORK domain.
+pub fn place_fork(v: &impl CpuView, p: &PlaceTask, this: CpuId) -> CpuId {
     let d = v.domains();
     let mut cpu = this;
     let doms = d.domains(cpu);
@@ -1039,8 +1040,8 @@ pub fn select_task_rq_fork(v: &impl CpuView, p: &PlaceTask, this: CpuId) -> CpuI
     }
 }
 
-/// `select_task_rq_fair` for a wakeup (WF_TTWU).
-pub fn select_task_rq_wakeup(v: &impl CpuView, p: &PlaceTask, w: &Waker) -> Placement {
+/// `select_task_rq_fair`'s decision for a wakeup (WF_TTWU).
+pub fn place_wakeup(v: &impl CpuView, p: &PlaceTask, w: &Waker) -> Placement {
     let d = v.domains();
     let this = w.cpu;
     let want_affine = !wake_wide(v, p, w) && p.allowed.test(this);

@@ -121,14 +121,14 @@ fn idle_core_is_preferred_over_an_idle_smt_sibling() {
     let v = View::new(m, "BIII", true);
     let all = CpuMask::full(4);
     let p = task(&all, 0);
-    let out = select_task_rq_wakeup(&v, &p, &waker(0));
+    let out = place_wakeup(&v, &p, &waker(0));
     assert_eq!(out.cpu, CpuId(2), "whole idle core wins");
     // Without idle cores flagged, the SMT sibling of prev is taken first.
     let v = View {
         idle_cores: false,
         ..View::new(make_test_machine(1, 1, 2, 2), "BIII", true)
     };
-    assert_eq!(select_task_rq_wakeup(&v, &p, &waker(0)).cpu, CpuId(1));
+    assert_eq!(place_wakeup(&v, &p, &waker(0)).cpu, CpuId(1));
 }
 
 #[test]
@@ -137,7 +137,7 @@ fn failed_idle_core_scan_clears_has_idle_cores() {
     // the first idle CPU, and asks to clear has_idle_cores.
     let v = View::new(make_test_machine(1, 1, 2, 2), "BIBI", true);
     let all = CpuMask::full(4);
-    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    let out = place_wakeup(&v, &task(&all, 0), &waker(0));
     assert_eq!(out.cpu, CpuId(1));
     assert_eq!(out.clear_idle_cores, Some(CpuId(0)));
 }
@@ -147,37 +147,22 @@ fn sched_idle_cpu_is_chosen_with_the_feature_and_not_without() {
     // 1 LLC, 4 cores, no SMT. prev = CPU 0 busy, CPU 2 runs only SCHED_IDLE.
     let all = CpuMask::full(4);
     let v = View::new(make_test_machine(1, 1, 4, 1), "BBSB", true);
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(2)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(2));
     // NO_SCHED_IDLE_AS_IDLE: no truly idle CPU, so the wakee stays on prev.
     let v = View::new(make_test_machine(1, 1, 4, 1), "BBSB", false);
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(0)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(0));
     // A truly idle CPU is taken in both modes.
     let v = View::new(make_test_machine(1, 1, 4, 1), "BBSI", false);
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(3)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(3));
 }
 
 #[test]
 fn prev_running_only_sched_idle_is_kept_with_the_feature() {
     let all = CpuMask::full(4);
     let v = View::new(make_test_machine(1, 1, 4, 1), "SIBB", true);
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(0)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(0));
     let v = View::new(make_test_machine(1, 1, 4, 1), "SIBB", false);
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(1)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(1));
 }
 
 #[test]
@@ -185,10 +170,7 @@ fn sis_util_zero_depth_stops_the_scan() {
     let all = CpuMask::full(4);
     let mut v = View::new(make_test_machine(1, 1, 4, 1), "BBBI", true);
     v.scan = 0;
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(0)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(0));
 }
 
 #[test]
@@ -199,16 +181,10 @@ fn sis_util_zero_depth_stops_an_idle_core_scan_too() {
     let all = CpuMask::full(4);
     let mut v = View::new(make_test_machine(1, 1, 2, 2), "BBII", true);
     v.scan = 0;
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(0)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(0));
     // SIS_PROP's bound (SIS_UTIL off) never applied to the idle-core scan.
     v.sis_util = false;
-    assert_eq!(
-        select_task_rq_wakeup(&v, &task(&all, 0), &waker(0)).cpu,
-        CpuId(2)
-    );
+    assert_eq!(place_wakeup(&v, &task(&all, 0), &waker(0)).cpu, CpuId(2));
 }
 
 #[test]
@@ -220,7 +196,7 @@ fn scan_respects_affinity() {
         recent_used_cpu: CpuId(2),
         ..task(&only_2_3, 2)
     };
-    assert_eq!(select_task_rq_wakeup(&v, &p, &waker(2)).cpu, CpuId(3));
+    assert_eq!(place_wakeup(&v, &p, &waker(2)).cpu, CpuId(3));
 }
 
 #[test]
@@ -259,14 +235,14 @@ fn fork_slow_path_prefers_sched_idle_then_idle_groups() {
     let all = CpuMask::full(4);
     // Node 0 busy, node 1 has one SCHED_IDLE-only CPU and one busy.
     let v = View::new(make_test_machine(2, 1, 2, 1), "BBSB", true);
-    assert_eq!(select_task_rq_fork(&v, &task(&all, 0), CpuId(0)), CpuId(2));
+    assert_eq!(place_fork(&v, &task(&all, 0), CpuId(0)), CpuId(2));
     // Node 1 fully idle: it has spare capacity and more idle CPUs.
     let v = View::new(make_test_machine(2, 1, 2, 1), "BBII", false);
-    let c = select_task_rq_fork(&v, &task(&all, 0), CpuId(0));
+    let c = place_fork(&v, &task(&all, 0), CpuId(0));
     assert!(c == CpuId(2) || c == CpuId(3), "got {c}");
     // Everything idle: stay local.
     let v = View::new(make_test_machine(2, 1, 2, 1), "IIII", false);
-    assert_eq!(select_task_rq_fork(&v, &task(&all, 0), CpuId(0)), CpuId(0));
+    assert_eq!(place_fork(&v, &task(&all, 0), CpuId(0)), CpuId(0));
 }
 
 #[test]
@@ -284,19 +260,16 @@ fn fork_keeps_a_small_numa_imbalance_near_its_parent() {
     // The parent alone on CPU 0: node 0 has 39 idle CPUs, node 1 has 40.
     // Without the allowance node 1 wins on idle CPUs; with it (1 + 1 ≤ 5
     // running, idle CPUs 1 apart) the child stays on the parent's node.
-    assert_eq!(
-        node(select_task_rq_fork(&numa, &task(&all, 0), CpuId(0))),
-        0
-    );
+    assert_eq!(node(place_fork(&numa, &task(&all, 0), CpuId(0))), 0);
     // Five running on node 0: 5 + 1 > 5, so the idle CPUs decide.
     let v = View::new(m.clone(), &state(5), false);
-    assert_eq!(node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0))), 1);
+    assert_eq!(node(place_fork(&v, &task(&all, 0), CpuId(0))), 1);
     // Three running (3 + 1 ≤ 5) but idle CPUs 3 apart (> NUMA_IMBALANCE_MIN).
     let v = View::new(m.clone(), &state(3), false);
-    assert_eq!(node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0))), 1);
+    assert_eq!(node(place_fork(&v, &task(&all, 0), CpuId(0))), 1);
     // Two running, idle CPUs 2 apart: still kept.
     let v = View::new(m.clone(), &state(2), false);
-    assert_eq!(node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0))), 0);
+    assert_eq!(node(place_fork(&v, &task(&all, 0), CpuId(0))), 0);
     // The allowance is capped by the local CPUs the task may use: allowed
     // CPUs 0-1 and 40-41, parent on CPU 0 (cap 2: 1 + 1 ≤ 2, idle CPUs 1
     // apart, kept) ...
@@ -304,14 +277,11 @@ fn fork_keeps_a_small_numa_imbalance_near_its_parent() {
     for c in [0, 1, 40, 41] {
         some.set(CpuId(c));
     }
-    assert_eq!(
-        node(select_task_rq_fork(&numa, &task(&some, 0), CpuId(0))),
-        0
-    );
+    assert_eq!(node(place_fork(&numa, &task(&some, 0), CpuId(0))), 0);
     // ... and with CPUs 0 and 1 both running (2 + 1 > 2, where the
     // uncapped 5 would keep it) it goes.
     let v = View::new(m, &state(2), false);
-    assert_eq!(node(select_task_rq_fork(&v, &task(&some, 0), CpuId(0))), 1);
+    assert_eq!(node(place_fork(&v, &task(&some, 0), CpuId(0))), 1);
 }
 
 #[test]
@@ -326,7 +296,7 @@ fn fork_numa_rules_of_older_releases() {
     let fork = |rule: NumaForkRule, busy: u32| {
         let mut v = View::new(m.clone(), &state(busy), false);
         v.numa_rule = rule;
-        node(select_task_rq_fork(&v, &task(&all, 0), CpuId(0)))
+        node(place_fork(&v, &task(&all, 0), CpuId(0)))
     };
     // Before 5.5 (no rule): the group with more idle CPUs.
     assert_eq!(fork(NumaForkRule::None, 1), 1);
@@ -352,13 +322,13 @@ fn the_scan_pays_a_line_per_cpu_read_and_one_more_per_sched_idle_check() {
     let line = m.line_transfer_ns(CpuId(0), CpuId(1));
     assert!(line > 0);
     let v = View::new(m, "BBBI", true);
-    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    let out = place_wakeup(&v, &task(&all, 0), &waker(0));
     assert_eq!(out.cpu, CpuId(3));
     assert_eq!(out.probes.available_idle_ns, 3 * line);
     assert_eq!(out.probes.sched_idle_ns, 2 * line);
     assert_eq!(out.scan_ns, None, "SIS_UTIL: no avg_scan_cost to feed");
     let v = View::new(make_test_machine(1, 1, 4, 1), "BBBI", false);
-    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    let out = place_wakeup(&v, &task(&all, 0), &waker(0));
     assert_eq!(out.cpu, CpuId(3));
     assert_eq!(out.probes.total(), 3 * line);
     assert_eq!(out.probes.sched_idle_ns, 0);
@@ -367,7 +337,7 @@ fn the_scan_pays_a_line_per_cpu_read_and_one_more_per_sched_idle_check() {
     // free anyway).
     let mut v = View::new(make_test_machine(1, 1, 4, 1), "BBBI", true);
     v.sis_util = false;
-    let out = select_task_rq_wakeup(&v, &task(&all, 0), &waker(0));
+    let out = place_wakeup(&v, &task(&all, 0), &waker(0));
     assert_eq!(out.scan_ns, Some((CpuId(0), 5 * line)));
 }
 
@@ -379,7 +349,7 @@ fn an_idle_prev_costs_one_line_and_ends_the_search() {
     let m = make_test_machine(1, 1, 4, 1);
     let line = m.line_transfer_ns(CpuId(0), CpuId(2));
     let v = View::new(m, "BBIB", true);
-    let out = select_task_rq_wakeup(&v, &task(&all, 2), &waker(0));
+    let out = place_wakeup(&v, &task(&all, 2), &waker(0));
     assert_eq!(out.cpu, CpuId(2));
     assert_eq!(out.probes.total(), line);
 }
