@@ -218,7 +218,7 @@ fn backend(c: u64, reply: u32, index: u32, p: &Params, cpu: &[u64; STATEMENTS]) 
 /// Bytes the workload [`build`] makes for `p` will take (the threads'
 /// programs, names and channels; [`crate::limits::task_bytes`]), computed
 /// without building it: every backend has the same shape as backend 0,
-/// and a client thread has [`client_ops`] ops per connection.
+/// and a client thread has `client_ops` ops per connection.
 /// ~34 KB per backend with the default CPU split.
 pub fn built_bytes(p: &Params) -> u64 {
     use crate::limits::{heap_block, task_bytes};
