@@ -32,7 +32,7 @@
 //!
 //! What is drawn from what:
 //!
-//! * **timeline**: [`running_task_timeline`] of `trace.txt`, i.e. the
+//! * **timeline**: [`running_task_timeline`](crate::ftrace_text::running_task_timeline) of `trace.txt`, i.e. the
 //!   `sched_switch` lines plus the context column; slices are coloured by
 //!   the task's policy as `summary.json` states it (pid 0 is idle, pids not
 //!   in the summary, such as rt-app's main thread, are "other").
