@@ -270,7 +270,7 @@ fn wr(p: &Path, bytes: &[u8]) -> Result<(), HostError> {
     std::fs::write(p, bytes).map_err(|e| HostError::io(p, e))
 }
 
-/// Writes the rt-app logs, summary.json and cgroup/<path>/cpu.stat of a
+/// Writes the rt-app logs, summary.json and `cgroup/<path>/cpu.stat` of a
 /// host run into `dir` (created if needed). With `host` (a recording),
 /// the trace DIR/trace.txt gives the CPUs' times and the wake-ups.
 pub fn write_run_dir(

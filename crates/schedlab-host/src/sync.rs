@@ -272,7 +272,7 @@ const INTERRUPT: i32 = libc::SIGUSR1;
 
 extern "C" fn interrupted(_: i32) {}
 
-/// Installs the do-nothing handler of [`INTERRUPT`], without `SA_RESTART`,
+/// Installs the do-nothing handler of `INTERRUPT` (SIGUSR1), without `SA_RESTART`,
 /// once per process.
 pub fn install_interrupt_handler() -> Result<(), HostError> {
     static ONCE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
@@ -294,7 +294,7 @@ pub fn install_interrupt_handler() -> Result<(), HostError> {
 }
 
 /// The threads that may be asleep in a channel call: at the run's end
-/// [`Blockers::kick_all`] signals each with [`INTERRUPT`]. A thread stays
+/// [`Blockers::kick_all`] signals each with `INTERRUPT`. A thread stays
 /// listed from [`Blockers::register`] until its guard drops, and is only
 /// signalled under the list's lock, so never after it left.
 #[derive(Default)]
