@@ -7,7 +7,8 @@
 # workspace, a few seconds of fuzzing of every reader (cargo-fuzz, nightly
 # toolchain), the README's main command and the smoke forms of the
 # experiments, then checks that schedlab-core's module import graph has no
-# circle.
+# circle and that the docs of schedlab-core, -workload, -output and -host
+# build without warnings.
 #
 # LISA (scripts/test/test-lisa.sh) is pip-installed once into
 # ~/.cache/schedlab/lisa-*; without network that test is skipped, loudly.
@@ -161,6 +162,11 @@ echo "== every crate's import graph has no circle (scripts/test/modgraph.py)"
 for src in crates/*/src; do
     python3 scripts/test/modgraph.py --src "$src" --quiet
 done
+
+# Doc comments of the library crates: no link to a private item, no
+# unresolved link, no stray HTML (warnings are errors).
+echo "== cargo doc: core, workload, output, host (RUSTDOCFLAGS=-D warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -q -p schedlab-core -p schedlab-workload -p schedlab-output -p schedlab-host 2>&1
 
 echo "== docs/trust.md's tables match the scoreboards (scripts/docs/trust-tables.py --check)"
 python3 scripts/docs/trust-tables.py --check
