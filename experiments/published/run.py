@@ -47,7 +47,9 @@ METRICS = {
     "messages_per_s",
 }
 # Bumped whenever figures() changes, so cached runs are read anew.
-FIGURES_VERSION = "3"
+FIGURES_VERSION = "4"
+# The period of the counters each run samples (counters_window).
+COUNTERS_EVERY = "1ms"
 # perf-profile rows the model has a cost path for: the path's share of the
 # CPUs' non-idle time, in percent (perf's cycles do not tick in idle states).
 PERF_PATHS = {
@@ -189,8 +191,9 @@ def spec_params(spec):
     return dict(p.partition("=")[::2] for p in params.split(",") if "=" in p)
 
 
-def figures(summary, spec):
-    """The model's figures of one run, named as the README's metrics."""
+def figures(summary, spec, counters=None):
+    """The model's figures of one run, named as the README's metrics;
+    `counters`: the rows of its counters.csv, if sampled."""
     s = summary
     dur = s["duration_ns"] / 1e9
     tasks = s.get("tasks", [])
@@ -241,6 +244,9 @@ def figures(summary, spec):
             f["raw"]["msgs"] = sent * fds
     elif s.get("throughput_per_s") is not None:
         f["throughput"] = s["throughput_per_s"]
+    win = counters_window(counters, s, wt)
+    if win:
+        f["raw"]["window"] = win
     sb = s.get("schbench")
     if sb:
         for key, name in (("wakeup_latency_us", "wakeup"), ("request_latency_us", "request")):
@@ -254,23 +260,71 @@ def figures(summary, spec):
     return f
 
 
+def read_counters(path):
+    """counters.csv's rows as dicts of ints (none if the file is absent)."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as fh:
+        head = fh.readline().strip().split(",")
+        return [dict(zip(head, map(int, line.split(",")))) for line in fh if line.strip()]
+
+
+def counters_window(rows, summary, wt_us):
+    """The counters' differences over the middle half of the run's working
+    period (hackbench: its start barrier's release to the last exit; else
+    the whole run): past the start-up (fork placement, PELT's ramp) and
+    before the tail (groups that finished early leave CPUs idle, and a
+    longer run has a longer tail, so two lengths' difference keeps part
+    of it)."""
+    if not rows or len(rows) < 3:
+        return None
+    end = rows[-1]["time_ns"]
+    span = wt_us * 1000 if wt_us else summary["duration_ns"]
+    start = max(0, end - span)
+    a_t, b_t = start + span // 4, start + 3 * span // 4
+
+    def at(t):
+        return min(rows, key=lambda r: abs(r["time_ns"] - t))
+    a, b = at(a_t), at(b_t)
+    dt = (b["time_ns"] - a["time_ns"]) / 1e9
+    if dt <= 0:
+        return None
+    d = {k: b[k] - a[k] for k in a}
+    return {"dt": dt,
+            "cs": d["switches"] + d["helper_switches"] + d["sched_goidle"],
+            "sw": d["switches"], "inv": d["involuntary_switches"], "mig": d["migrations"],
+            "busy": d["busy_ns"] + d["sched_overhead_ns"], "idle": d["idle_ns"]}
+
+
 def steady(short, long_):
-    """The figures of the part of the longer run the shorter one does not
-    have: counts and times of the run at twice the length less those at
-    the case's length, same seed. Start-up (forking thousands of tasks,
-    PELT's ramp) and the tail (the last groups finishing) cancel, leaving
-    the steady state the published runs, seconds to minutes long, measure.
+    """The steady-state figures of a case from its two lengths, same seed.
+    Rates (switches, migrations, involuntary switches, idle) are the
+    longer run's over the middle half of its working period
+    (counters_window), which leaves out the start-up and the tail.
+    Throughput, time and profile shares are those of the part of the
+    longer run the shorter one does not have (counts and times at twice
+    the length less those at the case's length), which cancels the
+    start-up; the tail is part of what hackbench's time measures.
     Latency percentiles, which do not subtract, are the longer run's."""
     a, b = short["raw"], long_["raw"]
     f = {k: v for k, v in long_.items() if k.endswith("_us") or k == "rps"}
     dd = b["dur"] - a["dur"]
     if dd <= 0:
         return dict(long_)
-    f["cs_per_s"] = (b["cs"] - a["cs"]) / dd
-    f["migrations_per_s"] = (b["mig"] - a["mig"]) / dd
-    f["invol_cs_per_s"] = (b["inv"] - a["inv"]) / dd
-    f["vol_cs_per_s"] = ((b["sw"] - b["inv"]) - (a["sw"] - a["inv"])) / dd
-    db, di = b["busy"] - a["busy"], b["idle"] - a["idle"]
+    w = b.get("window")
+    if w:
+        # Rates over the middle of the longer run (counters_window).
+        f["cs_per_s"] = w["cs"] / w["dt"]
+        f["migrations_per_s"] = w["mig"] / w["dt"]
+        f["invol_cs_per_s"] = w["inv"] / w["dt"]
+        f["vol_cs_per_s"] = (w["sw"] - w["inv"]) / w["dt"]
+        db, di = w["busy"], w["idle"]
+    else:
+        f["cs_per_s"] = (b["cs"] - a["cs"]) / dd
+        f["migrations_per_s"] = (b["mig"] - a["mig"]) / dd
+        f["invol_cs_per_s"] = (b["inv"] - a["inv"]) / dd
+        f["vol_cs_per_s"] = ((b["sw"] - b["inv"]) - (a["sw"] - a["inv"])) / dd
+        db, di = b["busy"] - a["busy"], b["idle"] - a["idle"]
     f["idle_pct"] = 100.0 * di / (db + di) if db + di > 0 else 0.0
     dn = b["nonidle"] - a["nonidle"]
     for name in PERF_PATHS:
@@ -289,7 +343,8 @@ def steady(short, long_):
 
 
 def run_one(binary, digest, cache, spec, args, seed):
-    cmd = [binary, "run", spec] + args + ["--seed", str(seed), "--quiet"]
+    cmd = [binary, "run", spec] + args + ["--seed", str(seed), "--quiet",
+                                          "--counters-every", COUNTERS_EVERY]
     key = hashlib.sha256((FIGURES_VERSION + digest + "\0" + "\0".join(cmd[1:])).encode()).hexdigest()[:24]
     path = os.path.join(cache, key + ".json")
     if os.path.exists(path):
@@ -303,7 +358,7 @@ def run_one(binary, digest, cache, spec, args, seed):
         if p.returncode != 0:
             raise RuntimeError("%s: %s" % (" ".join(cmd), p.stderr.strip().splitlines()[-1:] or p.returncode))
         with open(os.path.join(out, "summary.json")) as fh:
-            fig = figures(json.load(fh), spec)
+            fig = figures(json.load(fh), spec, read_counters(os.path.join(out, "counters.csv")))
     fig["wall_s"] = wall
     tmpf = path + ".tmp%d" % os.getpid()
     with open(tmpf, "w") as fh:

@@ -137,6 +137,32 @@ class Verdicts(unittest.TestCase):
         self.assertAlmostEqual(df, 4.0, places=9)
         self.assertAlmostEqual(run.t_crit(4), 2.776, places=3)
 
+    def test_counters_window_is_the_middle_half_of_the_working_period(self):
+        # 1 ms rows to 100 ms; the working period is the last 80 ms
+        # (release at 20 ms), so the window is 40 -> 80 ms. Switches grow
+        # 10 per ms before 60 ms and 30 per ms after; 2 CPUs, idle 1/4.
+        rows = []
+        for i in range(101):
+            t = i * 1_000_000
+            sw = 10 * min(i, 60) + 30 * max(0, i - 60)
+            rows.append({"time_ns": t, "switches": sw, "involuntary_switches": sw // 10,
+                         "migrations": i, "helper_switches": 1, "sched_goidle": 2 * i,
+                         "busy_ns": 3 * t // 2, "idle_ns": t // 2, "sched_overhead_ns": 0})
+        w = run.counters_window(rows, {"duration_ns": 100_000_000}, 80_000)
+        self.assertAlmostEqual(w["dt"], 0.040)
+        self.assertEqual(w["sw"], 200 + 600)
+        self.assertEqual(w["cs"], 800 + 80)
+        self.assertEqual(w["mig"], 40)
+        self.assertEqual((w["busy"], w["idle"]), (60_000_000, 20_000_000))
+        short = {"raw": {"dur": 0.05, "cs": 0, "inv": 0, "sw": 0, "mig": 0, "busy": 0,
+                         "idle": 0, "nonidle": 0, "loops": 0, "wt": None}}
+        long_ = {"raw": dict(short["raw"], dur=0.1, window=w)}
+        f = run.steady(short, long_)
+        self.assertAlmostEqual(f["cs_per_s"], 880 / 0.040)
+        self.assertAlmostEqual(f["idle_pct"], 25.0)
+        # Without the counters' rows, the difference of the two lengths.
+        self.assertIsNone(run.counters_window(None, {"duration_ns": 1}, None))
+
     def test_longer_doubles_the_length(self):
         self.assertEqual(run.longer("hackbench:groups=2,loops=10", None), ("hackbench:groups=2,loops=20", None))
         self.assertEqual(run.longer("x.json", "5s"), ("x.json", "10s"))

@@ -118,6 +118,12 @@ pub struct RunArgs {
     /// (Perfetto, for ui.perfetto.dev).
     #[arg(long)]
     pub trace: bool,
+    /// Also write counters.csv in --out DIR: the run's cumulative switches,
+    /// involuntary switches, migrations, switches to idle and CPU time
+    /// (task, idle, scheduler), sampled at this period of simulated time
+    /// (1ms, 100us; at least 10us), for rates over any window of the run.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub counters_every: Option<String>,
     /// Print one row per thread (default: one row per task name, the
     /// thread name without its `-<n>` index, e.g. `cfs_thread`).
     #[arg(long)]
@@ -137,6 +143,28 @@ pub fn machine(spec: &str) -> Result<Machine> {
 }
 
 pub use schedlab_lab::machine::is_machine_file;
+
+/// Shortest `--counters-every`: a sample costs a pass over every thread
+/// and CPU, so a period much below a scheduling event's spacing would
+/// cost more than the run.
+const MIN_COUNTERS_EVERY_NS: u64 = 10_000;
+
+/// `--counters-every`: the sampling period in ns.
+pub fn counters_every(text: &str) -> Result<u64> {
+    if text.trim_start().starts_with('-') {
+        return Err(user(format!(
+            "--counters-every: {text} is negative: give a period of at least 10us"
+        )));
+    }
+    let ns = schedlab_core::time::parse_duration(text)
+        .map_err(|e| user(format!("--counters-every: {e}")))?;
+    if ns < MIN_COUNTERS_EVERY_NS {
+        return Err(user(format!(
+            "--counters-every: {text} is below the shortest period, 10us"
+        )));
+    }
+    Ok(ns)
+}
 
 /// What a refusal about the resolved machine names: the file or the
 /// `layout:` string when there is one, else the flag.

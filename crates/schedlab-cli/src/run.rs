@@ -24,6 +24,12 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     if a.trace && a.out.is_none() {
         return Err(user("--trace needs --out DIR"));
     }
+    if a.counters_every.is_some() && a.out.is_none() {
+        return Err(user("--counters-every needs --out DIR"));
+    }
+    if let Some(t) = &a.counters_every {
+        resolve::counters_every(t)?;
+    }
     // --out first: a run that cannot write is refused before anything is
     // read or simulated (the stage is removed on any later error).
     let stage = preflight::out_dir(a.out.as_deref(), a.force)?;
@@ -111,6 +117,9 @@ fn execute<S: TraceOutput>(
     }
     // Log rows go to the staged log files as the iterations complete (or
     // nowhere without --out): memory stays flat however long the run.
+    if let Some(t) = &a.counters_every {
+        sim.sample_counters_every(resolve::counters_every(t)?);
+    }
     sim.stream_rows(match &stage {
         Some(st) => Box::new(LogStream::new(st.appender(), w)),
         None => Box::new(DiscardRows),

@@ -523,18 +523,8 @@ pub fn vruntime_sums_consistent<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
 /// Per CPU: task time + idle time + scheduler time = elapsed time.
 pub fn cpu_time_adds_up<S: Sink>(sim: &Sim<S>) -> Result<(), String> {
     let now = sim.now;
-    for (c, rq) in sim.sched.rqs.iter().enumerate() {
-        let st = &sim.acct.cpu_stats[c];
-        let mut busy = st.busy_ns;
-        if let Some(t) = rq.curr {
-            let se = &sim.sched.ents[sim.sched.tasks[t.idx()].se.idx()];
-            busy += now.saturating_sub(se.exec_start);
-        }
-        let mut idle = st.idle_ns;
-        if let Some(s) = rq.idle_since {
-            idle += now.saturating_sub(s);
-        }
-        let ovh = st.sched_overhead_ns - rq.ovh_until.saturating_sub(now);
+    for c in 0..sim.sched.rqs.len() {
+        let (busy, idle, ovh) = sim.cpu_times(CpuId(c as u32));
         if busy + idle + ovh != now {
             return Err(format!(
                 "CPU {c}: busy {busy} + idle {idle} + overhead {ovh} = {} ns, but {now} ns have passed",

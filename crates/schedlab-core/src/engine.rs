@@ -68,6 +68,7 @@ impl<S: Sink> Sim<S> {
                 });
                 break;
             }
+            self.sample_counters_before(t);
             self.now = t;
             self.events += 1;
             if self.folds.active > 0 {
@@ -94,6 +95,7 @@ impl<S: Sink> Sim<S> {
         }
         let end = self.end.unwrap_or(self.now).max(self.now);
         if self.violation.is_none() {
+            self.sample_counters_before(end);
             self.now = end;
         }
         self.finish_accounting();

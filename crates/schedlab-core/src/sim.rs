@@ -16,7 +16,7 @@ use crate::machine::Machine;
 use crate::observe::Sink;
 use crate::rq::{CfsRq, LlcState, Rq, SchedEntity, SdState};
 use crate::runtime::Runtime;
-use crate::stats::Accounting;
+use crate::stats::{Accounting, CounterSamples, CountersAt};
 use crate::task::Task;
 use crate::time::Nanos;
 
@@ -237,6 +237,75 @@ impl<S: Sink> Sim<S> {
     pub fn threads(&self) -> &[Task] {
         let n = self.sched.tasks.iter().take_while(|t| !t.internal).count();
         &self.sched.tasks[..n]
+    }
+
+    /// CPU `c`'s task, idle and scheduler time up to now, the intervals in
+    /// progress included: they add up to the elapsed time.
+    pub fn cpu_times(&self, c: CpuId) -> (Nanos, Nanos, Nanos) {
+        self.cpu_times_at(c, self.now)
+    }
+
+    /// [`Sim::cpu_times`] at `now`, a moment at or after the current time
+    /// and before the next event (nothing changes in between).
+    fn cpu_times_at(&self, c: CpuId, now: Nanos) -> (Nanos, Nanos, Nanos) {
+        let rq = &self.sched.rqs[c.idx()];
+        let st = &self.acct.cpu_stats[c.idx()];
+        let mut busy = st.busy_ns;
+        if let Some(t) = rq.curr {
+            let se = &self.sched.ents[self.sched.tasks[t.idx()].se.idx()];
+            busy += now.saturating_sub(se.exec_start);
+        }
+        let mut idle = st.idle_ns;
+        if let Some(s) = rq.idle_since {
+            idle += now.saturating_sub(s);
+        }
+        let ovh = st.sched_overhead_ns - rq.ovh_until.saturating_sub(now);
+        (busy, idle, ovh)
+    }
+
+    /// The run's cumulative counters at `at` ([`CountersAt`]), a moment at
+    /// or after the current time and before the next event.
+    pub(crate) fn counters_at(&self, at: Nanos) -> CountersAt {
+        let mut k = CountersAt {
+            at_ns: at,
+            ..CountersAt::default()
+        };
+        for t in &self.sched.tasks {
+            if t.internal {
+                k.helper_switches += t.stats.switches;
+            } else {
+                k.switches += t.stats.switches;
+                k.involuntary_switches += t.stats.preempted;
+                k.migrations += t.stats.migrations;
+            }
+        }
+        for c in 0..self.sched.rqs.len() {
+            let (busy, idle, ovh) = self.cpu_times_at(CpuId(c as u32), at);
+            k.busy_ns += busy;
+            k.idle_ns += idle;
+            k.sched_overhead_ns += ovh;
+            k.sched_goidle += self.acct.cpu_stats[c].sched_goidle;
+        }
+        k
+    }
+
+    /// Samples the run's cumulative counters every `every` ns of simulated
+    /// time (0: never), into [`Accounting::counters`]. Sampling only reads
+    /// the state: the run is the same with or without it. Call before
+    /// [`Sim::run`].
+    pub fn sample_counters_every(&mut self, every: Nanos) {
+        self.acct.counters = CounterSamples::new(every);
+    }
+
+    /// Takes the samples due before an event at `t`.
+    #[inline]
+    pub(crate) fn sample_counters_before(&mut self, t: Nanos) {
+        while self.acct.counters.next < t {
+            let at = self.acct.counters.next;
+            let k = self.counters_at(at.max(self.now));
+            self.acct.counters.rows.push(k);
+            self.acct.counters.next = at + self.acct.counters.every;
+        }
     }
 
     /// Threads of the workload that have not exited.

@@ -350,6 +350,66 @@ pub struct Accounting {
     pub waste: Waste,
     /// The waste sampler's table of the domains' spans (`waste/spans.rs`).
     pub(crate) waste_spans: crate::waste::spans::WasteSpans,
+    /// The run's counters sampled at a fixed period (`--counters-every`).
+    pub counters: CounterSamples,
+}
+
+/// The run's cumulative counters sampled every `every` ns of simulated
+/// time from 0 (none when `every` is 0), for rates over any window of the
+/// run: the output's counters.csv.
+#[derive(Clone, Debug)]
+pub struct CounterSamples {
+    /// The period; 0: no sampling.
+    pub every: Nanos,
+    /// The next sample's time (`Nanos::MAX` when not sampling).
+    pub(crate) next: Nanos,
+    /// The samples, in time order.
+    pub rows: Vec<CountersAt>,
+}
+
+impl Default for CounterSamples {
+    fn default() -> Self {
+        CounterSamples::new(0)
+    }
+}
+
+impl CounterSamples {
+    /// Sampling every `every` ns (0: none), the first sample at time 0.
+    pub fn new(every: Nanos) -> Self {
+        CounterSamples {
+            every,
+            next: if every == 0 { Nanos::MAX } else { 0 },
+            rows: Vec::new(),
+        }
+    }
+}
+
+/// The run's cumulative counters at one moment, summed over the workload's
+/// threads (switches, involuntary switches, migrations), the simulator's
+/// helper tasks (switches) and the CPUs (switches to idle, and the CPUs'
+/// task, idle and scheduler time up to that moment, the intervals in
+/// progress included). Summed the way summary.json's `tasks`, `helpers`
+/// and `cpus` are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountersAt {
+    /// Simulated time.
+    pub at_ns: Nanos,
+    /// The threads' switches out.
+    pub switches: u64,
+    /// The threads' switches out while still runnable.
+    pub involuntary_switches: u64,
+    /// The threads' migrations.
+    pub migrations: u64,
+    /// The helper tasks' switches out.
+    pub helper_switches: u64,
+    /// The CPUs' switches to idle (`sched_goidle`).
+    pub sched_goidle: u64,
+    /// The CPUs' task time (`busy_ns`).
+    pub busy_ns: Nanos,
+    /// The CPUs' idle time.
+    pub idle_ns: Nanos,
+    /// The CPUs' scheduler time (`sched_overhead_ns`).
+    pub sched_overhead_ns: Nanos,
 }
 
 #[cfg(test)]

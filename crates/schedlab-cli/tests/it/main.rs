@@ -25,6 +25,7 @@
 //! | `specjbb` | the specjbb generator: hand-counted hand-offs and GC pauses on vm-2cpu, polls bound time to safepoint, nested hand-off, its table under --check, determinism, bad specs |
 //! | `machine_file` | machine files and `layout:...`: `machines` on each preset's file prints the preset, runs on them, a user's file |
 //! | `compare` | `schedlab compare`: schbench's percentiles and RPS and rt-app's wakeup-latency percentiles and missed periods, with their directions and the run's own values; per-group rows only with `--per-task` |
+//! | `counters` | `--counters-every`: counters.csv leaves the run byte-identical, adds up at every row, agrees with summary.json; bad periods refused |
 //! | `kernels` | every `--kernel` runs the corpus under `--check`; `--sysctl`, `global.sysctl`, `schedlab kernels`, kernel compare; bad values |
 
 mod common;
@@ -37,6 +38,7 @@ mod cgroup_input;
 mod cli_run;
 mod compare;
 mod corpus;
+mod counters;
 mod determinism;
 mod first_hour;
 mod fixtures;

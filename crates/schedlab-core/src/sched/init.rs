@@ -349,6 +349,7 @@ impl<S: Sink> Sim<S> {
                 profile: Profile::default(),
                 waste: Default::default(),
                 waste_spans: Default::default(),
+                counters: Default::default(),
             },
             now: 0,
             queue: EventQueue::new(),

@@ -60,6 +60,7 @@ impl RunResults {
             logs,
             wakeup_latency: latency_groups(sim),
             headline: Headline::of(sim, res),
+            counters: sim.acct.counters.rows.clone(),
         }
     }
 }

@@ -181,6 +181,9 @@ pub struct RunResults {
     pub wakeup_latency: Vec<LatencyGroup>,
     /// The headline figures (`schedlab compare`).
     pub headline: Headline,
+    /// The counters sampled every `--counters-every` (counters.csv; none
+    /// without it).
+    pub counters: Vec<schedlab_core::stats::CountersAt>,
 }
 
 /// One thread's rt-app log.
@@ -280,7 +283,8 @@ fn write_err(file: &str) -> impl FnOnce(io::Error) -> OutputError + '_ {
 
 impl RunResults {
     /// Stages every result file (not the traces) into `stage`: summary.json,
-    /// `profile`, `schedstat`, `cgroup/<path>/cpu.stat`, the rt-app logs.
+    /// `profile`, `schedstat`, `cgroup/<path>/cpu.stat`, counters.csv (when
+    /// sampled), the rt-app logs.
     pub fn write_dir(&self, stage: &StagedOutDir) -> Result<(), OutputError> {
         let s = &self.summary;
         stage
@@ -305,6 +309,11 @@ impl RunResults {
                 .write(name, write_cpu_stat(st).as_bytes())
                 .map_err(write_err(name))?;
         }
+        if !self.counters.is_empty() {
+            stage
+                .write("counters.csv", counters_csv(&self.counters).as_bytes())
+                .map_err(write_err("counters.csv"))?;
+        }
         // Only threads with rows get a log file (hackbench's threads, or a
         // thread that never completed a loop, would leave header-only files).
         for log in self.logs.iter().filter(|l| !l.rows.is_empty()) {
@@ -314,6 +323,31 @@ impl RunResults {
         }
         Ok(())
     }
+}
+
+/// counters.csv: one row per sample of the run's cumulative counters
+/// ([`schedlab_core::stats::CountersAt`]), `time_ns` on the trace's clock.
+pub fn counters_csv(rows: &[schedlab_core::stats::CountersAt]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "time_ns,switches,involuntary_switches,migrations,helper_switches,sched_goidle,busy_ns,idle_ns,sched_overhead_ns\n",
+    );
+    for k in rows {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{}",
+            k.at_ns,
+            k.switches,
+            k.involuntary_switches,
+            k.migrations,
+            k.helper_switches,
+            k.sched_goidle,
+            k.busy_ns,
+            k.idle_ns,
+            k.sched_overhead_ns
+        );
+    }
+    out
 }
 
 /// Writes a run's whole output directory: the result files, the trace
