@@ -4,11 +4,11 @@
 //! arguments and resolves each run; the library runs the sides
 //! (`schedlab_lab::compare`) and `schedlab_output::compare` renders.
 
-use crate::resolve::{self, SimArgs};
 use crate::user;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use schedlab_lab::compare::{self, Header, RunSetup, RunnerOptions, SideHeader};
+use schedlab_lab::resolve::{self, SimArgs};
 use schedlab_output::compare::{render_posting_table, PerTask, RunFigures};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -180,7 +180,7 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
         return Err(user("--jobs: at least 1"));
     }
     // On stderr while the runs go, when it is a terminal.
-    let bar = crate::progress::RunsBar::on_terminal(a.quiet);
+    let bar = schedlab_lab::bars::RunsBar::on_terminal(a.quiet);
     let figures = compare::run_sides(
         &RunnerOptions {
             sides: side_defs.len(),

@@ -14,7 +14,6 @@
 //!   last seed; their bytes count against `--max-output` as they are
 //!   written), then compares ([`schedlab_host::validate`]).
 
-use crate::resolve;
 use crate::user;
 use anyhow::Result;
 use clap::Args;
@@ -25,6 +24,7 @@ use schedlab_core::{Sim, SimConfig};
 use schedlab_host::recording::{apply_placement, check_record_json, validate_kernel};
 use schedlab_host::validate::{compare, load_recording, load_sim};
 use schedlab_host::{ChannelConfig, ExecOptions, RecordOptions};
+use schedlab_lab::resolve;
 use schedlab_output::limit;
 use schedlab_output::log_stream::LogStream;
 use schedlab_output::outdir::StagedOutDir;

@@ -1,8 +1,10 @@
 //! `schedlab`: the command-line front end. Thin: it parses arguments
-//! (clap), resolves them into a machine, a workload and a `SimConfig`
-//! (resolve.rs), runs the library, shows a progress bar and prints. What a
-//! run produces and how it is written is the library's
-//! (`schedlab_output::results`, `schedlab_output::tee`). Every user error is
+//! (clap), runs the library (the arguments of a run and their resolution
+//! into a machine, a workload and a `SimConfig` are
+//! `schedlab_lab::resolve`'s, the run itself `schedlab_lab::run`'s), shows
+//! progress bars (`schedlab_lab::bars`) and prints. What a run produces
+//! and how it is written is the libraries' (`schedlab_lab::run`,
+//! `schedlab_output::results`, `schedlab_output::tee`). Every user error is
 //! one line on stderr and exit status 2; nothing half-written is left
 //! behind; an argument error from clap is that one line too, with clap's
 //! tip or the usage folded in after `; `, also exit status 2,
@@ -13,8 +15,7 @@
 //! | file | owns |
 //! |---|---|
 //! | main.rs | the subcommands; `report`, `machines` (with `--domains`), `features`, `kernels`; error printing (clap's errors too), exit codes |
-//! | resolve.rs | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
-//! | run.rs | `schedlab run`: progress bar, outcome → exit code, printing |
+//! | run.rs | `schedlab run`: the library's run (`schedlab_lab::run`), its warnings, progress bar and text report printed, outcome → exit code |
 //! | compare.rs | `schedlab compare`: checks the arguments, resolves each run; the library (`schedlab_lab::compare`) runs the sides; prints the table |
 //! | clap_error.rs | clap's argument errors as one `schedlab: error:` line, hint folded in |
 //! | machines.rs | `schedlab machines NAME --domains`: the CPUs shown, what was left out |
@@ -22,17 +23,15 @@
 //! | host.rs | `schedlab exec`, `record`, `validate`: the workload on this kernel, its recording, real against simulated |
 //! | sweep.rs | `schedlab sweep`: the library's sweep (`schedlab_lab::sweep`), each point through [`run_argv`] |
 //! | montecarlo.rs | `schedlab montecarlo`: the library's screening (`schedlab_lab::montecarlo`), the findings' table |
-//! | progress.rs | the progress bar the library's `Progress` hooks draw |
 //!
 //! The engines that run many simulations (sweeps, Monte-Carlo screening,
 //! the compare runner) are the library schedlab-lab's; this crate gives
 //! them a [`run_argv`] to make each sweep point with, one compare run's
-//! resolved settings, and a progress bar.
+//! resolved settings, and a progress bar (`schedlab_lab::bars::RunsBar`).
 //!
 //! This file is also the root of the crate's library (Cargo.toml's `[lib]`
 //! points here), for the Python package (crates/schedlab-py): [`run_argv`]
-//! is the whole command line in-process, the runner of its sweep points,
-//! and [`progress::RunsBar`] its progress bar.
+//! is the whole command line in-process, the runner of its sweep points.
 
 mod bench;
 mod clap_error;
@@ -41,13 +40,14 @@ mod host;
 mod machines;
 mod montecarlo;
 use schedlab_lab::preflight;
-pub mod progress;
-mod resolve;
 mod run;
 mod sweep;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use schedlab_lab::resolve;
+use schedlab_lab::user_error::one_line;
+pub use schedlab_lab::user_error::{user, UserError};
 use std::process::ExitCode;
 
 /// A deterministic simulator of the Linux fair-class CPU scheduler.
@@ -120,21 +120,6 @@ enum Cmd {
     /// Monte-Carlo A/B screening: random scenarios per machine, both
     /// feature sets over several seeds, the differences beyond noise.
     Montecarlo(montecarlo::MonteCarloArgs),
-}
-
-/// A user error: printed as one line, exit status 2.
-#[derive(Debug)]
-pub struct UserError(pub String);
-impl std::fmt::Display for UserError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for UserError {}
-
-/// Shorthand for a user error.
-pub fn user(msg: impl Into<String>) -> anyhow::Error {
-    UserError(msg.into()).into()
 }
 
 #[allow(dead_code)] // in the library build
@@ -212,17 +197,6 @@ fn on_signal_remove_unfinished() {
             }
         });
     drop(spawned);
-}
-
-/// An error as its one line: user errors as they are, anything else with
-/// its chain.
-fn one_line(e: &anyhow::Error) -> String {
-    let msg = if e.downcast_ref::<UserError>().is_some() {
-        e.to_string()
-    } else {
-        format!("{e:#}")
-    };
-    msg.replace('\n', " ")
 }
 
 /// The whole command line on `args` (`args[0]` is the program's name), in

@@ -75,7 +75,7 @@ pub fn run(a: &MonteCarloArgs) -> Result<ExitCode> {
         alpha: a.alpha,
         rel: a.rel,
     };
-    let bar = crate::progress::RunsBar::on_terminal(a.quiet);
+    let bar = schedlab_lab::bars::RunsBar::on_terminal(a.quiet);
     let s = montecarlo::screen(&ScreeningOptions {
         plan: plan.clone(),
         thresholds,

@@ -1,218 +1,46 @@
-//! `schedlab run`: resolve the arguments, simulate (with a progress bar on
-//! a terminal), then hand the finished run to the library
-//! (`schedlab_output::results`), which builds and writes every output file,
-//! and print its text. The output directory is staged before the run and
-//! appears only when everything is written.
+//! `schedlab run`: the library's run (`schedlab_lab::run`: resolve the
+//! arguments, simulate, write the output directory), with its warnings
+//! and, on a terminal, a progress bar on stderr while it goes; then its
+//! text report, or the broken invariant, printed.
 
-use crate::preflight;
-use crate::resolve::{self, RunArgs};
-use crate::user;
 use anyhow::Result;
-use schedlab_core::observe::{DiscardRows, NullSink, Sink};
-use schedlab_core::program::Workload;
-use schedlab_core::SimError;
-use schedlab_core::{RunResult, Sim};
-use schedlab_output::limit;
-use schedlab_output::log_stream::LogStream;
-use schedlab_output::outdir::StagedOutDir;
-use schedlab_output::results::{check_outcome, write_run, RunError, RunResults, TextOptions};
-use schedlab_output::tee::{TraceOutput, TraceSinks};
+use schedlab_lab::resolve::RunArgs;
+use schedlab_lab::run::{RunHooks, RunOutcome};
 use std::process::ExitCode;
 
-/// `schedlab run`.
+/// What `schedlab run` shows while the run goes: its warnings on stderr
+/// and, on a terminal, the progress bar; nothing with `--quiet`.
+struct Shown {
+    quiet: bool,
+}
+
+impl RunHooks for Shown {
+    fn started(&self, warnings: &[String]) {
+        if !self.quiet {
+            for wmsg in warnings {
+                eprintln!("schedlab: {wmsg}");
+            }
+        }
+    }
+    fn show_bar(&self) -> bool {
+        use std::io::IsTerminal;
+        !self.quiet && std::io::stderr().is_terminal()
+    }
+}
+
+/// `schedlab run`: the text report on stdout (unless `--quiet`); a broken
+/// invariant is one line on stderr and exit status 1.
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
-    if a.trace && a.out.is_none() {
-        return Err(user("--trace needs --out DIR"));
-    }
-    if a.counters_every.is_some() && a.out.is_none() {
-        return Err(user("--counters-every needs --out DIR"));
-    }
-    if let Some(t) = &a.counters_every {
-        resolve::counters_every(t)?;
-    }
-    // --out first: a run that cannot write is refused before anything is
-    // read or simulated (the stage is removed on any later error).
-    let stage = preflight::out_dir(a.out.as_deref(), a.force)?;
-    let max_output = a.sim.max_output_bytes()?;
-    let m = resolve::machine(&a.sim.machine)?;
-    preflight::check_cpus(&resolve::machine_what(&a.sim.machine), &m, a.sim.max_cpus)?;
-    resolve::check_noise(&a.sim, &m)?;
-    let (w, mut warnings) = resolve::run_workload(&a.sim, &m)?;
-    let cfg = resolve::config(&a.sim, &a.features, a.check, &w)?;
-    preflight::check_length(&a.sim.workload, &m, &w, &cfg)?;
-    preflight::check_memory(&a.sim.workload, &m, &w, &cfg, preflight::Rows::Streamed)?;
-    let est = preflight::estimate(&m, &w, &cfg, preflight::Rows::Streamed);
-    let est = preflight::refine(&m, &w, &cfg, est, a.out.as_ref().map(|_| max_output));
-    if a.out.is_some() {
-        preflight::check_output(&a.sim.workload, &est, max_output)?;
-    }
-    // Printed with the warnings, once the run is known to start.
-    warnings.extend(preflight::estimate_line(&est, a.out.is_some()));
-    // What ran, printed at the top of the text report.
-    let header = schedlab_output::results::header::run_header(
-        &schedlab_output::results::header::HeaderFacts {
-            workload: &a.sim.workload,
-            machine: &a.sim.machine,
-            cpus: m.nr_cpus(),
-            default_machine: a.sim.machine == resolve::DEFAULT_MACHINE,
-        },
-        &cfg,
-    );
-    // How the results are printed (taken before the machine and the
-    // configuration move into the simulator).
-    let opts = TextOptions {
-        per_task: a.per_task,
-        generator: schedlab_workload::generators::generator_name(&a.sim.workload)
-            .map(str::to_string),
-        idle_states: m
-            .idle_states
-            .iter()
-            .map(|s| (s.name.clone(), s.exit_latency_ns))
-            .collect(),
-        timer_slack_ns: cfg.tunables.timer_slack_ns,
-        banner: schedlab_workload::generators::hackbench_banner(&a.sim.workload)
-            .unwrap_or_default(),
-    };
-    if a.trace {
-        let tee = TraceSinks::new(m.nr_cpus() as u32)?;
-        execute(
-            a,
-            &w,
-            warnings,
-            &header,
-            stage,
-            &opts,
-            Sim::new(m, &w, cfg, tee),
-        )
-    } else {
-        execute(
-            a,
-            &w,
-            warnings,
-            &header,
-            stage,
-            &opts,
-            Sim::new(m, &w, cfg, NullSink),
-        )
-    }
-}
-
-fn execute<S: TraceOutput>(
-    a: &RunArgs,
-    w: &Workload,
-    warnings: Vec<String>,
-    header: &[String],
-    stage: Option<StagedOutDir>,
-    opts: &TextOptions,
-    sim: Result<Sim<S>, SimError>,
-) -> Result<ExitCode> {
-    // Set-up errors name the workload file.
-    let mut sim = sim.map_err(|e| user(format!("{}: {e}", a.sim.workload)))?;
-    // Warnings only once the run is known to start, so that an error is
-    // always the only line.
-    if !a.quiet {
-        for wmsg in &warnings {
-            eprintln!("schedlab: {wmsg}");
+    match schedlab_lab::run::run(a, &Shown { quiet: a.quiet })? {
+        RunOutcome::Finished { report } => {
+            if let Some(text) = report {
+                print!("{text}");
+            }
+            Ok(ExitCode::SUCCESS)
         }
-    }
-    // Log rows go to the staged log files as the iterations complete (or
-    // nowhere without --out): memory stays flat however long the run.
-    if let Some(t) = &a.counters_every {
-        sim.sample_counters_every(resolve::counters_every(t)?);
-    }
-    sim.stream_rows(match &stage {
-        Some(st) => Box::new(LogStream::new(st.appender(), w)),
-        None => Box::new(DiscardRows),
-    });
-    // The bytes really written (logs, trace spools) against --max-output,
-    // counted as the run goes; the run stops at the limit.
-    let _limit = limit::Scope::enter(a.sim.max_output_bytes()?);
-    let stopped_at = std::cell::Cell::new(sim.t_start);
-    let res = run_with_bar(&mut sim, a.quiet, &stopped_at);
-    preflight::check_passed_limit(
-        &a.sim.workload,
-        sim.end,
-        sim.t_start,
-        stopped_at.get().max(sim.now),
-    )?;
-    if let Some(max) = limit::exceeded() {
-        // The stage (and the spools) are dropped: nothing is written.
-        return Err(user(format!(
-            "{}: the run reached the --max-output limit of {} of output at {} simulated and was stopped; nothing was written (--max-output raises the limit)",
-            a.sim.workload,
-            preflight::size(max),
-            format!(
-                "{:.3} s",
-                stopped_at.get().saturating_sub(sim.t_start) as f64 / 1e9
-            ),
-        )));
-    }
-    if let Some(mut rows) = sim.take_row_sink() {
-        rows.finish()?;
-    }
-    match check_outcome(&sim, &res) {
-        Ok(()) => {}
-        Err(e @ RunError::Deadlock { .. }) => {
-            return Err(user(format!("{}: {e}", a.sim.workload)));
+        RunOutcome::Violation(msg) => {
+            eprintln!("schedlab: {msg}");
+            Ok(ExitCode::from(1))
         }
-        Err(e @ RunError::Violation(_)) => {
-            // A broken invariant is a bug in the model: say where, write
-            // nothing (the stage is dropped).
-            eprintln!("schedlab: {e}");
-            return Ok(exit_for(&res));
-        }
-    }
-    let results = RunResults::collect(&sim, &res, w);
-    if let Some(stage) = stage {
-        write_run(stage, &results, sim.into_sink())?;
-    }
-    if !a.quiet {
-        for line in header {
-            println!("{line}");
-        }
-        print!("{}", results.text_report_with(opts));
-    }
-    Ok(exit_for(&res))
-}
-
-/// Runs the simulation, with a progress bar on a terminal (indicatif;
-/// nothing when stderr is not a TTY or with --quiet), until its end or
-/// the output limit ([`limit::exceeded`]); `now` is where it was last seen.
-fn run_with_bar<S: Sink>(sim: &mut Sim<S>, quiet: bool, now: &std::cell::Cell<u64>) -> RunResult {
-    use std::io::IsTerminal;
-    // A run without a duration stops once it passes the duration limit
-    // (preflight::check_passed_limit reports it).
-    let cap = preflight::length_cap(sim.end, sim.t_start);
-    let (Some(end), false, true) = (sim.end, quiet, std::io::stderr().is_terminal()) else {
-        return sim.run_while(|t| {
-            now.set(t);
-            limit::exceeded().is_none() && t <= cap
-        });
-    };
-    let start = sim.t_start;
-    let total_ms = (end - start) / 1_000_000;
-    let bar = indicatif::ProgressBar::new(total_ms.max(1));
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise} (eta {eta})",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    let res = sim.run_while(|t| {
-        now.set(t);
-        bar.set_position(t.saturating_sub(start) / 1_000_000);
-        limit::exceeded().is_none()
-    });
-    bar.finish_and_clear();
-    res
-}
-
-/// Exit status 1 when an invariant broke (`--check`), else 0.
-fn exit_for(res: &RunResult) -> ExitCode {
-    if res.violation.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
     }
 }

@@ -41,7 +41,7 @@ pub fn runner(argv: &[String]) -> std::result::Result<bool, String> {
 
 /// `schedlab sweep`.
 pub fn run(a: &SweepArgs) -> Result<ExitCode> {
-    let bar = crate::progress::RunsBar::on_terminal(a.quiet);
+    let bar = schedlab_lab::bars::RunsBar::on_terminal(a.quiet);
     let r = sweep::sweep(&SweepOptions {
         spec: a.spec.clone(),
         out: a.out.clone(),

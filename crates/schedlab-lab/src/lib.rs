@@ -1,8 +1,11 @@
-//! schedlab's experiment engines, under the command line and the Python
-//! package: what runs many simulations and gathers their figures.
+//! schedlab's engines, under the command line and the Python package: one
+//! run from its arguments, and what runs many simulations and gathers
+//! their figures.
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`resolve`] | `SimArgs` (shared by `run` and `compare`), `RunArgs`; arguments → machine, workload, `SimConfig` |
+//! | [`run`] | one `schedlab run`: the checks, the simulation, the output directory written; the outcome and its text report |
 //! | [`sweep`] | a spec's cross product of settings → points, their runs on local threads, rows, the resumable Hive-partitioned Parquet dataset |
 //! | [`montecarlo`] | random scenarios per machine, both feature sets over seeds as a sweep, Welch screening of the differences |
 //! | [`bench`] | the benchmark suite's cases and the figures of one case run in this process |
@@ -11,13 +14,16 @@
 //! | [`preflight`] | the checks made before anything is simulated: `--out`, the limits on tasks, duration and output, the memory estimate |
 //! | [`machine`] | a machine named the way `--machine` names it |
 //! | [`progress`] | the [`Progress`] hooks a caller draws progress with |
+//! | [`bars`] | the progress bars (indicatif, on stderr) of a batch of runs and of one run, for callers that draw them |
+//! | [`user_error`] | a user error (one line, printed as it is) and any error as its one line |
 //!
-//! The library prints nothing: progress goes to a [`Progress`] the caller
-//! gives, results come back as values, and every error is an enum whose
-//! message is one line. How one run is made from its settings stays with
-//! the caller where it is the command line's business (a sweep point is a
-//! `schedlab run` command line, handed to a [`sweep::Runner`]).
+//! The library prints nothing: progress goes to a [`Progress`] (or a run's
+//! [`run::RunHooks`]) the caller gives, results come back as values, and
+//! every error's message is one line. A sweep point is a `schedlab run`
+//! command line, handed to a [`sweep::Runner`] (the command line's, in
+//! this process).
 
+pub mod bars;
 pub mod bench;
 pub mod compare;
 pub mod limits;
@@ -25,6 +31,9 @@ pub mod machine;
 pub mod montecarlo;
 pub mod preflight;
 pub mod progress;
+pub mod resolve;
+pub mod run;
 pub mod sweep;
+pub mod user_error;
 
 pub use progress::{default_jobs, NoProgress, Progress};

@@ -149,7 +149,7 @@ fn run_local(
     progress: bool,
 ) -> PyResult<String> {
     let pts = parse_points(points_json)?;
-    let bar = schedlab_cli::progress::RunsBar::new(progress);
+    let bar = schedlab_lab::bars::RunsBar::new(progress);
     let f = py
         .allow_threads(|| {
             sweep::run_local(&LocalRun {

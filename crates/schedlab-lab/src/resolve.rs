@@ -1,7 +1,9 @@
 //! Arguments → resolved objects (ripgrep's LowArgs → HiArgs split): the
-//! machine, the workload, the run configuration.
+//! machine, the workload, the run configuration. The arguments are
+//! `schedlab run`'s (clap's derive: the command line flattens them into
+//! its subcommands).
 
-use crate::user;
+use crate::user_error::user;
 use anyhow::Result;
 use clap::Args;
 
@@ -139,10 +141,10 @@ pub struct RunArgs {
 /// Resolves `--machine`: a preset, `sysfs:DIR`, `layout:KEY=VALUE,...`,
 /// or a machine file (a value ending in `.toml` or containing a `/`).
 pub fn machine(spec: &str) -> Result<Machine> {
-    schedlab_lab::machine::resolve(spec).map_err(|e| user(e.0))
+    crate::machine::resolve(spec).map_err(|e| user(e.0))
 }
 
-pub use schedlab_lab::machine::is_machine_file;
+pub use crate::machine::is_machine_file;
 
 /// Shortest `--counters-every`: a sample costs a pass over every thread
 /// and CPU, so a period much below a scheduling event's spacing would

@@ -1,6 +1,10 @@
-//! The progress bar of a batch of independent runs (`WHAT pos/len runs
-//! [...]`) on stderr: the library's `Progress` hooks drawn with indicatif.
+//! The progress bars on stderr, drawn with indicatif for the callers that
+//! ask for them (the command line, the Python package): [`RunsBar`], a
+//! batch of independent runs (`WHAT pos/len runs [...]`, the [`Progress`]
+//! hooks of sweeps, screenings and comparisons), and [`SimBar`], the
+//! simulated time of one run.
 
+use crate::progress::Progress;
 use std::sync::OnceLock;
 
 /// A bar drawn when `show` is true, created when the batch starts.
@@ -25,7 +29,7 @@ impl RunsBar {
     }
 }
 
-impl schedlab_lab::Progress for RunsBar {
+impl Progress for RunsBar {
     fn start(&self, what: &str, total: u64) {
         let _ = self.bar.set(runs_bar(what, total, self.show));
     }
@@ -55,4 +59,32 @@ fn runs_bar(what: &str, len: u64, show: bool) -> indicatif::ProgressBar {
         .progress_chars("=> "),
     );
     bar
+}
+
+/// The bar of one run's simulated time (`simulated pos/len ms [...]`).
+pub struct SimBar(indicatif::ProgressBar);
+
+impl SimBar {
+    /// A bar over `total_ms` simulated milliseconds, shown.
+    pub fn new(total_ms: u64) -> SimBar {
+        let bar = indicatif::ProgressBar::new(total_ms.max(1));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} simulated {pos}/{len} ms [{bar:40}] {elapsed_precise} (eta {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        SimBar(bar)
+    }
+
+    /// The run is at `ms` simulated milliseconds.
+    pub fn at(&self, ms: u64) {
+        self.0.set_position(ms);
+    }
+
+    /// The run is over: the bar is cleared.
+    pub fn finish(&self) {
+        self.0.finish_and_clear();
+    }
 }
