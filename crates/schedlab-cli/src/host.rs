@@ -14,7 +14,6 @@
 //!   last seed; their bytes count against `--max-output` as they are
 //!   written), then compares ([`schedlab_host::validate`]).
 
-use crate::user;
 use anyhow::Result;
 use clap::Args;
 use schedlab_core::features::PreemptModel;
@@ -25,6 +24,7 @@ use schedlab_host::recording::{apply_placement, check_record_json, validate_kern
 use schedlab_host::validate::{compare, load_recording, load_sim};
 use schedlab_host::{ChannelConfig, ExecOptions, RecordOptions};
 use schedlab_lab::resolve;
+use schedlab_lab::user_error::user;
 use schedlab_output::limit;
 use schedlab_output::log_stream::LogStream;
 use schedlab_output::outdir::StagedOutDir;
@@ -251,7 +251,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         )));
     }
     let max_output = match &a.max_output {
-        Some(t) => crate::preflight::size_flag("--max-output", t)?,
+        Some(t) => schedlab_lab::preflight::size_flag("--max-output", t)?,
         None => schedlab_workload::limits::DEFAULT_MAX_OUTPUT_BYTES,
     };
     // Bad recordings fail here, before any simulation.
@@ -361,7 +361,7 @@ pub fn validate(a: &ValidateArgs) -> Result<ExitCode> {
         user(format!(
             "{}: the simulated runs reached the --max-output limit of {} at seed {seed} of {}; nothing was written (--max-output raises the limit)",
             a.dir.display(),
-            crate::preflight::size(max_output),
+            schedlab_lab::preflight::size(max_output),
             a.seeds
         ))
     };

@@ -1,6 +1,7 @@
-//! schedlab's engines, under the command line and the Python package: one
-//! run from its arguments, and what runs many simulations and gathers
-//! their figures.
+//! schedlab's engines, under the command line (schedlab-cli) and the
+//! Python package (schedlab-py): one run from its arguments, and what
+//! runs many simulations and gathers their figures; and the command line
+//! of those verbs in this process.
 //!
 //! | module | owns |
 //! |---|---|
@@ -16,15 +17,19 @@
 //! | [`progress`] | the [`Progress`] hooks a caller draws progress with |
 //! | [`bars`] | the progress bars (indicatif, on stderr) of a batch of runs and of one run, for callers that draw them |
 //! | [`user_error`] | a user error (one line, printed as it is) and any error as its one line |
+//! | [`command`] | the command line of `run`, `replay`, `compare`, `report`, `machines`, `features`, `kernels`, `bench`, `sweep`, `montecarlo` in this process: clap's parsing, the output, the one-line errors |
 //!
-//! The library prints nothing: progress goes to a [`Progress`] (or a run's
+//! The engines print nothing: progress goes to a [`Progress`] (or a run's
 //! [`run::RunHooks`]) the caller gives, results come back as values, and
-//! every error's message is one line. A sweep point is a `schedlab run`
-//! command line, handed to a [`sweep::Runner`] (the command line's, in
-//! this process).
+//! every error's message is one line. [`command`] is where the library
+//! prints: the binary runs those verbs through it, and the Python package
+//! runs any of their command lines through [`command::run_argv`]. A sweep
+//! point is a `schedlab run` command line, handed to a [`sweep::Runner`]
+//! (that same `run_argv`).
 
 pub mod bars;
 pub mod bench;
+pub mod command;
 pub mod compare;
 pub mod limits;
 pub mod machine;

@@ -1,7 +1,7 @@
 //! Arguments → resolved objects (ripgrep's LowArgs → HiArgs split): the
 //! machine, the workload, the run configuration. The arguments are
-//! `schedlab run`'s (clap's derive: the command line flattens them into
-//! its subcommands).
+//! `schedlab run`'s (clap's derive: the in-process command line,
+//! [`crate::command`], flattens them into its subcommands).
 
 use crate::user_error::user;
 use anyhow::Result;

@@ -1,17 +1,24 @@
 //! `schedlab._native`: the Rust side of the Python package (python/schedlab).
-//! Thin: every run goes through the command line's own argument parsing
-//! (`schedlab_cli::run_argv`), so the package accepts exactly the flags the
-//! binary accepts and raises the binary's one-line error messages; sweeps
-//! and Monte-Carlo screening call the library's engines
+//! Thin, and over the libraries only (schedlab-lab, schedlab-workload),
+//! not the binary's crate: every run goes through the library's command
+//! line (`schedlab_lab::command::run_argv`: the binary's argument parsing
+//! of `run`, `replay`, `compare`, `report`, `machines`, `features`,
+//! `kernels`, `bench`, `sweep` and `montecarlo`), so the package accepts exactly the
+//! flags the binary accepts and raises the binary's one-line error
+//! messages; sweeps and Monte-Carlo screening call the library's engines
 //! (`schedlab_lab::sweep`, `schedlab_lab::montecarlo`) with `run_argv` as
 //! the runner of each point, so the Python backends (local, Ray) produce
-//! the same rows and the same Parquet dataset as `schedlab sweep`.
+//! the same rows and the same Parquet dataset as `schedlab sweep`. The
+//! binary's own verbs (`exec`, `record`, `validate`: a workload on this
+//! host) are not here: `run_argv` refuses them with a line that says so.
 //! Values cross the boundary as JSON text. The GIL is released while
 //! simulating, so Python threads run simulations in parallel.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use schedlab_lab::bars::RunsBar;
+use schedlab_lab::command;
 use schedlab_lab::montecarlo::{self, Plan, Thresholds};
 use schedlab_lab::sweep::{self, Better, LocalRun, Point, DEFAULT_MAX_POINTS};
 use serde_json::{json, Value};
@@ -37,14 +44,13 @@ fn parse_points(points_json: &str) -> PyResult<Vec<Point>> {
         .collect()
 }
 
-/// Runs the command line `args` (args[0] is the program name) in this
-/// process. Returns True on exit status 0, False on 1 (a broken model
+/// Runs the command line `args` (args[0] is the program name) of one of
+/// the library's verbs in this process. Returns True on exit status 0, False on 1 (a broken model
 /// invariant under --check); raises SchedlabError with the one-line message
 /// on a user error (status 2).
 #[pyfunction]
 fn run_argv(py: Python<'_>, args: Vec<String>) -> PyResult<bool> {
-    py.allow_threads(|| schedlab_cli::run_argv(&args))
-        .map_err(err)
+    py.allow_threads(|| command::run_argv(&args)).map_err(err)
 }
 
 /// The points of a sweep spec (JSON text of a dict), as JSON:
@@ -98,7 +104,7 @@ fn montecarlo_plan(
 fn run_point(py: Python<'_>, point_json: &str, root: &str) -> PyResult<String> {
     let v: Value = serde_json::from_str(point_json).map_err(err)?;
     let p = Point::from_json(&v).map_err(err)?;
-    let row = py.allow_threads(|| sweep::run_point(&p, Path::new(root), &schedlab_cli::run_argv));
+    let row = py.allow_threads(|| sweep::run_point(&p, Path::new(root), &command::run_argv));
     Ok(row.to_string())
 }
 
@@ -149,7 +155,7 @@ fn run_local(
     progress: bool,
 ) -> PyResult<String> {
     let pts = parse_points(points_json)?;
-    let bar = schedlab_lab::bars::RunsBar::new(progress);
+    let bar = RunsBar::new(progress);
     let f = py
         .allow_threads(|| {
             sweep::run_local(&LocalRun {
@@ -157,7 +163,7 @@ fn run_local(
                 points: &pts,
                 partition_by: &partition_by,
                 jobs,
-                runner: &schedlab_cli::run_argv,
+                runner: &command::run_argv,
                 progress: &bar,
             })
         })

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 /// Makes one run from its `schedlab run` command line (`argv[0]` is the
 /// program's name): `Ok(true)` when it succeeded, `Ok(false)` when a model
 /// invariant broke under `--check`, `Err` with the one-line message of a
-/// run that could not be made. The command line's `run_argv` is one.
+/// run that could not be made. [`crate::command::run_argv`] is one.
 pub type Runner<'a> = &'a (dyn Fn(&[String]) -> Result<bool, String> + Sync);
 
 /// Why a sweep (or a screening's plan) failed. Each message is one line.

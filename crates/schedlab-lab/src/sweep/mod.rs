@@ -1,6 +1,6 @@
 //! Sweeps: the cross product of machines, kernels, feature sets, sysctl
 //! sets, workloads and seeds, each point one `schedlab run` made by a
-//! [`Runner`] the caller gives (the command line's own, in-process), on
+//! [`Runner`] the caller gives ([`crate::command::run_argv`]), on
 //! local threads, into one Parquet dataset. The Python package runs the
 //! same points on Ray through the same functions: [`spec::parse_spec`],
 //! [`dataset::run_point`], [`dataset::save_row`], [`dataset::write_dataset`].

@@ -1,14 +1,16 @@
 //! `schedlab compare`: N runs of each side (base and new feature sets)
 //! differing only by seed, then the mmtests-style table of the headline
 //! metrics (formats-spec.md §7, architecture.md §2). This file checks the
-//! arguments and resolves each run; the library runs the sides
-//! (`schedlab_lab::compare`) and `schedlab_output::compare` renders.
+//! arguments and resolves each run; the engine runs the sides
+//! ([`crate::compare`]), `schedlab_output::compare` renders, and the
+//! table is printed here.
 
-use crate::user;
+use crate::bars::RunsBar;
+use crate::compare::{self, Header, RunSetup, RunnerOptions, SideHeader};
+use crate::resolve::{self, SimArgs};
+use crate::user_error::user;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use schedlab_lab::compare::{self, Header, RunSetup, RunnerOptions, SideHeader};
-use schedlab_lab::resolve::{self, SimArgs};
 use schedlab_output::compare::{render_posting_table, PerTask, RunFigures};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -175,12 +177,12 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if let Some(path) = &a.json {
         crate::preflight::out_file("--json", path)?;
     }
-    let jobs = a.jobs.unwrap_or_else(schedlab_lab::default_jobs);
+    let jobs = a.jobs.unwrap_or_else(crate::progress::default_jobs);
     if jobs == 0 {
         return Err(user("--jobs: at least 1"));
     }
     // On stderr while the runs go, when it is a terminal.
-    let bar = schedlab_lab::bars::RunsBar::on_terminal(a.quiet);
+    let bar = RunsBar::on_terminal(a.quiet);
     let figures = compare::run_sides(
         &RunnerOptions {
             sides: side_defs.len(),

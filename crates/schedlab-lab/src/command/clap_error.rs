@@ -8,7 +8,6 @@ use std::process::ExitCode;
 /// clap's verdict on the arguments: `--help` and `--version` print as clap
 /// prints them (exit 0); an argument error becomes our one error line,
 /// the hint (clap's tip, or the usage) folded in, exit status 2.
-#[allow(dead_code)] // in the library build
 pub fn report(e: clap::Error, cmd: &clap::Command) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
@@ -26,17 +25,13 @@ pub fn report(e: clap::Error, cmd: &clap::Command) -> ExitCode {
 }
 
 /// clap's rendered error `text` as one line: the message, `; `, the hint.
-pub(crate) fn one_line(kind: clap::error::ErrorKind, text: &str, cmd: &clap::Command) -> String {
+pub fn one_line(kind: clap::error::ErrorKind, text: &str, cmd: &clap::Command) -> String {
     let (msg, hint) = lines(kind, text, cmd);
     format!("{msg}; {hint}")
 }
 
 /// The error line and the hint line of clap's rendered error `text`.
-pub(crate) fn lines(
-    kind: clap::error::ErrorKind,
-    text: &str,
-    cmd: &clap::Command,
-) -> (String, String) {
+fn lines(kind: clap::error::ErrorKind, text: &str, cmd: &clap::Command) -> (String, String) {
     use clap::error::ErrorKind;
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     // The message is clap's first paragraph (a missing-argument error

@@ -1,6 +1,6 @@
 //! `schedlab machines NAME --domains [--cpu N]... [--kernel VERSION]`.
 
-use crate::user;
+use crate::user_error::user;
 use anyhow::Result;
 
 /// `schedlab machines NAME --domains [--cpu N]...`: the domains of the

@@ -1,11 +1,12 @@
-//! `schedlab sweep SPEC`: the arguments, then the library's sweep
-//! (`schedlab_lab::sweep`) with each point made by [`crate::run_argv`],
-//! then the counts.
+//! `schedlab sweep SPEC`: the arguments, then the engine's sweep
+//! ([`crate::sweep`]) with each point made by the runner given (the
+//! in-process command line, [`super::run_argv`]), then the counts.
 
-use crate::user;
+use crate::bars::RunsBar;
+use crate::sweep::{self, Runner, SweepOptions, DEFAULT_MAX_POINTS};
+use crate::user_error::user;
 use anyhow::Result;
 use clap::Args;
-use schedlab_lab::sweep::{self, SweepOptions, DEFAULT_MAX_POINTS};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,20 +35,16 @@ pub struct SweepArgs {
     pub max_points: u64,
 }
 
-/// A sweep point's run: the command line, in this process.
-pub fn runner(argv: &[String]) -> std::result::Result<bool, String> {
-    crate::run_argv(argv)
-}
-
-/// `schedlab sweep`.
-pub fn run(a: &SweepArgs) -> Result<ExitCode> {
-    let bar = schedlab_lab::bars::RunsBar::on_terminal(a.quiet);
+/// `schedlab sweep`, each point's `schedlab run` command line made by
+/// `runner`.
+pub fn run(a: &SweepArgs, runner: Runner) -> Result<ExitCode> {
+    let bar = RunsBar::on_terminal(a.quiet);
     let r = sweep::sweep(&SweepOptions {
         spec: a.spec.clone(),
         out: a.out.clone(),
         jobs: a.jobs,
         max_points: a.max_points,
-        runner: &runner,
+        runner,
         progress: &bar,
     })
     .map_err(|e| user(e.to_string()))?;

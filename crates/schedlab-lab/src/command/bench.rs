@@ -1,5 +1,6 @@
-//! `schedlab bench`: the performance suite. Each case is a fixed workload on
-//! a preset; the figures are events per wall second, simulated seconds per
+//! `schedlab bench`: the performance suite (the cases and the figures of
+//! one case are [`crate::bench`]'s). Each case is a fixed workload on a
+//! preset; the figures are events per wall second, simulated seconds per
 //! wall second and the peak resident memory of the run. Figures go to
 //! BENCHMARKS.md, never asserted.
 //!
@@ -12,11 +13,11 @@
 //! the Python package) the cases run in this process and no memory figure is
 //! given.
 
-use crate::user;
+use crate::bench::{peak_rss, run_case, run_case_window, Case, Figures, CASES};
+use crate::user_error::user;
 use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_core::time::NSEC_PER_SEC;
-use schedlab_lab::bench::{peak_rss, run_case, run_case_window, Case, Figures, CASES};
 use std::process::ExitCode;
 
 /// What the peak-memory column says when the cases ran in this process.

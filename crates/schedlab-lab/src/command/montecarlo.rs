@@ -1,12 +1,14 @@
-//! `schedlab montecarlo`: the arguments, then the library's screening
-//! (`schedlab_lab::montecarlo`) with each run made by [`crate::run_argv`],
-//! then the findings' table.
+//! `schedlab montecarlo`: the arguments, then the engine's screening
+//! ([`crate::montecarlo`]) with each run made by the runner given (the
+//! in-process command line, [`super::run_argv`]), then the findings'
+//! table.
 
-use crate::user;
+use crate::bars::RunsBar;
+use crate::montecarlo::{self, findings_json, Plan, ScreeningOptions, Thresholds};
+use crate::sweep::{Runner, DEFAULT_MAX_POINTS};
+use crate::user_error::user;
 use anyhow::Result;
 use clap::Args;
-use schedlab_lab::montecarlo::{self, findings_json, Plan, ScreeningOptions, Thresholds};
-use schedlab_lab::sweep::DEFAULT_MAX_POINTS;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -59,8 +61,9 @@ pub struct MonteCarloArgs {
     pub quiet: bool,
 }
 
-/// `schedlab montecarlo`.
-pub fn run(a: &MonteCarloArgs) -> Result<ExitCode> {
+/// `schedlab montecarlo`, each run's `schedlab run` command line made by
+/// `runner`.
+pub fn run(a: &MonteCarloArgs, runner: Runner) -> Result<ExitCode> {
     let plan = Plan {
         base: a.base.clone(),
         new: a.new.clone(),
@@ -75,13 +78,13 @@ pub fn run(a: &MonteCarloArgs) -> Result<ExitCode> {
         alpha: a.alpha,
         rel: a.rel,
     };
-    let bar = schedlab_lab::bars::RunsBar::on_terminal(a.quiet);
+    let bar = RunsBar::on_terminal(a.quiet);
     let s = montecarlo::screen(&ScreeningOptions {
         plan: plan.clone(),
         thresholds,
         out: a.out.clone(),
         jobs: a.jobs,
-        runner: &crate::sweep::runner,
+        runner,
         progress: &bar,
     })
     .map_err(|e| user(e.to_string()))?;
