@@ -10,7 +10,8 @@ from Python.
 - :func:`sweep` runs a cross product of settings locally or on Ray into one
   Hive-partitioned Parquet dataset; :func:`montecarlo` screens a change
   over random scenarios.
-- :func:`cli` runs any ``schedlab`` command line in this process;
+- :func:`cli` runs a ``schedlab`` command line in this process (every verb
+  but ``exec``, ``record`` and ``validate``, the binary's own);
   ``python -m schedlab`` is the command line.
 
 Errors raise :class:`SchedlabError` carrying the command line's one-line

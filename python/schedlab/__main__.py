@@ -1,6 +1,7 @@
 """``python -m schedlab ARGS``: the ``schedlab`` command line, in-process
-(the same verbs and flags as the binary; errors are the binary's one line
-on stderr with exit status 2)."""
+(the library's command line: the binary's verbs and flags but ``exec``,
+``record`` and ``validate``, which only the binary has; errors are the
+binary's one line on stderr with exit status 2)."""
 
 import sys
 from typing import List, Optional

@@ -1,7 +1,7 @@
 """Single runs and A/B comparisons: :func:`run`, :class:`RunResult`, :func:`compare`.
 
 Every run goes through the command line's own argument parsing, in this
-process (``schedlab._native.run_argv``): the keyword arguments become the
+process (``schedlab._native.run_argv``, the library's command line): the keyword arguments become the
 flags of ``schedlab run``, the output directory is read back into pandas.
 """
 
@@ -108,7 +108,8 @@ def _sim_flags(
 
 def cli(*args: str) -> bool:
     """Runs ``schedlab ARGS...`` in this process (stdout and stderr are the
-    process's). Returns True on exit status 0, False on 1 (a broken model
+    process's); every verb but ``exec``, ``record`` and ``validate``, which
+    only the binary has. Returns True on exit status 0, False on 1 (a broken model
     invariant under ``--check``); raises :class:`SchedlabError` with the
     command line's one-line message on a user error."""
     return _native.run_argv(["schedlab", *args])
