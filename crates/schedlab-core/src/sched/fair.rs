@@ -189,6 +189,10 @@ impl<S: Sink> Sim<S> {
                 break;
             }
             let q = self.sched.se_cfs_rq(e);
+            // enqueue_entity's update_load_avg comes before the entity is
+            // queued (se->on_rq = 1): the time since its last update, a
+            // sleep, ages its PELT sums as blocked time.
+            self.update_load_avg_se(e);
             let u = self.fair_enqueue_entity(q, e, k);
             self.account(cpu, u);
             if self.sched.cfs[q.idx()].nr_queued == 1 && self.sched.cfs[q.idx()].bw.enabled {
@@ -588,6 +592,15 @@ impl<S: Sink> Sim<S> {
         let se = self.sched.tasks[t.idx()].se;
         if self.sched.ents[se.idx()].avg.last_update_time != 0 {
             let q = self.sched.task_cfs_rq(t).idx();
+            // sync_entity_load_avg (remove_entity_load_avg's first step):
+            // a task off the queue has its sums aged as blocked up to its
+            // queue's last update before they are taken off it.
+            let e = &mut self.sched.ents[se.idx()];
+            if !e.on_rq {
+                let w = e.weight;
+                e.avg
+                    .update(self.sched.cfs[q].avg.last_update_time, 0, 0, false, w);
+            }
             let avg = self.sched.ents[se.idx()].avg.clone();
             self.sched.cfs[q].avg.detach(&avg);
             self.sched.ents[se.idx()].avg.last_update_time = 0;
@@ -877,4 +890,55 @@ fn common_suffix(a: &[crate::ids::EntityId], b: &[crate::ids::EntityId]) -> usiz
         .zip(b.iter().rev())
         .take_while(|(x, y)| x == y)
         .count()
+}
+
+#[cfg(test)]
+mod pelt_tests {
+    use crate::config::SimConfig;
+    use crate::machine::make_test_machine;
+    use crate::observe::NullSink;
+    use crate::program::{Op, Policy, TaskSpec, Workload};
+    use crate::sim::Sim;
+
+    /// A task that runs 1 ms and sleeps 500 ms (15.6 PELT half-lives):
+    /// its load is aged as blocked over each sleep, so after its third run
+    /// (ended at about 1.003 s, the run stopped at 1.2 s in the next sleep)
+    /// it holds the little that 1 ms of running adds (about 22 of 1024)
+    /// plus the decayed rest, far below the 1024 it would show if the
+    /// sleeps counted as queued time. Its queue's load, which attached
+    /// it, is as small.
+    #[test]
+    fn a_sleep_ages_the_load_as_blocked_time() {
+        let w = Workload {
+            tasks: vec![TaskSpec::looping(
+                "t".to_string(),
+                0,
+                Policy::Normal,
+                vec![
+                    Op::Run {
+                        work_ns: 1_000_000,
+                        config_us: 1000,
+                        perf: 0,
+                    },
+                    Op::Sleep { ns: 500_000_000 },
+                ],
+            )],
+            ..Default::default()
+        };
+        let cfg = SimConfig {
+            duration_ns: Some(1_200_000_000),
+            ..SimConfig::default()
+        };
+        let mut sim = Sim::new(make_test_machine(1, 1, 1, 1), &w, cfg, NullSink).unwrap();
+        sim.run();
+        let t = &sim.sched.tasks[0];
+        let se = &sim.sched.ents[t.se.idx()];
+        assert!(
+            se.avg.load_avg < 60,
+            "task load_avg {} after three 1 ms runs 500 ms apart",
+            se.avg.load_avg
+        );
+        let q = &sim.sched.cfs[sim.sched.rqs[t.cpu.idx()].cfs.idx()];
+        assert!(q.avg.load_avg < 60, "queue load_avg {}", q.avg.load_avg);
+    }
 }
