@@ -165,8 +165,8 @@ done
 
 # Doc comments of the library crates: no link to a private item, no
 # unresolved link, no stray HTML (warnings are errors).
-echo "== cargo doc: core, workload, output, host (RUSTDOCFLAGS=-D warnings)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -q -p schedlab-core -p schedlab-workload -p schedlab-output -p schedlab-host 2>&1
+echo "== cargo doc: core, workload, output, host, lab, cli (RUSTDOCFLAGS=-D warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -q -p schedlab-core -p schedlab-workload -p schedlab-output -p schedlab-host -p schedlab-lab -p schedlab-cli 2>&1
 
 echo "== docs/trust.md's tables match the scoreboards (scripts/docs/trust-tables.py --check)"
 python3 scripts/docs/trust-tables.py --check

@@ -9,7 +9,7 @@
 //! | [`run`] | one `schedlab run`: the checks, the simulation, the output directory written; the outcome and its text report |
 //! | [`sweep`] | a spec's cross product of settings → points, their runs on local threads, rows, the resumable Hive-partitioned Parquet dataset |
 //! | [`montecarlo`] | random scenarios per machine, both feature sets over seeds as a sweep, Welch screening of the differences |
-//! | [`bench`] | the benchmark suite's cases and the figures of one case run in this process |
+//! | [`bench`](mod@bench) | the benchmark suite's cases and the figures of one case run in this process |
 //! | [`compare`] | the runs of an A/B comparison on local threads, their figures in run order, the table's heading, legend and metrics |
 //! | [`limits`] | the length limit of a run without a duration |
 //! | [`preflight`] | the checks made before anything is simulated: `--out`, the limits on tasks, duration and output, the memory estimate |

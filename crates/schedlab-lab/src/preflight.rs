@@ -303,7 +303,7 @@ fn program_sum(t: &TaskSpec, f: impl Fn(&[Op]) -> u64) -> Option<u64> {
 
 /// The least simulated time a run without a duration lasts, and what
 /// sets it: the longest thread started at start-up (its delay, then every
-/// pass of its program at [`iteration_least`]), or the `run` work of all
+/// pass of its program at `iteration_least`), or the `run` work of all
 /// of them spread over every CPU, whichever is longer. Forked threads are
 /// left out (one never forked never runs). None when a thread loops for
 /// ever.
@@ -448,8 +448,8 @@ pub struct Estimate {
     pub bytes: u64,
     /// Bytes of the rt-app logs the run writes.
     pub log_bytes: u64,
-    /// Wall seconds to simulate (rough: rows × [`WALL_NS_PER_ROW`] + ticks
-    /// / [`EVENTS_PER_WALL_S`]).
+    /// Wall seconds to simulate (rough: rows × `WALL_NS_PER_ROW` + ticks
+    /// / `EVENTS_PER_WALL_S`).
     pub wall_s: u64,
 }
 
@@ -542,7 +542,7 @@ fn machine_memory() -> Option<u64> {
 
 /// The memory a generator's threads may take, counted twice (the
 /// workload as built and the simulator's copy): what the machine has
-/// available ([`machine_memory`]), unlimited when that is unknown.
+/// available (`machine_memory`), unlimited when that is unknown.
 pub fn build_budget() -> u64 {
     machine_memory().unwrap_or(u64::MAX)
 }
@@ -628,7 +628,7 @@ fn pilot(m: &Machine, w: &Workload, cfg: &SimConfig, span: Option<u64>) -> Optio
 
 /// Replaces the static estimate's rows, logs and wall time by a pilot
 /// run's: the run simulated (without outputs) for at most
-/// [`PILOT_EVENTS`] events or 1/[`PILOT_SHARE`] of its duration, its rows
+/// `PILOT_EVENTS` events or 1/`PILOT_SHARE` of its duration, its rows
 /// and wall time scaled to the whole duration. Only for a run with a
 /// duration whose static estimate would be printed or would refuse it
 /// (`max_output`, with `--out`): the static bound assumes every thread
