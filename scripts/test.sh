@@ -7,7 +7,7 @@
 # workspace, a few seconds of fuzzing of every reader (cargo-fuzz, nightly
 # toolchain), the README's main command and the smoke forms of the
 # experiments, then checks that schedlab-core's module import graph has no
-# circle and that the docs of schedlab-core, -workload, -output and -host
+# circle and that the docs of schedlab-core, -workload, -output, -host, -lab and -cli
 # build without warnings.
 #
 # LISA (scripts/test/test-lisa.sh) is pip-installed once into
