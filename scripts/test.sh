@@ -6,7 +6,7 @@
 # seconds), runs the unit, integration and property tests of the whole
 # workspace, a few seconds of fuzzing of every reader (cargo-fuzz, nightly
 # toolchain), the README's main command and the smoke forms of the
-# experiments, then checks that schedlab-core's module import graph has no
+# experiments, then checks that no crate's module import graph has a
 # circle and that the docs of schedlab-core, -workload, -output, -host, -lab and -cli
 # build without warnings.
 #
