@@ -388,7 +388,7 @@ pub fn for_host_release(release: &str) -> Result<(&'static str, Option<String>),
     };
     let numbered = || KERNELS.iter().copied().filter(|k| *k != "tip");
     let oldest = numbered().next().expect("KERNELS has releases");
-    let newest = numbered().last().expect("KERNELS has releases");
+    let newest = numbered().next_back().expect("KERNELS has releases");
     if v < version(oldest).expect("listed") {
         return Err(format!(
             "kernel release {release} is older than {oldest}, the oldest release the model has"
@@ -403,8 +403,7 @@ pub fn for_host_release(release: &str) -> Result<(&'static str, Option<String>),
         ));
     }
     let floor = numbered()
-        .filter(|k| version(k).is_some_and(|k| k <= v))
-        .last()
+        .rfind(|k| version(k).is_some_and(|k| k <= v))
         .expect("not older than the oldest");
     let note = (version(floor) != Some(v)).then(|| {
         format!("{release} is not a listed release: {floor}, the newest listed release before it")

@@ -475,7 +475,7 @@ pub fn collect(sysfs_dest: &Path, cpus: Option<u32>) -> std::io::Result<HostFact
         autogroup: read_trim("/proc/sys/kernel/sched_autogroup_enabled").map(|v| v == "1"),
         tunables: tunables(),
         cpuidle_driver: read_trim(format!("{cpuidle}/current_driver")),
-        cmdline: read_trim("/proc/cmdline".to_string()),
+        cmdline: read_trim("/proc/cmdline"),
         cpuidle_governor: read_trim(format!("{cpuidle}/current_governor"))
             .or_else(|| read_trim(format!("{cpuidle}/current_governor_ro"))),
         cpus_online: read_trim("/sys/devices/system/cpu/online"),

@@ -199,7 +199,7 @@ impl<S: Sink> Sim<S> {
                     return true;
                 }
                 let task = &mut self.sched.tasks[t.idx()];
-                task.spin_lock = first + cpu.0 as u32;
+                task.spin_lock = first + cpu.0;
                 task.sync_stage = 1;
             }
             let l = self.sched.tasks[t.idx()].spin_lock;
@@ -216,7 +216,7 @@ impl<S: Sink> Sim<S> {
             }
             lock.0 = Some(t);
             let cur = self.sched.tasks[t.idx()].cpu;
-            if first + cur.0 as u32 == l {
+            if first + cur.0 == l {
                 return false;
             }
             // Got the lock but migrated: release it, start again.
