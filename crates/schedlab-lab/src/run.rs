@@ -60,9 +60,11 @@ pub fn run(a: &RunArgs, hooks: &dyn RunHooks) -> Result<RunOutcome> {
     if a.counters_every.is_some() && a.out.is_none() {
         return Err(user("--counters-every needs --out DIR"));
     }
-    if let Some(t) = &a.counters_every {
-        resolve::counters_every(t)?;
-    }
+    // 0: no sampling.
+    let counters_every = match &a.counters_every {
+        Some(t) => resolve::counters_every(t)?,
+        None => 0,
+    };
     // --out first: a run that cannot write is refused before anything is
     // read or simulated (the stage is removed on any later error).
     let stage = preflight::out_dir(a.out.as_deref(), a.force)?;
@@ -113,9 +115,25 @@ pub fn run(a: &RunArgs, hooks: &dyn RunHooks) -> Result<RunOutcome> {
     };
     if a.trace {
         let tee = TraceSinks::new(m.nr_cpus() as u32)?;
-        execute(a, &w, &texts, stage, hooks, Sim::new(m, &w, cfg, tee))
+        execute(
+            a,
+            &w,
+            &texts,
+            stage,
+            counters_every,
+            hooks,
+            Sim::new(m, &w, cfg, tee),
+        )
     } else {
-        execute(a, &w, &texts, stage, hooks, Sim::new(m, &w, cfg, NullSink))
+        execute(
+            a,
+            &w,
+            &texts,
+            stage,
+            counters_every,
+            hooks,
+            Sim::new(m, &w, cfg, NullSink),
+        )
     }
 }
 
@@ -132,6 +150,7 @@ fn execute<S: TraceOutput>(
     w: &Workload,
     texts: &Texts,
     stage: Option<StagedOutDir>,
+    counters_every: u64,
     hooks: &dyn RunHooks,
     sim: Result<Sim<S>, SimError>,
 ) -> Result<RunOutcome> {
@@ -140,11 +159,9 @@ fn execute<S: TraceOutput>(
     // Warnings only once the run is known to start, so that an error is
     // always the only line.
     hooks.started(&texts.warnings);
+    sim.sample_counters_every(counters_every);
     // Log rows go to the staged log files as the iterations complete (or
     // nowhere without --out): memory stays flat however long the run.
-    if let Some(t) = &a.counters_every {
-        sim.sample_counters_every(resolve::counters_every(t)?);
-    }
     sim.stream_rows(match &stage {
         Some(st) => Box::new(LogStream::new(st.appender(), w)),
         None => Box::new(DiscardRows),
